@@ -1,0 +1,56 @@
+// Command cloud-controller-manager runs the cloud-specific control loops of a
+// Kubernetes cluster whose kubelets use --cloud-provider=external.
+//
+// It is the upstream k8s.io/cloud-provider command with every upstream flag;
+// this file only registers our providers and picks the one named by
+// --cloud-provider.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/cloud-provider/app"
+	"k8s.io/cloud-provider/app/config"
+	"k8s.io/cloud-provider/names"
+	"k8s.io/cloud-provider/options"
+	"k8s.io/component-base/cli"
+	cliflag "k8s.io/component-base/cli/flag"
+	_ "k8s.io/component-base/logs/json/register"          // --logging-format=json
+	_ "k8s.io/component-base/metrics/prometheus/clientgo" // client-go metrics on /metrics
+	_ "k8s.io/component-base/metrics/prometheus/version"  // build info metric
+	"k8s.io/klog/v2"
+
+	// Providers register themselves by name.
+	_ "github.com/ccmkit/ccm/pkg/provider/tencentcloud"
+)
+
+func main() {
+	opts, err := options.NewCloudControllerManagerOptions()
+	if err != nil {
+		klog.Fatalf("unable to initialize command options: %v", err)
+	}
+	cmd := app.NewCloudControllerManagerCommand(opts, initCloud, app.DefaultInitFuncConstructors,
+		names.CCMControllerAliases(), cliflag.NamedFlagSets{}, wait.NeverStop)
+	os.Exit(cli.Run(cmd))
+}
+
+// initCloud builds the provider named by --cloud-provider from --cloud-config.
+// A provider that cannot start (bad config, unknown name) ends the process with
+// the provider's own message, which names every bad field.
+func initCloud(c *config.CompletedConfig) cloudprovider.Interface {
+	shared := c.ComponentConfig.KubeCloudShared.CloudProvider
+	cloud, err := cloudprovider.InitCloudProvider(shared.Name, shared.CloudConfigFile)
+	if err == nil && cloud == nil {
+		err = fmt.Errorf("cloud provider %q is not registered in this binary", shared.Name)
+	}
+	if err != nil {
+		// A plain message and exit code 1, not klog.Fatal's goroutine dump:
+		// this is the user's config error, and the message is all they need.
+		klog.ErrorS(err, "Cannot start the cloud provider")
+		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
+	}
+	return cloud
+}

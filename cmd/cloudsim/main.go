@@ -1,0 +1,179 @@
+// Command cloudsim runs the cloud API emulator: the Tencent Cloud API at
+// POST / and the admin API under /admin/. See docs/cloudsim.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"os/signal"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, "cloudsim:", err)
+		os.Exit(2)
+	}
+}
+
+// rateLimits is a repeatable --rate-limit Action=QPS flag.
+type rateLimits map[string]float64
+
+func (r rateLimits) String() string {
+	keys := make([]string, 0, len(r))
+	for k := range r {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%g", k, r[k])
+	}
+	return strings.Join(parts, ",")
+}
+
+func (r rateLimits) Set(s string) error {
+	action, qps, ok := strings.Cut(s, "=")
+	if !ok || strings.TrimSpace(action) == "" {
+		return fmt.Errorf("want Action=QPS, got %q", s)
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(qps), 64)
+	if err != nil || v != v {
+		return fmt.Errorf("QPS in %q is not a number", s)
+	}
+	r[strings.TrimSpace(action)] = v
+	return nil
+}
+
+// parseCredentials parses "id:key[,id:key]". Errors never include a key.
+func parseCredentials(s string) (map[string]string, error) {
+	out := map[string]string{}
+	for i, pair := range strings.Split(s, ",") {
+		pair = strings.TrimSpace(pair)
+		if pair == "" {
+			continue
+		}
+		id, key, ok := strings.Cut(pair, ":")
+		id, key = strings.TrimSpace(id), strings.TrimSpace(key)
+		if !ok || id == "" || key == "" {
+			return nil, fmt.Errorf("credential %d is not of the form SecretId:SecretKey", i+1)
+		}
+		out[id] = key
+	}
+	return out, nil
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cloudsim", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	listen := fs.String("listen", "127.0.0.1:8080", "address to listen on; the admin API is unauthenticated, so keep it on loopback")
+	seed := fs.String("seed", "", "YAML or JSON seed file: {\"instances\": [...]}")
+	creds := fs.String("credentials", "", "accepted Tencent credentials, SecretId:SecretKey[,SecretId:SecretKey] (default $CLOUDSIM_CREDENTIALS)")
+	region := fs.String("region", "ap-guangzhou", "default region")
+	linger := fs.Duration("terminated-linger", 2*time.Second, "how long a TERMINATING instance stays visible (negative: forever)")
+	verbosity := fs.Int("v", 1, "log verbosity: 0 quiet, 1 one line per API call, 2 also error messages")
+	limits := rateLimits{}
+	fs.Var(limits, "rate-limit", "per-action rate limit override, Action=QPS (repeatable; QPS <= 0 disables)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	logger := log.New(stderr, "cloudsim ", log.LstdFlags|log.Lmicroseconds)
+
+	credSrc := "--credentials"
+	if *creds == "" {
+		*creds, credSrc = getenv("CLOUDSIM_CREDENTIALS"), "CLOUDSIM_CREDENTIALS"
+	}
+	credentials, err := parseCredentials(*creds)
+	if err != nil {
+		return fmt.Errorf("%s: %w", credSrc, err)
+	}
+	if *linger == 0 {
+		return errors.New("--terminated-linger must not be 0 (use a negative value to keep TERMINATING instances forever)")
+	}
+
+	opts := cloudsim.Options{
+		Region:           *region,
+		Credentials:      credentials,
+		RateLimits:       limits,
+		TerminatedLinger: *linger,
+	}
+	if *verbosity > 0 {
+		v := *verbosity
+		opts.OnCall = func(c cloudsim.Call) {
+			svc := c.Service
+			if svc == "" {
+				svc = "?"
+			}
+			line := fmt.Sprintf("call %s %s/%s region=%s secretId=%s code=%s took=%s requestId=%s",
+				c.Dialect, svc, c.Action, c.Region, c.Principal, c.Code, c.Duration.Round(time.Microsecond), c.RequestID)
+			if v >= 2 && c.Message != "" {
+				line += fmt.Sprintf(" message=%q", c.Message)
+			}
+			logger.Print(line)
+		}
+	}
+	sim := cloudsim.New(opts)
+
+	if *seed != "" {
+		in, err := cloudsim.LoadSeed(*seed)
+		if err != nil {
+			return err
+		}
+		out, err := sim.AddInstances(in...)
+		if err != nil {
+			return fmt.Errorf("seed %s: %w", *seed, err)
+		}
+		logger.Printf("seeded %d instances from %s", len(out), *seed)
+	}
+
+	if host, _, err := net.SplitHostPort(*listen); err == nil {
+		if ip := net.ParseIP(host); (ip == nil && host != "localhost") || (ip != nil && !ip.IsLoopback()) {
+			logger.Printf("WARNING: listening on %s: the admin API is unauthenticated; bind to a loopback address", *listen)
+		}
+	}
+	ids := make([]string, 0, len(credentials))
+	for id := range credentials {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	if len(ids) == 0 {
+		logger.Printf("WARNING: no credentials configured (--credentials or CLOUDSIM_CREDENTIALS): every API call will fail with AuthFailure.SecretIdNotFound")
+	} else {
+		logger.Printf("accepting SecretIds: %s", strings.Join(ids, ", "))
+	}
+	if len(limits) > 0 {
+		logger.Printf("rate limit overrides: %s", limits)
+	}
+
+	url, err := sim.Start(*listen)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "cloudsim listening on %s (region %s)\n", url, *region)
+
+	<-ctx.Done()
+	logger.Printf("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return sim.Shutdown(shutdownCtx)
+}

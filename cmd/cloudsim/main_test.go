@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
+	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/profile"
+	cvm "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm/v20170312"
+)
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestParseCredentials(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    map[string]string
+		wantErr bool
+	}{
+		{"", map[string]string{}, false},
+		{"AKID1:key1", map[string]string{"AKID1": "key1"}, false},
+		{"AKID1:key1, AKID2:k:e:y", map[string]string{"AKID1": "key1", "AKID2": "k:e:y"}, false},
+		{"AKID1", nil, true},
+		{":key", nil, true},
+		{"AKID1:", nil, true},
+	}
+	for _, tt := range tests {
+		got, err := parseCredentials(tt.in)
+		if (err != nil) != tt.wantErr {
+			t.Errorf("%q: err %v", tt.in, err)
+			continue
+		}
+		if err != nil && strings.Contains(err.Error(), "key") && strings.Contains(tt.in, ":key") {
+			t.Errorf("%q: error leaks the key: %v", tt.in, err)
+		}
+		if !tt.wantErr && len(got) != len(tt.want) {
+			t.Errorf("%q: got %v", tt.in, got)
+		}
+		for k, v := range tt.want {
+			if got[k] != v {
+				t.Errorf("%q: got %v", tt.in, got)
+			}
+		}
+	}
+}
+
+func TestRateLimitFlag(t *testing.T) {
+	r := rateLimits{}
+	for _, s := range []string{"DescribeInstances=5", " CreateListener = 0.5 "} {
+		if err := r.Set(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r["DescribeInstances"] != 5 || r["CreateListener"] != 0.5 {
+		t.Fatalf("%v", r)
+	}
+	for _, bad := range []string{"DescribeInstances", "=5", "A=fast", "A=NaN"} {
+		if err := r.Set(bad); err == nil {
+			t.Errorf("%q: want error", bad)
+		}
+	}
+}
+
+func TestRunBadConfig(t *testing.T) {
+	tests := []struct {
+		args []string
+		env  string
+		want string
+	}{
+		{[]string{"--credentials", "nokey"}, "", "--credentials"},
+		{nil, "broken", "CLOUDSIM_CREDENTIALS"},
+		{[]string{"--rate-limit", "X"}, "", "Action=QPS"},
+		{[]string{"--seed", "/nonexistent/seed.yaml"}, "", "seed"},
+		{[]string{"--terminated-linger", "0s"}, "", "terminated-linger"},
+		{[]string{"extra"}, "", "unexpected arguments"},
+	}
+	for _, tt := range tests {
+		var stderr syncBuffer
+		err := run(context.Background(), tt.args, func(string) string { return tt.env }, io.Discard, &stderr)
+		if err == nil || !strings.Contains(err.Error()+stderr.String(), tt.want) {
+			t.Errorf("%v: err %v, want %q", tt.args, err, tt.want)
+		}
+	}
+}
+
+func TestRunServes(t *testing.T) {
+	seed := filepath.Join(t.TempDir(), "seed.yaml")
+	if err := os.WriteFile(seed, []byte("instances:\n- id: ins-cmd00001\n  privateIP: 10.3.0.1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const key = "very-secret-key-value"
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	outR, outW := io.Pipe()
+	var stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"--listen", "127.0.0.1:0", "--seed", seed, "--rate-limit", "DescribeInstances=100", "-v", "2"},
+			func(k string) string {
+				if k == "CLOUDSIM_CREDENTIALS" {
+					return "AKIDcmd:" + key
+				}
+				return ""
+			}, outW, &stderr)
+		outW.Close()
+	}()
+	line, err := bufio.NewReader(outR).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no start line: %v; stderr %s", err, stderr.String())
+	}
+	go func() { _, _ = io.Copy(io.Discard, outR) }()
+	fields := strings.Fields(line)
+	if len(fields) < 4 || !strings.HasPrefix(fields[3], "http://127.0.0.1:") {
+		t.Fatalf("start line %q", line)
+	}
+	url := fields[3]
+
+	admin := &cloudsim.AdminClient{BaseURL: url}
+	if err := admin.Healthz(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cpf := profile.NewClientProfile()
+	cpf.HttpProfile.Endpoint = strings.TrimPrefix(url, "http://")
+	cpf.HttpProfile.Scheme = "HTTP"
+	cl, err := cvm.NewClient(common.NewCredential("AKIDcmd", key), "ap-guangzhou", cpf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := cl.DescribeInstances(cvm.NewDescribeInstancesRequest())
+	if err != nil || *resp.Response.TotalCount != 1 || *resp.Response.InstanceSet[0].InstanceId != "ins-cmd00001" {
+		t.Fatalf("%v %v", resp, err)
+	}
+	bad, _ := cvm.NewClient(common.NewCredential("AKIDcmd", "wrong"), "ap-guangzhou", cpf)
+	_, _ = bad.DescribeInstances(cvm.NewDescribeInstancesRequest())
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no shutdown")
+	}
+	logs := stderr.String()
+	for _, want := range []string{"seeded 1 instances", "accepting SecretIds: AKIDcmd", "cvm/DescribeInstances", "code=OK", "code=AuthFailure.SignatureFailure", "shutting down"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("logs lack %q:\n%s", want, logs)
+		}
+	}
+	if strings.Contains(logs, key) {
+		t.Errorf("logs leak the secret key:\n%s", logs)
+	}
+}

@@ -1,0 +1,190 @@
+// Package cloudsim is a faithful local emulator of the slice of the Tencent
+// Cloud (and, later, OCI) APIs that the cloud-controller-manager uses, like
+// LocalStack: it answers the real wire protocol, verifies signatures, enforces
+// the documented limits, injects faults and counts calls.
+//
+// Package layout (no import cycles, nothing to blank-import):
+//
+//	pkg/cloudsim/core     dialect-neutral state: fleet, rate limits, faults,
+//	                      call counts, admin HTTP API, seed files
+//	pkg/cloudsim/tencent  the Tencent Cloud API 3.0 dialect (imports core)
+//	pkg/cloudsim          this package: Sim wires core + every dialect
+//	                      behind one http.Handler (imports both)
+//
+// A new dialect lives in its own package that imports core, and is mounted
+// by New in this package.
+package cloudsim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim/core"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
+)
+
+// Instance is one simulated VM (see core.Instance for the fields).
+type Instance = core.Instance
+
+// Fault is an injected failure or delay (see core.Fault).
+type Fault = core.Fault
+
+// Call describes one finished API call, for Options.OnCall.
+type Call = core.CallInfo
+
+// Options configures a Sim.
+type Options struct {
+	Region           string             // default "ap-guangzhou"
+	Credentials      map[string]string  // Tencent SecretId -> SecretKey accepted by signature verification
+	RateLimits       map[string]float64 // per-action requests/second override; defaults: DescribeInstances 40; <= 0 disables
+	TerminatedLinger time.Duration      // how long TERMINATING instances stay visible (0: 2s; negative: forever)
+	Clock            func() time.Time   // optional, default time.Now
+	OnCall           func(Call)         // optional hook called after every API call (logging)
+}
+
+// Sim is a running emulator. It is safe for concurrent use.
+type Sim struct {
+	core    *core.Core
+	tencent *tencent.Dialect
+	handler http.Handler
+
+	mu     sync.Mutex
+	server *http.Server
+	ln     net.Listener
+	done   chan struct{}
+}
+
+// New returns a Sim serving the Tencent API at POST / and the admin API
+// under /admin/.
+func New(opts Options) *Sim {
+	c := core.New(core.Config{
+		Region:           opts.Region,
+		RateLimits:       opts.RateLimits,
+		TerminatedLinger: opts.TerminatedLinger,
+		Clock:            opts.Clock,
+		OnCall:           opts.OnCall,
+	})
+	s := &Sim{
+		core:    c,
+		tencent: tencent.New(c, tencent.Options{Credentials: opts.Credentials}),
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/admin/", c.AdminHandler())
+	mux.Handle("/", s.tencent)
+	s.handler = mux
+	return s
+}
+
+// Core exposes the dialect-neutral state, for dialect and data-plane code.
+func (s *Sim) Core() *core.Core { return s.core }
+
+// Tencent exposes the Tencent dialect, e.g. to register more services.
+func (s *Sim) Tencent() *tencent.Dialect { return s.tencent }
+
+// Handler serves the Tencent API at POST / and the admin API under /admin/.
+func (s *Sim) Handler() http.Handler { return s.handler }
+
+// Start listens on addr (e.g. "127.0.0.1:0") and serves in the background.
+// It returns the base URL, e.g. "http://127.0.0.1:41234". The admin API is
+// unauthenticated: listen on loopback only.
+func (s *Sim) Start(addr string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.server != nil {
+		return "", errors.New("cloudsim: already started")
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("cloudsim: listen %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
+	s.server, s.ln, s.done = srv, ln, make(chan struct{})
+	go func(done chan struct{}) {
+		defer close(done)
+		_ = srv.Serve(ln)
+	}(s.done)
+	return baseURL(ln.Addr()), nil
+}
+
+func baseURL(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok {
+		return "http://" + a.String()
+	}
+	host := tcp.IP.String()
+	if tcp.IP.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, fmt.Sprint(tcp.Port))
+}
+
+// Shutdown stops a started Sim gracefully, waiting for in-flight calls
+// until ctx ends.
+func (s *Sim) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	srv, done := s.server, s.done
+	s.server = nil
+	s.mu.Unlock()
+	if srv == nil {
+		return nil
+	}
+	err := srv.Shutdown(ctx)
+	if err != nil {
+		_ = srv.Close()
+	}
+	<-done
+	return err
+}
+
+// Close stops a started Sim immediately. It is a no-op if not started.
+func (s *Sim) Close() error {
+	s.mu.Lock()
+	srv, done := s.server, s.done
+	s.server = nil
+	s.mu.Unlock()
+	if srv == nil {
+		return nil
+	}
+	err := srv.Close()
+	<-done
+	return err
+}
+
+// AddInstances validates (unique id, unique private IP within a VPC, valid
+// ids and IPs), fills defaults and adds the instances, all or none.
+func (s *Sim) AddInstances(in ...Instance) ([]Instance, error) { return s.core.AddInstances(in...) }
+
+// Instances returns the visible instances in creation order.
+func (s *Sim) Instances() []Instance { return s.core.Instances() }
+
+// SetInstanceState changes an instance's state. A TERMINATING instance
+// disappears after TerminatedLinger and cannot change state again.
+func (s *Sim) SetInstanceState(id, state string) error {
+	_, err := s.core.SetInstanceState(id, state)
+	return err
+}
+
+// SetFault replaces the fault for f.Action ("*" for all actions).
+// Out-of-range values are clamped.
+func (s *Sim) SetFault(f Fault) { s.core.SetFault(f) }
+
+// ClearFaults removes every fault.
+func (s *Sim) ClearFaults() { s.core.ClearFaults() }
+
+// SetRateLimit overrides an action's rate limit; qps <= 0 disables it.
+func (s *Sim) SetRateLimit(action string, qps float64) { s.core.SetRateLimit(action, qps) }
+
+// Calls returns action -> result code ("OK", an error code, or
+// "HTTP<status>") -> count. It includes auth failures and throttles.
+func (s *Sim) Calls() map[string]map[string]int { return s.core.Calls() }
+
+// ResetCalls zeroes the call counts.
+func (s *Sim) ResetCalls() { s.core.ResetCalls() }
+
+// LoadSeed reads a YAML or JSON seed file holding {"instances": [...]}.
+func LoadSeed(path string) ([]Instance, error) { return core.LoadSeed(path) }

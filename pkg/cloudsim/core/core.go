@@ -1,0 +1,355 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Defaults for Config.
+const (
+	DefaultRegion           = "ap-guangzhou"
+	DefaultTerminatedLinger = 2 * time.Second
+)
+
+// Config configures a Core.
+type Config struct {
+	// Region is the default region: instances whose zone has no "-<n>"
+	// suffix live here, and empty zones default to "<Region>-1".
+	Region string
+	// RateLimits overrides per-action limits in requests per second;
+	// 0 or negative disables the limit for that action.
+	RateLimits map[string]float64
+	// TerminatedLinger is how long a TERMINATING instance stays visible.
+	// 0 means DefaultTerminatedLinger; negative means forever.
+	TerminatedLinger time.Duration
+	// Clock returns the current time; default time.Now.
+	Clock func() time.Time
+	// OnCall, if set, is called after every API call (for logging).
+	OnCall func(CallInfo)
+}
+
+// CallInfo describes one finished API call.
+type CallInfo struct {
+	Time          time.Time
+	Dialect       string // "tencent"
+	Service       string // "cvm"
+	Action        string // "DescribeInstances"
+	Region        string
+	Principal     string // the caller's key id (never a secret)
+	RequestClient string
+	RequestID     string
+	Code          string // "OK", an error code, or "HTTP<status>"
+	Message       string // error message, if any
+	Duration      time.Duration
+	RemoteAddr    string
+}
+
+// CodeOK is the result code of a successful call.
+const CodeOK = "OK"
+
+// Core holds the simulated cloud's state. It is safe for concurrent use.
+type Core struct {
+	region string
+	linger time.Duration
+	clock  func() time.Time
+	onCall func(CallInfo)
+
+	mu    sync.Mutex // guards fleet
+	fleet fleet
+
+	limMu     sync.Mutex
+	overrides map[string]float64 // from Config or SetRateLimit
+	defaults  map[string]float64 // registered by dialects
+	limiters  map[string]*rate.Limiter
+
+	faultMu sync.Mutex
+	faults  map[string]Fault
+
+	callMu sync.Mutex
+	calls  map[string]map[string]int
+
+	adminMux *http.ServeMux
+}
+
+// New returns a Core.
+func New(cfg Config) *Core {
+	c := &Core{
+		region:    cfg.Region,
+		linger:    cfg.TerminatedLinger,
+		clock:     cfg.Clock,
+		onCall:    cfg.OnCall,
+		fleet:     fleet{byID: map[string]*Record{}},
+		overrides: map[string]float64{},
+		defaults:  map[string]float64{},
+		limiters:  map[string]*rate.Limiter{},
+		faults:    map[string]Fault{},
+		calls:     map[string]map[string]int{},
+	}
+	if c.region == "" {
+		c.region = DefaultRegion
+	}
+	if c.linger == 0 {
+		c.linger = DefaultTerminatedLinger
+	}
+	if c.clock == nil {
+		c.clock = time.Now
+	}
+	maps.Copy(c.overrides, cfg.RateLimits)
+	c.adminMux = c.newAdminMux()
+	return c
+}
+
+// Region is the default region.
+func (c *Core) Region() string { return c.region }
+
+// Now is the simulator's clock.
+func (c *Core) Now() time.Time { return c.clock() }
+
+// ---- fleet ----
+
+// AddInstances validates the instances (unique ids, unique private IP within
+// a VPC, unique public IP, valid ids/IPs/states), fills defaults and adds
+// them all, or none if any is invalid. It returns the stored instances.
+func (c *Core) AddInstances(in ...Instance) ([]Instance, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.clock()
+	c.fleet.gc(now, c.linger)
+	return c.fleet.add(now, c.region, in)
+}
+
+// Instances returns the visible instances in creation order.
+func (c *Core) Instances() []Instance {
+	recs := c.Snapshot()
+	out := make([]Instance, len(recs))
+	for i, r := range recs {
+		out[i] = r.Instance
+	}
+	return out
+}
+
+// Snapshot returns copies of the visible instance records in creation order.
+func (c *Core) Snapshot() []Record {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.fleet.gc(c.clock(), c.linger)
+	recs := c.fleet.sorted()
+	out := make([]Record, len(recs))
+	for i, r := range recs {
+		out[i] = *r
+		out[i].Instance = r.Instance.clone()
+	}
+	return out
+}
+
+// Instance returns one visible instance.
+func (c *Core) Instance(id string) (Instance, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.fleet.gc(c.clock(), c.linger)
+	r := c.fleet.byID[id]
+	if r == nil {
+		return Instance{}, fmt.Errorf("instance %q: %w", id, ErrNotFound)
+	}
+	return r.Instance.clone(), nil
+}
+
+// SetInstanceState changes an instance's state. Entering TERMINATING starts
+// the linger clock, after which the instance disappears; a TERMINATING
+// instance cannot change state again.
+func (c *Core) SetInstanceState(id, state string) (Instance, error) {
+	st, ok := NormalizeState(state)
+	if !ok {
+		return Instance{}, fmt.Errorf("%w: unknown state %q (valid: %v)", ErrInvalid, state, States)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.clock()
+	c.fleet.gc(now, c.linger)
+	r := c.fleet.byID[id]
+	if r == nil {
+		return Instance{}, fmt.Errorf("instance %q: %w", id, ErrNotFound)
+	}
+	if r.State == StateTerminating {
+		if st == StateTerminating {
+			return r.Instance.clone(), nil
+		}
+		return Instance{}, fmt.Errorf("%w: instance %q is TERMINATING and cannot become %s", ErrInvalid, id, st)
+	}
+	r.State = st
+	if st == StateTerminating {
+		r.Terminated = now
+	}
+	return r.Instance.clone(), nil
+}
+
+// ---- rate limits ----
+
+// SetDefaultRateLimit registers an action's documented limit. It is used
+// unless Config.RateLimits or SetRateLimit overrides it. Dialects call this.
+func (c *Core) SetDefaultRateLimit(action string, qps float64) {
+	c.limMu.Lock()
+	defer c.limMu.Unlock()
+	c.defaults[action] = qps
+	delete(c.limiters, action)
+}
+
+// SetRateLimit overrides an action's limit; 0 or negative disables it.
+func (c *Core) SetRateLimit(action string, qps float64) {
+	c.limMu.Lock()
+	defer c.limMu.Unlock()
+	c.overrides[action] = qps
+	delete(c.limiters, action)
+}
+
+// RateLimits returns the effective limits (actions without a limit are
+// absent).
+func (c *Core) RateLimits() map[string]float64 {
+	c.limMu.Lock()
+	defer c.limMu.Unlock()
+	out := map[string]float64{}
+	for a, q := range c.defaults {
+		out[a] = q
+	}
+	for a, q := range c.overrides {
+		out[a] = q
+	}
+	for a, q := range out {
+		if q <= 0 {
+			delete(out, a)
+		}
+	}
+	return out
+}
+
+// Allow takes a token from the action's bucket (burst = the rate, at least
+// 1). It reports false, with the limit, if the call must be throttled.
+func (c *Core) Allow(action string) (ok bool, limit float64) {
+	c.limMu.Lock()
+	defer c.limMu.Unlock()
+	qps, found := c.overrides[action]
+	if !found {
+		qps, found = c.defaults[action]
+	}
+	if !found || qps <= 0 {
+		return true, 0
+	}
+	lim := c.limiters[action]
+	if lim == nil {
+		lim = rate.NewLimiter(rate.Limit(qps), max(1, int(math.Ceil(qps))))
+		c.limiters[action] = lim
+	}
+	return lim.AllowN(c.clock(), 1), qps
+}
+
+// ---- faults ----
+
+// SetFault replaces the fault of f.Action. Out-of-range values are clamped
+// (use Fault.Validate to reject them instead); an empty Action means
+// AllActions.
+func (c *Core) SetFault(f Fault) {
+	f = f.normalize()
+	c.faultMu.Lock()
+	defer c.faultMu.Unlock()
+	c.faults[f.Action] = f
+}
+
+// ClearFault removes the fault of one action.
+func (c *Core) ClearFault(action string) {
+	c.faultMu.Lock()
+	defer c.faultMu.Unlock()
+	delete(c.faults, action)
+}
+
+// ClearFaults removes all faults.
+func (c *Core) ClearFaults() {
+	c.faultMu.Lock()
+	defer c.faultMu.Unlock()
+	clear(c.faults)
+}
+
+// Faults returns the configured faults.
+func (c *Core) Faults() []Fault {
+	c.faultMu.Lock()
+	defer c.faultMu.Unlock()
+	out := make([]Fault, 0, len(c.faults))
+	for _, f := range c.faults {
+		out = append(out, f)
+	}
+	return out
+}
+
+// Fault applies the fault configured for action (or else for AllActions):
+// it waits the fault's latency (returning early if ctx ends) and then, with
+// the fault's error rate, returns the fault the call must fail with. It
+// returns nil if the call proceeds normally.
+func (c *Core) Fault(ctx context.Context, action string) *Fault {
+	c.faultMu.Lock()
+	f, ok := c.faults[action]
+	if !ok {
+		f, ok = c.faults[AllActions]
+	}
+	c.faultMu.Unlock()
+	if !ok {
+		return nil
+	}
+	if f.Latency > 0 {
+		t := time.NewTimer(f.Latency)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
+	if f.ErrorRate > 0 && rand.Float64() < f.ErrorRate {
+		return &f
+	}
+	return nil
+}
+
+// ---- call counts ----
+
+// Record counts a finished call under (Action, Code) and passes it to the
+// OnCall hook.
+func (c *Core) Record(ci CallInfo) {
+	if ci.Code == "" {
+		ci.Code = CodeOK
+	}
+	c.callMu.Lock()
+	m := c.calls[ci.Action]
+	if m == nil {
+		m = map[string]int{}
+		c.calls[ci.Action] = m
+	}
+	m[ci.Code]++
+	c.callMu.Unlock()
+	if c.onCall != nil {
+		c.onCall(ci)
+	}
+}
+
+// Calls returns action -> result code -> count.
+func (c *Core) Calls() map[string]map[string]int {
+	c.callMu.Lock()
+	defer c.callMu.Unlock()
+	out := make(map[string]map[string]int, len(c.calls))
+	for a, m := range c.calls {
+		out[a] = maps.Clone(m)
+	}
+	return out
+}
+
+// ResetCalls zeroes the call counters.
+func (c *Core) ResetCalls() {
+	c.callMu.Lock()
+	defer c.callMu.Unlock()
+	clear(c.calls)
+}

@@ -1,0 +1,526 @@
+package tencentcloud
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Environment variables read by LoadConfig. They override the cloud config
+// file. The TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_* names are the seed
+// project's; TENCENTCLOUD_SECRET_ID/KEY are the SDK's own names and rank
+// below the CCM-specific ones but above the file. Each secret can instead be
+// read from a file named by the matching *_FILE variable.
+const (
+	envPrefix = "TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_"
+
+	EnvRegion            = envPrefix + "REGION"
+	EnvVpcID             = envPrefix + "VPC_ID"
+	EnvSecretID          = envPrefix + "SECRET_ID"
+	EnvSecretKey         = envPrefix + "SECRET_KEY"
+	EnvSecretIDFile      = envPrefix + "SECRET_ID_FILE"
+	EnvSecretKeyFile     = envPrefix + "SECRET_KEY_FILE"
+	EnvClusterRouteTable = envPrefix + "CLUSTER_ROUTE_TABLE"
+	EnvAPIEndpoint       = envPrefix + "API_ENDPOINT"
+
+	EnvSDKSecretID      = "TENCENTCLOUD_SECRET_ID"
+	EnvSDKSecretKey     = "TENCENTCLOUD_SECRET_KEY"
+	EnvSDKSecretIDFile  = "TENCENTCLOUD_SECRET_ID_FILE"
+	EnvSDKSecretKeyFile = "TENCENTCLOUD_SECRET_KEY_FILE"
+)
+
+// Config is the Tencent Cloud provider's configuration: the --cloud-config
+// file (YAML or JSON) merged with the environment. The json tags are the
+// file's keys. Unknown keys are an error.
+type Config struct {
+	// Region is the Tencent Cloud region the cluster runs in, e.g. ap-guangzhou.
+	// Required. Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_REGION.
+	Region string `json:"region"`
+
+	// VpcID is the VPC the cluster's instances are in, e.g. vpc-2at5y1pn.
+	// Only instances in this VPC are treated as nodes of this cluster.
+	// Required. Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_VPC_ID.
+	VpcID string `json:"vpc_id"`
+
+	// SecretID is the API key's SecretId. Required: set it here, or through
+	// secret_id_file, TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_SECRET_ID[_FILE] or
+	// TENCENTCLOUD_SECRET_ID[_FILE] (in increasing precedence: file key,
+	// SDK env, CCM env). Never printed.
+	SecretID Secret `json:"secret_id"`
+
+	// SecretKey is the API key's SecretKey. Required; sources and precedence
+	// as for secret_id, with _KEY in the names. Never printed.
+	SecretKey Secret `json:"secret_key"`
+
+	// SecretIDFile names a file holding the SecretId (surrounding whitespace
+	// is trimmed), e.g. a mounted Kubernetes Secret. Set either secret_id or
+	// secret_id_file, not both. After loading it holds the file actually read,
+	// whichever variable named it.
+	SecretIDFile string `json:"secret_id_file,omitempty"`
+
+	// SecretKeyFile names a file holding the SecretKey, like secret_id_file.
+	SecretKeyFile string `json:"secret_key_file,omitempty"`
+
+	// ClusterRouteTable is the name of the TKE cluster route table that pod
+	// routes go into. Optional for now; the route controller will need it.
+	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_CLUSTER_ROUTE_TABLE.
+	ClusterRouteTable string `json:"cluster_route_table,omitempty"`
+
+	// APIEndpoint overrides where API calls go, as scheme://host[:port] with
+	// scheme http or https and no path, e.g. http://127.0.0.1:8080 for
+	// cloudsim. It replaces <service>.tencentcloudapi.com for every Tencent
+	// service the CCM calls. Optional; default: the SDK's endpoint
+	// (https://<service>.tencentcloudapi.com).
+	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_API_ENDPOINT.
+	APIEndpoint string `json:"api_endpoint,omitempty"`
+}
+
+// redacted is what a Secret looks like in any output.
+const redacted = "[redacted]"
+
+// Secret is a credential. It never prints its value: every fmt verb, JSON
+// and logr output show [redacted]. Use string(s) only to hand it to the SDK.
+type Secret string
+
+// String implements fmt.Stringer.
+func (Secret) String() string { return redacted }
+
+// GoString implements fmt.GoStringer.
+func (Secret) GoString() string { return strconv.Quote(redacted) }
+
+// Format implements fmt.Formatter so that no verb (%x, %q, %d...) reveals the value.
+func (Secret) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, redacted) }
+
+// MarshalJSON keeps the value out of JSON logs and dumps.
+func (Secret) MarshalJSON() ([]byte, error) { return []byte(strconv.Quote(redacted)), nil }
+
+// MarshalLog implements logr.Marshaler for structured logs.
+func (Secret) MarshalLog() any { return redacted }
+
+var (
+	// regionPattern: ap-guangzhou, ap-shanghai-fsi, na-siliconvalley, eu-frankfurt.
+	regionPattern = regexp.MustCompile(`^[a-z]{2}-[a-z0-9]+(-[a-z0-9]+)*$`)
+	// vpcIDPattern: vpc- and 8 lowercase letters or digits, like instance ids.
+	vpcIDPattern = regexp.MustCompile(`^vpc-[a-z0-9]{8}$`)
+)
+
+// LoadConfig reads the cloud config from r (nil when no --cloud-config was
+// given), applies the environment read through getenv (os.Getenv when nil),
+// and validates the result. All problems are reported together in one
+// *ConfigError. Error text never contains a secret.
+func LoadConfig(r io.Reader, getenv func(string) string) (*Config, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	l := &loader{getenv: getenv}
+	file := l.readFile(r)
+	cfg := &Config{}
+	region := l.plain(file, "region", EnvRegion)
+	vpcID := l.plain(file, "vpc_id", EnvVpcID)
+	endpoint := l.plain(file, "api_endpoint", EnvAPIEndpoint)
+	cfg.Region, cfg.VpcID, cfg.APIEndpoint = region.value, vpcID.value, endpoint.value
+	cfg.ClusterRouteTable = l.plain(file, "cluster_route_table", EnvClusterRouteTable).value
+	secretID, secretIDFile := l.secret(file, "secret_id", EnvSecretID, EnvSDKSecretID)
+	secretKey, secretKeyFile := l.secret(file, "secret_key", EnvSecretKey, EnvSDKSecretKey)
+	cfg.SecretID, cfg.SecretIDFile = Secret(secretID.value), secretIDFile
+	cfg.SecretKey, cfg.SecretKeyFile = Secret(secretKey.value), secretKeyFile
+
+	l.checkPattern(region, "region", EnvRegion, regionPattern, "ap-guangzhou")
+	l.checkPattern(vpcID, "vpc_id", EnvVpcID, vpcIDPattern, "vpc-xxxxxxxx")
+	if endpoint.value != "" {
+		if _, _, err := parseEndpoint(endpoint.value); err != nil {
+			l.addf("api_endpoint %q%s: %v", endpoint.value, endpoint.suffix(), err)
+		}
+	}
+	l.checkSecret(secretID)
+	l.checkSecret(secretKey)
+	if err := l.err(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// endpoint returns the SDK's HttpProfile Endpoint and Scheme for
+// api_endpoint, or empty strings to keep the SDK's defaults.
+func (c *Config) endpoint() (host, scheme string, err error) {
+	if c.APIEndpoint == "" {
+		return "", "", nil
+	}
+	return parseEndpoint(c.APIEndpoint)
+}
+
+// parseEndpoint checks api_endpoint and splits it into the SDK's Endpoint
+// (host[:port]) and Scheme (HTTP or HTTPS).
+func parseEndpoint(s string) (host, scheme string, err error) {
+	if !strings.Contains(s, "://") {
+		return "", "", errors.New("must be a URL like http://127.0.0.1:8080 or https://host")
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "", "", errors.New("not a valid URL")
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", "", errors.New("scheme must be http or https")
+	case u.User != nil:
+		return "", "", errors.New("must not contain user information")
+	case u.Hostname() == "":
+		return "", "", errors.New("host is missing")
+	case u.Path != "" && u.Path != "/":
+		return "", "", errors.New("must not have a path")
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		return "", "", errors.New("must not have a query or fragment")
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return "", "", errors.New("port must be 1-65535")
+		}
+	}
+	return u.Host, strings.ToUpper(u.Scheme), nil
+}
+
+// ConfigError lists every problem found in the configuration.
+type ConfigError struct {
+	Problems []error
+	// secrets are scrubbed from Error() as a whole, since a secret could
+	// also span the joins between problems.
+	secrets []string
+}
+
+// Error implements error. One problem reads as a plain message; several
+// are numbered on one line so that a single klog line shows them all.
+func (e *ConfigError) Error() string {
+	if len(e.Problems) == 1 {
+		return scrub("tencentcloud config: "+e.Problems[0].Error(), e.secrets)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "tencentcloud config: %d problems:", len(e.Problems))
+	for i, p := range e.Problems {
+		fmt.Fprintf(&b, " (%d) %v;", i+1, p)
+	}
+	return scrub(strings.TrimSuffix(b.String(), ";"), e.secrets)
+}
+
+// Unwrap lets errors.Is/As see the individual problems (e.g. fs.ErrNotExist).
+func (e *ConfigError) Unwrap() []error { return e.Problems }
+
+// loader accumulates problems while reading, so that all are reported at once.
+type loader struct {
+	getenv   func(string) string
+	problems []error
+	// secrets holds every secret value seen in any source, so that err()
+	// can scrub them from messages that quote user input.
+	secrets []string
+	// fileUnparsed is set when the cloud config could not be parsed; then
+	// "required" would only repeat that error, so it is not reported.
+	fileUnparsed bool
+}
+
+// sourced is a value and where it came from: an environment variable name,
+// or "" for the cloud config file.
+type sourced struct {
+	value, from string
+}
+
+// suffix names a non-file source for messages: ` (from ENV_NAME)`.
+func (s sourced) suffix() string {
+	if s.from == "" {
+		return ""
+	}
+	return " (from " + s.from + ")"
+}
+
+func (l *loader) addf(format string, args ...any) {
+	l.problems = append(l.problems, fmt.Errorf(format, args...))
+}
+
+// err returns the ConfigError, with any secret value scrubbed from every
+// message. Messages quote user input (a bad region, an unknown key), and a
+// user could have pasted a secret there.
+func (l *loader) err() error {
+	if len(l.problems) == 0 {
+		return nil
+	}
+	out := make([]error, len(l.problems))
+	for i, p := range l.problems {
+		msg := p.Error()
+		if clean := scrub(msg, l.secrets); clean != msg {
+			out[i] = errors.New(clean)
+		} else {
+			out[i] = p
+		}
+	}
+	return &ConfigError{Problems: out, secrets: l.secrets}
+}
+
+// minScrubLen: shorter "secrets" are not scrubbed, because they would mangle
+// ordinary words and no real credential is that short.
+const minScrubLen = 4
+
+// scrub replaces every secret in msg by [redacted]. If that is not enough
+// (the marker itself, joined with its neighbours, can spell a contrived
+// secret), the message is replaced by one that cannot contain a secret.
+func scrub(msg string, secrets []string) string {
+	for _, s := range secrets {
+		if len(s) >= minScrubLen {
+			msg = strings.ReplaceAll(msg, s, redacted)
+		}
+	}
+	for _, fallback := range []string{"(message hidden because it would reveal a secret)", "***"} {
+		if !containsSecret(msg, secrets) {
+			return msg
+		}
+		msg = fallback // "***" is shorter than minScrubLen
+	}
+	return msg
+}
+
+func containsSecret(msg string, secrets []string) bool {
+	for _, s := range secrets {
+		if len(s) >= minScrubLen && strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// remember records a secret value (raw and trimmed) for scrubbing.
+func (l *loader) remember(v string) {
+	if v != "" {
+		l.secrets = append(l.secrets, v, strings.TrimSpace(v))
+	}
+}
+
+// configKeys lists the file keys: the json tags of Config.
+func configKeys() []string {
+	t := reflect.TypeFor[Config]()
+	keys := make([]string, 0, t.NumField())
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		keys = append(keys, name)
+	}
+	return keys
+}
+
+// readFile parses the cloud config into trimmed string values by key.
+// An empty or absent file is fine: everything may come from the environment.
+func (l *loader) readFile(r io.Reader) map[string]string {
+	values := map[string]string{}
+	if r == nil {
+		return values
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		l.addf("read cloud config: %v", err)
+		return values
+	}
+	var raw map[string]any
+	if err := yaml.UnmarshalStrict(data, &raw); err != nil {
+		l.rememberFileSecrets(data)
+		l.fileUnparsed = true
+		// Keep it on one line; go-yaml lists multiple errors on new lines.
+		l.addf("parse cloud config: %s", strings.Join(strings.Fields(err.Error()), " "))
+		return values
+	}
+	for _, k := range []string{"secret_id", "secret_key"} {
+		if s, ok := raw[k].(string); ok {
+			l.remember(s)
+		}
+	}
+	known := configKeys()
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // stable messages
+	for _, k := range keys {
+		if !slices.Contains(known, k) {
+			l.addf("unknown key %q in the cloud config%s", k, suggestKey(k, known))
+			continue
+		}
+		switch v := raw[k].(type) {
+		case nil: // "key:" with no value: unset
+		case string:
+			values[k] = strings.TrimSpace(v)
+		default:
+			l.addf("%s: must be a string, got %s (quote the value)", k, yamlKind(v))
+		}
+	}
+	return values
+}
+
+// rememberFileSecrets finds secrets in a file that strict parsing rejected
+// (e.g. for a duplicate key), so that the parse error can be scrubbed too.
+func (l *loader) rememberFileSecrets(data []byte) {
+	var raw map[string]any
+	if yaml.Unmarshal(data, &raw) != nil {
+		return
+	}
+	for _, k := range []string{"secret_id", "secret_key"} {
+		if s, ok := raw[k].(string); ok {
+			l.remember(s)
+		}
+	}
+}
+
+// suggestKey offers the known key an unknown one was probably meant to be
+// (vpcId, VPC_ID, vpc-id -> vpc_id).
+func suggestKey(k string, known []string) string {
+	norm := func(s string) string {
+		return strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(s))
+	}
+	for _, want := range known {
+		if norm(k) == norm(want) {
+			return fmt.Sprintf(" (did you mean %s?)", want)
+		}
+	}
+	return ""
+}
+
+func yamlKind(v any) string {
+	switch v.(type) {
+	case bool:
+		return "a boolean"
+	case float64, int64, int:
+		return "a number"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "a mapping"
+	default:
+		return fmt.Sprintf("%T", v)
+	}
+}
+
+// plain resolves a non-secret setting: the environment wins over the file.
+func (l *loader) plain(file map[string]string, key, env string) sourced {
+	if v := strings.TrimSpace(l.getenv(env)); v != "" {
+		return sourced{value: v, from: env}
+	}
+	return sourced{value: file[key]}
+}
+
+// secretLevel is one place a secret can be set: a value and a file variable.
+type secretLevel struct {
+	valueName, value string
+	fileName, file   string
+}
+
+// secret resolves a secret from, highest precedence first, the CCM env vars,
+// the SDK env vars, and the cloud config file. Each level may set the value
+// or its _FILE variant, not both. It returns the secret and the file it was
+// read from, if any.
+func (l *loader) secret(file map[string]string, key, ccmEnv, sdkEnv string) (sourced, string) {
+	levels := []secretLevel{
+		{valueName: ccmEnv, value: l.getenv(ccmEnv), fileName: ccmEnv + "_FILE", file: l.getenv(ccmEnv + "_FILE")},
+		{valueName: sdkEnv, value: l.getenv(sdkEnv), fileName: sdkEnv + "_FILE", file: l.getenv(sdkEnv + "_FILE")},
+		{valueName: key, value: file[key], fileName: key + "_file", file: file[key+"_file"]},
+	}
+	for i := range levels {
+		lv := &levels[i]
+		l.remember(lv.value)
+		lv.value, lv.file = strings.TrimSpace(lv.value), strings.TrimSpace(lv.file)
+		if lv.value != "" && lv.file != "" {
+			l.addf("%s and %s are both set: set only one", lv.valueName, lv.fileName)
+		}
+	}
+	for _, lv := range levels {
+		switch {
+		case lv.value != "":
+			return sourced{value: lv.value, from: lv.valueName}, ""
+		case lv.file != "":
+			return sourced{value: l.readSecretFile(lv.fileName, lv.file), from: lv.fileName}, lv.file
+		}
+	}
+	if !l.fileUnparsed {
+		l.addf("%s: required (set %s or %s_file in the cloud config, or %s, %s, %s or %s)",
+			key, key, key, ccmEnv, ccmEnv+"_FILE", sdkEnv, sdkEnv+"_FILE")
+	}
+	return sourced{}, ""
+}
+
+// maxSecretFileSize bounds what a secret file may hold; credentials are a
+// few dozen bytes, and the bound keeps a wrong path (a log, /dev/zero) from
+// being read whole.
+const maxSecretFileSize = 4096
+
+// readSecretFile reads a secret from path, named by setting for messages.
+func (l *loader) readSecretFile(setting, path string) string {
+	data, err := readSmallFile(path)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			// pe's own message repeats the path; keep the op and the cause.
+			l.addf("%s %s: %s: %w", setting, path, pe.Op, pe.Err)
+		} else {
+			l.addf("%s %s: %w", setting, path, err)
+		}
+		return ""
+	}
+	l.remember(data)
+	v := strings.TrimSpace(data)
+	if v == "" {
+		l.addf("%s %s: file is empty", setting, path)
+	}
+	return v
+}
+
+// readSmallFile reads a regular file of at most maxSecretFileSize bytes.
+func readSmallFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = f.Close() }()
+	st, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if !st.Mode().IsRegular() {
+		return "", errors.New("not a regular file")
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxSecretFileSize+1))
+	if err != nil {
+		return "", err
+	}
+	if len(data) > maxSecretFileSize {
+		return "", fmt.Errorf("larger than %d bytes, not a credential", maxSecretFileSize)
+	}
+	return string(data), nil
+}
+
+// checkPattern reports a missing required value or one of the wrong shape.
+func (l *loader) checkPattern(v sourced, key, env string, re *regexp.Regexp, example string) {
+	switch {
+	case v.value == "" && l.fileUnparsed:
+	case v.value == "":
+		l.addf("%s: required (set %s in the cloud config or %s)", key, key, env)
+	case !re.MatchString(v.value):
+		l.addf("%s %q%s: must look like %s", key, v.value, v.suffix(), example)
+	}
+}
+
+// checkSecret rejects characters that cannot be in a Tencent credential; a
+// stray newline or quote from a copied Secret is the usual cause. The
+// value itself is never shown.
+func (l *loader) checkSecret(v sourced) {
+	if v.value == "" {
+		return // reported as required or as an empty file
+	}
+	for _, c := range v.value {
+		if c <= ' ' || c > '~' || c == '"' || c == '\'' {
+			l.addf("%s: must be printable ASCII without spaces or quotes (the value is not shown)", v.from)
+			return
+		}
+	}
+}

@@ -1,0 +1,265 @@
+package tencentcloud
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
+	tcerr "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/errors"
+	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/profile"
+	cvm "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm/v20170312"
+)
+
+// instanceAPI is the slice of the CVM API the node side uses. *cvm.Client
+// implements it; tests use a fake.
+type instanceAPI interface {
+	DescribeInstancesWithContext(ctx context.Context, req *cvm.DescribeInstancesRequest) (*cvm.DescribeInstancesResponse, error)
+}
+
+const (
+	// requestTimeout bounds one API call. The SDK's default is 60 s, far
+	// longer than a controller should wait on a single read.
+	requestTimeout = 15 * time.Second
+	// requestClient is sent in X-TC-RequestClient so that calls from the CCM
+	// can be told apart in audit logs and in cloudsim's call counts.
+	requestClient = "ccmkit-cloud-controller-manager"
+
+	// pageSize is DescribeInstances' maximum Limit, and also its maximum
+	// number of InstanceIds per call.
+	pageSize = 100
+	// maxFilterValues is the documented limit of values per filter.
+	maxFilterValues = 5
+	// maxPages stops pagination against an answer whose TotalCount never
+	// comes within reach (100 pages = 10,000 instances for one filter).
+	maxPages = 100
+)
+
+// newCVMClient builds the real SDK client from the config.
+func newCVMClient(cfg *Config) (*cvm.Client, error) {
+	host, scheme, err := cfg.endpoint()
+	if err != nil {
+		return nil, fmt.Errorf("api_endpoint %q: %w", cfg.APIEndpoint, err)
+	}
+	cpf := newClientProfile(host, scheme)
+	cred := common.NewCredential(string(cfg.SecretID), string(cfg.SecretKey))
+	client, err := cvm.NewClient(cred, cfg.Region, cpf)
+	if err != nil {
+		// The SDK's message is about the profile, never the credential.
+		return nil, fmt.Errorf("create CVM client for region %s: %w", cfg.Region, err)
+	}
+	client.WithRequestClient(requestClient)
+	return client, nil
+}
+
+// newClientProfile returns the SDK profile shared by every client we build.
+func newClientProfile(endpointHost, scheme string) *profile.ClientProfile {
+	cpf := profile.NewClientProfile()
+	cpf.HttpProfile.ReqTimeout = int(requestTimeout / time.Second)
+	if endpointHost != "" {
+		cpf.HttpProfile.Endpoint = endpointHost
+		cpf.HttpProfile.Scheme = scheme
+	}
+	// English error messages: they end up in our errors and logs.
+	cpf.Language = "en-US"
+	// No SDK retries: a retry hidden in the SDK would defeat our own pacing
+	// and make a throttled lookup look slow instead of failed.
+	cpf.NetworkFailureMaxRetries = 0
+	cpf.RateLimitExceededMaxRetries = 0
+	// The region breaker may switch to a backup endpoint in another region,
+	// which would bypass api_endpoint (and thus cloudsim).
+	cpf.DisableRegionBreaker = true
+	return cpf
+}
+
+// apiError says which call failed for what; it unwraps to the SDK error.
+type apiError struct {
+	action string // e.g. DescribeInstances
+	target string // e.g. `node "10.0.0.5" (private-ip-address filter)`
+	err    error
+}
+
+func (e *apiError) Error() string {
+	return fmt.Sprintf("%s for %s: %s", e.action, e.target, describeSDKError(e.err))
+}
+
+func (e *apiError) Unwrap() error { return e.err }
+
+// describeSDKError renders an SDK error as "[Code] Message (request id R)",
+// keeping any underlying cause (network errors, timeouts).
+func describeSDKError(err error) string {
+	var sdkErr *tcerr.TencentCloudSDKError
+	if !errors.As(err, &sdkErr) {
+		return err.Error()
+	}
+	msg := fmt.Sprintf("[%s] %s", sdkErr.Code, sdkErr.Message)
+	if sdkErr.RequestId != "" {
+		msg += " (request id " + sdkErr.RequestId + ")"
+	}
+	if cause := errors.Unwrap(sdkErr); cause != nil {
+		msg += ": " + cause.Error()
+	}
+	return msg
+}
+
+// errorCode returns the Tencent error code in err, or "" if there is none.
+func errorCode(err error) string {
+	var sdkErr *tcerr.TencentCloudSDKError
+	if errors.As(err, &sdkErr) {
+		return sdkErr.Code
+	}
+	return ""
+}
+
+// instanceLookup finds instances of our VPC. Every result has been checked
+// to be well-formed (id, VPC), so callers can trust the fields they read.
+type instanceLookup struct {
+	api   instanceAPI
+	vpcID string
+}
+
+// byID describes the given instances. DescribeInstances cannot combine
+// InstanceIds with Filters, so the VPC is not filtered here: the caller
+// decides what an instance in another VPC means. An id missing from the
+// result means the cloud does not know it.
+func (l *instanceLookup) byID(ctx context.Context, target string, ids ...string) ([]*cvm.Instance, error) {
+	var out []*cvm.Instance
+	for chunk := range slices.Chunk(ids, pageSize) {
+		req := cvm.NewDescribeInstancesRequest()
+		req.InstanceIds = common.StringPtrs(chunk)
+		req.Limit = common.Int64Ptr(pageSize)
+		what := fmt.Sprintf("%s (InstanceIds %s)", target, strings.Join(chunk, ","))
+		set, total, err := l.describe(ctx, what, req)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkIDAnswer(chunk, set, total); err != nil {
+			return nil, &apiError{action: "DescribeInstances", target: what, err: err}
+		}
+		out = append(out, set...)
+	}
+	return out, nil
+}
+
+// checkIDAnswer rejects an answer that does not match the question, because
+// a by-id answer decides whether a node is deleted: only a consistent
+// answer without the id may mean "gone".
+func checkIDAnswer(asked []string, set []*cvm.Instance, total int64) error {
+	if total != int64(len(set)) {
+		return fmt.Errorf("malformed answer: TotalCount %d but %d instances", total, len(set))
+	}
+	seen := map[string]bool{}
+	for _, ins := range set {
+		id := *ins.InstanceId
+		if !slices.Contains(asked, id) {
+			return fmt.Errorf("malformed answer: instance %s was not asked for", id)
+		}
+		if seen[id] {
+			return fmt.Errorf("malformed answer: instance %s listed twice", id)
+		}
+		seen[id] = true
+	}
+	return nil
+}
+
+// byFilter lists the instances of our VPC that match name=values. It
+// always adds the vpc-id filter, splits values into groups of five (the
+// API's limit) and pages through every result. Instances that are
+// nevertheless outside our VPC are dropped.
+func (l *instanceLookup) byFilter(ctx context.Context, target, name string, values []string) ([]*cvm.Instance, error) {
+	var out []*cvm.Instance
+	seen := map[string]bool{}
+	for chunk := range slices.Chunk(values, maxFilterValues) {
+		what := fmt.Sprintf("%s (%s filter)", target, name)
+		set, err := l.allPages(ctx, what, []*cvm.Filter{
+			{Name: common.StringPtr("vpc-id"), Values: common.StringPtrs([]string{l.vpcID})},
+			{Name: common.StringPtr(name), Values: common.StringPtrs(chunk)},
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, ins := range set {
+			if !seen[*ins.InstanceId] && instanceVPC(ins) == l.vpcID {
+				seen[*ins.InstanceId] = true
+				out = append(out, ins)
+			}
+		}
+	}
+	return out, nil
+}
+
+// allPages pages through a filtered DescribeInstances until TotalCount
+// instances have been seen.
+func (l *instanceLookup) allPages(ctx context.Context, what string, filters []*cvm.Filter) ([]*cvm.Instance, error) {
+	var out []*cvm.Instance
+	for page := 0; ; page++ {
+		if page == maxPages {
+			return nil, &apiError{action: "DescribeInstances", target: what,
+				err: fmt.Errorf("gave up after %d pages of %d", maxPages, pageSize)}
+		}
+		req := cvm.NewDescribeInstancesRequest()
+		req.Filters = filters
+		req.Offset = common.Int64Ptr(int64(len(out)))
+		req.Limit = common.Int64Ptr(pageSize)
+		set, total, err := l.describe(ctx, what, req)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, set...)
+		if int64(len(out)) >= total {
+			return out, nil
+		}
+		if len(set) == 0 {
+			// The list shrank between pages; the next sync will see it whole.
+			return nil, &apiError{action: "DescribeInstances", target: what,
+				err: fmt.Errorf("page at offset %d was empty but TotalCount is %d", len(out), total)}
+		}
+	}
+}
+
+// describe makes one call and checks the shape of the answer.
+func (l *instanceLookup) describe(ctx context.Context, what string, req *cvm.DescribeInstancesRequest) ([]*cvm.Instance, int64, error) {
+	resp, err := l.api.DescribeInstancesWithContext(ctx, req)
+	if err == nil {
+		err = checkAnswer(resp)
+	}
+	if err != nil {
+		return nil, 0, &apiError{action: "DescribeInstances", target: what, err: err}
+	}
+	return resp.Response.InstanceSet, *resp.Response.TotalCount, nil
+}
+
+// checkAnswer rejects answers missing what we rely on. A body without
+// TotalCount or without instance ids must never be read as "no instances".
+func checkAnswer(resp *cvm.DescribeInstancesResponse) error {
+	if resp == nil || resp.Response == nil {
+		return errors.New("malformed answer: no Response")
+	}
+	if resp.Response.TotalCount == nil || *resp.Response.TotalCount < 0 {
+		return errors.New("malformed answer: no valid TotalCount")
+	}
+	for i, ins := range resp.Response.InstanceSet {
+		if ins == nil || ins.InstanceId == nil || *ins.InstanceId == "" {
+			return fmt.Errorf("malformed answer: InstanceSet[%d] has no InstanceId", i)
+		}
+	}
+	return nil
+}
+
+// instanceVPC returns the instance's VPC id, "" if the answer has none.
+func instanceVPC(ins *cvm.Instance) string {
+	if ins.VirtualPrivateCloud == nil {
+		return ""
+	}
+	return deref(ins.VirtualPrivateCloud.VpcId)
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}

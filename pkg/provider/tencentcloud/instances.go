@@ -1,0 +1,275 @@
+package tencentcloud
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	cvm "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm/v20170312"
+	v1 "k8s.io/api/core/v1"
+	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/klog/v2"
+)
+
+// CVM instance states we act on (see DescribeInstances' InstanceState).
+const (
+	stateTerminating = "TERMINATING"
+	stateStopped     = "STOPPED"
+	stateStopping    = "STOPPING"
+	stateShutdown    = "SHUTDOWN"
+)
+
+// instances implements cloudprovider.InstancesV2 for CVM: it maps a Node
+// to its instance, then translates the instance into what the cloud-node
+// and node-lifecycle controllers want to know.
+type instances struct {
+	lookup *instanceLookup
+	region string
+}
+
+var _ cloudprovider.InstancesV2 = (*instances)(nil)
+
+// found is the outcome of looking for a node's instance.
+type found struct {
+	// instance is nil when nothing matched.
+	instance *cvm.Instance
+	// byID is true when the lookup was by instance id. Only then does a
+	// missing instance mean the cloud does not know it; an empty filter
+	// result says nothing about existence.
+	byID bool
+	// query describes the lookup for messages, e.g. "private-ip-address=10.0.0.5".
+	query string
+}
+
+// find maps a node to its instance. The order matters: a providerID is
+// authoritative, and it is set on every node we initialized; the other
+// rules only serve nodes that joined without one. It stops at the first rule
+// that applies, even if that rule finds nothing, so that a node can never
+// be matched to a different instance by a weaker rule.
+func (i *instances) find(ctx context.Context, node *v1.Node) (found, error) {
+	if node.Spec.ProviderID != "" {
+		p, err := parseProviderID(node.Spec.ProviderID)
+		if err != nil {
+			return found{}, fmt.Errorf("node %q: %w", node.Name, err)
+		}
+		return i.findByID(ctx, node, p.InstanceID)
+	}
+	if isInstanceID(node.Name) {
+		return i.findByID(ctx, node, node.Name)
+	}
+	if isIPv4(node.Name) {
+		return i.findByFilter(ctx, node, "private-ip-address", []string{node.Name})
+	}
+	if ips := internalIPv4s(node); len(ips) > 0 {
+		return i.findByFilter(ctx, node, "private-ip-address", ips)
+	}
+	names := []string{node.Name}
+	if h := nodeHostname(node); h != "" && h != node.Name {
+		names = append(names, h)
+	}
+	return i.findByFilter(ctx, node, "instance-name", names)
+}
+
+// findByID describes one instance by id. An instance outside our VPC is an
+// error, not "not found": the id is real, so the node is not gone, but it
+// is not ours to manage either (usually a wrong vpc_id).
+func (i *instances) findByID(ctx context.Context, node *v1.Node, id string) (found, error) {
+	query := "instance-id=" + id
+	set, err := i.lookup.byID(ctx, fmt.Sprintf("node %q", node.Name), id)
+	if err != nil {
+		return found{}, err
+	}
+	if len(set) == 0 {
+		return found{byID: true, query: query}, nil
+	}
+	ins := set[0]
+	if vpc := instanceVPC(ins); vpc != i.lookup.vpcID {
+		return found{}, fmt.Errorf("node %q: instance %s is in VPC %q, not in the cluster's VPC %s (check vpc_id)",
+			node.Name, id, vpc, i.lookup.vpcID)
+	}
+	return found{instance: ins, byID: true, query: query}, nil
+}
+
+// findByFilter lists the instances of our VPC matching name=values and
+// insists on at most one: guessing between two instances could attach a
+// node's labels, or its deletion, to the wrong machine.
+func (i *instances) findByFilter(ctx context.Context, node *v1.Node, name string, values []string) (found, error) {
+	query := name + "=" + strings.Join(values, ",")
+	set, err := i.lookup.byFilter(ctx, fmt.Sprintf("node %q", node.Name), name, values)
+	if err != nil {
+		return found{}, err
+	}
+	switch len(set) {
+	case 0:
+		return found{query: query}, nil
+	case 1:
+		return found{instance: set[0], query: query}, nil
+	}
+	return found{}, fmt.Errorf("node %q: %d instances in VPC %s match %s: %s; cannot tell which is the node's "+
+		"(set the node's spec.providerID, e.g. kubelet --provider-id=%s<zone>/<ins-id>)",
+		node.Name, len(set), i.lookup.vpcID, query, describeCandidates(set), providerIDPrefix)
+}
+
+// describeCandidates lists up to ten instances as id "name", sorted by id.
+func describeCandidates(set []*cvm.Instance) string {
+	parts := make([]string, 0, len(set))
+	for _, ins := range set {
+		parts = append(parts, fmt.Sprintf("%s %q", *ins.InstanceId, deref(ins.InstanceName)))
+	}
+	slices.Sort(parts)
+	if len(parts) > 10 {
+		parts = append(parts[:10], fmt.Sprintf("and %d more", len(parts)-10))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// errCannotTell explains why a filter lookup that found nothing is not "gone".
+func (i *instances) errCannotTell(node *v1.Node, f found) error {
+	return fmt.Errorf("cannot tell whether node %q's instance exists: the node has no providerID and "+
+		"no instance in VPC %s matched %s; an empty filter result is not proof of deletion",
+		node.Name, i.lookup.vpcID, f.query)
+}
+
+// InstanceExists reports whether the node's instance still exists. The
+// node-lifecycle controller deletes the Node as soon as this returns
+// (false, nil), so that answer is given only when the cloud said so
+// unambiguously: a by-id lookup (providerID or an ins- node name) came back
+// without the instance, or the instance is TERMINATING.
+//
+// Everything else is an error, returned as (true, err): throttling, auth
+// failures, timeouts, malformed answers, an instance in another VPC, an
+// ambiguous match, and a node without providerID that no filter matched
+// (the filter, not the instance, may be what is wrong). Upstream ignores
+// the bool when err is set; we still answer true so that a caller that
+// forgets to check err keeps the node.
+func (i *instances) InstanceExists(ctx context.Context, node *v1.Node) (bool, error) {
+	f, err := i.find(ctx, node)
+	if err != nil {
+		return true, err
+	}
+	if f.instance == nil {
+		if !f.byID {
+			return true, i.errCannotTell(node, f)
+		}
+		klog.V(2).InfoS("Instance no longer exists", "node", klog.KObj(node), "query", f.query)
+		return false, nil
+	}
+	if state := deref(f.instance.InstanceState); state == stateTerminating {
+		klog.V(2).InfoS("Instance is terminating", "node", klog.KObj(node), "instanceID", *f.instance.InstanceId)
+		return false, nil
+	}
+	return true, nil
+}
+
+// InstanceShutdown reports whether the node's instance is stopped or
+// stopping; the lifecycle controller then taints the node (never deletes
+// it). Upstream asks only after InstanceExists said true, so an instance
+// gone by id in between is simply not shut down.
+func (i *instances) InstanceShutdown(ctx context.Context, node *v1.Node) (bool, error) {
+	f, err := i.find(ctx, node)
+	if err != nil {
+		return false, err
+	}
+	if f.instance == nil {
+		if !f.byID {
+			return false, i.errCannotTell(node, f)
+		}
+		return false, nil
+	}
+	switch deref(f.instance.InstanceState) {
+	case stateStopped, stateStopping, stateShutdown:
+		return true, nil
+	}
+	return false, nil
+}
+
+// InstanceMetadata returns the node's providerID, instance type, addresses,
+// zone and region. A node with no matching instance gets an error wrapping
+// cloudprovider.InstanceNotFound.
+func (i *instances) InstanceMetadata(ctx context.Context, node *v1.Node) (*cloudprovider.InstanceMetadata, error) {
+	f, err := i.find(ctx, node)
+	if err != nil {
+		return nil, err
+	}
+	if f.instance == nil {
+		return nil, fmt.Errorf("node %q: no instance in VPC %s matched %s: %w",
+			node.Name, i.lookup.vpcID, f.query, cloudprovider.InstanceNotFound)
+	}
+	ins := f.instance
+	zone := ""
+	if ins.Placement != nil {
+		zone = deref(ins.Placement.Zone)
+	}
+	if zone == "" {
+		return nil, fmt.Errorf("node %q: DescribeInstances answered instance %s without Placement.Zone",
+			node.Name, *ins.InstanceId)
+	}
+	// Upstream never changes a providerID once set and expects ours to
+	// match it, so a node that joined as qcloud:/// or a bare id keeps it.
+	providerID := node.Spec.ProviderID
+	if providerID == "" {
+		providerID = formatProviderID(zone, *ins.InstanceId)
+	}
+	return &cloudprovider.InstanceMetadata{
+		ProviderID:    providerID,
+		InstanceType:  deref(ins.InstanceType),
+		NodeAddresses: nodeAddresses(node, ins),
+		Zone:          zone,
+		Region:        i.region,
+	}, nil
+}
+
+// nodeAddresses lists the instance's private IPs as InternalIP, its public
+// IPs as ExternalIP, and the node's hostname. The hostname comes from the
+// node (the kubelet's view), because the cloud has no notion of it that
+// matches what the kubelet registered.
+func nodeAddresses(node *v1.Node, ins *cvm.Instance) []v1.NodeAddress {
+	var out []v1.NodeAddress
+	add := func(t v1.NodeAddressType, addrs []*string) {
+		for _, a := range addrs {
+			if a == nil || *a == "" {
+				continue
+			}
+			na := v1.NodeAddress{Type: t, Address: *a}
+			if !slices.Contains(out, na) {
+				out = append(out, na)
+			}
+		}
+	}
+	add(v1.NodeInternalIP, ins.PrivateIpAddresses)
+	add(v1.NodeExternalIP, ins.PublicIpAddresses)
+	hostname := nodeHostname(node)
+	if hostname == "" {
+		hostname = node.Name
+	}
+	return append(out, v1.NodeAddress{Type: v1.NodeHostName, Address: hostname})
+}
+
+// nodeHostname returns the node's first Hostname address, or "".
+func nodeHostname(node *v1.Node) string {
+	for _, a := range node.Status.Addresses {
+		if a.Type == v1.NodeHostName && a.Address != "" {
+			return a.Address
+		}
+	}
+	return ""
+}
+
+// internalIPv4s returns the node's distinct InternalIP IPv4 addresses; the
+// private-ip-address filter matches IPv4 only.
+func internalIPv4s(node *v1.Node) []string {
+	var out []string
+	for _, a := range node.Status.Addresses {
+		if a.Type == v1.NodeInternalIP && isIPv4(a.Address) && !slices.Contains(out, a.Address) {
+			out = append(out, a.Address)
+		}
+	}
+	return out
+}
+
+func isIPv4(s string) bool {
+	addr, err := netip.ParseAddr(s)
+	return err == nil && addr.Is4()
+}

@@ -1,0 +1,203 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	cloudapi "k8s.io/cloud-provider/api"
+
+	"github.com/ccmkit/ccm/internal/testcluster"
+	"github.com/ccmkit/ccm/pkg/cloudsim"
+)
+
+const shutdownTaint = "node.cloudprovider.kubernetes.io/shutdown"
+
+// writeCloudConfig writes a Tencent cloud config pointing at cloudsim.
+func writeCloudConfig(dir, name, id, key string) string {
+	path := filepath.Join(dir, name)
+	cfg := fmt.Sprintf("region: %s\nvpc_id: %s\nsecret_id: %s\nsecret_key: %s\napi_endpoint: %s\n",
+		region, vpcID, id, key, suite.simURL)
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		panic(err)
+	}
+	return path
+}
+
+// startCCM starts a CCM process as the shipped ServiceAccount.
+func startCCM(name, cloudConfig string, extraArgs ...string) (*testcluster.Process, error) {
+	p, _, err := testcluster.CCM{
+		Binary:      suite.ccmBinary,
+		Provider:    "tencentcloud",
+		CloudConfig: cloudConfig,
+		Kubeconfig:  suite.kubeconfig,
+		Dir:         suite.dir,
+		Name:        name,
+		ExtraArgs:   extraArgs,
+	}.Start()
+	return p, err
+}
+
+var ipSeq atomic.Int32
+
+// nextIP hands out a unique loopback address per instance, so tests never
+// collide on private IPs.
+func nextIP() string {
+	n := ipSeq.Add(1)
+	return fmt.Sprintf("127.0.%d.%d", 10+n/250, 1+n%250)
+}
+
+var idSeq atomic.Int32
+
+// newInstance adds a RUNNING instance in our VPC to cloudsim.
+func newInstance(t *testing.T, name string) cloudsim.Instance {
+	t.Helper()
+	in := cloudsim.Instance{
+		ID:        fmt.Sprintf("ins-e2e%05d", idSeq.Add(1)),
+		Name:      name,
+		Type:      "S5.MEDIUM4",
+		Zone:      zone,
+		PrivateIP: nextIP(),
+		PublicIP:  fmt.Sprintf("127.1.%d.%d", idSeq.Load()/250, 1+idSeq.Load()%250),
+		VpcID:     vpcID,
+		SubnetID:  "subnet-e2e00001",
+		State:     "RUNNING",
+	}
+	added, err := suite.sim.AddInstances(in)
+	if err != nil {
+		t.Fatalf("add instance %s: %v", name, err)
+	}
+	return added[0]
+}
+
+func registerNode(t *testing.T, s testcluster.NodeSpec) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := suite.cluster.RegisterNode(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = suite.cluster.Client.CoreV1().Nodes().Delete(context.Background(), s.Name, metav1.DeleteOptions{})
+	})
+}
+
+// waitNode waits up to d for cond on the node and fails the test with the
+// node's last state if it does not hold.
+func waitNode(t *testing.T, name string, d time.Duration, what string, cond func(*corev1.Node) bool) *corev1.Node {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	n, err := suite.cluster.WaitForNode(ctx, name, cond)
+	if err != nil {
+		t.Fatalf("node %s: %s: not within %s (%v); last seen: taints=%v providerID=%q labels=%v",
+			name, what, d, err, taintKeys(n), providerID(n), labelsOf(n))
+	}
+	return n
+}
+
+func initialized(n *corev1.Node) bool {
+	return !testcluster.HasTaint(n, cloudapi.TaintExternalCloudProvider)
+}
+
+func nodeExists(t *testing.T, name string) bool {
+	t.Helper()
+	_, err := suite.cluster.Client.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false
+	}
+	if err != nil {
+		t.Fatalf("get node %s: %v", name, err)
+	}
+	return true
+}
+
+func setReady(t *testing.T, name string, ready bool) {
+	t.Helper()
+	if err := suite.cluster.SetNodeReady(context.Background(), name, ready); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// calls returns how many DescribeInstances calls cloudsim answered, by result.
+func describeCalls() map[string]int { return suite.sim.Calls()["DescribeInstances"] }
+
+func total(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+func taintKeys(n *corev1.Node) []string {
+	if n == nil {
+		return nil
+	}
+	var keys []string
+	for _, t := range n.Spec.Taints {
+		keys = append(keys, t.Key)
+	}
+	return keys
+}
+
+func providerID(n *corev1.Node) string {
+	if n == nil {
+		return ""
+	}
+	return n.Spec.ProviderID
+}
+
+func labelsOf(n *corev1.Node) map[string]string {
+	if n == nil {
+		return nil
+	}
+	return n.Labels
+}
+
+func addressesOf(n *corev1.Node) map[corev1.NodeAddressType][]string {
+	out := map[corev1.NodeAddressType][]string{}
+	for _, a := range n.Status.Addresses {
+		out[a.Type] = append(out[a.Type], a.Address)
+	}
+	return out
+}
+
+// holdsFor checks cond repeatedly for d and fails the test the first time it
+// is false: for "nothing bad happens" assertions.
+func holdsFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if !cond() {
+			t.Fatalf("%s: stopped holding", what)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func mustNotContainSecret(t *testing.T, what, text string) {
+	t.Helper()
+	if strings.Contains(text, secretKey) {
+		t.Errorf("%s contains the secret key", what)
+	}
+}
