@@ -34,11 +34,15 @@ var _ cloudprovider.Interface = (*Cloud)(nil)
 // New builds the provider from a loaded Config, with real SDK clients.
 // It makes no API call.
 func New(cfg *Config) (*Cloud, error) {
-	client, err := newCVMClient(cfg)
+	clients, err := newSDK(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return newCloud(cfg, client), nil
+	cvmClient, err := clients.cvm()
+	if err != nil {
+		return nil, err
+	}
+	return newCloud(cfg, cvmClient), nil
 }
 
 // newCloud wires the provider around an instanceAPI (the SDK, or a fake).

@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 	tcerr "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/errors"
-	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/profile"
 	cvm "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm/v20170312"
 )
 
@@ -21,13 +19,6 @@ type instanceAPI interface {
 }
 
 const (
-	// requestTimeout bounds one API call. The SDK's default is 60 s, far
-	// longer than a controller should wait on a single read.
-	requestTimeout = 15 * time.Second
-	// requestClient is sent in X-TC-RequestClient so that calls from the CCM
-	// can be told apart in audit logs and in cloudsim's call counts.
-	requestClient = "ccmkit-cloud-controller-manager"
-
 	// pageSize is DescribeInstances' maximum Limit, and also its maximum
 	// number of InstanceIds per call.
 	pageSize = 100
@@ -37,43 +28,6 @@ const (
 	// comes within reach (100 pages = 10,000 instances for one filter).
 	maxPages = 100
 )
-
-// newCVMClient builds the real SDK client from the config.
-func newCVMClient(cfg *Config) (*cvm.Client, error) {
-	host, scheme, err := cfg.endpoint()
-	if err != nil {
-		return nil, fmt.Errorf("api_endpoint %q: %w", cfg.APIEndpoint, err)
-	}
-	cpf := newClientProfile(host, scheme)
-	cred := common.NewCredential(string(cfg.SecretID), string(cfg.SecretKey))
-	client, err := cvm.NewClient(cred, cfg.Region, cpf)
-	if err != nil {
-		// The SDK's message is about the profile, never the credential.
-		return nil, fmt.Errorf("create CVM client for region %s: %w", cfg.Region, err)
-	}
-	client.WithRequestClient(requestClient)
-	return client, nil
-}
-
-// newClientProfile returns the SDK profile shared by every client we build.
-func newClientProfile(endpointHost, scheme string) *profile.ClientProfile {
-	cpf := profile.NewClientProfile()
-	cpf.HttpProfile.ReqTimeout = int(requestTimeout / time.Second)
-	if endpointHost != "" {
-		cpf.HttpProfile.Endpoint = endpointHost
-		cpf.HttpProfile.Scheme = scheme
-	}
-	// English error messages: they end up in our errors and logs.
-	cpf.Language = "en-US"
-	// No SDK retries: a retry hidden in the SDK would defeat our own pacing
-	// and make a throttled lookup look slow instead of failed.
-	cpf.NetworkFailureMaxRetries = 0
-	cpf.RateLimitExceededMaxRetries = 0
-	// The region breaker may switch to a backup endpoint in another region,
-	// which would bypass api_endpoint (and thus cloudsim).
-	cpf.DisableRegionBreaker = true
-	return cpf
-}
 
 // apiError says which call failed for what; it unwraps to the SDK error.
 type apiError struct {

@@ -190,11 +190,15 @@ func TestSDKOverHTTPS(t *testing.T) {
 	defer srv.Close()
 	cfg := &Config{Region: "ap-guangzhou", VpcID: "vpc-aaaa1111", SecretID: testSecretID, SecretKey: testSecretKey,
 		APIEndpoint: srv.URL}
-	client, err := newCVMClient(cfg)
+	clients, err := newSDK(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	client.WithHttpTransport(srv.Client().Transport) // trust the test certificate
+	clients.transport = srv.Client().Transport // trust the test certificate
+	client, err := clients.cvm()
+	if err != nil {
+		t.Fatal(err)
+	}
 	iv2, _ := newCloud(cfg, client).InstancesV2()
 	exists, err := iv2.InstanceExists(context.Background(), testNode("ins-aaaa0001", ""))
 	if exists || err != nil {
