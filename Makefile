@@ -8,7 +8,7 @@ export CCM_TOOLS_DIR := $(TOOLS_DIR)
 DEMO_FLAGS ?=
 E2E_FLAGS  ?=
 
-.PHONY: all build tools test unit e2e demo lint fmt tidy clean
+.PHONY: all build tools test unit e2e demo lint fmt tidy clean image
 
 all: build
 
@@ -40,6 +40,13 @@ lint:
 	@out=$$(gofmt -l cmd pkg internal test hack); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./test/e2e/
+
+## image: container images (needs a Docker engine with buildx; none runs on the dev machines)
+IMAGE ?= ghcr.io/ccmkit/cloud-controller-manager
+VERSION ?= v0.1.0
+image:
+	docker build --target cloud-controller-manager --build-arg VERSION=$(VERSION) -t $(IMAGE):$(VERSION) .
+	docker build --target cloudsim -t $(IMAGE:cloud-controller-manager=cloudsim):$(VERSION) .
 
 tidy:
 	$(GO) mod tidy

@@ -26,6 +26,15 @@ func (c *Cluster) ApplyFile(ctx context.Context, path string) error {
 	if err != nil {
 		return fmt.Errorf("apply %s: %w", path, err)
 	}
+	return c.ApplyYAML(ctx, path, data, false)
+}
+
+// ApplyYAML server-side applies the objects in data; with dryRun the
+// apiserver validates and admits them (schema, defaults, admission) without
+// persisting anything, like `kubectl apply --server-side --dry-run=server`.
+// source names the input in errors.
+func (c *Cluster) ApplyYAML(ctx context.Context, source string, data []byte, dryRun bool) error {
+	path := source
 	objs, err := decodeManifests(data)
 	if err != nil {
 		return fmt.Errorf("apply %s: %w", path, err)
@@ -58,8 +67,12 @@ func (c *Cluster) ApplyFile(ctx context.Context, path string) error {
 			ri = dyn.Resource(m.Resource).Namespace(ns)
 		}
 		force := true
-		if _, err := ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, body,
-			metav1.PatchOptions{FieldManager: "ccmkit-testcluster", Force: &force}); err != nil {
+		// Strict: an unknown or misspelled field is an error, not a warning.
+		opts := metav1.PatchOptions{FieldManager: "ccmkit-testcluster", Force: &force, FieldValidation: "Strict"}
+		if dryRun {
+			opts.DryRun = []string{metav1.DryRunAll}
+		}
+		if _, err := ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, body, opts); err != nil {
 			return fmt.Errorf("apply %s: %s %s: %w", path, gvk.Kind, obj.GetName(), err)
 		}
 	}

@@ -48,6 +48,20 @@ func startCCM(name, cloudConfig string, extraArgs ...string) (*testcluster.Proce
 	return p, err
 }
 
+// pauseMainCCM stops the suite's CCM for the rest of the test, for scenarios
+// that need to be the only CCM acting, and restarts it afterwards.
+func pauseMainCCM(t *testing.T) {
+	t.Helper()
+	suite.ccm.Stop()
+	t.Cleanup(func() {
+		p, err := startCCM("ccm-after-"+strings.ReplaceAll(t.Name(), "/", "-"), writeCloudConfig(suite.dir, "cloud.yaml", secretID, secretKey))
+		if err != nil {
+			t.Fatalf("restart the suite's CCM: %v", err)
+		}
+		suite.ccm = p
+	})
+}
+
 var ipSeq atomic.Int32
 
 // nextIP hands out a unique loopback address per instance, so tests never

@@ -78,8 +78,9 @@ func run(m *testing.M) (int, error) {
 
 	suite.sim = cloudsim.New(cloudsim.Options{
 		Region:           region,
-		Credentials:      map[string]string{secretID: secretKey},
+		Credentials:      credentials(),
 		TerminatedLinger: time.Second,
+		OnCall:           recordPrincipal,
 	})
 	if suite.simURL, err = suite.sim.Start("127.0.0.1:0"); err != nil {
 		return 0, err
@@ -90,7 +91,8 @@ func run(m *testing.M) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer suite.ccm.Stop()
+	// suite.ccm may be replaced by a restarted process: stop whichever runs.
+	defer func() { suite.ccm.Stop() }()
 
 	code := m.Run()
 	if code != 0 {

@@ -196,15 +196,8 @@ func TestWrongCredentials(t *testing.T) {
 	registerNode(t, testcluster.NodeSpec{Name: in.PrivateIP, InternalIP: in.PrivateIP})
 	waitNode(t, in.PrivateIP, 30*time.Second, "initialized", initialized)
 
-	// Stop the good CCM so only the badly configured one looks at the node.
-	suite.ccm.Stop()
-	defer func() {
-		var err error
-		suite.ccm, err = startCCM("ccm-restarted", writeCloudConfig(suite.dir, "cloud.yaml", secretID, secretKey))
-		if err != nil {
-			t.Fatal(err)
-		}
-	}()
+	// Only the badly configured CCM may look at the node.
+	pauseMainCCM(t)
 	setReady(t, in.PrivateIP, false)
 
 	cases := []struct{ name, id, key, wantCode string }{

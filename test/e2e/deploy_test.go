@@ -1,0 +1,64 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ccmkit/ccm/internal/chartrender"
+)
+
+// The shipped manifests and the rendered chart pass the real apiserver's
+// validation and admission (server-side dry-run): schema, defaults,
+// PriorityClass, RBAC references.
+func TestDeployManifestsDryRun(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(repoRoot(), "deploy", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no manifests in deploy/: %v", err)
+	}
+	for _, f := range files {
+		if filepath.Base(f) == "kustomization.yaml" {
+			continue
+		}
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dryRun(t, f, data)
+		})
+	}
+}
+
+func TestChartDryRun(t *testing.T) {
+	cases := map[string]map[string]any{
+		"deployment":      nil,
+		"daemonset":       {"kind": "DaemonSet"},
+		"single-replica":  {"replicaCount": 1, "extraArgs": []any{"--v=4"}},
+		"existing-secret": {"config": map[string]any{"existingSecret": "cloud-controller-manager-config"}},
+	}
+	for name, values := range cases {
+		t.Run(name, func(t *testing.T) {
+			docs, err := chartrender.Render(filepath.Join(repoRoot(), "charts", "cloud-controller-manager"),
+				"cloud-controller-manager", "kube-system", values)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dryRun(t, "chart/"+name, []byte(strings.Join(docs, "---\n")))
+		})
+	}
+}
+
+func dryRun(t *testing.T, source string, data []byte) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := suite.cluster.ApplyYAML(ctx, source, data, true); err != nil {
+		t.Fatalf("server-side dry-run: %v", err)
+	}
+}

@@ -1,0 +1,104 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ccmkit/ccm/internal/testcluster"
+)
+
+const (
+	leaseDuration = 8 * time.Second
+	retryPeriod   = time.Second
+	acquiredLease = `"Successfully acquired lease" lock="kube-system/cloud-controller-manager"`
+)
+
+// Two CCM processes with leader election: only the leader calls the cloud,
+// and when the leader is SIGKILLed the other takes over within the lease
+// duration and finishes the work that was in flight.
+func TestLeaderElectionFailover(t *testing.T) {
+	pauseMainCCM(t)
+	leArgs := []string{
+		"--leader-elect=true",
+		"--leader-elect-lease-duration=" + leaseDuration.String(),
+		"--leader-elect-renew-deadline=5s",
+		"--leader-elect-retry-period=" + retryPeriod.String(),
+	}
+	procs := map[string]*testcluster.Process{}
+	for i, id := range haSecretIDs {
+		name := []string{"ccm-ha-a", "ccm-ha-b"}[i]
+		p, err := startCCM(name, writeCloudConfig(suite.dir, name+".yaml", id, secretKey), leArgs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Stop()
+		procs[id] = p
+	}
+
+	leader, follower := waitForLeader(t, procs, 30*time.Second)
+	t.Logf("leader is %s", leader)
+
+	// The leader initializes a node; the follower makes no cloud call.
+	in := newInstance(t, "ha-1")
+	registerNode(t, testcluster.NodeSpec{Name: in.PrivateIP, InternalIP: in.PrivateIP})
+	waitNode(t, in.PrivateIP, 30*time.Second, "initialized by the leader", initialized)
+	if n := callsBy(follower); n != 0 {
+		t.Errorf("the follower made %d cloud calls; only the leader may act (%s)", n, principalSummary())
+	}
+	if callsBy(leader) == 0 {
+		t.Errorf("the leader made no cloud call (%s)", principalSummary())
+	}
+
+	// Kill the leader with work in flight: a node registered at once.
+	procs[leader].Kill()
+	killed := time.Now()
+	in2 := newInstance(t, "ha-2")
+	registerNode(t, testcluster.NodeSpec{Name: in2.PrivateIP, InternalIP: in2.PrivateIP})
+
+	ctx, cancel := context.WithTimeout(context.Background(), leaseDuration+15*time.Second)
+	defer cancel()
+	if err := procs[follower].WaitForOutput(ctx, acquiredLease); err != nil {
+		t.Fatalf("the follower did not take over: %v\n%s", err, tail(procs[follower].Output(), 20))
+	}
+	handover := time.Since(killed)
+	t.Logf("handover took %s (lease duration %s)", handover.Round(100*time.Millisecond), leaseDuration)
+	if handover > leaseDuration+2*retryPeriod {
+		t.Errorf("handover took %s, more than the lease duration %s (+2 retry periods)", handover, leaseDuration)
+	}
+	n := waitNode(t, in2.PrivateIP, 30*time.Second, "initialized by the new leader", initialized)
+	if !strings.HasSuffix(n.Spec.ProviderID, "/"+in2.ID) {
+		t.Errorf("providerID = %q, want instance %s", n.Spec.ProviderID, in2.ID)
+	}
+}
+
+// waitForLeader returns the principal of the process that acquired the lease
+// and that of the other one.
+func waitForLeader(t *testing.T, procs map[string]*testcluster.Process, d time.Duration) (leader, follower string) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		for id, p := range procs {
+			if strings.Contains(p.Output(), acquiredLease) {
+				leader = id
+			}
+		}
+		if leader != "" {
+			for id := range procs {
+				if id != leader {
+					follower = id
+				}
+			}
+			if strings.Contains(procs[follower].Output(), acquiredLease) {
+				t.Fatal("both processes acquired the lease")
+			}
+			return leader, follower
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("no process acquired the lease within %s", d)
+	return "", ""
+}
