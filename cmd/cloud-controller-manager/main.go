@@ -42,6 +42,7 @@ func main() {
 // the provider's own message, which names every bad field.
 func initCloud(c *config.CompletedConfig) cloudprovider.Interface {
 	shared := c.ComponentConfig.KubeCloudShared.CloudProvider
+	warnIfWorldReadable(shared.CloudConfigFile)
 	cloud, err := cloudprovider.InitCloudProvider(shared.Name, shared.CloudConfigFile)
 	if err == nil && cloud == nil {
 		err = fmt.Errorf("cloud provider %q is not registered in this binary", shared.Name)
@@ -53,4 +54,18 @@ func initCloud(c *config.CompletedConfig) cloudprovider.Interface {
 		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
 	}
 	return cloud
+}
+
+// warnIfWorldReadable warns when the cloud config, which usually holds the
+// cloud credentials, can be read by every user on the host.
+func warnIfWorldReadable(path string) {
+	if path == "" {
+		return
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm()&0o004 == 0 {
+		return
+	}
+	klog.Warningf("The cloud config %s is readable by every user (mode %04o) and may hold credentials: "+
+		"chmod 600 it, or mount it from a Secret with defaultMode 0400", path, fi.Mode().Perm())
 }

@@ -58,6 +58,9 @@ func (c CCM) Start() (*Process, int, error) {
 		return nil, 0, err
 	}
 	p, err := StartProcess(c.Binary, c.Args(port), c.Env, filepath.Join(c.Dir, c.name()+".log"))
+	if p != nil {
+		p.SecurePort = port
+	}
 	return p, port, err
 }
 

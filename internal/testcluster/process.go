@@ -3,7 +3,6 @@ package testcluster
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +16,9 @@ import (
 // Process is a child process (the CCM, usually) whose combined output is kept
 // in memory for assertions and copied to a log file for humans.
 type Process struct {
+	// SecurePort is the CCM's --secure-port, when the process is a CCM.
+	SecurePort int
+
 	cmd  *exec.Cmd
 	done chan struct{}
 	err  error // exit error, valid after done is closed
@@ -127,18 +129,4 @@ func (p *Process) Kill() {
 	}
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	<-p.done
-}
-
-// ExitError is the error the process ended with, if any.
-func (p *Process) ExitError() error {
-	select {
-	case <-p.done:
-		var ee *exec.ExitError
-		if errors.As(p.err, &ee) {
-			return ee
-		}
-		return p.err
-	default:
-		return nil
-	}
 }

@@ -16,15 +16,13 @@ import (
 // kubeconfig that authenticates with it, so a process runs with exactly the
 // permissions that RBAC grants that ServiceAccount.
 func (c *Cluster) ServiceAccountKubeconfig(ctx context.Context, namespace, name string) (string, error) {
-	expiry := int64(24 * 3600)
-	tr, err := c.Client.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name,
-		&authv1.TokenRequest{Spec: authv1.TokenRequestSpec{ExpirationSeconds: &expiry}}, metav1.CreateOptions{})
+	token, err := c.ServiceAccountToken(ctx, namespace, name)
 	if err != nil {
-		return "", fmt.Errorf("token for serviceaccount %s/%s: %w", namespace, name, err)
+		return "", err
 	}
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["test"] = &clientcmdapi.Cluster{Server: c.Admin.Host, CertificateAuthorityData: c.Admin.CAData}
-	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
+	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: token}
 	cfg.Contexts["test"] = &clientcmdapi.Context{Cluster: "test", AuthInfo: name}
 	cfg.CurrentContext = "test"
 	path := filepath.Join(c.Dir, namespace+"-"+name+".kubeconfig")
@@ -32,4 +30,16 @@ func (c *Cluster) ServiceAccountKubeconfig(ctx context.Context, namespace, name 
 		return "", fmt.Errorf("write kubeconfig for %s/%s: %w", namespace, name, err)
 	}
 	return path, os.Chmod(path, 0o600)
+}
+
+// ServiceAccountToken mints a bound token (valid for a day) for the
+// ServiceAccount namespace/name through the TokenRequest API.
+func (c *Cluster) ServiceAccountToken(ctx context.Context, namespace, name string) (string, error) {
+	expiry := int64(24 * 3600)
+	tr, err := c.Client.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name,
+		&authv1.TokenRequest{Spec: authv1.TokenRequestSpec{ExpirationSeconds: &expiry}}, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("token for serviceaccount %s/%s: %w", namespace, name, err)
+	}
+	return tr.Status.Token, nil
 }

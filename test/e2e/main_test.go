@@ -95,6 +95,10 @@ func run(m *testing.M) (int, error) {
 	defer func() { suite.ccm.Stop() }()
 
 	code := m.Run()
+	if leaks := scanForSecret(); len(leaks) > 0 {
+		fmt.Println("e2e: the secret key appears in:", leaks)
+		code = 1
+	}
 	if code != 0 {
 		fmt.Println("e2e: failed; CCM logs are in", dir)
 	}
