@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/dataplane"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 func main() {
@@ -91,6 +93,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	verbosity := fs.Int("v", 1, "log verbosity: 0 quiet, 1 one line per API call, 2 also error messages")
 	limits := rateLimits{}
 	fs.Var(limits, "rate-limit", "per-action rate limit override, Action=QPS (repeatable; QPS <= 0 disables)")
+	taskLatency := fs.Duration("task-latency", tencent.DefaultTaskLatency, "how long each asynchronous CLB task runs (0: done before the call returns)")
+	quotaOpen := fs.Int("clb-quota-open", tencent.DefaultCLBQuota, "OPEN (public) load balancers allowed per region")
+	quotaInternal := fs.Int("clb-quota-internal", tencent.DefaultCLBQuota, "INTERNAL load balancers allowed per region")
+	vipRange := fs.String("vip-range", dataplane.DefaultVIPRange, "pool of load balancer VIPs, A-B or a CIDR prefix; must be bindable (Linux routes 127/8 to lo)")
+	hcInterval := fs.Duration("health-check-interval", 0, "if > 0, replaces every listener's health check interval (for tests)")
+	noDataPlane := fs.Bool("no-dataplane", false, "allocate VIPs but open no listener sockets")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -110,14 +118,31 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if *linger == 0 {
 		return errors.New("--terminated-linger must not be 0 (use a negative value to keep TERMINATING instances forever)")
 	}
+	if err := cloudsim.CheckVIPRange(*vipRange); err != nil {
+		return fmt.Errorf("--vip-range: %w", err)
+	}
+	if *quotaOpen < 1 || *quotaInternal < 1 {
+		return errors.New("--clb-quota-open and --clb-quota-internal must be at least 1")
+	}
+	if *taskLatency == 0 {
+		*taskLatency = -1 // Options: negative means instant, 0 the default
+	}
 
 	opts := cloudsim.Options{
 		Region:           *region,
 		Credentials:      credentials,
 		RateLimits:       limits,
 		TerminatedLinger: *linger,
+
+		TaskLatency:         *taskLatency,
+		CLBQuotaOpen:        *quotaOpen,
+		CLBQuotaInternal:    *quotaInternal,
+		VIPRange:            *vipRange,
+		HealthCheckInterval: *hcInterval,
+		DisableDataPlane:    *noDataPlane,
 	}
 	if *verbosity > 0 {
+		opts.DataPlaneLog = logger.Printf
 		v := *verbosity
 		opts.OnCall = func(c cloudsim.Call) {
 			svc := c.Service

@@ -97,6 +97,8 @@ func TestRunBadConfig(t *testing.T) {
 		{[]string{"--seed", "/nonexistent/seed.yaml"}, "", "seed"},
 		{[]string{"--terminated-linger", "0s"}, "", "terminated-linger"},
 		{[]string{"extra"}, "", "unexpected arguments"},
+		{[]string{"--vip-range", "127.1.0.9-127.1.0.1"}, "", "--vip-range"},
+		{[]string{"--clb-quota-open", "0"}, "", "clb-quota"},
 	}
 	for _, tt := range tests {
 		var stderr syncBuffer

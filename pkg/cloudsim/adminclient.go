@@ -127,3 +127,34 @@ func (c *AdminClient) Calls(ctx context.Context) (map[string]map[string]int, err
 func (c *AdminClient) ResetCalls(ctx context.Context) error {
 	return c.do(ctx, http.MethodDelete, "calls", nil, nil)
 }
+
+// RouteTables lists every TKE cluster route table with its routes.
+func (c *AdminClient) RouteTables(ctx context.Context) ([]RouteTable, error) {
+	var out []RouteTable
+	err := c.do(ctx, http.MethodGet, "tencent/routetables", nil, &out)
+	return out, err
+}
+
+// RouteTable returns one TKE cluster route table with its routes.
+func (c *AdminClient) RouteTable(ctx context.Context, name string) (RouteTable, error) {
+	var out RouteTable
+	err := c.do(ctx, http.MethodGet, "tencent/routetables/"+url.PathEscape(name), nil, &out)
+	return out, err
+}
+
+// CreateRouteTable creates a TKE cluster route table (with optional routes).
+func (c *AdminClient) CreateRouteTable(ctx context.Context, rt RouteTable) (RouteTable, error) {
+	var out RouteTable
+	err := c.do(ctx, http.MethodPost, "tencent/routetables", rt, &out)
+	return out, err
+}
+
+// AddClusterRoute adds a route to a table out of band.
+func (c *AdminClient) AddClusterRoute(ctx context.Context, table string, r ClusterRoute) error {
+	return c.do(ctx, http.MethodPost, "tencent/routetables/"+url.PathEscape(table)+"/routes", r, nil)
+}
+
+// DeleteClusterRoute removes a route from a table out of band.
+func (c *AdminClient) DeleteClusterRoute(ctx context.Context, table string, r ClusterRoute) error {
+	return c.do(ctx, http.MethodDelete, "tencent/routetables/"+url.PathEscape(table)+"/routes", r, nil)
+}

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/ccmkit/ccm/pkg/cloudsim/core"
+	"github.com/ccmkit/ccm/pkg/cloudsim/dataplane"
 	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
@@ -37,6 +38,12 @@ type Fault = core.Fault
 // Call describes one finished API call, for Options.OnCall.
 type Call = core.CallInfo
 
+// RouteTable is a TKE cluster route table (see tencent.RouteTable).
+type RouteTable = tencent.RouteTable
+
+// ClusterRoute is one route of a TKE cluster route table.
+type ClusterRoute = tencent.ClusterRoute
+
 // Options configures a Sim.
 type Options struct {
 	Region           string             // default "ap-guangzhou"
@@ -45,12 +52,24 @@ type Options struct {
 	TerminatedLinger time.Duration      // how long TERMINATING instances stay visible (0: 2s; negative: forever)
 	Clock            func() time.Time   // optional, default time.Now
 	OnCall           func(Call)         // optional hook called after every API call (logging)
+	RouteTables      []RouteTable       // TKE cluster route tables (with routes) to start with
+
+	// CLB and its data plane (see clb.go).
+	TaskLatency         time.Duration                 // how long each async CLB task runs (0: 200ms; negative: done before the call returns)
+	CLBQuotaOpen        int                           // OPEN load balancers per region (0: 100)
+	CLBQuotaInternal    int                           // INTERNAL load balancers per region (0: 100)
+	VIPRange            string                        // VIP pool, "A-B" or CIDR (default 127.240.0.1-127.240.255.254)
+	HealthCheckInterval time.Duration                 // > 0: replaces every listener's health check interval (tests)
+	DisableDataPlane    bool                          // allocate VIPs but open no sockets
+	DataPlaneLog        func(format string, a ...any) // optional: bind failures, target health changes
 }
 
 // Sim is a running emulator. It is safe for concurrent use.
 type Sim struct {
 	core    *core.Core
 	tencent *tencent.Dialect
+	clb     *tencent.CLB
+	plane   *dataplane.Plane
 	handler http.Handler
 
 	mu     sync.Mutex
@@ -60,7 +79,9 @@ type Sim struct {
 }
 
 // New returns a Sim serving the Tencent API at POST / and the admin API
-// under /admin/.
+// under /admin/. It panics if Options.RouteTables is invalid (use
+// CreateRouteTable to handle the error) or Options.VIPRange is malformed
+// (check it with CheckVIPRange).
 func New(opts Options) *Sim {
 	c := core.New(core.Config{
 		Region:           opts.Region,
@@ -72,6 +93,12 @@ func New(opts Options) *Sim {
 	s := &Sim{
 		core:    c,
 		tencent: tencent.New(c, tencent.Options{Credentials: opts.Credentials}),
+	}
+	s.startCLB(opts)
+	for _, rt := range opts.RouteTables {
+		if _, err := s.CreateRouteTable(rt); err != nil {
+			panic(fmt.Sprintf("cloudsim: Options.RouteTables: %v", err))
+		}
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/admin/", c.AdminHandler())
@@ -124,8 +151,9 @@ func baseURL(a net.Addr) string {
 }
 
 // Shutdown stops a started Sim gracefully, waiting for in-flight calls
-// until ctx ends.
+// until ctx ends; then it stops the data plane and pending CLB tasks.
 func (s *Sim) Shutdown(ctx context.Context) error {
+	defer s.stopCLB()
 	s.mu.Lock()
 	srv, done := s.server, s.done
 	s.server = nil
@@ -141,8 +169,10 @@ func (s *Sim) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// Close stops a started Sim immediately. It is a no-op if not started.
+// Close stops a started Sim immediately. It also stops the load balancers'
+// data plane and pending CLB tasks, even if the Sim was never started.
 func (s *Sim) Close() error {
+	defer s.stopCLB()
 	s.mu.Lock()
 	srv, done := s.server, s.done
 	s.server = nil
@@ -185,6 +215,30 @@ func (s *Sim) Calls() map[string]map[string]int { return s.core.Calls() }
 
 // ResetCalls zeroes the call counts.
 func (s *Sim) ResetCalls() { s.core.ResetCalls() }
+
+// CreateRouteTable adds a TKE cluster route table with its routes, all or
+// nothing, validated as CreateClusterRoute would (CIDR inside the table, one
+// CIDR per gateway, no overlap).
+func (s *Sim) CreateRouteTable(rt RouteTable) (RouteTable, error) {
+	return s.tencent.TKE().CreateRouteTable(rt)
+}
+
+// RouteTables returns every TKE cluster route table with its routes.
+func (s *Sim) RouteTables() []RouteTable { return s.tencent.TKE().RouteTables() }
+
+// RouteTable returns one TKE cluster route table with its routes.
+func (s *Sim) RouteTable(name string) (RouteTable, error) { return s.tencent.TKE().RouteTable(name) }
+
+// AddClusterRoute adds a route out of band, as another tool would (the
+// gateway need not be an instance).
+func (s *Sim) AddClusterRoute(table string, r ClusterRoute) error {
+	return s.tencent.TKE().AddRoute(table, r)
+}
+
+// DeleteClusterRoute removes a route out of band; a missing route is fine.
+func (s *Sim) DeleteClusterRoute(table string, r ClusterRoute) error {
+	return s.tencent.TKE().DeleteRoute(table, r)
+}
 
 // LoadSeed reads a YAML or JSON seed file holding {"instances": [...]}.
 func LoadSeed(path string) ([]Instance, error) { return core.LoadSeed(path) }

@@ -86,7 +86,7 @@ func New(cfg Config) *Core {
 		linger:    cfg.TerminatedLinger,
 		clock:     cfg.Clock,
 		onCall:    cfg.OnCall,
-		fleet:     fleet{byID: map[string]*Record{}},
+		fleet:     fleet{byID: map[string]*Record{}, byOCID: map[string]*Record{}},
 		overrides: map[string]float64{},
 		defaults:  map[string]float64{},
 		limiters:  map[string]*rate.Limiter{},
@@ -150,21 +150,37 @@ func (c *Core) Snapshot() []Record {
 	return out
 }
 
-// Instance returns one visible instance.
+// Instance returns one visible instance, found by its id or its OCID.
 func (c *Core) Instance(id string) (Instance, error) {
+	r, err := c.InstanceRecord(id)
+	if err != nil {
+		return Instance{}, err
+	}
+	return r.Instance, nil
+}
+
+// InstanceRecord returns a copy of one visible instance's record, found by
+// its id or its OCID.
+func (c *Core) InstanceRecord(id string) (Record, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.fleet.gc(c.clock(), c.linger)
-	r := c.fleet.byID[id]
+	r := c.fleet.lookup(id)
 	if r == nil {
-		return Instance{}, fmt.Errorf("instance %q: %w", id, ErrNotFound)
+		return Record{}, fmt.Errorf("instance %q: %w", id, ErrNotFound)
 	}
-	return r.Instance.clone(), nil
+	out := *r
+	out.Instance = r.Instance.clone()
+	return out, nil
 }
 
-// SetInstanceState changes an instance's state. Entering TERMINATING starts
-// the linger clock, after which the instance disappears; a TERMINATING
-// instance cannot change state again.
+// TerminatedLinger is how long a TERMINATING instance stays visible
+// (negative: forever).
+func (c *Core) TerminatedLinger() time.Duration { return c.linger }
+
+// SetInstanceState changes an instance's state; id may also be the
+// instance's OCID. Entering TERMINATING starts the linger clock, after which
+// the instance disappears; a TERMINATING instance cannot change state again.
 func (c *Core) SetInstanceState(id, state string) (Instance, error) {
 	st, ok := NormalizeState(state)
 	if !ok {
@@ -174,7 +190,7 @@ func (c *Core) SetInstanceState(id, state string) (Instance, error) {
 	defer c.mu.Unlock()
 	now := c.clock()
 	c.fleet.gc(now, c.linger)
-	r := c.fleet.byID[id]
+	r := c.fleet.lookup(id)
 	if r == nil {
 		return Instance{}, fmt.Errorf("instance %q: %w", id, ErrNotFound)
 	}
@@ -309,7 +325,8 @@ func (c *Core) Fault(ctx context.Context, action string) *Fault {
 			t.Stop()
 		}
 	}
-	if f.ErrorRate > 0 && rand.Float64() < f.ErrorRate {
+	// A FailTask fault fails the call's task (see TaskFault), not the call.
+	if !f.FailTask && f.ErrorRate > 0 && rand.Float64() < f.ErrorRate {
 		return &f
 	}
 	return nil

@@ -19,12 +19,17 @@ const DefaultFaultCode = "InternalError"
 // A call first waits Latency; then, with probability ErrorRate, it fails:
 // with HTTP status HTTPStatus if set, else with a normal error answer whose
 // code is ErrorCode. A fault with ErrorRate 0 only adds latency.
+//
+// With FailTask set the call itself succeeds (after Latency), and it is the
+// asynchronous task the call starts that fails, with probability ErrorRate
+// (see Tasks). ErrorCode then appears in the task's failure message.
 type Fault struct {
 	Action     string        `json:"action"`
 	ErrorRate  float64       `json:"errorRate"`            // 0..1; 1 = every call fails
 	ErrorCode  string        `json:"errorCode"`            // default "InternalError"
 	HTTPStatus int           `json:"httpStatus,omitempty"` // e.g. 500, 503: answer this status instead
 	Latency    time.Duration `json:"latency,omitempty"`    // JSON: nanoseconds, or a string like "2s"
+	FailTask   bool          `json:"failTask,omitempty"`   // fail the call's async task, not the call
 }
 
 // Validate reports what is wrong with f, for the admin API.
@@ -36,6 +41,8 @@ func (f Fault) Validate() error {
 		return fmt.Errorf("%w: fault: errorRate %v must be between 0 and 1", ErrInvalid, f.ErrorRate)
 	case f.HTTPStatus != 0 && (f.HTTPStatus < 400 || f.HTTPStatus > 599):
 		return fmt.Errorf("%w: fault: httpStatus %d must be between 400 and 599 (or 0 for an error answer)", ErrInvalid, f.HTTPStatus)
+	case f.FailTask && f.HTTPStatus != 0:
+		return fmt.Errorf("%w: fault: failTask fails the task, not the call, so it cannot have an httpStatus", ErrInvalid)
 	case f.Latency < 0:
 		return fmt.Errorf("%w: fault: latency %v must not be negative", ErrInvalid, f.Latency)
 	case f.Latency > 10*time.Minute:
@@ -58,7 +65,7 @@ func (f Fault) normalize() Fault {
 	if f.ErrorCode == "" {
 		f.ErrorCode = DefaultFaultCode
 	}
-	if f.HTTPStatus != 0 && (f.HTTPStatus < 400 || f.HTTPStatus > 599) {
+	if f.HTTPStatus != 0 && (f.HTTPStatus < 400 || f.HTTPStatus > 599) || f.FailTask {
 		f.HTTPStatus = 0
 	}
 	if f.Latency < 0 {
@@ -85,11 +92,12 @@ type faultJSON struct {
 	ErrorCode  string          `json:"errorCode"`
 	HTTPStatus int             `json:"httpStatus,omitempty"`
 	Latency    json.RawMessage `json:"latency,omitempty"`
+	FailTask   bool            `json:"failTask,omitempty"`
 }
 
 // MarshalJSON writes Latency as a duration string ("1.5s").
 func (f Fault) MarshalJSON() ([]byte, error) {
-	j := faultJSON{Action: f.Action, ErrorRate: f.ErrorRate, ErrorCode: f.ErrorCode, HTTPStatus: f.HTTPStatus}
+	j := faultJSON{Action: f.Action, ErrorRate: f.ErrorRate, ErrorCode: f.ErrorCode, HTTPStatus: f.HTTPStatus, FailTask: f.FailTask}
 	if f.Latency != 0 {
 		j.Latency, _ = json.Marshal(f.Latency.String())
 	}
@@ -105,7 +113,7 @@ func (f *Fault) UnmarshalJSON(b []byte) error {
 	if err := dec.Decode(&j); err != nil {
 		return fmt.Errorf("fault: %w", err)
 	}
-	*f = Fault{Action: j.Action, ErrorRate: j.ErrorRate, ErrorCode: j.ErrorCode, HTTPStatus: j.HTTPStatus}
+	*f = Fault{Action: j.Action, ErrorRate: j.ErrorRate, ErrorCode: j.ErrorCode, HTTPStatus: j.HTTPStatus, FailTask: j.FailTask}
 	if len(j.Latency) == 0 || string(j.Latency) == "null" {
 		return nil
 	}

@@ -26,6 +26,16 @@ type Instance struct {
 	SubnetID  string            `json:"subnetID,omitempty"` // "subnet-xxxxxxxx"; defaults to DefaultSubnetID
 	State     string            `json:"state"`              // an InstanceState; RUNNING if empty
 	Tags      map[string]string `json:"tags,omitempty"`
+
+	// OCI attributes, read by the OCI dialect, so that one fleet serves both
+	// dialects. All are optional. VpcID and SubnetID may also hold OCI VCN
+	// and subnet OCIDs.
+	OCID               string `json:"ocid,omitempty"`               // "ocid1.instance.oc1..<unique>"; generated if empty
+	CompartmentID      string `json:"compartmentID,omitempty"`      // compartment OCID; empty: the OCI dialect's default compartment
+	AvailabilityDomain string `json:"availabilityDomain,omitempty"` // empty: the OCI dialect's first availability domain
+	FaultDomain        string `json:"faultDomain,omitempty"`        // empty: the OCI dialect's default (FAULT-DOMAIN-1)
+	Shape              string `json:"shape,omitempty"`              // empty: the OCI dialect's default shape
+	HostnameLabel      string `json:"hostnameLabel,omitempty"`      // the primary VNIC's hostname label; none if empty
 }
 
 // Defaults filled in by AddInstances.
@@ -79,9 +89,21 @@ func ValidVpcID(id string) bool { return vpcIDRe.MatchString(id) }
 // ValidSubnetID reports whether id has the format "subnet-" + 8 lowercase alnum.
 func ValidSubnetID(id string) bool { return subnetIDRe.MatchString(id) }
 
-// NormalizeState upper-cases s and reports whether it is a known state.
+// StateAliases are other clouds' names for fleet states, accepted wherever
+// a state is set (seed files, the admin API). OCI reports a TERMINATING
+// instance as TERMINATING and then TERMINATED until it disappears.
+var StateAliases = map[string]string{
+	"PROVISIONING": StatePending,     // OCI
+	"TERMINATED":   StateTerminating, // OCI
+}
+
+// NormalizeState upper-cases s, resolves StateAliases, and reports whether
+// it is a known state.
 func NormalizeState(s string) (string, bool) {
 	u := strings.ToUpper(strings.TrimSpace(s))
+	if a, ok := StateAliases[u]; ok {
+		u = a
+	}
 	return u, slices.Contains(States, u)
 }
 
@@ -108,8 +130,17 @@ func (r Record) Region(defaultRegion string) string {
 // fleet is the set of instances. Callers hold Core.mu.
 type fleet struct {
 	byID   map[string]*Record
+	byOCID map[string]*Record // OCI dialect lookups; kept in step with byID
 	seq    int64
 	nextIP uint32
+}
+
+// lookup finds an instance by its id or its OCID.
+func (f *fleet) lookup(id string) *Record {
+	if r := f.byID[id]; r != nil {
+		return r
+	}
+	return f.byOCID[id]
 }
 
 func randomAlnum(n int) string {
@@ -147,6 +178,7 @@ func (f *fleet) gc(now time.Time, linger time.Duration) {
 	for id, r := range f.byID {
 		if r.State == StateTerminating && !now.Before(r.Terminated.Add(linger)) {
 			delete(f.byID, id)
+			delete(f.byOCID, r.OCID)
 		}
 	}
 }
@@ -174,6 +206,7 @@ func (f *fleet) add(now time.Time, region string, in []Instance) ([]Instance, er
 		}
 	}
 	batchIDs := map[string]bool{}
+	batchOCIDs := map[string]bool{}
 	recs := make([]*Record, 0, len(in))
 	for i, inst := range in {
 		inst.Tags = maps.Clone(inst.Tags)
@@ -204,13 +237,30 @@ func (f *fleet) add(now time.Time, region string, in []Instance) ([]Instance, er
 		}
 		if inst.VpcID == "" {
 			inst.VpcID = DefaultVpcID
-		} else if !ValidVpcID(inst.VpcID) {
-			return nil, fmt.Errorf("%w: %s: vpcID %q is malformed: want \"vpc-\" followed by 8 lowercase letters or digits", ErrInvalid, where, inst.VpcID)
+		} else if !ValidVpcID(inst.VpcID) && !ValidOCID(inst.VpcID, "vcn") {
+			return nil, fmt.Errorf("%w: %s: vpcID %q is malformed: want \"vpc-\" followed by 8 lowercase letters or digits (or an OCI VCN OCID)", ErrInvalid, where, inst.VpcID)
 		}
 		if inst.SubnetID == "" {
 			inst.SubnetID = DefaultSubnetID
-		} else if !ValidSubnetID(inst.SubnetID) {
-			return nil, fmt.Errorf("%w: %s: subnetID %q is malformed: want \"subnet-\" followed by 8 lowercase letters or digits", ErrInvalid, where, inst.SubnetID)
+		} else if !ValidSubnetID(inst.SubnetID) && !ValidOCID(inst.SubnetID, "subnet") {
+			return nil, fmt.Errorf("%w: %s: subnetID %q is malformed: want \"subnet-\" followed by 8 lowercase letters or digits (or an OCI subnet OCID)", ErrInvalid, where, inst.SubnetID)
+		}
+		if inst.OCID == "" {
+			for {
+				inst.OCID = NewOCID("instance")
+				if f.byOCID[inst.OCID] == nil && !batchOCIDs[inst.OCID] {
+					break
+				}
+			}
+		} else if !ValidOCID(inst.OCID, "instance") {
+			return nil, fmt.Errorf("%w: %s: ocid %q is malformed: want \"ocid1.instance.<realm>.[region].<unique id>\"", ErrInvalid, where, inst.OCID)
+		}
+		if f.byOCID[inst.OCID] != nil || batchOCIDs[inst.OCID] {
+			return nil, fmt.Errorf("%w: %s: ocid %s already exists", ErrInvalid, where, inst.OCID)
+		}
+		batchOCIDs[inst.OCID] = true
+		if inst.CompartmentID != "" && !ValidOCID(inst.CompartmentID, "compartment") && !ValidOCID(inst.CompartmentID, "tenancy") {
+			return nil, fmt.Errorf("%w: %s: compartmentID %q is not a compartment or tenancy OCID", ErrInvalid, where, inst.CompartmentID)
 		}
 		if inst.State == "" {
 			inst.State = DefaultState
@@ -259,6 +309,7 @@ func (f *fleet) add(now time.Time, region string, in []Instance) ([]Instance, er
 			r.Terminated = now
 		}
 		f.byID[r.ID] = r
+		f.byOCID[r.OCID] = r
 		out[i] = r.Instance.clone()
 	}
 	return out, nil

@@ -51,6 +51,9 @@ type Dialect struct {
 
 	mu       sync.RWMutex
 	services map[string]*Service
+
+	tke *TKE // cluster route tables (tke.go)
+	vpc *VPC // VPC route tables (vpc.go)
 }
 
 // Service is one Tencent product as cloudsim emulates it.
@@ -112,6 +115,10 @@ func New(c *core.Core, opts Options) *Dialect {
 		d.skew = DefaultMaxClockSkew
 	}
 	d.Register(cvmService())
+	d.tke = NewTKE(c)
+	d.Register(d.tke.Service())
+	d.vpc = NewVPC(c, d.tke)
+	d.Register(d.vpc.Service())
 	return d
 }
 

@@ -52,7 +52,7 @@ type env struct {
 	host string // 127.0.0.1:PORT
 }
 
-func newEnv(t *testing.T, cfg core.Config) *env {
+func newEnv(t testing.TB, cfg core.Config) *env {
 	t.Helper()
 	c := core.New(cfg)
 	d := New(c, Options{Credentials: map[string]string{testID: testKey}})

@@ -1,0 +1,555 @@
+package tencent
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim/core"
+	"github.com/ccmkit/ccm/pkg/cloudsim/dataplane"
+	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
+	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
+)
+
+// targetInput is one target of RegisterTargets / DeregisterTargets /
+// ModifyTargetWeight (clb.Target) or of the batch calls (clb.BatchTarget).
+type targetInput struct {
+	where      string // "Targets.3", for messages
+	listenerID string
+	instanceID string
+	eniIP      string
+	port       *int64
+	weight     *int64
+	tag        *string
+}
+
+func (in targetInput) key() string {
+	if in.instanceID != "" {
+		return fmt.Sprintf("ins %s:%d", in.instanceID, *in.port)
+	}
+	return fmt.Sprintf("ip %s:%d", in.eniIP, *in.port)
+}
+
+func (in targetInput) String() string {
+	if in.instanceID != "" {
+		return fmt.Sprintf("%s:%d", in.instanceID, *in.port)
+	}
+	return fmt.Sprintf("%s:%d", in.eniIP, *in.port)
+}
+
+func fromTargets(listenerID string, ts []*clb.Target) []targetInput {
+	out := make([]targetInput, len(ts))
+	for i, t := range ts {
+		out[i] = targetInput{where: fmt.Sprintf("Targets.%d", i), listenerID: listenerID}
+		if t != nil {
+			out[i].instanceID, out[i].eniIP = ptrStr(t.InstanceId), ptrStr(t.EniIp)
+			out[i].port, out[i].weight, out[i].tag = t.Port, t.Weight, t.Tag
+		}
+	}
+	return out
+}
+
+func fromBatchTargets(ts []*clb.BatchTarget) ([]targetInput, *Error) {
+	out := make([]targetInput, len(ts))
+	for i, t := range ts {
+		out[i] = targetInput{where: fmt.Sprintf("Targets.%d", i)}
+		if t == nil {
+			continue
+		}
+		if ptrStr(t.LocationId) != "" {
+			return nil, Errorf("InvalidParameter", "`%s.LocationId` applies to layer-7 rules; cloudsim emulates TCP and UDP listeners only.", out[i].where)
+		}
+		out[i].listenerID = ptrStr(t.ListenerId)
+		out[i].instanceID, out[i].eniIP = ptrStr(t.InstanceId), ptrStr(t.EniIp)
+		out[i].port, out[i].weight, out[i].tag = t.Port, t.Weight, t.Tag
+	}
+	return out, nil
+}
+
+// checkTargetShapes validates what can be checked without state: one of
+// InstanceId and EniIp, a port, a weight in range, the count, and no
+// duplicates.
+func checkTargetShapes(in []targetInput, max int, register bool) *Error {
+	if len(in) == 0 {
+		return errMissing("Targets")
+	}
+	if len(in) > max {
+		return Errorf("InvalidParameterValue.Length", "The number of `Targets` (%d) exceeds the limit of %d per call.", len(in), max)
+	}
+	seen := map[string]bool{}
+	for _, t := range in {
+		if (t.instanceID == "") == (t.eniIP == "") {
+			return Errorf("InvalidParameter", "`%s`: exactly one of `InstanceId` and `EniIp` must be given.", t.where)
+		}
+		if t.eniIP != "" {
+			if a, err := netip.ParseAddr(t.eniIP); err != nil || !a.Is4() {
+				return Errorf("InvalidParameter.FormatError", "`%s.EniIp` `%s` is not an IPv4 address.", t.where, t.eniIP)
+			}
+		}
+		if t.port == nil {
+			return Errorf("MissingParameter", "`%s.Port` is required.", t.where)
+		}
+		if *t.port < 1 || *t.port > 65535 {
+			return Errorf("InvalidParameterValue", "`%s.Port` must be between 1 and 65535, got %d.", t.where, *t.port)
+		}
+		if register && t.weight != nil && (*t.weight < 0 || *t.weight > 100) {
+			return Errorf("InvalidParameterValue", "`%s.Weight` must be between 0 and 100, got %d.", t.where, *t.weight)
+		}
+		k := t.listenerID + " " + t.key()
+		if seen[k] {
+			return Errorf("InvalidParameterValue.Duplicate", "The target %s appears more than once in `Targets`.", t)
+		}
+		seen[k] = true
+	}
+	return nil
+}
+
+// prepareRegister validates registrations against the state and returns
+// the apply that binds them. Callers hold l.mu.
+func (l *CLB) prepareRegister(region, lbID string, in []targetInput) (func() error, *Error) {
+	lb, e := l.lbLocked(region, lbID)
+	if e != nil {
+		return nil, e
+	}
+	now := l.core.Now()
+	adds := map[*clbListener][]*clbTarget{}
+	var order []*clbListener
+	for _, t := range in {
+		li, e := lbListener(lb, t.listenerID)
+		if e != nil {
+			return nil, e
+		}
+		if slices.ContainsFunc(li.targets, func(x *clbTarget) bool { return x.key() == t.key() }) {
+			return nil, Errorf("InvalidParameterValue.Duplicate", "The target %s is already bound to listener `%s`.", t, li.id)
+		}
+		nt := &clbTarget{instanceID: t.instanceID, eniIP: t.eniIP, port: *t.port, weight: DefaultTargetWeight, registered: now}
+		if t.weight != nil {
+			nt.weight = *t.weight
+		}
+		if t.tag != nil {
+			nt.tag = *t.tag
+		}
+		if t.instanceID != "" {
+			ip, e := l.instanceIP(lb, t.instanceID)
+			if e != nil {
+				return nil, e
+			}
+			nt.ip = ip
+		} else {
+			nt.ip = t.eniIP
+		}
+		if _, ok := adds[li]; !ok {
+			order = append(order, li)
+		}
+		adds[li] = append(adds[li], nt)
+	}
+	for _, li := range order {
+		if n := len(li.targets) + len(adds[li]); n > TargetQuota {
+			return nil, Errorf("LimitExceeded", "Listener `%s` would have %d targets; the quota is %d per listener.", li.id, n, TargetQuota)
+		}
+	}
+	return func() error {
+		for _, li := range order {
+			if lb.listener(li.id) != li {
+				return errListenerNotFound(lb.id, li.id)
+			}
+		}
+		for _, li := range order {
+			li.targets = append(li.targets, adds[li]...)
+		}
+		return nil
+	}, nil
+}
+
+func lbListener(lb *clbLB, id string) (*clbListener, *Error) {
+	if id == "" {
+		return nil, errMissing("ListenerId")
+	}
+	li := lb.listener(id)
+	if li == nil {
+		return nil, errListenerNotFound(lb.id, id)
+	}
+	return li, nil
+}
+
+// instanceIP resolves an instance target to its primary private IP. The
+// instance must exist in the load balancer's region and VPC.
+func (l *CLB) instanceIP(lb *clbLB, id string) (string, *Error) {
+	if !core.ValidInstanceID(id) {
+		return "", Errorf("InvalidParameter", "The instance ID `%s` is malformed: want `ins-` followed by 8 lower-case letters or digits.", id)
+	}
+	inst, err := l.core.Instance(id)
+	if err != nil {
+		return "", Errorf("InvalidParameter", "The instance `%s` does not exist.", id)
+	}
+	rec := core.Record{Instance: inst}
+	if rec.Region(l.core.Region()) != lb.region {
+		return "", Errorf("InvalidParameter", "The instance `%s` is in region %s, not in the LoadBalancer's region %s.", id, rec.Region(l.core.Region()), lb.region)
+	}
+	if inst.VpcID != lb.vpcID {
+		return "", Errorf("InvalidParameter", "The instance `%s` is in VPC %s, not in the LoadBalancer's VPC %s.", id, inst.VpcID, lb.vpcID)
+	}
+	return inst.PrivateIP, nil
+}
+
+// findBound maps each input to its binding; every one must be bound.
+// Callers hold l.mu.
+func findBound(lb *clbLB, in []targetInput) (map[*clbListener][]*clbTarget, *Error) {
+	out := map[*clbListener][]*clbTarget{}
+	for _, t := range in {
+		li, e := lbListener(lb, t.listenerID)
+		if e != nil {
+			return nil, e
+		}
+		i := slices.IndexFunc(li.targets, func(x *clbTarget) bool { return x.key() == t.key() })
+		if i < 0 {
+			return nil, Errorf("InvalidParameter", "The target %s is not bound to listener `%s`.", t, li.id)
+		}
+		out[li] = append(out[li], li.targets[i])
+	}
+	return out, nil
+}
+
+// prepareDeregister validates deregistrations and returns their apply.
+func (l *CLB) prepareDeregister(region, lbID string, in []targetInput) (func() error, *Error) {
+	lb, e := l.lbLocked(region, lbID)
+	if e != nil {
+		return nil, e
+	}
+	bound, e := findBound(lb, in)
+	if e != nil {
+		return nil, e
+	}
+	return func() error {
+		for li, ts := range bound {
+			li.targets = slices.DeleteFunc(li.targets, func(x *clbTarget) bool { return slices.Contains(ts, x) })
+		}
+		return nil
+	}, nil
+}
+
+// registerTargets implements RegisterTargets (at most 20 targets).
+func (l *CLB) registerTargets(call *Call, body []byte) (any, error) {
+	var req clb.RegisterTargetsRequestParams
+	if err := Decode(body, &req); err != nil {
+		return nil, err
+	}
+	if err := checkNoRule(req.LocationId, req.Domain, req.Url); err != nil {
+		return nil, err
+	}
+	in := fromTargets(ptrStr(req.ListenerId), req.Targets)
+	if e := checkTargetShapes(in, MaxTargetsPerCall, true); e != nil {
+		return nil, e
+	}
+	lbID := ptrStr(req.LoadBalancerId)
+	if _, err := l.startTask(call, []string{lbID}, func() (func() error, *Error) {
+		return l.prepareRegister(call.Region, lbID, in)
+	}); err != nil {
+		return nil, err
+	}
+	return &clb.RegisterTargetsResponseParams{}, nil
+}
+
+// deregisterTargets implements DeregisterTargets (at most 20 targets).
+func (l *CLB) deregisterTargets(call *Call, body []byte) (any, error) {
+	var req clb.DeregisterTargetsRequestParams
+	if err := Decode(body, &req); err != nil {
+		return nil, err
+	}
+	if err := checkNoRule(req.LocationId, req.Domain, req.Url); err != nil {
+		return nil, err
+	}
+	in := fromTargets(ptrStr(req.ListenerId), req.Targets)
+	if e := checkTargetShapes(in, MaxTargetsPerCall, false); e != nil {
+		return nil, e
+	}
+	lbID := ptrStr(req.LoadBalancerId)
+	if _, err := l.startTask(call, []string{lbID}, func() (func() error, *Error) {
+		return l.prepareDeregister(call.Region, lbID, in)
+	}); err != nil {
+		return nil, err
+	}
+	return &clb.DeregisterTargetsResponseParams{}, nil
+}
+
+// batchRegisterTargets implements BatchRegisterTargets (at most 500
+// targets, across listeners of one load balancer). cloudsim binds all or
+// none, so FailListenerIdSet is always empty.
+func (l *CLB) batchRegisterTargets(call *Call, body []byte) (any, error) {
+	var req clb.BatchRegisterTargetsRequestParams
+	if err := Decode(body, &req); err != nil {
+		return nil, err
+	}
+	in, e := fromBatchTargets(req.Targets)
+	if e != nil {
+		return nil, e
+	}
+	if e := checkTargetShapes(in, MaxBatchTargets, true); e != nil {
+		return nil, e
+	}
+	lbID := ptrStr(req.LoadBalancerId)
+	if _, err := l.startTask(call, []string{lbID}, func() (func() error, *Error) {
+		return l.prepareRegister(call.Region, lbID, in)
+	}); err != nil {
+		return nil, err
+	}
+	return &clb.BatchRegisterTargetsResponseParams{}, nil
+}
+
+// batchDeregisterTargets implements BatchDeregisterTargets (at most 500).
+func (l *CLB) batchDeregisterTargets(call *Call, body []byte) (any, error) {
+	var req clb.BatchDeregisterTargetsRequestParams
+	if err := Decode(body, &req); err != nil {
+		return nil, err
+	}
+	in, e := fromBatchTargets(req.Targets)
+	if e != nil {
+		return nil, e
+	}
+	if e := checkTargetShapes(in, MaxBatchTargets, false); e != nil {
+		return nil, e
+	}
+	lbID := ptrStr(req.LoadBalancerId)
+	if _, err := l.startTask(call, []string{lbID}, func() (func() error, *Error) {
+		return l.prepareDeregister(call.Region, lbID, in)
+	}); err != nil {
+		return nil, err
+	}
+	return &clb.BatchDeregisterTargetsResponseParams{}, nil
+}
+
+// modifyTargetWeight implements ModifyTargetWeight: each target's own
+// Weight wins over the call's Weight, which defaults to 10.
+func (l *CLB) modifyTargetWeight(call *Call, body []byte) (any, error) {
+	var req clb.ModifyTargetWeightRequestParams
+	if err := Decode(body, &req); err != nil {
+		return nil, err
+	}
+	if err := checkNoRule(req.LocationId, req.Domain, req.Url); err != nil {
+		return nil, err
+	}
+	in := fromTargets(ptrStr(req.ListenerId), req.Targets)
+	if e := checkTargetShapes(in, MaxBatchTargets, true); e != nil {
+		return nil, e
+	}
+	def := int64(DefaultTargetWeight)
+	if req.Weight != nil {
+		if *req.Weight < 0 || *req.Weight > 100 {
+			return nil, Errorf("InvalidParameterValue", "`Weight` must be between 0 and 100, got %d.", *req.Weight)
+		}
+		def = *req.Weight
+	}
+	lbID := ptrStr(req.LoadBalancerId)
+	if _, err := l.startTask(call, []string{lbID}, func() (func() error, *Error) {
+		lb, e := l.lbLocked(call.Region, lbID)
+		if e != nil {
+			return nil, e
+		}
+		bound, e := findBound(lb, in)
+		if e != nil {
+			return nil, e
+		}
+		weights := map[*clbTarget]int64{}
+		for _, t := range in {
+			li := lb.listener(t.listenerID)
+			for _, b := range bound[li] {
+				if b.key() == t.key() {
+					weights[b] = def
+					if t.weight != nil {
+						weights[b] = *t.weight
+					}
+				}
+			}
+		}
+		return func() error {
+			for b, w := range weights {
+				b.weight = w
+			}
+			return nil
+		}, nil
+	}); err != nil {
+		return nil, err
+	}
+	return &clb.ModifyTargetWeightResponseParams{}, nil
+}
+
+// checkNoRule rejects layer-7 rule selectors.
+func checkNoRule(locationID, domain, url *string) *Error {
+	if ptrStr(locationID) != "" || ptrStr(domain) != "" || ptrStr(url) != "" {
+		return Errorf("InvalidParameter", "`LocationId`, `Domain` and `Url` select layer-7 rules; cloudsim emulates TCP and UDP listeners only.")
+	}
+	return nil
+}
+
+// describeTargets implements DescribeTargets.
+func (l *CLB) describeTargets(call *Call, body []byte) (any, error) {
+	var req clb.DescribeTargetsRequestParams
+	if err := Decode(body, &req); err != nil {
+		return nil, err
+	}
+	ids := ptrStrs(req.ListenerIds)
+	if len(ids) > MaxTargetsListenerIDs {
+		return nil, Errorf("InvalidParameterValue.Length", "The number of `ListenerIds` (%d) exceeds the limit of %d.", len(ids), MaxTargetsListenerIDs)
+	}
+	var ipFilter, tagFilter []string
+	for _, f := range req.Filters {
+		name := ""
+		if f != nil {
+			name = ptrStr(f.Name)
+		}
+		switch name {
+		case "private-ip-address":
+			ipFilter = append(ipFilter, ptrStrs(f.Values)...)
+		case "tag":
+			tagFilter = append(tagFilter, ptrStrs(f.Values)...)
+		case "location-id":
+			// Layer-4 listeners have no rules: nothing matches.
+			ipFilter = append(ipFilter, "\x00")
+		default:
+			return nil, Errorf("InvalidParameterValue.InvalidFilter", "The filter `%s` is not supported (private-ip-address, tag, location-id).", name)
+		}
+	}
+	instances := map[string]core.Instance{}
+	for _, inst := range l.core.Instances() {
+		instances[inst.ID] = inst
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lb, e := l.lbLocked(call.Region, ptrStr(req.LoadBalancerId))
+	if e != nil {
+		return nil, e
+	}
+	out := &clb.DescribeTargetsResponseParams{Listeners: []*clb.ListenerBackend{}}
+	for _, li := range lb.listeners {
+		if (len(ids) > 0 && !slices.Contains(ids, li.id)) ||
+			(req.Protocol != nil && *req.Protocol != li.protocol) ||
+			(req.Port != nil && *req.Port != li.port) {
+			continue
+		}
+		lbk := &clb.ListenerBackend{
+			ListenerId: common.StringPtr(li.id),
+			Protocol:   common.StringPtr(li.protocol),
+			Port:       common.Int64Ptr(li.port),
+			Targets:    []*clb.Backend{},
+			EndPort:    common.Int64Ptr(0),
+		}
+		for _, t := range li.targets {
+			if len(ipFilter) > 0 && !slices.Contains(ipFilter, t.ip) {
+				continue
+			}
+			if len(tagFilter) > 0 && !slices.Contains(tagFilter, t.tag) {
+				continue
+			}
+			lbk.Targets = append(lbk.Targets, t.toSDK(instances))
+		}
+		out.Listeners = append(out.Listeners, lbk)
+	}
+	return out, nil
+}
+
+func (t *clbTarget) toSDK(instances map[string]core.Instance) *clb.Backend {
+	b := &clb.Backend{
+		Port:               common.Int64Ptr(t.port),
+		Weight:             common.Int64Ptr(t.weight),
+		PrivateIpAddresses: common.StringPtrs([]string{t.ip}),
+		PublicIpAddresses:  []*string{},
+		RegisteredTime:     common.StringPtr(clbTime(t.registered)),
+		Tag:                common.StringPtr(t.tag),
+	}
+	if t.instanceID == "" {
+		b.Type = common.StringPtr("ENI")
+		b.InstanceId = common.StringPtr("")
+		return b
+	}
+	b.Type = common.StringPtr("CVM")
+	b.InstanceId = common.StringPtr(t.instanceID)
+	if inst, ok := instances[t.instanceID]; ok {
+		b.InstanceName = common.StringPtr(inst.Name)
+		b.Zone = common.StringPtr(inst.Zone)
+		if inst.PublicIP != "" {
+			b.PublicIpAddresses = common.StringPtrs([]string{inst.PublicIP})
+		}
+	}
+	return b
+}
+
+// describeTargetHealth implements DescribeTargetHealth from the data plane's
+// health checks. Layer-4 listeners answer one rule with an empty
+// LocationId.
+func (l *CLB) describeTargetHealth(call *Call, body []byte) (any, error) {
+	var req clb.DescribeTargetHealthRequestParams
+	if err := Decode(body, &req); err != nil {
+		return nil, err
+	}
+	ids := ptrStrs(req.LoadBalancerIds)
+	if len(ids) > MaxTargetHealthLBs {
+		return nil, Errorf("InvalidParameterValue.Length", "The number of `LoadBalancerIds` (%d) exceeds the limit of %d.", len(ids), MaxTargetHealthLBs)
+	}
+	lisIDs := ptrStrs(req.ListenerIds)
+	l.mu.Lock()
+	var lbs []*clbLB
+	if len(ids) == 0 {
+		for _, lb := range l.lbs {
+			if lb.region == call.Region {
+				lbs = append(lbs, lb)
+			}
+		}
+		slices.SortFunc(lbs, func(a, b *clbLB) int { return cmpInt64(a.seq, b.seq) })
+	}
+	for _, id := range ids {
+		lb, e := l.lbLocked(call.Region, id)
+		if e != nil {
+			l.mu.Unlock()
+			return nil, e
+		}
+		lbs = append(lbs, lb)
+	}
+	out := &clb.DescribeTargetHealthResponseParams{LoadBalancers: []*clb.LoadBalancerHealth{}}
+	for _, lb := range lbs {
+		lh := &clb.LoadBalancerHealth{
+			LoadBalancerId:   common.StringPtr(lb.id),
+			LoadBalancerName: common.StringPtr(lb.name),
+			Listeners:        []*clb.ListenerHealth{},
+		}
+		for _, li := range lb.listeners {
+			if len(lisIDs) > 0 && !slices.Contains(lisIDs, li.id) {
+				continue
+			}
+			health := l.plane.TargetHealth(lb.id, li.id)
+			rule := &clb.RuleHealth{LocationId: common.StringPtr(""), Targets: []*clb.TargetHealth{}}
+			for _, t := range li.targets {
+				addr := netip.AddrPortFrom(netip.MustParseAddr(t.ip), uint16(t.port)).String()
+				st, known := health[t.backend()+"|"+addr]
+				ok, detail := false, "Unknown"
+				switch {
+				case !known:
+				case st.Health == dataplane.HealthHealthy:
+					ok, detail = true, "Alive"
+				case st.Health == dataplane.HealthUnhealthy:
+					detail = "Dead"
+				case st.Health == dataplane.HealthOff:
+					ok, detail = true, "Close"
+				}
+				th := &clb.TargetHealth{
+					IP:                 common.StringPtr(t.ip),
+					Port:               common.Int64Ptr(t.port),
+					HealthStatus:       common.BoolPtr(ok),
+					TargetId:           common.StringPtr(t.backend()),
+					HealthStatusDetail: common.StringPtr(detail),
+					Weight:             common.Uint64Ptr(uint64(t.weight)),
+				}
+				rule.Targets = append(rule.Targets, th)
+			}
+			lh.Listeners = append(lh.Listeners, &clb.ListenerHealth{
+				ListenerId:   common.StringPtr(li.id),
+				ListenerName: common.StringPtr(li.name),
+				Protocol:     common.StringPtr(li.protocol),
+				Port:         common.Int64Ptr(li.port),
+				Rules:        []*clb.RuleHealth{rule},
+			})
+		}
+		out.LoadBalancers = append(out.LoadBalancers, lh)
+	}
+	l.mu.Unlock()
+	return out, nil
+}
