@@ -6,9 +6,12 @@ BIN       := bin
 TOOLS_DIR ?= $(or $(CCM_TOOLS_DIR),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/ccmkit/k8s-v1.37.1)
 export CCM_TOOLS_DIR := $(TOOLS_DIR)
 DEMO_FLAGS ?=
+CLOUD      ?= tencentcloud
 E2E_FLAGS  ?=
+BENCH_FLAGS ?=
+BENCH_ROUTES_FLAGS ?=
 
-.PHONY: all build tools test unit e2e demo lint fmt tidy clean image
+.PHONY: all build tools test unit e2e bench bench-routes bench-smoke demo lint fmt tidy clean image
 
 all: build
 
@@ -22,7 +25,7 @@ tools:
 	@bash hack/tools/build.sh >/dev/null
 
 ## test: unit tests with the race detector, then the e2e suite against a real control plane
-test: tools build unit e2e
+test: tools build unit e2e bench-smoke
 
 unit:
 	$(GO) test -race -count=1 ./...
@@ -31,15 +34,28 @@ e2e:
 	CCM_BINARY=$(CURDIR)/$(BIN)/cloud-controller-manager \
 	  $(GO) test -tags e2e -count=1 -timeout 30m -v $(E2E_FLAGS) ./test/e2e/
 
-## demo: a local control plane, cloudsim and the CCM initializing nodes (DEMO_FLAGS=--check exits when done)
+## bench: the node benchmark (5,000 nodes; BENCH_FLAGS=--nodes=1000 for fewer); see docs/scale.md
+bench: tools build
+	$(GO) run ./bench/nodes --ccm-binary $(BIN)/cloud-controller-manager $(BENCH_FLAGS)
+
+## bench-routes: the route benchmark (1,000 nodes, periodic and watch-based; BENCH_ROUTES_FLAGS=--nodes=200 for fewer); see docs/routes.md
+bench-routes: tools build
+	$(GO) run ./bench/routes --ccm-binary $(BIN)/cloud-controller-manager $(BENCH_ROUTES_FLAGS)
+
+# bench-smoke: the benchmark at 200 nodes, checking correctness and the call budget only (part of make test)
+bench-smoke:
+	CCM_BINARY=$(CURDIR)/$(BIN)/cloud-controller-manager \
+	  $(GO) test -tags e2e -count=1 -timeout 15m -v ./bench/nodes/
+
+## demo: a local control plane, cloudsim and the CCM initializing nodes (CLOUD=oci for OCI; DEMO_FLAGS=--check exits when done)
 demo: tools build
-	$(GO) run ./hack/demo --ccm-binary $(BIN)/cloud-controller-manager $(DEMO_FLAGS)
+	$(GO) run ./hack/demo --cloud $(CLOUD) --ccm-binary $(BIN)/cloud-controller-manager $(DEMO_FLAGS)
 
 ## lint: gofmt and go vet
 lint:
-	@out=$$(gofmt -l cmd pkg internal test hack); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@out=$$(gofmt -l cmd pkg internal test hack bench); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) vet -tags e2e ./test/e2e/
+	$(GO) vet -tags e2e ./test/e2e/ ./bench/...
 
 ## image: container images (needs a Docker engine with buildx; none runs on the dev machines)
 IMAGE ?= ghcr.io/ccmkit/cloud-controller-manager

@@ -24,6 +24,7 @@ import (
 	"k8s.io/klog/v2"
 
 	// Providers register themselves by name.
+	_ "github.com/ccmkit/ccm/pkg/provider/oci"
 	_ "github.com/ccmkit/ccm/pkg/provider/tencentcloud"
 )
 

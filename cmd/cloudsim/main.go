@@ -1,5 +1,6 @@
 // Command cloudsim runs the cloud API emulator: the Tencent Cloud API at
-// POST / and the admin API under /admin/. See docs/cloudsim.md.
+// POST /, the OCI API under /20160918/, /20170115/ and /20200501/, and the
+// admin API under /admin/. See docs/cloudsim.md.
 package main
 
 import (
@@ -20,6 +21,7 @@ import (
 
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 	"github.com/ccmkit/ccm/pkg/cloudsim/dataplane"
+	"github.com/ccmkit/ccm/pkg/cloudsim/oci"
 	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
@@ -99,6 +101,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	vipRange := fs.String("vip-range", dataplane.DefaultVIPRange, "pool of load balancer VIPs, A-B or a CIDR prefix; must be bindable (Linux routes 127/8 to lo)")
 	hcInterval := fs.Duration("health-check-interval", 0, "if > 0, replaces every listener's health check interval (for tests)")
 	noDataPlane := fs.Bool("no-dataplane", false, "allocate VIPs but open no listener sockets")
+	ociRegion := fs.String("oci-region", oci.DefaultRegion, "OCI region played by the OCI API")
+	keys := ociKeys{}
+	fs.Var(keys, "oci-key", "accepted OCI API key, <tenancy OCID>/<user OCID>/<fingerprint>=PUBLIC_KEY_PEM_FILE (repeatable)")
+	ociNetwork := fs.String("oci-network", "", "YAML or JSON OCI network seed: compartments, availabilityDomains, vcns, subnets, securityLists")
+	wrLatency := fs.Duration("oci-work-request-latency", oci.DefaultWorkRequestLatency, "how long each OCI load balancer work request runs (0: done before the call returns)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -127,6 +134,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if *taskLatency == 0 {
 		*taskLatency = -1 // Options: negative means instant, 0 the default
 	}
+	if *wrLatency == 0 {
+		*wrLatency = -1
+	}
+	var network cloudsim.OCINetworkSeed
+	if *ociNetwork != "" {
+		if network, err = loadOCINetwork(*ociNetwork); err != nil {
+			return err
+		}
+	}
 
 	opts := cloudsim.Options{
 		Region:           *region,
@@ -140,6 +156,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		VIPRange:            *vipRange,
 		HealthCheckInterval: *hcInterval,
 		DisableDataPlane:    *noDataPlane,
+
+		OCIRegion:             *ociRegion,
+		OCIKeys:               keys,
+		OCINetwork:            network,
+		OCIWorkRequestLatency: *wrLatency,
+	}
+	if err := cloudsim.CheckOCIOptions(opts); err != nil {
+		return err
 	}
 	if *verbosity > 0 {
 		opts.DataPlaneLog = logger.Printf
@@ -188,6 +212,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if len(limits) > 0 {
 		logger.Printf("rate limit overrides: %s", limits)
+	}
+	if len(keys) == 0 {
+		logger.Printf("no OCI API keys configured (--oci-key or POST /admin/oci/keys): OCI calls fail with NotAuthenticated")
+	} else {
+		logger.Printf("accepting OCI keyIds: %s", keys)
 	}
 
 	url, err := sim.Start(*listen)

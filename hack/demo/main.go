@@ -2,7 +2,9 @@
 // etcd, cloudsim seeded with a few Tencent CVM instances, matching Nodes
 // registered the way kubelets with --cloud-provider=external do, and the
 // cloud-controller-manager as its own process with the shipped RBAC. It prints
-// the Nodes before and after the CCM initialized them.
+// the Nodes before and after the CCM initialized them, and creates a
+// LoadBalancer Service whose CLB VIP carries requests to the nodes
+// (loadbalancer.go).
 //
 // Run it with `make demo`; `make demo DEMO_FLAGS=--check` exits 0 once the
 // scenario succeeded (for scripts and CI) instead of waiting for Ctrl-C.
@@ -35,15 +37,32 @@ const (
 	demoSecretKey = "ccmkit-demo-secret-key"
 	demoRegion    = "ap-guangzhou"
 	demoVPC       = "vpc-demo0001"
+	// Pod routes: a TKE cluster route table for the cluster CIDR.
+	demoRouteTable  = "cls-demo0001"
+	demoClusterCIDR = "10.244.0.0/16"
 )
+
+// foreignRoute is in the table before the CCM starts, as if another tool
+// had added it: inside the cluster CIDR, to no node of ours. It must survive.
+var foreignRoute = cloudsim.ClusterRoute{DestinationCIDR: "10.244.200.0/24", GatewayIP: "127.0.100.200"}
 
 func main() {
 	check := flag.Bool("check", false, "exit 0 once every node is initialized, instead of waiting for Ctrl-C")
 	ccmBinary := flag.String("ccm-binary", "bin/cloud-controller-manager", "the cloud-controller-manager binary to run")
 	timeout := flag.Duration("timeout", 2*time.Minute, "how long to wait for the nodes to be initialized")
+	cloud := flag.String("cloud", "tencentcloud", "the cloud to demonstrate: tencentcloud or oci")
 	flag.Parse()
 
-	if err := run(*ccmBinary, *check, *timeout); err != nil {
+	demo := run
+	switch *cloud {
+	case "tencentcloud":
+	case "oci":
+		demo = runOCI
+	default:
+		fmt.Fprintf(os.Stderr, "demo: --cloud %q: must be tencentcloud or oci\n", *cloud)
+		os.Exit(2)
+	}
+	if err := demo(*ccmBinary, *check, *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "demo failed:", err)
 		os.Exit(1)
 	}
@@ -87,14 +106,16 @@ func run(ccmBinary string, check bool, timeout time.Duration) error {
 	}
 
 	step("starting cloudsim with %d CVM instances in %s", len(fleet), demoVPC)
-	sim := cloudsim.New(cloudsim.Options{Region: demoRegion, Credentials: map[string]string{demoSecretID: demoSecretKey}})
+	sim := cloudsim.New(cloudsim.Options{Region: demoRegion, Credentials: map[string]string{demoSecretID: demoSecretKey},
+		RouteTables: []cloudsim.RouteTable{{Name: demoRouteTable, CIDR: demoClusterCIDR, VpcID: demoVPC,
+			Routes: []cloudsim.ClusterRoute{foreignRoute}}}})
 	simURL, err := sim.Start("127.0.0.1:0")
 	if err != nil {
 		return err
 	}
 	defer sim.Close()
 	var names []string
-	for _, f := range fleet {
+	for i, f := range fleet {
 		in := f.instance
 		in.VpcID, in.State = demoVPC, "RUNNING"
 		if _, err := sim.AddInstances(in); err != nil {
@@ -102,7 +123,8 @@ func run(ccmBinary string, check bool, timeout time.Duration) error {
 		}
 		name := f.nodeName(in)
 		names = append(names, name)
-		if _, err := cluster.RegisterNode(ctx, testcluster.NodeSpec{Name: name, InternalIP: in.PrivateIP}); err != nil {
+		podCIDR := fmt.Sprintf("10.244.%d.0/24", i+1) // set by the node IPAM in a real cluster
+		if _, err := cluster.RegisterNode(ctx, testcluster.NodeSpec{Name: name, InternalIP: in.PrivateIP, PodCIDR: podCIDR}); err != nil {
 			return err
 		}
 	}
@@ -112,8 +134,8 @@ func run(ccmBinary string, check bool, timeout time.Duration) error {
 	}
 
 	cloudConfig := filepath.Join(dir, "cloud.yaml")
-	cfg := fmt.Sprintf("region: %s\nvpc_id: %s\nsecret_id: %s\nsecret_key: %s\napi_endpoint: %s\n",
-		demoRegion, demoVPC, demoSecretID, demoSecretKey, simURL)
+	cfg := fmt.Sprintf("region: %s\nvpc_id: %s\nsecret_id: %s\nsecret_key: %s\napi_endpoint: %s\ncluster_route_table: %s\ncluster_cidr: %s\n",
+		demoRegion, demoVPC, demoSecretID, demoSecretKey, simURL, demoRouteTable, demoClusterCIDR)
 	if err := os.WriteFile(cloudConfig, []byte(cfg), 0o600); err != nil {
 		return err
 	}
@@ -121,6 +143,7 @@ func run(ccmBinary string, check bool, timeout time.Duration) error {
 	ccm, _, err := testcluster.CCM{
 		Binary: ccmBinary, Provider: "tencentcloud", CloudConfig: cloudConfig,
 		Kubeconfig: saKubeconfig, Dir: dir,
+		ExtraArgs: []string{"--configure-cloud-routes=true", "--cluster-cidr=" + demoClusterCIDR},
 	}.Start()
 	if err != nil {
 		return err
@@ -139,12 +162,36 @@ func run(ccmBinary string, check bool, timeout time.Duration) error {
 	calls := sim.Calls()["DescribeInstances"]
 	step("cloudsim answered DescribeInstances %d times: %v", sum(calls), calls)
 
+	if err := waitRoutes(ctx, cluster, sim, len(names)+1, timeout); err != nil {
+		fmt.Println(lastLines(ccm.Output(), 20))
+		return err
+	}
+	if err := printRoutes(ctx, cluster, sim); err != nil {
+		return err
+	}
+	all := sim.Calls()
+	step("cloudsim answered DescribeClusterRoutes %d times, CreateClusterRoute %d times",
+		sum(all["DescribeClusterRoutes"]), sum(all["CreateClusterRoute"]))
+
+	var instances []cloudsim.Instance
+	for _, f := range fleet {
+		instances = append(instances, f.instance)
+	}
+	vip, stopServers, err := demoLoadBalancer(ctx, cluster, sim, instances, timeout)
+	if err != nil {
+		fmt.Println(lastLines(ccm.Output(), 20))
+		return err
+	}
+	defer stopServers()
+
 	if check {
 		step("check passed")
 		return nil
 	}
 	fmt.Printf("\nExplore with:\n  kubectl --kubeconfig %s get nodes -o wide\n", cluster.AdminKubeconfig)
 	fmt.Printf("cloudsim admin API: %s/admin/instances (try: curl -X POST %s/admin/instances/ins-demo0001/stop)\n", simURL, simURL)
+	fmt.Printf("the route table: curl %s/admin/tencent/routetables/%s/routes\n", simURL, demoRouteTable)
+	fmt.Printf("the load balancer: curl http://%s:%d/ (its CLB: curl %s/admin/tencent/loadbalancers)\n", vip, demoServicePort, simURL)
 	fmt.Println("Press Ctrl-C to stop.")
 	<-ctx.Done()
 	return nil
@@ -164,6 +211,80 @@ func waitInitialized(ctx context.Context, c *testcluster.Cluster, names []string
 		}
 	}
 	return nil
+}
+
+// waitRoutes waits until the route table holds want routes (the nodes' and
+// the foreign one) and the route controller has cleared every node's
+// NetworkUnavailable condition.
+func waitRoutes(ctx context.Context, c *testcluster.Cluster, sim *cloudsim.Sim, want int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		rt, err := sim.RouteTable(demoRouteTable)
+		if err != nil {
+			return err
+		}
+		if len(rt.Routes) == want && networkAvailable(ctx, c) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("route table %s has %d routes after %s, want %d: %v", demoRouteTable, len(rt.Routes), timeout, want, rt.Routes)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// networkAvailable reports whether every node has NetworkUnavailable=False.
+func networkAvailable(ctx context.Context, c *testcluster.Cluster) bool {
+	nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return false
+	}
+	for _, n := range nodes.Items {
+		ok := false
+		for _, cond := range n.Status.Conditions {
+			ok = ok || (cond.Type == corev1.NodeNetworkUnavailable && cond.Status == corev1.ConditionFalse)
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// printRoutes shows the route table and, for each route, the node it serves
+// and that node's NetworkUnavailable condition.
+func printRoutes(ctx context.Context, c *testcluster.Cluster, sim *cloudsim.Sim) error {
+	rt, err := sim.RouteTable(demoRouteTable)
+	if err != nil {
+		return err
+	}
+	nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nTKE cluster route table %s (%s):\n", rt.Name, rt.CIDR)
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "DESTINATION\tGATEWAY\tNODE\tNETWORK UNAVAILABLE")
+	for _, r := range rt.Routes {
+		node, network := "(not ours: left alone)", "-"
+		for _, n := range nodes.Items {
+			if n.Spec.PodCIDR == r.DestinationCIDR {
+				node, network = n.Name, "?"
+				for _, cond := range n.Status.Conditions {
+					if cond.Type == corev1.NodeNetworkUnavailable {
+						network = string(cond.Status) + " (" + cond.Reason + ")"
+					}
+				}
+			}
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", r.DestinationCIDR, r.GatewayIP, node, network)
+	}
+	fmt.Println()
+	return w.Flush()
 }
 
 func printNodes(ctx context.Context, c *testcluster.Cluster, title string) error {

@@ -1,5 +1,5 @@
 // Package cloudsim is a faithful local emulator of the slice of the Tencent
-// Cloud (and, later, OCI) APIs that the cloud-controller-manager uses, like
+// Cloud and OCI APIs that the cloud-controller-manager uses, like
 // LocalStack: it answers the real wire protocol, verifies signatures, enforces
 // the documented limits, injects faults and counts calls.
 //
@@ -8,6 +8,8 @@
 //	pkg/cloudsim/core     dialect-neutral state: fleet, rate limits, faults,
 //	                      call counts, admin HTTP API, seed files
 //	pkg/cloudsim/tencent  the Tencent Cloud API 3.0 dialect (imports core)
+//	pkg/cloudsim/oci      the OCI dialect: signed REST under /20160918,
+//	                      /20170115 and /20200501 (imports core)
 //	pkg/cloudsim          this package: Sim wires core + every dialect
 //	                      behind one http.Handler (imports both)
 //
@@ -26,6 +28,7 @@ import (
 
 	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 	"github.com/ccmkit/ccm/pkg/cloudsim/dataplane"
+	"github.com/ccmkit/ccm/pkg/cloudsim/oci"
 	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
@@ -53,6 +56,7 @@ type Options struct {
 	Clock            func() time.Time   // optional, default time.Now
 	OnCall           func(Call)         // optional hook called after every API call (logging)
 	RouteTables      []RouteTable       // TKE cluster route tables (with routes) to start with
+	VPCRouteTables   []VPCRouteTable    // VPC route tables (with routes) to start with (see routes.go)
 
 	// CLB and its data plane (see clb.go).
 	TaskLatency         time.Duration                 // how long each async CLB task runs (0: 200ms; negative: done before the call returns)
@@ -62,6 +66,13 @@ type Options struct {
 	HealthCheckInterval time.Duration                 // > 0: replaces every listener's health check interval (tests)
 	DisableDataPlane    bool                          // allocate VIPs but open no sockets
 	DataPlaneLog        func(format string, a ...any) // optional: bind failures, target health changes
+
+	// OCI (see oci.go). The OCI API is served under /20160918/,
+	// /20170115/ and /20200501/ on the same address.
+	OCIRegion             string            // OCI region played (default "us-ashburn-1")
+	OCIKeys               map[string]string // API keys: keyId "<tenancy>/<user>/<fingerprint>" -> RSA public key PEM
+	OCINetwork            OCINetworkSeed    // compartments, availability domains, VCNs, subnets, security lists to add
+	OCIWorkRequestLatency time.Duration     // how long each LB/NLB work request runs (0: 300ms; negative: done before the call returns)
 }
 
 // Sim is a running emulator. It is safe for concurrent use.
@@ -69,6 +80,7 @@ type Sim struct {
 	core    *core.Core
 	tencent *tencent.Dialect
 	clb     *tencent.CLB
+	oci     *oci.Dialect
 	plane   *dataplane.Plane
 	handler http.Handler
 
@@ -78,10 +90,11 @@ type Sim struct {
 	done   chan struct{}
 }
 
-// New returns a Sim serving the Tencent API at POST / and the admin API
-// under /admin/. It panics if Options.RouteTables is invalid (use
-// CreateRouteTable to handle the error) or Options.VIPRange is malformed
-// (check it with CheckVIPRange).
+// New returns a Sim serving the Tencent API at POST /, the OCI API under
+// its version prefixes and the admin API under /admin/. It panics if
+// Options.RouteTables is invalid (use CreateRouteTable to handle the error),
+// Options.VIPRange is malformed (check it with CheckVIPRange), or an OCI
+// key or network seed is invalid (check them with CheckOCIOptions).
 func New(opts Options) *Sim {
 	c := core.New(core.Config{
 		Region:           opts.Region,
@@ -95,14 +108,23 @@ func New(opts Options) *Sim {
 		tencent: tencent.New(c, tencent.Options{Credentials: opts.Credentials}),
 	}
 	s.startCLB(opts)
+	s.startOCI(opts)
 	for _, rt := range opts.RouteTables {
 		if _, err := s.CreateRouteTable(rt); err != nil {
 			panic(fmt.Sprintf("cloudsim: Options.RouteTables: %v", err))
 		}
 	}
+	for _, rt := range opts.VPCRouteTables {
+		if _, err := s.CreateVPCRouteTable(rt); err != nil {
+			panic(fmt.Sprintf("cloudsim: Options.VPCRouteTables: %v", err))
+		}
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/admin/", c.AdminHandler())
 	mux.Handle("/", s.tencent)
+	for _, p := range []string{oci.PrefixCore, oci.PrefixLoadBalancer, oci.PrefixNLB} {
+		mux.Handle(p+"/", s.oci) // the OCI dialect: REST paths under its API versions
+	}
 	s.handler = mux
 	return s
 }
@@ -113,7 +135,8 @@ func (s *Sim) Core() *core.Core { return s.core }
 // Tencent exposes the Tencent dialect, e.g. to register more services.
 func (s *Sim) Tencent() *tencent.Dialect { return s.tencent }
 
-// Handler serves the Tencent API at POST / and the admin API under /admin/.
+// Handler serves the Tencent API at POST /, the OCI API under its version
+// prefixes and the admin API under /admin/.
 func (s *Sim) Handler() http.Handler { return s.handler }
 
 // Start listens on addr (e.g. "127.0.0.1:0") and serves in the background.
@@ -154,6 +177,7 @@ func baseURL(a net.Addr) string {
 // until ctx ends; then it stops the data plane and pending CLB tasks.
 func (s *Sim) Shutdown(ctx context.Context) error {
 	defer s.stopCLB()
+	defer s.stopOCI() // runs first: its work requests end before the data plane stops
 	s.mu.Lock()
 	srv, done := s.server, s.done
 	s.server = nil
@@ -173,6 +197,7 @@ func (s *Sim) Shutdown(ctx context.Context) error {
 // data plane and pending CLB tasks, even if the Sim was never started.
 func (s *Sim) Close() error {
 	defer s.stopCLB()
+	defer s.stopOCI() // runs first: its work requests end before the data plane stops
 	s.mu.Lock()
 	srv, done := s.server, s.done
 	s.server = nil

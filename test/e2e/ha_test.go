@@ -66,8 +66,10 @@ func TestLeaderElectionFailover(t *testing.T) {
 	}
 	handover := time.Since(killed)
 	t.Logf("handover took %s (lease duration %s)", handover.Round(100*time.Millisecond), leaseDuration)
-	if handover > leaseDuration+2*retryPeriod {
-		t.Errorf("handover took %s, more than the lease duration %s (+2 retry periods)", handover, leaseDuration)
+	// The lease expires leaseDuration after the leader's last renewal; the
+	// follower notices within a retry period. Allow one more for a busy machine.
+	if handover > leaseDuration+3*retryPeriod {
+		t.Errorf("handover took %s, more than the lease duration %s (+3 retry periods)", handover, leaseDuration)
 	}
 	n := waitNode(t, in2.PrivateIP, 30*time.Second, "initialized by the new leader", initialized)
 	if !strings.HasSuffix(n.Spec.ProviderID, "/"+in2.ID) {

@@ -48,13 +48,19 @@ func startCCM(name, cloudConfig string, extraArgs ...string) (*testcluster.Proce
 	return p, err
 }
 
+// startMainCCM starts the suite's CCM: every controller, including the
+// route controller on the suite's TKE cluster route table (routes_test.go).
+func startMainCCM(name string) (*testcluster.Process, error) {
+	return startCCM(name, writeRoutesCloudConfig(suite.dir, "cloud.yaml"), routeArgs()...)
+}
+
 // pauseMainCCM stops the suite's CCM for the rest of the test, for scenarios
 // that need to be the only CCM acting, and restarts it afterwards.
 func pauseMainCCM(t *testing.T) {
 	t.Helper()
 	suite.ccm.Stop()
 	t.Cleanup(func() {
-		p, err := startCCM("ccm-after-"+strings.ReplaceAll(t.Name(), "/", "-"), writeCloudConfig(suite.dir, "cloud.yaml", secretID, secretKey))
+		p, err := startMainCCM("ccm-after-" + strings.ReplaceAll(t.Name(), "/", "-"))
 		if err != nil {
 			t.Fatalf("restart the suite's CCM: %v", err)
 		}

@@ -81,13 +81,14 @@ func run(m *testing.M) (int, error) {
 		Credentials:      credentials(),
 		TerminatedLinger: time.Second,
 		OnCall:           recordPrincipal,
+		RouteTables:      []cloudsim.RouteTable{routeTableSeed()},
 	})
 	if suite.simURL, err = suite.sim.Start("127.0.0.1:0"); err != nil {
 		return 0, err
 	}
 	defer suite.sim.Close()
 
-	suite.ccm, err = startCCM("ccm", writeCloudConfig(dir, "cloud.yaml", secretID, secretKey))
+	suite.ccm, err = startMainCCM("ccm")
 	if err != nil {
 		return 0, err
 	}
@@ -97,6 +98,10 @@ func run(m *testing.M) (int, error) {
 	code := m.Run()
 	if leaks := scanForSecret(); len(leaks) > 0 {
 		fmt.Println("e2e: the secret key appears in:", leaks)
+		code = 1
+	}
+	if leaks := finishOCI(); len(leaks) > 0 {
+		fmt.Println("e2e: the OCI private key appears in:", leaks)
 		code = 1
 	}
 	if code != 0 {

@@ -13,8 +13,11 @@ import (
 // that cloudsim's calls can be told apart per process.
 var haSecretIDs = []string{"AKIDccmkitHAPROCESS0A00000000000000", "AKIDccmkitHAPROCESS0B00000000000000"}
 
+// metricsSecretID is the principal of the CCM whose metrics are checked.
+const metricsSecretID = "AKIDccmkitMETRICS00000000000000000"
+
 func credentials() map[string]string {
-	creds := map[string]string{secretID: secretKey}
+	creds := map[string]string{secretID: secretKey, metricsSecretID: secretKey}
 	for _, id := range haSecretIDs {
 		creds[id] = secretKey
 	}
@@ -23,7 +26,8 @@ func credentials() map[string]string {
 
 var principals struct {
 	sync.Mutex
-	calls map[string]int
+	calls   map[string]int            // principal -> calls
+	actions map[string]map[string]int // principal -> action -> calls
 }
 
 // recordPrincipal counts cloudsim calls per caller key id (never a secret).
@@ -31,9 +35,13 @@ func recordPrincipal(c cloudsim.Call) {
 	principals.Lock()
 	defer principals.Unlock()
 	if principals.calls == nil {
-		principals.calls = map[string]int{}
+		principals.calls, principals.actions = map[string]int{}, map[string]map[string]int{}
 	}
 	principals.calls[c.Principal]++
+	if principals.actions[c.Principal] == nil {
+		principals.actions[c.Principal] = map[string]int{}
+	}
+	principals.actions[c.Principal][c.Action]++
 }
 
 func callsBy(principal string) int {
@@ -46,4 +54,11 @@ func principalSummary() string {
 	principals.Lock()
 	defer principals.Unlock()
 	return fmt.Sprint(principals.calls)
+}
+
+// actionCallsBy returns cloudsim's count of action calls made by principal.
+func actionCallsBy(principal, action string) int {
+	principals.Lock()
+	defer principals.Unlock()
+	return principals.actions[principal][action]
 }

@@ -14,7 +14,7 @@
 // the bare X-TC-Action name ("DescribeInstances"), so rate limits, faults and
 // call counts are keyed by it. Dialects whose action names could collide with
 // Tencent's (OCI has a CreateLoadBalancer too) should prefix theirs, e.g.
-// "oci/CreateLoadBalancer".
+// "oci:CreateLoadBalancer".
 //
 // Package cloudsim (the parent directory) ties a Core and the dialects
 // together behind one http.Handler; most users want that package instead.

@@ -51,7 +51,7 @@ func TestCreateRoutesValidation(t *testing.T) {
 	}{
 		{"ok", vpcTableID, []*vpc.Route{normalCVM("172.20.1.0/24", "10.0.0.1")}, ""},
 		{"two at once", vpcTableID, []*vpc.Route{normalCVM("172.20.1.0/24", "10.0.0.1"), normalCVM("172.20.2.0/24", "10.0.0.1")}, ""},
-		{"unknown table", "rtb-nothere", []*vpc.Route{normalCVM("172.20.1.0/24", "10.0.0.1")}, CodeVPCResourceNotFound},
+		{"unknown table", "rtb-notthere", []*vpc.Route{normalCVM("172.20.1.0/24", "10.0.0.1")}, CodeVPCResourceNotFound},
 		{"malformed table", "rtb-1", []*vpc.Route{normalCVM("172.20.1.0/24", "10.0.0.1")}, CodeVPCMalformed},
 		{"no routes", vpcTableID, nil, CodeVPCMissingParameter},
 		{"malformed cidr", vpcTableID, []*vpc.Route{normalCVM("172.20.1.1/24", "10.0.0.1")}, CodeVPCMalformed},
@@ -112,7 +112,7 @@ func TestVPCRoutesLifecycle(t *testing.T) {
 		t.Fatalf("ids and filters: %v", err)
 	}
 	missing := vpc.NewDescribeRouteTablesRequest()
-	missing.RouteTableIds = common.StringPtrs([]string{"rtb-nothere"})
+	missing.RouteTableIds = common.StringPtrs([]string{"rtb-notthere"})
 	if _, err := cl.DescribeRouteTables(missing); sdkCode(err) != CodeVPCResourceNotFound {
 		t.Fatalf("unknown id: %v", err)
 	}
@@ -157,7 +157,7 @@ func TestVPCRouteTableAdmin(t *testing.T) {
 	if code, body := post("/"+created.ID+"/routes", `{"destinationCidrBlock":"172.30.0.0/16","gatewayType":"PEERCONNECTION","gatewayId":"pcx-1"}`); code != 201 {
 		t.Fatalf("add route: %d %s", code, body)
 	}
-	if code, _ := post("/rtb-nothere/routes", `{"destinationCidrBlock":"172.30.0.0/16","gatewayType":"NAT","gatewayId":"nat-1"}`); code != 404 {
+	if code, _ := post("/rtb-notthere/routes", `{"destinationCidrBlock":"172.30.0.0/16","gatewayType":"NAT","gatewayId":"nat-1"}`); code != 404 {
 		t.Fatalf("unknown table: %d", code)
 	}
 	if code, _ := post("", `{"vpcID":"vpc-1"}`); code != 400 {

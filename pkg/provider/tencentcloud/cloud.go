@@ -1,12 +1,15 @@
 // Package tencentcloud is the Tencent Cloud provider of the
 // cloud-controller-manager (--cloud-provider=tencentcloud). It implements
-// cloudprovider.Interface; for now InstancesV2 only (nodes on CVM).
+// cloudprovider.Interface: InstancesV2 (nodes on CVM), Routes and
+// LoadBalancer (CLB).
 package tencentcloud
 
 import (
+	"fmt"
 	"io"
 	"os"
 
+	"k8s.io/client-go/informers"
 	cloudprovider "k8s.io/cloud-provider"
 )
 
@@ -27,13 +30,21 @@ func init() {
 type Cloud struct {
 	cfg       *Config
 	instances *instances
+	routes    *routes        // nil unless a route table is configured (routes.go)
+	lb        *loadBalancers // CLB load balancers (loadbalancer.go)
 }
 
-var _ cloudprovider.Interface = (*Cloud)(nil)
+var (
+	_ cloudprovider.Interface    = (*Cloud)(nil)
+	_ cloudprovider.InformerUser = (*Cloud)(nil)
+)
 
 // New builds the provider from a loaded Config, with real SDK clients.
 // It makes no API call.
 func New(cfg *Config) (*Cloud, error) {
+	if _, err := cfg.instanceCacheTTL(); err != nil {
+		return nil, fmt.Errorf("instance_cache_ttl %q: %w", cfg.InstanceCacheTTL, err)
+	}
 	clients, err := newSDK(cfg)
 	if err != nil {
 		return nil, err
@@ -42,25 +53,48 @@ func New(cfg *Config) (*Cloud, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newCloud(cfg, cvmClient), nil
+	c := newCloud(cfg, cvmClient)
+	if c.routes, err = newRoutes(cfg, clients); err != nil {
+		return nil, err
+	}
+	clbClient, err := clients.clb()
+	if err != nil {
+		return nil, err
+	}
+	c.lb = newLoadBalancers(cfg, clbClient)
+	return c, nil
 }
 
 // newCloud wires the provider around an instanceAPI (the SDK, or a fake).
+// One Cloud holds one instance inventory, shared by every controller.
 func newCloud(cfg *Config, api instanceAPI) *Cloud {
+	// LoadConfig and New have validated it; a Config built in code with a
+	// bad value gets the default.
+	ttl, err := cfg.instanceCacheTTL()
+	if err != nil {
+		ttl = DefaultInstanceCacheTTL
+	}
+	lookup := &instanceLookup{api: api, vpcID: cfg.VpcID}
 	return &Cloud{
-		cfg: cfg,
-		instances: &instances{
-			lookup: &instanceLookup{api: api, vpcID: cfg.VpcID},
-			region: cfg.Region,
-		},
+		cfg:       cfg,
+		instances: newInstances(lookup, cfg.Region, ttl, cfg.inventoryEnabled()),
 	}
 }
 
-// Initialize does nothing: the provider needs no Kubernetes client yet.
-func (c *Cloud) Initialize(cloudprovider.ControllerClientBuilder, <-chan struct{}) {}
+// Initialize hands the load balancers' drift check its Kubernetes client.
+func (c *Cloud) Initialize(b cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
+	if c.lb != nil {
+		c.lb.initialize(b, stop)
+	}
+}
 
-// LoadBalancer is not implemented yet.
-func (c *Cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) { return nil, false }
+// LoadBalancer returns the CLB-backed load balancers.
+func (c *Cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) {
+	if c.lb == nil {
+		return nil, false
+	}
+	return c.lb, true
+}
 
 // Instances is not implemented: InstancesV2 replaces it.
 func (c *Cloud) Instances() (cloudprovider.Instances, bool) { return nil, false }
@@ -75,8 +109,28 @@ func (c *Cloud) Zones() (cloudprovider.Zones, bool) { return nil, false }
 // Clusters is not implemented.
 func (c *Cloud) Clusters() (cloudprovider.Clusters, bool) { return nil, false }
 
-// Routes is not implemented yet.
-func (c *Cloud) Routes() (cloudprovider.Routes, bool) { return nil, false }
+// Routes returns the pod routes in the configured route table. Without one
+// (no cluster_route_table, route_backend tke) it reports false, and the
+// upstream route controller does not start, whatever --configure-cloud-routes
+// says.
+func (c *Cloud) Routes() (cloudprovider.Routes, bool) {
+	if c.routes == nil {
+		return nil, false
+	}
+	return c.routes, true
+}
+
+// SetInformers implements cloudprovider.InformerUser. The routes map route
+// gateways to nodes through the shared node informer; the CCM calls this
+// before it starts the informers.
+func (c *Cloud) SetInformers(f informers.SharedInformerFactory) {
+	if c.routes != nil {
+		c.routes.nodes.set(f.Core().V1().Nodes())
+	}
+	if c.lb != nil {
+		c.lb.setInformers(f) // the periodic load balancer drift check
+	}
+}
 
 // ProviderName returns "tencentcloud".
 func (c *Cloud) ProviderName() string { return ProviderName }

@@ -20,8 +20,10 @@ func TestRegisteredProvider(t *testing.T) {
 	if _, ok := cloud.InstancesV2(); !ok {
 		t.Error("InstancesV2 must be supported")
 	}
+	if _, ok := cloud.LoadBalancer(); !ok {
+		t.Error("LoadBalancer must be supported")
+	}
 	unsupported := map[string]bool{}
-	_, unsupported["LoadBalancer"] = cloud.LoadBalancer()
 	_, unsupported["Instances"] = cloud.Instances()
 	_, unsupported["Zones"] = cloud.Zones()
 	_, unsupported["Clusters"] = cloud.Clusters()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/netip"
 	"net/url"
 	"os"
 	"reflect"
@@ -12,8 +13,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/ccmkit/ccm/internal/tcapi"
 )
 
 // Environment variables read by LoadConfig. They override the cloud config
@@ -32,6 +36,11 @@ const (
 	EnvSecretKeyFile     = envPrefix + "SECRET_KEY_FILE"
 	EnvClusterRouteTable = envPrefix + "CLUSTER_ROUTE_TABLE"
 	EnvAPIEndpoint       = envPrefix + "API_ENDPOINT"
+	EnvAPIRateLimits     = envPrefix + "API_RATE_LIMITS"
+	EnvInstanceCacheTTL  = envPrefix + "INSTANCE_CACHE_TTL"
+	// EnvInventory set to "off" disables batching and caching of instance
+	// lookups: a benchmark knob (make bench's baseline), not for production.
+	EnvInventory = envPrefix + "INVENTORY"
 
 	EnvSDKSecretID      = "TENCENTCLOUD_SECRET_ID"
 	EnvSDKSecretKey     = "TENCENTCLOUD_SECRET_KEY"
@@ -72,9 +81,40 @@ type Config struct {
 	SecretKeyFile string `json:"secret_key_file,omitempty"`
 
 	// ClusterRouteTable is the name of the TKE cluster route table that pod
-	// routes go into. Optional for now; the route controller will need it.
-	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_CLUSTER_ROUTE_TABLE.
+	// routes go into (route_backend tke). Setting it turns the route
+	// controller's Routes on. Env:
+	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_CLUSTER_ROUTE_TABLE.
 	ClusterRouteTable string `json:"cluster_route_table,omitempty"`
+
+	// RouteBackend is where pod routes go: "tke" (a TKE cluster route
+	// table, cluster_route_table) or "vpc" (a VPC route table,
+	// route_table_id, routes with GatewayType NORMAL_CVM). Optional; default
+	// tke. Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_ROUTE_BACKEND.
+	RouteBackend string `json:"route_backend,omitempty"`
+
+	// RouteTableID is the VPC route table (rtb-xxxxxxxx) for route_backend
+	// vpc. Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_ROUTE_TABLE_ID.
+	RouteTableID string `json:"route_table_id,omitempty"`
+
+	// ClusterCIDR is the pod network, e.g. 10.244.0.0/16: the same as the
+	// CCM's --cluster-cidr. Only routes inside it are managed. Optional for
+	// tke (default: the table's CIDR); required for vpc and for
+	// create_cluster_route_table. Env:
+	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_CLUSTER_CIDR.
+	ClusterCIDR string `json:"cluster_cidr,omitempty"`
+
+	// CreateClusterRouteTable lets the CCM create cluster_route_table, with
+	// cluster_cidr as its CIDR in vpc_id, when it does not exist. Optional;
+	// default false (a missing table is an error). Env:
+	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_CREATE_CLUSTER_ROUTE_TABLE.
+	CreateClusterRouteTable bool `json:"create_cluster_route_table,omitempty"`
+
+	// RouteCacheTTL is how long the route list read from the cloud is
+	// reused, as a Go duration. Keep it a little under
+	// --route-reconciliation-period. Optional; default 9s; "0s" reads the
+	// table on every reconcile. Env:
+	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_ROUTE_CACHE_TTL.
+	RouteCacheTTL string `json:"route_cache_ttl,omitempty"`
 
 	// APIEndpoint overrides where API calls go, as scheme://host[:port] with
 	// scheme http or https and no path, e.g. http://127.0.0.1:8080 for
@@ -83,7 +123,61 @@ type Config struct {
 	// (https://<service>.tencentcloudapi.com).
 	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_API_ENDPOINT.
 	APIEndpoint string `json:"api_endpoint,omitempty"`
+
+	// APIRateLimits overrides the client-side rate limits of API actions,
+	// as "Action=QPS" or "service.Action=QPS" separated by commas, e.g.
+	// "DescribeInstances=20,clb.CreateListener=10"; 0 disables pacing of an
+	// action. Optional; default: the documented limits (DescribeInstances
+	// 40/s, tke Describe* 50/s, tke Create*/Delete* 20/s, clb 20/s, other
+	// actions 20/s). Lower them when other tools share the account's quota.
+	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_API_RATE_LIMITS.
+	APIRateLimits string `json:"api_rate_limits,omitempty"`
+
+	// InstanceCacheTTL is how long a DescribeInstances answer serves node
+	// initialization and the periodic node status sync, as a Go duration
+	// ("60s", "2m"). Node lifecycle checks (exists, shutdown) use answers at
+	// most min(ttl, 10s) old, and "instance gone" always comes from a fresh
+	// call. Optional; default 60s; "0s" disables caching (batching stays).
+	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_INSTANCE_CACHE_TTL.
+	InstanceCacheTTL string `json:"instance_cache_ttl,omitempty"`
+
+	// Inventory "off" disables batching and caching of instance lookups
+	// (one DescribeInstances per lookup, like upstream). A benchmark knob for
+	// make bench's baseline; leave it unset. Env:
+	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_INVENTORY.
+	Inventory string `json:"inventory,omitempty"`
+
+	// LBDriftCheckPeriod is how often the CCM compares every load balancer
+	// with its Service, reading only, and has the ones that drifted (e.g. a
+	// listener deleted in the console) re-ensured, as a Go duration.
+	// Optional; default 5m; "0s" turns the check off. Env:
+	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_LB_DRIFT_CHECK_PERIOD.
+	LBDriftCheckPeriod string `json:"lb_drift_check_period,omitempty"`
 }
+
+// DefaultInstanceCacheTTL is instance_cache_ttl's default: long enough for
+// a burst of node initializations to share one listing of the VPC, much
+// shorter than the 5-minute node status sync, which therefore always sees
+// fresh addresses.
+const DefaultInstanceCacheTTL = 60 * time.Second
+
+// rateLimits parses api_rate_limits.
+func (c *Config) rateLimits() (tcapi.Limits, error) { return tcapi.ParseLimits(c.APIRateLimits) }
+
+// instanceCacheTTL parses instance_cache_ttl.
+func (c *Config) instanceCacheTTL() (time.Duration, error) {
+	if c.InstanceCacheTTL == "" {
+		return DefaultInstanceCacheTTL, nil
+	}
+	d, err := time.ParseDuration(c.InstanceCacheTTL)
+	if err != nil || d < 0 {
+		return 0, errors.New(`must be a duration like "60s" or "2m" (0s disables caching)`)
+	}
+	return d, nil
+}
+
+// inventoryEnabled reports whether instance lookups are batched and cached.
+func (c *Config) inventoryEnabled() bool { return !strings.EqualFold(c.Inventory, "off") }
 
 // redacted is what a Secret looks like in any output.
 const redacted = "[redacted]"
@@ -129,7 +223,12 @@ func LoadConfig(r io.Reader, getenv func(string) string) (*Config, error) {
 	vpcID := l.plain(file, "vpc_id", EnvVpcID)
 	endpoint := l.plain(file, "api_endpoint", EnvAPIEndpoint)
 	cfg.Region, cfg.VpcID, cfg.APIEndpoint = region.value, vpcID.value, endpoint.value
-	cfg.ClusterRouteTable = l.plain(file, "cluster_route_table", EnvClusterRouteTable).value
+	l.routeSettings(file, cfg)
+	l.lbSettings(file, cfg)
+	rateLimits := l.plain(file, "api_rate_limits", EnvAPIRateLimits)
+	cacheTTL := l.plain(file, "instance_cache_ttl", EnvInstanceCacheTTL)
+	inventory := l.plain(file, "inventory", EnvInventory)
+	cfg.APIRateLimits, cfg.InstanceCacheTTL, cfg.Inventory = rateLimits.value, cacheTTL.value, inventory.value
 	secretID, secretIDFile := l.secret(file, "secret_id", EnvSecretID, EnvSDKSecretID)
 	secretKey, secretKeyFile := l.secret(file, "secret_key", EnvSecretKey, EnvSDKSecretKey)
 	cfg.SecretID, cfg.SecretIDFile = Secret(secretID.value), secretIDFile
@@ -141,6 +240,15 @@ func LoadConfig(r io.Reader, getenv func(string) string) (*Config, error) {
 		if _, _, err := parseEndpoint(endpoint.value); err != nil {
 			l.addf("api_endpoint %q%s: %v", endpoint.value, endpoint.suffix(), err)
 		}
+	}
+	if _, err := cfg.rateLimits(); err != nil {
+		l.addf("api_rate_limits%s: %v", rateLimits.suffix(), err)
+	}
+	if _, err := cfg.instanceCacheTTL(); err != nil {
+		l.addf("instance_cache_ttl %q%s: %v", cacheTTL.value, cacheTTL.suffix(), err)
+	}
+	if v := inventory.value; v != "" && !strings.EqualFold(v, "on") && !strings.EqualFold(v, "off") {
+		l.addf("inventory %q%s: must be on or off", v, inventory.suffix())
 	}
 	l.checkSecret(secretID)
 	l.checkSecret(secretKey)
@@ -352,6 +460,12 @@ func (l *loader) readFile(r io.Reader) map[string]string {
 		case nil: // "key:" with no value: unset
 		case string:
 			values[k] = strings.TrimSpace(v)
+		case bool:
+			if !slices.Contains(boolKeys, k) {
+				l.addf("%s: must be a string, got %s (quote the value)", k, yamlKind(v))
+				break
+			}
+			values[k] = strconv.FormatBool(v)
 		default:
 			l.addf("%s: must be a string, got %s (quote the value)", k, yamlKind(v))
 		}
@@ -523,4 +637,155 @@ func (l *loader) checkSecret(v sourced) {
 			return
 		}
 	}
+}
+
+// ---- route settings ----
+
+// Environment variables of the route settings.
+const (
+	EnvRouteBackend            = envPrefix + "ROUTE_BACKEND"
+	EnvRouteTableID            = envPrefix + "ROUTE_TABLE_ID"
+	EnvClusterCIDR             = envPrefix + "CLUSTER_CIDR"
+	EnvCreateClusterRouteTable = envPrefix + "CREATE_CLUSTER_ROUTE_TABLE"
+	EnvRouteCacheTTL           = envPrefix + "ROUTE_CACHE_TTL"
+)
+
+// Route backends.
+const (
+	RouteBackendTKE = "tke"
+	RouteBackendVPC = "vpc"
+)
+
+// DefaultRouteCacheTTL is route_cache_ttl's default: a little under the
+// route controller's default 10 s reconciliation period, so that every
+// periodic reconcile reads the table afresh while everything in between is
+// served from the cache.
+const DefaultRouteCacheTTL = 9 * time.Second
+
+// boolKeys are the file keys that take a YAML boolean.
+var boolKeys = []string{"create_cluster_route_table"}
+
+// routeTableIDPattern: rtb- and 8 lowercase letters or digits.
+var routeTableIDPattern = regexp.MustCompile(`^rtb-[a-z0-9]{8}$`)
+
+// routeSettings reads and checks the route keys, including how they combine.
+func (l *loader) routeSettings(file map[string]string, cfg *Config) {
+	table := l.plain(file, "cluster_route_table", EnvClusterRouteTable)
+	backend := l.plain(file, "route_backend", EnvRouteBackend)
+	tableID := l.plain(file, "route_table_id", EnvRouteTableID)
+	cidr := l.plain(file, "cluster_cidr", EnvClusterCIDR)
+	create := l.plain(file, "create_cluster_route_table", EnvCreateClusterRouteTable)
+	ttl := l.plain(file, "route_cache_ttl", EnvRouteCacheTTL)
+	cfg.ClusterRouteTable, cfg.RouteTableID, cfg.ClusterCIDR, cfg.RouteCacheTTL = table.value, tableID.value, cidr.value, ttl.value
+	cfg.RouteBackend = strings.ToLower(backend.value)
+
+	if create.value != "" {
+		b, err := strconv.ParseBool(create.value)
+		if err != nil {
+			l.addf("create_cluster_route_table %q%s: must be true or false", create.value, create.suffix())
+		}
+		cfg.CreateClusterRouteTable = b
+	}
+	if cidr.value != "" {
+		if _, err := parseClusterCIDR(cidr.value); err != nil {
+			l.addf("cluster_cidr %q%s: %v", cidr.value, cidr.suffix(), err)
+		}
+	}
+	if _, err := cfg.routeCacheTTL(); err != nil {
+		l.addf("route_cache_ttl %q%s: %v", ttl.value, ttl.suffix(), err)
+	}
+	switch cfg.RouteBackend {
+	case "", RouteBackendTKE:
+		if tableID.value != "" {
+			l.addf("route_table_id%s is for route_backend vpc; with route_backend tke set cluster_route_table", tableID.suffix())
+		}
+		if cfg.CreateClusterRouteTable && table.value == "" {
+			l.addf("create_cluster_route_table%s needs cluster_route_table: the name of the table to create", create.suffix())
+		}
+		if cfg.CreateClusterRouteTable && cidr.value == "" {
+			l.addf("create_cluster_route_table%s needs cluster_cidr: the CIDR of the table to create (the same as --cluster-cidr)", create.suffix())
+		}
+	case RouteBackendVPC:
+		if table.value != "" || cfg.CreateClusterRouteTable {
+			l.addf("cluster_route_table and create_cluster_route_table are for route_backend tke; with route_backend vpc set route_table_id")
+		}
+		switch {
+		case tableID.value == "":
+			l.addf("route_table_id: required with route_backend vpc (set route_table_id in the cloud config or %s)", EnvRouteTableID)
+		case !routeTableIDPattern.MatchString(tableID.value):
+			l.addf("route_table_id %q%s: must look like rtb-xxxxxxxx", tableID.value, tableID.suffix())
+		}
+		if cidr.value == "" {
+			l.addf("cluster_cidr: required with route_backend vpc, so that routes of other tools in the table are never touched (set it to --cluster-cidr)")
+		}
+	default:
+		l.addf("route_backend %q%s: must be tke or vpc", backend.value, backend.suffix())
+	}
+}
+
+// routesEnabled reports whether the provider offers Routes: with tke when a
+// cluster route table is named, with vpc always (route_table_id is required).
+func (c *Config) routesEnabled() bool {
+	return c.RouteBackend == RouteBackendVPC || c.ClusterRouteTable != ""
+}
+
+// clusterCIDR parses cluster_cidr; the zero Prefix when unset.
+func (c *Config) clusterCIDR() netip.Prefix {
+	p, _ := parseClusterCIDR(c.ClusterCIDR)
+	return p
+}
+
+func parseClusterCIDR(s string) (netip.Prefix, error) {
+	if s == "" {
+		return netip.Prefix{}, nil
+	}
+	p, err := netip.ParsePrefix(s)
+	switch {
+	case err != nil || !p.Addr().Is4():
+		return netip.Prefix{}, errors.New("must be an IPv4 CIDR like 10.244.0.0/16 (route tables carry IPv4 routes only)")
+	case p.Masked() != p:
+		return netip.Prefix{}, fmt.Errorf("has host bits set (did you mean %s?)", p.Masked())
+	}
+	return p, nil
+}
+
+// routeCacheTTL parses route_cache_ttl.
+func (c *Config) routeCacheTTL() (time.Duration, error) {
+	if c.RouteCacheTTL == "" {
+		return DefaultRouteCacheTTL, nil
+	}
+	d, err := time.ParseDuration(c.RouteCacheTTL)
+	if err != nil || d < 0 {
+		return 0, errors.New(`must be a duration like "9s" (0s disables caching)`)
+	}
+	return d, nil
+}
+
+// ---- load balancer settings ----
+
+// EnvLBDriftCheckPeriod sets lb_drift_check_period.
+const EnvLBDriftCheckPeriod = envPrefix + "LB_DRIFT_CHECK_PERIOD"
+
+// DefaultLBDriftCheckPeriod is lb_drift_check_period's default: drift is
+// repaired within minutes at the cost of two reads per CLB per period.
+const DefaultLBDriftCheckPeriod = 5 * time.Minute
+
+func (l *loader) lbSettings(file map[string]string, cfg *Config) {
+	period := l.plain(file, "lb_drift_check_period", EnvLBDriftCheckPeriod)
+	cfg.LBDriftCheckPeriod = period.value
+	if _, err := cfg.lbDriftCheckPeriod(); err != nil {
+		l.addf("lb_drift_check_period %q%s: %v", period.value, period.suffix(), err)
+	}
+}
+
+// lbDriftCheckPeriod parses lb_drift_check_period; 0 means off.
+func (c *Config) lbDriftCheckPeriod() (time.Duration, error) {
+	if c.LBDriftCheckPeriod == "" {
+		return DefaultLBDriftCheckPeriod, nil
+	}
+	d, err := time.ParseDuration(c.LBDriftCheckPeriod)
+	if err != nil || d < 0 {
+		return 0, errors.New(`must be a duration like "5m" or "30s" (0s turns the drift check off)`)
+	}
+	return d, nil
 }

@@ -5,12 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/ccmkit/ccm/internal/tcapi"
 )
 
 const (
@@ -337,7 +341,9 @@ func TestSecretsNeverInErrors(t *testing.T) {
 }
 
 func TestConfigKeysMatchDocs(t *testing.T) {
-	want := []string{"region", "vpc_id", "secret_id", "secret_key", "secret_id_file", "secret_key_file", "cluster_route_table", "api_endpoint"}
+	want := []string{"region", "vpc_id", "secret_id", "secret_key", "secret_id_file", "secret_key_file", "cluster_route_table",
+		"route_backend", "route_table_id", "cluster_cidr", "create_cluster_route_table", "route_cache_ttl", "api_endpoint",
+		"api_rate_limits", "instance_cache_ttl", "inventory", "lb_drift_check_period"}
 	if got := configKeys(); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("keys %v, want %v", got, want)
 	}
@@ -394,6 +400,160 @@ func TestScrub(t *testing.T) {
 	for _, tt := range tests {
 		if got := scrub(tt.msg, tt.secrets); got != tt.want {
 			t.Errorf("scrub(%q) = %q, want %q", tt.msg, got, tt.want)
+		}
+	}
+}
+
+func TestLoadConfigScaleKeys(t *testing.T) {
+	const base = "region: ap-guangzhou\nvpc_id: vpc-aaaa1111\nsecret_id: i\nsecret_key: k\n"
+	tests := []struct {
+		name      string
+		file      string
+		env       map[string]string
+		wantTTL   time.Duration
+		wantQPS   map[string]float64 // "service.Action" -> effective limit
+		wantInv   bool
+		wantError string
+	}{
+		{name: "defaults", wantTTL: DefaultInstanceCacheTTL, wantInv: true,
+			wantQPS: map[string]float64{"cvm.DescribeInstances": 40}},
+		{name: "file", file: "api_rate_limits: DescribeInstances=20, clb.CreateListener=5\ninstance_cache_ttl: 2m\ninventory: \"on\"\n",
+			wantTTL: 2 * time.Minute, wantInv: true,
+			wantQPS: map[string]float64{"cvm.DescribeInstances": 20, "clb.CreateListener": 5, "clb.DeleteListener": 20}},
+		{name: "env wins", file: "instance_cache_ttl: 2m\n",
+			env:     map[string]string{EnvInstanceCacheTTL: "0s", EnvInventory: "OFF", EnvAPIRateLimits: "DescribeInstances=0"},
+			wantTTL: 0, wantInv: false, wantQPS: map[string]float64{"cvm.DescribeInstances": 0}},
+		{name: "bad limits", file: "api_rate_limits: DescribeInstances\n", wantError: "api_rate_limits: \"DescribeInstances\": want Action=QPS"},
+		{name: "bad ttl", env: map[string]string{EnvInstanceCacheTTL: "soon"},
+			wantError: `instance_cache_ttl "soon" (from ` + EnvInstanceCacheTTL + `): must be a duration`},
+		{name: "negative ttl", file: "instance_cache_ttl: -1s\n", wantError: "instance_cache_ttl \"-1s\": must be a duration"},
+		{name: "bad inventory", file: "inventory: maybe\n", wantError: `inventory "maybe": must be on or off`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := LoadConfig(strings.NewReader(base+tt.file), envOf(tt.env))
+			if tt.wantError != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantError) {
+					t.Fatalf("error %v, want %q", err, tt.wantError)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ttl, _ := cfg.instanceCacheTTL(); ttl != tt.wantTTL {
+				t.Errorf("ttl %s, want %s", ttl, tt.wantTTL)
+			}
+			if cfg.inventoryEnabled() != tt.wantInv {
+				t.Errorf("inventory enabled %v, want %v", cfg.inventoryEnabled(), tt.wantInv)
+			}
+			limits, _ := cfg.rateLimits()
+			for key, want := range tt.wantQPS {
+				service, action, _ := strings.Cut(key, ".")
+				if got := tcapi.EffectiveQPS(limits, service, action); got != want {
+					t.Errorf("%s: %v QPS, want %v", key, got, want)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadConfigRouteKeys(t *testing.T) {
+	const base = "region: ap-guangzhou\nvpc_id: vpc-aaaa1111\nsecret_id: i\nsecret_key: k\n"
+	tests := []struct {
+		name        string
+		file        string
+		env         map[string]string
+		wantEnabled bool
+		wantBackend string
+		wantCIDR    string
+		wantCreate  bool
+		wantTTL     time.Duration
+		wantErrors  []string
+	}{
+		{name: "no routes", wantTTL: DefaultRouteCacheTTL},
+		{name: "tke table", file: "cluster_route_table: cls-1\n", wantEnabled: true, wantTTL: DefaultRouteCacheTTL},
+		{name: "tke, created by the CCM (YAML boolean)",
+			file:        "cluster_route_table: cls-1\ncreate_cluster_route_table: true\ncluster_cidr: 10.244.0.0/16\nroute_cache_ttl: 30s\n",
+			wantEnabled: true, wantCreate: true, wantCIDR: "10.244.0.0/16", wantTTL: 30 * time.Second},
+		{name: "env wins", file: "cluster_route_table: cls-1\ncreate_cluster_route_table: true\ncluster_cidr: 10.244.0.0/16\n",
+			env:         map[string]string{EnvCreateClusterRouteTable: "false", EnvRouteCacheTTL: "0s", EnvRouteBackend: "TKE"},
+			wantEnabled: true, wantBackend: "tke", wantCIDR: "10.244.0.0/16", wantTTL: 0},
+		{name: "vpc", file: "route_backend: vpc\nroute_table_id: rtb-aaaa1111\ncluster_cidr: 10.244.0.0/16\n",
+			wantEnabled: true, wantBackend: "vpc", wantCIDR: "10.244.0.0/16", wantTTL: DefaultRouteCacheTTL},
+		{name: "create needs a name and a CIDR", file: "create_cluster_route_table: true\n",
+			wantErrors: []string{"create_cluster_route_table needs cluster_route_table", "create_cluster_route_table needs cluster_cidr"}},
+		{name: "bad values", file: "cluster_route_table: cls-1\ncluster_cidr: 10.244.0.1/16\nroute_cache_ttl: soon\n",
+			env: map[string]string{EnvCreateClusterRouteTable: "yes please"},
+			wantErrors: []string{`cluster_cidr "10.244.0.1/16": has host bits set (did you mean 10.244.0.0/16?)`,
+				`route_cache_ttl "soon": must be a duration`,
+				`create_cluster_route_table "yes please" (from ` + EnvCreateClusterRouteTable + `): must be true or false`}},
+		{name: "ipv6 cluster cidr", file: "cluster_route_table: cls-1\ncluster_cidr: fd00::/48\n",
+			wantErrors: []string{`cluster_cidr "fd00::/48": must be an IPv4 CIDR`}},
+		{name: "unknown backend", file: "route_backend: aws\n", wantErrors: []string{`route_backend "aws": must be tke or vpc`}},
+		{name: "vpc needs a table id and a CIDR", file: "route_backend: vpc\n",
+			wantErrors: []string{"route_table_id: required with route_backend vpc", "cluster_cidr: required with route_backend vpc"}},
+		{name: "vpc with tke keys", file: "route_backend: vpc\nroute_table_id: rtb-1\ncluster_cidr: 10.244.0.0/16\ncluster_route_table: cls-1\n",
+			wantErrors: []string{"cluster_route_table and create_cluster_route_table are for route_backend tke", `route_table_id "rtb-1": must look like rtb-xxxxxxxx`}},
+		{name: "tke with a vpc table id", file: "cluster_route_table: cls-1\nroute_table_id: rtb-aaaa1111\n",
+			wantErrors: []string{"route_table_id is for route_backend vpc"}},
+		{name: "booleans only where a boolean is meant", file: "cluster_route_table: true\n",
+			wantErrors: []string{"cluster_route_table: must be a string, got a boolean"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := LoadConfig(strings.NewReader(base+tt.file), envOf(tt.env))
+			if len(tt.wantErrors) > 0 {
+				for _, want := range tt.wantErrors {
+					if err == nil || !strings.Contains(err.Error(), want) {
+						t.Errorf("error %v, want %q", err, want)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			ttl, _ := cfg.routeCacheTTL()
+			if cfg.routesEnabled() != tt.wantEnabled || cfg.RouteBackend != tt.wantBackend || cfg.ClusterCIDR != tt.wantCIDR ||
+				cfg.CreateClusterRouteTable != tt.wantCreate || ttl != tt.wantTTL {
+				t.Errorf("enabled %v backend %q cidr %q create %v ttl %s", cfg.routesEnabled(), cfg.RouteBackend, cfg.ClusterCIDR,
+					cfg.CreateClusterRouteTable, ttl)
+			}
+		})
+	}
+}
+
+func TestLBDriftCheckPeriod(t *testing.T) {
+	base := map[string]string{EnvRegion: "ap-guangzhou", EnvVpcID: "vpc-aaaa1111", EnvSecretID: "AKIDtest", EnvSecretKey: "key-test"}
+	tests := []struct {
+		value   string
+		want    time.Duration
+		wantErr string
+	}{
+		{"", DefaultLBDriftCheckPeriod, ""},
+		{"30s", 30 * time.Second, ""},
+		{"0s", 0, ""},
+		{"5", 0, `lb_drift_check_period "5" (from TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_LB_DRIFT_CHECK_PERIOD): must be a duration`},
+		{"-1m", 0, "must be a duration"},
+	}
+	for _, tc := range tests {
+		env := maps.Clone(base)
+		if tc.value != "" {
+			env[EnvLBDriftCheckPeriod] = tc.value
+		}
+		cfg, err := LoadConfig(nil, envOf(env))
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%q: err = %v, want %q", tc.value, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", tc.value, err)
+		}
+		if got, _ := cfg.lbDriftCheckPeriod(); got != tc.want {
+			t.Errorf("%q: period = %v, want %v", tc.value, got, tc.want)
 		}
 	}
 }

@@ -27,6 +27,8 @@ const (
 	// maxPages stops pagination against an answer whose TotalCount never
 	// comes within reach (100 pages = 10,000 instances for one filter).
 	maxPages = 100
+	// maxVPCPages bounds a listing of the whole VPC (100,000 instances).
+	maxVPCPages = 1000
 )
 
 // apiError says which call failed for what; it unwraps to the SDK error.
@@ -85,7 +87,7 @@ func (l *instanceLookup) byID(ctx context.Context, target string, ids ...string)
 		req := cvm.NewDescribeInstancesRequest()
 		req.InstanceIds = common.StringPtrs(chunk)
 		req.Limit = common.Int64Ptr(pageSize)
-		what := fmt.Sprintf("%s (InstanceIds %s)", target, strings.Join(chunk, ","))
+		what := fmt.Sprintf("%s (InstanceIds %s)", target, abbreviateIDs(chunk))
 		set, total, err := l.describe(ctx, what, req)
 		if err != nil {
 			return nil, err
@@ -96,6 +98,15 @@ func (l *instanceLookup) byID(ctx context.Context, target string, ids ...string)
 		out = append(out, set...)
 	}
 	return out, nil
+}
+
+// abbreviateIDs lists up to five ids, so that an error about a batch of
+// 100 stays one readable line.
+func abbreviateIDs(ids []string) string {
+	if len(ids) <= 5 {
+		return strings.Join(ids, ",")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ids[:5], ","), len(ids)-5)
 }
 
 // checkIDAnswer rejects an answer that does not match the question, because
@@ -128,7 +139,7 @@ func (l *instanceLookup) byFilter(ctx context.Context, target, name string, valu
 	seen := map[string]bool{}
 	for chunk := range slices.Chunk(values, maxFilterValues) {
 		what := fmt.Sprintf("%s (%s filter)", target, name)
-		set, err := l.allPages(ctx, what, []*cvm.Filter{
+		set, err := l.allPages(ctx, what, maxPages, []*cvm.Filter{
 			{Name: common.StringPtr("vpc-id"), Values: common.StringPtrs([]string{l.vpcID})},
 			{Name: common.StringPtr(name), Values: common.StringPtrs(chunk)},
 		})
@@ -145,14 +156,55 @@ func (l *instanceLookup) byFilter(ctx context.Context, target, name string, valu
 	return out, nil
 }
 
+// inVPC lists every instance of our VPC, 100 per page: the inventory's
+// full refresh. Instances that show up twice (the list shifted between
+// pages) are kept once; one that a shift hid is simply absent, which the
+// inventory never takes as proof of anything.
+func (l *instanceLookup) inVPC(ctx context.Context) ([]*cvm.Instance, error) {
+	set, err := l.allPages(ctx, "the instances of VPC "+l.vpcID, maxVPCPages, []*cvm.Filter{
+		{Name: common.StringPtr("vpc-id"), Values: common.StringPtrs([]string{l.vpcID})},
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*cvm.Instance, 0, len(set))
+	seen := make(map[string]bool, len(set))
+	for _, ins := range set {
+		if !seen[*ins.InstanceId] && instanceVPC(ins) == l.vpcID {
+			seen[*ins.InstanceId] = true
+			out = append(out, ins)
+		}
+	}
+	return out, nil
+}
+
+// filterIndexes lets the inventory answer the node mapping's filter
+// lookups from a listing: for each DescribeInstances filter the mapping
+// uses, the values under which the API would match an instance of our VPC.
+// Instances of other VPCs have no keys, as the vpc-id filter hides them.
+func filterIndexes(vpcID string) map[string]func(*cvm.Instance) []string {
+	inVPC := func(keys func(*cvm.Instance) []string) func(*cvm.Instance) []string {
+		return func(ins *cvm.Instance) []string {
+			if instanceVPC(ins) != vpcID {
+				return nil
+			}
+			return keys(ins)
+		}
+	}
+	return map[string]func(*cvm.Instance) []string{
+		"private-ip-address": inVPC(func(ins *cvm.Instance) []string { return common.StringValues(ins.PrivateIpAddresses) }),
+		"instance-name":      inVPC(func(ins *cvm.Instance) []string { return []string{deref(ins.InstanceName)} }),
+	}
+}
+
 // allPages pages through a filtered DescribeInstances until TotalCount
-// instances have been seen.
-func (l *instanceLookup) allPages(ctx context.Context, what string, filters []*cvm.Filter) ([]*cvm.Instance, error) {
+// instances have been seen, or limit pages.
+func (l *instanceLookup) allPages(ctx context.Context, what string, limit int, filters []*cvm.Filter) ([]*cvm.Instance, error) {
 	var out []*cvm.Instance
 	for page := 0; ; page++ {
-		if page == maxPages {
+		if page == limit {
 			return nil, &apiError{action: "DescribeInstances", target: what,
-				err: fmt.Errorf("gave up after %d pages of %d", maxPages, pageSize)}
+				err: fmt.Errorf("gave up after %d pages of %d", limit, pageSize)}
 		}
 		req := cvm.NewDescribeInstancesRequest()
 		req.Filters = filters

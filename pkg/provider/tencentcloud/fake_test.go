@@ -152,8 +152,15 @@ func newFake(specs ...ins) *fakeCVM {
 	return f
 }
 
-func newTestInstances(api instanceAPI) *instances {
+func newTestInstances(api instanceAPI) *instances { return newTestInstancesWith(api, nil) }
+
+// newTestInstancesWith lets a test change the config first, e.g. to turn
+// the inventory off or shorten its TTL.
+func newTestInstancesWith(api instanceAPI, change func(*Config)) *instances {
 	cfg := &Config{Region: testRegion, VpcID: testVPC}
+	if change != nil {
+		change(cfg)
+	}
 	return newCloud(cfg, api).instances
 }
 

@@ -6,11 +6,14 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"time"
 
 	cvm "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm/v20170312"
 	v1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
+
+	"github.com/ccmkit/ccm/internal/inventory"
 )
 
 // CVM instance states we act on (see DescribeInstances' InstanceState).
@@ -24,9 +27,42 @@ const (
 // instances implements cloudprovider.InstancesV2 for CVM: it maps a Node
 // to its instance, then translates the instance into what the cloud-node
 // and node-lifecycle controllers want to know.
+//
+// Lookups go through the process-wide inventory (internal/inventory), which
+// batches by-id calls and answers from recent answers; with inv nil (the
+// benchmark's baseline) every lookup is its own DescribeInstances.
 type instances struct {
 	lookup *instanceLookup
+	inv    *inventory.Inventory[*cvm.Instance]
 	region string
+	// metadataMaxAge is how old an answer may be for InstanceMetadata
+	// (initialization and the periodic status sync): instance_cache_ttl.
+	metadataMaxAge time.Duration
+	// stateMaxAge is how old an answer may be for the lifecycle checks,
+	// which poll NotReady nodes every few seconds and act on the state.
+	stateMaxAge time.Duration
+}
+
+// maxStateAge caps stateMaxAge: a stopped instance gets its node's
+// shutdown taint, and a terminated one its node deleted, at most this much
+// later than with a fresh call on every check.
+const maxStateAge = 10 * time.Second
+
+// newInstances builds the InstancesV2 implementation over lookup, with an
+// inventory unless disabled.
+func newInstances(lookup *instanceLookup, region string, ttl time.Duration, useInventory bool) *instances {
+	i := &instances{lookup: lookup, region: region, metadataMaxAge: ttl, stateMaxAge: min(ttl, maxStateAge)}
+	if useInventory {
+		i.inv = inventory.New(inventory.Source[*cvm.Instance]{
+			FetchByID: func(ctx context.Context, ids []string) ([]*cvm.Instance, error) {
+				return lookup.byID(ctx, "instances", ids...)
+			},
+			ListAll: lookup.inVPC,
+			ID:      func(ins *cvm.Instance) string { return *ins.InstanceId },
+			Indexes: filterIndexes(lookup.vpcID),
+		}, inventory.Options{Provider: ProviderName, TTL: ttl, MaxBatch: pageSize, PageSize: pageSize})
+	}
+	return i
 }
 
 var _ cloudprovider.InstancesV2 = (*instances)(nil)
@@ -39,65 +75,108 @@ type found struct {
 	// missing instance mean the cloud does not know it; an empty filter
 	// result says nothing about existence.
 	byID bool
+	// fresh is true when the answer comes from a by-id call made for this
+	// lookup, not from the inventory: only such an answer may say "gone".
+	fresh bool
 	// query describes the lookup for messages, e.g. "private-ip-address=10.0.0.5".
 	query string
+	// id is the instance id looked up, for by-id lookups.
+	id string
 }
 
 // find maps a node to its instance. The order matters: a providerID is
 // authoritative, and it is set on every node we initialized; the other
 // rules only serve nodes that joined without one. It stops at the first rule
 // that applies, even if that rule finds nothing, so that a node can never
-// be matched to a different instance by a weaker rule.
-func (i *instances) find(ctx context.Context, node *v1.Node) (found, error) {
+// be matched to a different instance by a weaker rule. Answers may be up
+// to maxAge old.
+func (i *instances) find(ctx context.Context, node *v1.Node, maxAge time.Duration) (found, error) {
 	if node.Spec.ProviderID != "" {
 		p, err := parseProviderID(node.Spec.ProviderID)
 		if err != nil {
 			return found{}, fmt.Errorf("node %q: %w", node.Name, err)
 		}
-		return i.findByID(ctx, node, p.InstanceID)
+		return i.findByID(ctx, node, p.InstanceID, maxAge)
 	}
 	if isInstanceID(node.Name) {
-		return i.findByID(ctx, node, node.Name)
+		return i.findByID(ctx, node, node.Name, maxAge)
 	}
 	if isIPv4(node.Name) {
-		return i.findByFilter(ctx, node, "private-ip-address", []string{node.Name})
+		return i.findByFilter(ctx, node, "private-ip-address", []string{node.Name}, maxAge)
 	}
 	if ips := internalIPv4s(node); len(ips) > 0 {
-		return i.findByFilter(ctx, node, "private-ip-address", ips)
+		return i.findByFilter(ctx, node, "private-ip-address", ips, maxAge)
 	}
 	names := []string{node.Name}
 	if h := nodeHostname(node); h != "" && h != node.Name {
 		names = append(names, h)
 	}
-	return i.findByFilter(ctx, node, "instance-name", names)
+	return i.findByFilter(ctx, node, "instance-name", names, maxAge)
 }
 
-// findByID describes one instance by id. An instance outside our VPC is an
-// error, not "not found": the id is real, so the node is not gone, but it
-// is not ours to manage either (usually a wrong vpc_id).
-func (i *instances) findByID(ctx context.Context, node *v1.Node, id string) (found, error) {
+// freshAge asks findByID for an answer from a by-id call made for this
+// lookup, never from the inventory.
+const freshAge time.Duration = -1
+
+// findByID describes one instance by id (from the inventory when it holds
+// an answer at most maxAge old). An instance outside our VPC is an error,
+// not "not found": the id is real, so the node is not gone, but it is not
+// ours to manage either (usually a wrong vpc_id).
+func (i *instances) findByID(ctx context.Context, node *v1.Node, id string, maxAge time.Duration) (found, error) {
 	query := "instance-id=" + id
-	set, err := i.lookup.byID(ctx, fmt.Sprintf("node %q", node.Name), id)
-	if err != nil {
-		return found{}, err
+	var ins *cvm.Instance
+	fresh := true
+	switch {
+	case i.inv == nil:
+		set, err := i.lookup.byID(ctx, fmt.Sprintf("node %q", node.Name), id)
+		if err != nil {
+			return found{}, err
+		}
+		if len(set) > 0 {
+			ins = set[0]
+		}
+	default:
+		var r inventory.Result[*cvm.Instance]
+		var err error
+		if maxAge == freshAge {
+			r, err = i.inv.GetFresh(ctx, id)
+		} else {
+			r, err = i.inv.Get(ctx, id, maxAge)
+		}
+		if err != nil {
+			return found{}, fmt.Errorf("node %q (instance %s): %w", node.Name, id, err)
+		}
+		ins, fresh = r.Item, r.Fresh
+		if !r.Found {
+			ins = nil
+		}
 	}
-	if len(set) == 0 {
-		return found{byID: true, query: query}, nil
+	if ins == nil {
+		return found{byID: true, fresh: fresh, query: query, id: id}, nil
 	}
-	ins := set[0]
 	if vpc := instanceVPC(ins); vpc != i.lookup.vpcID {
 		return found{}, fmt.Errorf("node %q: instance %s is in VPC %q, not in the cluster's VPC %s (check vpc_id)",
 			node.Name, id, vpc, i.lookup.vpcID)
 	}
-	return found{instance: ins, byID: true, query: query}, nil
+	return found{instance: ins, byID: true, fresh: fresh, query: query, id: id}, nil
 }
 
 // findByFilter lists the instances of our VPC matching name=values and
 // insists on at most one: guessing between two instances could attach a
-// node's labels, or its deletion, to the wrong machine.
-func (i *instances) findByFilter(ctx context.Context, node *v1.Node, name string, values []string) (found, error) {
+// node's labels, or its deletion, to the wrong machine. The inventory
+// answers from a recent listing of the VPC when it has one.
+func (i *instances) findByFilter(ctx context.Context, node *v1.Node, name string, values []string, maxAge time.Duration) (found, error) {
 	query := name + "=" + strings.Join(values, ",")
-	set, err := i.lookup.byFilter(ctx, fmt.Sprintf("node %q", node.Name), name, values)
+	direct := func(ctx context.Context) ([]*cvm.Instance, error) {
+		return i.lookup.byFilter(ctx, fmt.Sprintf("node %q", node.Name), name, values)
+	}
+	var set []*cvm.Instance
+	var err error
+	if i.inv == nil {
+		set, err = direct(ctx)
+	} else {
+		set, err = i.inv.MatchIndex(ctx, maxAge, name, values, direct)
+	}
 	if err != nil {
 		return found{}, err
 	}
@@ -144,15 +223,28 @@ func (i *instances) errCannotTell(node *v1.Node, f found) error {
 // (the filter, not the instance, may be what is wrong). Upstream ignores
 // the bool when err is set; we still answer true so that a caller that
 // forgets to check err keeps the node.
+//
+// A positive answer may come from the inventory; a negative one is always
+// re-checked with a by-id call made for it, so that a stale or missing
+// inventory entry never deletes a node.
 func (i *instances) InstanceExists(ctx context.Context, node *v1.Node) (bool, error) {
-	f, err := i.find(ctx, node)
+	f, err := i.find(ctx, node, i.stateMaxAge)
 	if err != nil {
 		return true, err
 	}
-	if f.instance == nil {
-		if !f.byID {
-			return true, i.errCannotTell(node, f)
+	if f.instance == nil && !f.byID {
+		return true, i.errCannotTell(node, f)
+	}
+	if (f.instance == nil || deref(f.instance.InstanceState) == stateTerminating) && !f.fresh {
+		id := f.id
+		if f.instance != nil {
+			id = *f.instance.InstanceId // found by filter
 		}
+		if f, err = i.findByID(ctx, node, id, freshAge); err != nil {
+			return true, err
+		}
+	}
+	if f.instance == nil {
 		klog.V(2).InfoS("Instance no longer exists", "node", klog.KObj(node), "query", f.query)
 		return false, nil
 	}
@@ -168,7 +260,7 @@ func (i *instances) InstanceExists(ctx context.Context, node *v1.Node) (bool, er
 // it). Upstream asks only after InstanceExists said true, so an instance
 // gone by id in between is simply not shut down.
 func (i *instances) InstanceShutdown(ctx context.Context, node *v1.Node) (bool, error) {
-	f, err := i.find(ctx, node)
+	f, err := i.find(ctx, node, i.stateMaxAge)
 	if err != nil {
 		return false, err
 	}
@@ -189,7 +281,7 @@ func (i *instances) InstanceShutdown(ctx context.Context, node *v1.Node) (bool, 
 // zone and region. A node with no matching instance gets an error wrapping
 // cloudprovider.InstanceNotFound.
 func (i *instances) InstanceMetadata(ctx context.Context, node *v1.Node) (*cloudprovider.InstanceMetadata, error) {
-	f, err := i.find(ctx, node)
+	f, err := i.find(ctx, node, i.metadataMaxAge)
 	if err != nil {
 		return nil, err
 	}

@@ -64,7 +64,7 @@ func TestFindMappingPaths(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fake.calls = nil
-			got, err := newTestInstances(fake).find(context.Background(), tt.node)
+			got, err := newTestInstances(fake).find(context.Background(), tt.node, DefaultInstanceCacheTTL)
 			if err != nil {
 				t.Fatalf("find: %v", err)
 			}
@@ -85,7 +85,7 @@ func TestFindStopsAtFirstApplicableRule(t *testing.T) {
 	// The node is named by IP; an instance named like the node exists but
 	// must not be used: the IP rule applies and finds nothing.
 	fake := newFake(ins{id: "ins-aaaa0001", name: "10.0.0.7", private: []string{"10.9.9.9"}})
-	f, err := newTestInstances(fake).find(context.Background(), testNode("10.0.0.7", ""))
+	f, err := newTestInstances(fake).find(context.Background(), testNode("10.0.0.7", ""), DefaultInstanceCacheTTL)
 	if err != nil || f.instance != nil || f.byID {
 		t.Fatalf("find = %+v, %v; want nothing found by filter", f, err)
 	}
@@ -100,7 +100,7 @@ func TestFindSplitsFilterValuesByFive(t *testing.T) {
 	for i := 1; i <= 6; i++ {
 		addrs = append(addrs, internalIP(fmt.Sprintf("10.0.0.%d", i)))
 	}
-	f, err := newTestInstances(fake).find(context.Background(), testNode("n", "", addrs...))
+	f, err := newTestInstances(fake).find(context.Background(), testNode("n", "", addrs...), DefaultInstanceCacheTTL)
 	if err != nil || f.instance == nil {
 		t.Fatalf("find = %+v, %v", f, err)
 	}
@@ -229,20 +229,26 @@ func TestInstanceExists(t *testing.T) {
 		{"instance in another VPC", byProviderID, one(ins{id: id, vpc: otherVPC}), true, otherVPC},
 		{"foreign providerID", testNode("w", "aws:///us-east-1a/i-0123"), nil, true, "not a Tencent Cloud providerID"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			fake := &fakeCVM{respond: tt.respond}
-			exists, err := newTestInstances(fake).InstanceExists(context.Background(), tt.node)
-			if exists != tt.wantExists {
-				t.Errorf("exists = %v, want %v (err %v)", exists, tt.wantExists, err)
-			}
-			switch {
-			case tt.wantErr == "" && err != nil:
-				t.Errorf("unexpected error %v", err)
-			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-				t.Errorf("error %v, want it to contain %q", err, tt.wantErr)
-			}
-		})
+	for _, mode := range []string{"inventory", "direct"} {
+		for _, tt := range tests {
+			t.Run(mode+"/"+tt.name, func(t *testing.T) {
+				fake := &fakeCVM{respond: tt.respond}
+				i := newTestInstances(fake)
+				if mode == "direct" {
+					i = newTestInstancesWith(fake, func(c *Config) { c.Inventory = "off" })
+				}
+				exists, err := i.InstanceExists(context.Background(), tt.node)
+				if exists != tt.wantExists {
+					t.Errorf("exists = %v, want %v (err %v)", exists, tt.wantExists, err)
+				}
+				switch {
+				case tt.wantErr == "" && err != nil:
+					t.Errorf("unexpected error %v", err)
+				case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+					t.Errorf("error %v, want it to contain %q", err, tt.wantErr)
+				}
+			})
+		}
 	}
 }
 

@@ -5,9 +5,14 @@ import (
 	"net/http"
 	"time"
 
+	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/profile"
 	cvm "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm/v20170312"
+	tke "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/tke/v20180525"
+	vpc "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc/v20170312"
+
+	"github.com/ccmkit/ccm/internal/tcapi"
 )
 
 const (
@@ -27,7 +32,7 @@ type sdk struct {
 	cred      *common.Credential
 	region    string
 	profile   *profile.ClientProfile
-	transport http.RoundTripper // nil: the SDK's default
+	transport http.RoundTripper // internal/tcapi; nil: the SDK's default
 }
 
 func newSDK(cfg *Config) (*sdk, error) {
@@ -35,11 +40,28 @@ func newSDK(cfg *Config) (*sdk, error) {
 	if err != nil {
 		return nil, fmt.Errorf("api_endpoint %q: %w", cfg.APIEndpoint, err)
 	}
+	limits, err := cfg.rateLimits()
+	if err != nil {
+		return nil, fmt.Errorf("api_rate_limits: %w", err)
+	}
 	return &sdk{
 		cred:    common.NewCredential(string(cfg.SecretID), string(cfg.SecretKey)),
 		region:  cfg.Region,
 		profile: newClientProfile(host, scheme),
+		// One transport for every client: pacing and cool-downs must see
+		// every call the process makes with this account.
+		transport: tcapi.NewTransport(transportOptions(limits)),
 	}, nil
+}
+
+// retryPolicy is the transport's retry policy: zero values take tcapi's
+// defaults (4 attempts within 5 s). Tests shorten it.
+var retryPolicy tcapi.Options
+
+func transportOptions(limits tcapi.Limits) tcapi.Options {
+	o := retryPolicy
+	o.Provider, o.Limits = ProviderName, limits
+	return o
 }
 
 // configure applies what every client shares. Call it on the embedded
@@ -57,6 +79,36 @@ func (s *sdk) cvm() (*cvm.Client, error) {
 	if err != nil {
 		// The SDK's message is about the profile, never the credential.
 		return nil, fmt.Errorf("create CVM client for region %s: %w", s.region, err)
+	}
+	s.configure(&client.Client)
+	return client, nil
+}
+
+// tke returns a TKE client (cluster route tables).
+func (s *sdk) tke() (*tke.Client, error) {
+	client, err := tke.NewClient(s.cred, s.region, s.profile)
+	if err != nil {
+		return nil, fmt.Errorf("create TKE client for region %s: %w", s.region, err)
+	}
+	s.configure(&client.Client)
+	return client, nil
+}
+
+// vpc returns a VPC client (VPC route tables).
+func (s *sdk) vpc() (*vpc.Client, error) {
+	client, err := vpc.NewClient(s.cred, s.region, s.profile)
+	if err != nil {
+		return nil, fmt.Errorf("create VPC client for region %s: %w", s.region, err)
+	}
+	s.configure(&client.Client)
+	return client, nil
+}
+
+// clb returns a CLB client (load balancers).
+func (s *sdk) clb() (*clb.Client, error) {
+	client, err := clb.NewClient(s.cred, s.region, s.profile)
+	if err != nil {
+		return nil, fmt.Errorf("create CLB client for region %s: %w", s.region, err)
 	}
 	s.configure(&client.Client)
 	return client, nil

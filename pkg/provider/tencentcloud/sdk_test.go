@@ -9,9 +9,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	cvm "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm/v20170312"
 	cloudprovider "k8s.io/cloud-provider"
+
+	"github.com/ccmkit/ccm/internal/tcapi"
 )
 
 // These tests drive the real SDK client against an httptest server that
@@ -72,6 +75,9 @@ func startHTTP(t *testing.T) (*tencentServer, cloudprovider.InstancesV2) {
 	ts := &tencentServer{t: t}
 	srv := httptest.NewServer(ts)
 	t.Cleanup(srv.Close)
+	// The transport retries throttles and 5xx; keep its waits short here.
+	retryPolicy = tcapi.Options{BackoffBase: time.Millisecond, CoolDown: time.Millisecond}
+	t.Cleanup(func() { retryPolicy = tcapi.Options{} })
 	config := "region: ap-guangzhou\nvpc_id: vpc-aaaa1111\nsecret_id: " + testSecretID +
 		"\nsecret_key: " + testSecretKey + "\napi_endpoint: " + srv.URL + "\n"
 	cloud, err := cloudprovider.GetCloudProvider(ProviderName, strings.NewReader(config))
@@ -177,8 +183,14 @@ func TestSDKInstanceExistsOverHTTP(t *testing.T) {
 			if err != nil && (strings.Contains(err.Error(), testSecretKey) || strings.Contains(err.Error(), testSecretID)) {
 				t.Errorf("credential in error: %v", err)
 			}
-			if len(ts.reqs) != 1 {
-				t.Errorf("%d requests, want 1 (no SDK retries)", len(ts.reqs))
+			// No SDK retries; the transport (internal/tcapi) retries only
+			// throttles and 5xx, a bounded number of times.
+			want := 1
+			if tt.name == "throttled" || tt.status >= 500 {
+				want = tcapi.DefaultMaxAttempts
+			}
+			if len(ts.reqs) != want {
+				t.Errorf("%d requests, want %d", len(ts.reqs), want)
 			}
 		})
 	}

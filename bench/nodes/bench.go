@@ -1,0 +1,240 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/ccmkit/ccm/internal/testcluster"
+	"github.com/ccmkit/ccm/pkg/cloudsim"
+)
+
+// The simulated account and cluster.
+const (
+	secretID  = "AKIDccmkitBENCH000000000000000000000"
+	secretKey = "ccmkit-bench-SECRET-KEY-do-not-print"
+	region    = "ap-guangzhou"
+	zone      = "ap-guangzhou-3"
+	vpcID     = "vpc-bench001"
+)
+
+// RecommendedFlags are the CCM flags docs/scale.md recommends for large
+// clusters; deploy/ and the chart should ship them. The benchmark runs the
+// CCM (ours and the baseline alike) with them.
+var RecommendedFlags = []string{
+	// Node initialization workers: each waits on the apiserver (and, at
+	// worst, on one shared inventory listing), so concurrency, not CPU,
+	// is what bounds initialization. Also the status sync's workers.
+	"--concurrent-node-syncs=100",
+	// The lifecycle controller checks every NotReady node each period;
+	// concurrent checks coalesce into batched calls.
+	"--concurrent-node-lifecycle-syncs=100",
+	// Upstream's 20/30 allows ~7 node initializations per second (an
+	// update, a status patch and an event each); at 1000 the apiserver,
+	// not the client, is the bottleneck (docs/scale.md has the numbers).
+	"--kube-api-qps=1000",
+	"--kube-api-burst=2000",
+}
+
+// config is what one run measures.
+type config struct {
+	Nodes           int
+	CCMBinary       string
+	Out             string
+	WorkDir         string
+	FloorWorkers    int
+	StatusSyncEvery time.Duration
+	CacheTTL        string
+	NotReadyFor     time.Duration
+	SkipBaseline    bool
+	InitOnly        bool // skip the status sync and lifecycle phases
+	CCMFlags        flagList
+	// PhaseTimeout bounds each wait (initialization, a sync).
+	PhaseTimeout time.Duration
+}
+
+func defaultConfig() config {
+	return config{
+		Nodes:           5000,
+		CCMBinary:       "bin/cloud-controller-manager",
+		Out:             "bench/results/latest.json",
+		FloorWorkers:    100,
+		StatusSyncEvery: 80 * time.Second,
+		NotReadyFor:     time.Minute,
+		PhaseTimeout:    10 * time.Minute,
+	}
+}
+
+// flagList is a repeatable string flag.
+type flagList []string
+
+func (f *flagList) String() string     { return strings.Join(*f, " ") }
+func (f *flagList) Set(v string) error { *f = append(*f, v); return nil }
+
+// bench is one run's shared state.
+type bench struct {
+	cfg        config
+	log        io.Writer
+	dir        string
+	cluster    *testcluster.Cluster
+	client     kubernetes.Interface
+	kubeconfig string
+	sim        *cloudsim.Sim
+	simURL     string
+	calls      *callCounter
+	nodes      []nodeInfo
+	tracker    *tracker
+}
+
+func (b *bench) logf(format string, a ...any) {
+	fmt.Fprintf(b.log, "bench: "+format+"\n", a...)
+}
+
+// run sets everything up, runs every phase and returns the results.
+func run(ctx context.Context, cfg config, log io.Writer) (*result, error) {
+	if cfg.Nodes < 10 {
+		return nil, errors.New("--nodes must be at least 10")
+	}
+	if _, err := os.Stat(cfg.CCMBinary); err != nil {
+		return nil, fmt.Errorf("CCM binary: %w (run `make build`)", err)
+	}
+	b := &bench{cfg: cfg, log: log, calls: &callCounter{}}
+	if err := b.setUp(ctx); err != nil {
+		b.tearDown()
+		return nil, err
+	}
+	defer b.tearDown()
+
+	res := &result{Nodes: cfg.Nodes, CloudsimDescribeQPS: cloudsimDescribeQPS(b.sim),
+		CCMFlags: b.ccmFlags(cfg.StatusSyncEvery), WorkDir: b.dir, Started: time.Now().UTC().Format(time.RFC3339)}
+	if err := b.floor(ctx, res); err != nil {
+		return nil, err
+	}
+	if err := b.ours(ctx, res); err != nil {
+		return nil, err
+	}
+	if !cfg.SkipBaseline {
+		if err := b.baseline(ctx, res); err != nil {
+			return nil, err
+		}
+	}
+	res.ThrottledResponses = b.calls.throttled.Load()
+	res.evaluate()
+	return res, nil
+}
+
+// setUp starts the control plane and cloudsim, and fills the cloud.
+func (b *bench) setUp(ctx context.Context) error {
+	var err error
+	b.dir = b.cfg.WorkDir
+	if b.dir == "" {
+		if b.dir, err = os.MkdirTemp("", "ccm-bench-"); err != nil {
+			return err
+		}
+	} else if err = os.MkdirAll(b.dir, 0o755); err != nil {
+		return err
+	}
+	b.logf("working directory (logs, kubeconfigs): %s", b.dir)
+	start := time.Now()
+	if b.cluster, err = testcluster.Start(b.dir); err != nil {
+		return err
+	}
+	b.logf("control plane up in %s", time.Since(start).Round(time.Millisecond))
+
+	// The bench's own client is not rate limited: registering nodes and the
+	// floor must go as fast as the apiserver allows.
+	fast := rest.CopyConfig(b.cluster.Admin)
+	fast.QPS, fast.Burst = -1, 0
+	if b.client, err = kubernetes.NewForConfig(fast); err != nil {
+		return fmt.Errorf("bench client: %w", err)
+	}
+	b.cluster.Client = b.client
+
+	setup, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := b.cluster.ApplyFile(setup, filepath.Join(repoRoot(), "deploy", "rbac.yaml")); err != nil {
+		return err
+	}
+	if b.kubeconfig, err = b.cluster.ServiceAccountKubeconfig(setup, "kube-system", "cloud-controller-manager"); err != nil {
+		return err
+	}
+
+	// Default (documented) rate limits: DescribeInstances 40/s.
+	b.sim = cloudsim.New(cloudsim.Options{
+		Region:           region,
+		Credentials:      map[string]string{secretID: secretKey},
+		OnCall:           b.calls.record,
+		DisableDataPlane: true,
+	})
+	if b.simURL, err = b.sim.Start("127.0.0.1:0"); err != nil {
+		return err
+	}
+	b.nodes = makeNodes(b.cfg.Nodes)
+	var in []cloudsim.Instance
+	for _, n := range b.nodes {
+		in = append(in, n.instance())
+	}
+	if _, err := b.sim.AddInstances(in...); err != nil {
+		return fmt.Errorf("add %d instances to cloudsim: %w", len(in), err)
+	}
+	if b.tracker, err = startTracker(ctx, b.client); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (b *bench) tearDown() {
+	if b.tracker != nil {
+		b.tracker.stop()
+	}
+	if b.sim != nil {
+		_ = b.sim.Close()
+	}
+	if b.cluster != nil {
+		_ = b.cluster.Stop()
+	}
+}
+
+// callCounter counts cloudsim's answers; it is never reset, phases read
+// differences.
+type callCounter struct {
+	describe  atomic.Int64
+	throttled atomic.Int64
+	all       atomic.Int64
+}
+
+func (c *callCounter) record(ci cloudsim.Call) {
+	c.all.Add(1)
+	if ci.Action == "DescribeInstances" {
+		c.describe.Add(1)
+	}
+	if ci.Code == "RequestLimitExceeded" || strings.HasPrefix(ci.Code, "RequestLimitExceeded.") {
+		c.throttled.Add(1)
+	}
+}
+
+// cloudsimDescribeQPS is the limit cloudsim enforces on DescribeInstances.
+func cloudsimDescribeQPS(s *cloudsim.Sim) float64 {
+	return s.Core().RateLimits()["DescribeInstances"]
+}
+
+func repoRoot() string {
+	// The benchmark runs from the repository root (make bench) or from
+	// bench/nodes (go test).
+	for _, dir := range []string{".", "../.."} {
+		if _, err := os.Stat(filepath.Join(dir, "deploy", "rbac.yaml")); err == nil {
+			abs, _ := filepath.Abs(dir)
+			return abs
+		}
+	}
+	return "."
+}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ccmkit/ccm/internal/testcluster"
+)
+
+// floor: a bare client PATCHes the N registered nodes with the CCM's fields.
+func (b *bench) floor(ctx context.Context, res *result) error {
+	b.logf("floor: registering %d nodes, then patching them as fast as the apiserver allows", len(b.nodes))
+	if err := b.register(ctx); err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := parallel(ctx, b.nodes, b.cfg.FloorWorkers, b.patchLikeTheCCM); err != nil {
+		return err
+	}
+	if err := b.tracker.waitFor(ctx, b.cfg.PhaseTimeout, "patched", func(c trackerCounts) bool {
+		return c.initialized == len(b.nodes)
+	}); err != nil {
+		return err
+	}
+	res.FloorSeconds = time.Since(start).Seconds()
+	b.logf("floor: %.1fs", res.FloorSeconds)
+	return b.deleteAll(ctx)
+}
+
+// initialize registers the N nodes, starts the CCM and waits until every
+// node is initialized. It returns the running CCM, the time from its start
+// and the DescribeInstances calls made.
+func (b *bench) initialize(ctx context.Context, name string, inventory bool) (*testcluster.Process, float64, int64, error) {
+	if err := b.register(ctx); err != nil {
+		return nil, 0, 0, err
+	}
+	before := b.calls.describe.Load()
+	start := time.Now()
+	p, err := b.startCCM(name, inventory)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	err = b.tracker.waitFor(ctx, b.cfg.PhaseTimeout, "initialized by the CCM", func(c trackerCounts) bool {
+		return c.initialized == len(b.nodes)
+	})
+	if err != nil {
+		p.Stop()
+		return nil, 0, 0, fmt.Errorf("%s: %w (log: %s)", name, err, b.dir)
+	}
+	return p, time.Since(start).Seconds(), b.calls.describe.Load() - before, nil
+}
+
+// ours: initialization with the inventory, then a steady-state status sync
+// and 10% of the nodes NotReady, then the CCM's resource use.
+func (b *bench) ours(ctx context.Context, res *result) error {
+	b.logf("ours: registering %d nodes, then starting the CCM", len(b.nodes))
+	p, secs, calls, err := b.initialize(ctx, "ccm", true)
+	if err != nil {
+		return err
+	}
+	defer p.Stop()
+	res.InitSeconds, res.DescribeCallsInit = secs, calls
+	b.logf("ours: initialized in %.1fs with %d DescribeInstances calls", secs, calls)
+	if b.cfg.InitOnly {
+		return b.stopAndMeasure(ctx, p, res)
+	}
+
+	// A full status sync with a cold inventory, as in production where the
+	// 5-minute sync outlasts the cache: wait for one sync to pass, then
+	// measure the next (a whole period later).
+	b.logf("sync: waiting for two node status syncs (every %s)", b.cfg.StatusSyncEvery)
+	_, seen, err := b.waitSync(ctx, p, len(syncs(p)))
+	if err != nil {
+		return err
+	}
+	before := b.calls.describe.Load()
+	sync, _, err := b.waitSync(ctx, p, seen)
+	if err != nil {
+		return err
+	}
+	res.SyncCalls, res.SyncSeconds, res.SyncNodes = b.calls.describe.Load()-before, sync.duration.Seconds(), sync.nodes
+	b.logf("sync: %d nodes in %s with %d DescribeInstances calls", sync.nodes, sync.duration, res.SyncCalls)
+
+	if err := b.lifecycle(ctx, res); err != nil {
+		return err
+	}
+	return b.stopAndMeasure(ctx, p, res)
+}
+
+// stopAndMeasure reads the CCM's resource use, stops it and removes the nodes.
+func (b *bench) stopAndMeasure(ctx context.Context, p *testcluster.Process, res *result) error {
+	u, err := procUsage(p.Pid())
+	if err != nil {
+		return fmt.Errorf("CCM resource use: %w", err)
+	}
+	res.PeakRSSMiB, res.CCMCPUSeconds = u.peakRSSMiB, u.cpuSeconds
+	b.logf("ours: CCM peak RSS %.0f MiB, %.1f CPU seconds", u.peakRSSMiB, u.cpuSeconds)
+	p.Stop()
+	return b.deleteAll(ctx)
+}
+
+// lifecycle makes 10% of the nodes NotReady for NotReadyFor and counts the
+// lifecycle controller's calls; no node may be deleted.
+func (b *bench) lifecycle(ctx context.Context, res *result) error {
+	notReady := b.nodes[:max(1, len(b.nodes)/10)]
+	b.logf("lifecycle: %d nodes NotReady for %s", len(notReady), b.cfg.NotReadyFor)
+	before := b.calls.describe.Load()
+	start := time.Now()
+	setReady := func(ready bool) error {
+		return parallel(ctx, notReady, 16, func(ctx context.Context, n nodeInfo) error {
+			return b.cluster.SetNodeReady(ctx, n.privateIP, ready)
+		})
+	}
+	if err := setReady(false); err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(b.cfg.NotReadyFor - time.Since(start)):
+	}
+	res.LifecycleCalls = b.calls.describe.Load() - before
+	res.LifecycleNotReady = len(notReady)
+	res.LifecycleSeconds = time.Since(start).Seconds()
+	if c := b.tracker.counts(); c.present != len(b.nodes) {
+		return fmt.Errorf("lifecycle: %d of %d nodes left: the CCM deleted nodes of running instances", c.present, len(b.nodes))
+	}
+	b.logf("lifecycle: %d DescribeInstances calls in %.0fs", res.LifecycleCalls, res.LifecycleSeconds)
+	return setReady(true)
+}
+
+// baseline: initialization with the inventory off.
+func (b *bench) baseline(ctx context.Context, res *result) error {
+	b.logf("baseline: registering %d nodes, then starting the CCM with the inventory off", len(b.nodes))
+	p, secs, calls, err := b.initialize(ctx, "ccm-baseline", false)
+	if err != nil {
+		return err
+	}
+	res.BaselineInitSeconds, res.BaselineDescribeCallsInit = secs, calls
+	b.logf("baseline: initialized in %.1fs with %d DescribeInstances calls", secs, calls)
+	p.Stop()
+	return b.deleteAll(ctx)
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/ccmkit/ccm/internal/testcluster"
+	"github.com/ccmkit/ccm/pkg/cloudsim"
+)
+
+// The demo's LoadBalancer Service: port 8080, forwarded by the CLB to
+// NodePort demoNodePort on every node. No kube-proxy runs here, so a small
+// HTTP server on each instance's private IP stands in for it.
+const (
+	demoServicePort = 8080
+	demoNodePort    = 30080
+)
+
+// demoLoadBalancer creates the Service, waits for its CLB's VIP and shows
+// requests through the VIP reaching the nodes. It returns the VIP and a
+// function that stops the node servers.
+func demoLoadBalancer(ctx context.Context, c *testcluster.Cluster, sim *cloudsim.Sim, instances []cloudsim.Instance, timeout time.Duration) (string, func(), error) {
+	var servers []*http.Server
+	stop := func() {
+		for _, s := range servers {
+			_ = s.Close()
+		}
+	}
+	for _, in := range instances {
+		ln, err := net.Listen("tcp", fmt.Sprintf("%s:%d", in.PrivateIP, demoNodePort))
+		if err != nil {
+			stop()
+			return "", nil, err
+		}
+		body := fmt.Sprintf("hello from %s (%s, %s)\n", in.Name, in.ID, in.PrivateIP)
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, body) }),
+			ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = srv.Serve(ln) }()
+		servers = append(servers, srv)
+	}
+
+	step("creating a LoadBalancer Service (port %d -> NodePort %d on every node)", demoServicePort, demoNodePort)
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "hello"},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "hello"},
+			Ports: []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: demoServicePort,
+				TargetPort: intstr.FromInt32(8080), NodePort: demoNodePort}}},
+	}
+	if _, err := c.Client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		stop()
+		return "", nil, err
+	}
+	start := time.Now()
+	vip, err := waitVIP(ctx, c, svc.Name, timeout)
+	if err != nil {
+		stop()
+		return "", nil, err
+	}
+	step("the Service got external IP %s in %s", vip, time.Since(start).Round(100*time.Millisecond))
+	for _, lb := range sim.CLBs() {
+		if lb.VIP != vip {
+			continue
+		}
+		fmt.Printf("\nCLB %s (%s, %s), tags %v:\n", lb.ID, lb.Name, lb.Type, lb.Tags)
+		for _, l := range lb.Listeners {
+			var targets []string
+			for _, t := range l.Targets {
+				targets = append(targets, fmt.Sprintf("%s@%s:%d", t.InstanceID, t.IP, t.Port))
+			}
+			fmt.Printf("  listener %s %s/%d -> %s\n", l.Name, l.Protocol, l.Port, strings.Join(targets, ", "))
+		}
+		fmt.Println()
+	}
+
+	url := fmt.Sprintf("http://%s:%d/", vip, demoServicePort)
+	step("curl %s (three times: the CLB round-robins over the nodes)", url)
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil}}
+	deadline := time.Now().Add(timeout)
+	for answered := 0; answered < 3; {
+		resp, err := client.Get(url)
+		if err != nil {
+			if time.Now().After(deadline) {
+				stop()
+				return "", nil, fmt.Errorf("GET %s: %w", url, err)
+			}
+			time.Sleep(200 * time.Millisecond) // health checks are still probing the nodes
+			continue
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		fmt.Print("    ", string(b))
+		answered++
+	}
+	return vip, stop, nil
+}
+
+func waitVIP(ctx context.Context, c *testcluster.Cluster, name string, timeout time.Duration) (string, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		s, err := c.Client.CoreV1().Services("default").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return "", err
+		}
+		if ing := s.Status.LoadBalancer.Ingress; len(ing) > 0 && ing[0].IP != "" {
+			return ing[0].IP, nil
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("Service %s got no external IP within %s", name, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}

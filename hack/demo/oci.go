@@ -1,0 +1,302 @@
+package main
+
+import (
+	"context"
+	"crypto/md5" //nolint:gosec // OCI API key fingerprints are MD5
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/ccmkit/ccm/internal/testcluster"
+	"github.com/ccmkit/ccm/pkg/cloudsim"
+	simoci "github.com/ccmkit/ccm/pkg/cloudsim/oci"
+)
+
+// The OCI demo (make demo CLOUD=oci): cloudsim's OCI API with a registered
+// API key, a compartment, a VCN and a subnet; three instances whose nodes
+// are named the three ways the OCI provider maps them; the CCM with
+// --cloud-provider=oci; then a LoadBalancer Service whose OCI load
+// balancer carries HTTP to the nodes.
+const (
+	ociDemoTenancy     = "ocid1.tenancy.oc1..aaaaaaaademotenancy"
+	ociDemoUser        = "ocid1.user.oc1..aaaaaaaademouser"
+	ociDemoCompartment = "ocid1.compartment.oc1..aaaaaaaademocompartment"
+	ociDemoVCN         = "ocid1.vcn.oc1..aaaaaaaademovcn"
+	ociDemoSubnet      = "ocid1.subnet.oc1..aaaaaaaademosubnet"
+	ociDemoNodePort    = 30081
+	ociDemoPort        = 8080
+)
+
+// ociFleet: three instances and the three ways their nodes are named.
+var ociFleet = []struct {
+	instance cloudsim.Instance
+	nodeName func(cloudsim.Instance) string
+	how      string
+}{
+	{cloudsim.Instance{Name: "web-1", PrivateIP: "127.0.110.1", PublicIP: "127.0.210.1", Shape: "VM.Standard.E4.Flex", FaultDomain: "FAULT-DOMAIN-1"},
+		func(i cloudsim.Instance) string { return i.Name }, "display name"},
+	{cloudsim.Instance{Name: "web-2", PrivateIP: "127.0.110.2", Shape: "VM.Standard.E4.Flex", FaultDomain: "FAULT-DOMAIN-2"},
+		func(i cloudsim.Instance) string { return i.PrivateIP }, "VNIC private IP"},
+	{cloudsim.Instance{Name: "db-1", PrivateIP: "127.0.110.3", Shape: "VM.Standard3.Flex", FaultDomain: "FAULT-DOMAIN-3", HostnameLabel: "db-1-host"},
+		func(i cloudsim.Instance) string { return i.HostnameLabel + ".demo.demovcn.oraclevcn.com" }, "VNIC hostname label"},
+}
+
+func runOCI(ccmBinary string, check bool, timeout time.Duration) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	dir, err := os.MkdirTemp("", "ccm-demo-oci-")
+	if err != nil {
+		return err
+	}
+	step("starting etcd and kube-apiserver %s", testcluster.K8sVersion)
+	cluster, err := testcluster.Start(dir)
+	if err != nil {
+		return err
+	}
+	defer cluster.Stop()
+
+	step("applying deploy/rbac.yaml and minting the CCM ServiceAccount's kubeconfig")
+	if err := cluster.ApplyFile(ctx, filepath.Join("deploy", "rbac.yaml")); err != nil {
+		return err
+	}
+	saKubeconfig, err := cluster.ServiceAccountKubeconfig(ctx, "kube-system", "cloud-controller-manager")
+	if err != nil {
+		return err
+	}
+
+	step("generating an OCI API key and starting cloudsim's OCI API (signatures verified with the registered key)")
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return err
+	}
+	der, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	if err != nil {
+		return err
+	}
+	fingerprint := md5Fingerprint(der)
+	sim := cloudsim.New(cloudsim.Options{
+		OCIKeys: map[string]string{ociDemoTenancy + "/" + ociDemoUser + "/" + fingerprint: string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))},
+		OCINetwork: cloudsim.OCINetworkSeed{
+			Compartments: []string{ociDemoCompartment},
+			VCNs:         []simoci.VCN{{ID: ociDemoVCN, CompartmentID: ociDemoCompartment, CIDRBlock: "127.0.0.0/16", DisplayName: "demo", DNSLabel: "demovcn"}},
+			Subnets:      []simoci.Subnet{{ID: ociDemoSubnet, VCNID: ociDemoVCN, CompartmentID: ociDemoCompartment, DNSLabel: "demo"}},
+		},
+	})
+	simURL, err := sim.Start("127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	defer sim.Close()
+
+	var names []string
+	var instances []cloudsim.Instance
+	for _, f := range ociFleet {
+		in := f.instance
+		in.VpcID, in.SubnetID, in.CompartmentID, in.State = ociDemoVCN, ociDemoSubnet, ociDemoCompartment, "RUNNING"
+		added, err := sim.AddInstances(in)
+		if err != nil {
+			return err
+		}
+		in = added[0]
+		instances = append(instances, in)
+		name := f.nodeName(in)
+		names = append(names, name)
+		spec := testcluster.NodeSpec{Name: name}
+		if f.how != "VNIC hostname label" {
+			spec.InternalIP = in.PrivateIP
+		}
+		if _, err := cluster.RegisterNode(ctx, spec); err != nil {
+			return err
+		}
+		step("instance %s (%s): node %q, to be found by its %s", in.Name, in.OCID, name, f.how)
+	}
+	if err := printNodes(ctx, cluster, "Before the CCM"); err != nil {
+		return err
+	}
+
+	cloudConfig := filepath.Join(dir, "cloud-provider.yaml")
+	keyPEM := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}))
+	cfg := fmt.Sprintf("auth:\n  region: %s\n  tenancy: %s\n  user: %s\n  fingerprint: %s\n  key: |\n    %s\ncompartment: %s\nvcn: %s\nloadBalancer:\n  subnet1: %s\nendpoint: %s\n",
+		simoci.DefaultRegion, ociDemoTenancy, ociDemoUser, fingerprint, strings.ReplaceAll(strings.TrimSpace(keyPEM), "\n", "\n    "),
+		ociDemoCompartment, ociDemoVCN, ociDemoSubnet, simURL)
+	if err := os.WriteFile(cloudConfig, []byte(cfg), 0o600); err != nil {
+		return err
+	}
+	step("starting the cloud-controller-manager --cloud-provider=oci (log: %s)", filepath.Join(dir, "ccm.log"))
+	ccm, _, err := testcluster.CCM{Binary: ccmBinary, Provider: "oci", CloudConfig: cloudConfig, Kubeconfig: saKubeconfig, Dir: dir}.Start()
+	if err != nil {
+		return err
+	}
+	defer ccm.Stop()
+
+	start := time.Now()
+	if err := waitInitialized(ctx, cluster, names, timeout); err != nil {
+		fmt.Println(lastLines(ccm.Output(), 20))
+		return err
+	}
+	step("all %d nodes initialized in %s", len(names), time.Since(start).Round(100*time.Millisecond))
+	if err := printOCINodes(ctx, cluster); err != nil {
+		return err
+	}
+	step("cloudsim answered %s", ociCallSummary(sim))
+
+	vip, stopServers, err := ociDemoLoadBalancer(ctx, cluster, sim, instances, timeout)
+	if err != nil {
+		fmt.Println(lastLines(ccm.Output(), 20))
+		return err
+	}
+	defer stopServers()
+
+	if check {
+		step("check passed")
+		return nil
+	}
+	fmt.Printf("\nExplore with:\n  kubectl --kubeconfig %s get nodes -L oci.oraclecloud.com/fault-domain\n", cluster.AdminKubeconfig)
+	fmt.Printf("  curl http://%s:%d/\n", vip, ociDemoPort)
+	fmt.Printf("cloudsim admin API: %s/admin/instances (try: curl -X POST %s/admin/instances/%s/stop)\n", simURL, simURL, instances[0].ID)
+	fmt.Println("Press Ctrl-C to stop.")
+	<-ctx.Done()
+	return nil
+}
+
+func md5Fingerprint(der []byte) string {
+	sum := md5.Sum(der) //nolint:gosec // the fingerprint format
+	parts := make([]string, len(sum))
+	for i, b := range sum {
+		parts[i] = fmt.Sprintf("%02x", b)
+	}
+	return strings.Join(parts, ":")
+}
+
+// printOCINodes is printNodes with the fault-domain label.
+func printOCINodes(ctx context.Context, c *testcluster.Cluster) error {
+	nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	sort.Slice(nodes.Items, func(i, j int) bool { return nodes.Items[i].Name < nodes.Items[j].Name })
+	fmt.Printf("\nAfter the CCM:\n")
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "NODE\tPROVIDER ID\tSHAPE\tZONE (AD)\tFAULT DOMAIN\tREGION\tADDRESSES\tTAINTS")
+	for _, n := range nodes.Items {
+		pid := n.Spec.ProviderID
+		if len(pid) > 40 {
+			pid = pid[:37] + "..."
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, dash(pid),
+			dash(n.Labels[corev1.LabelInstanceTypeStable]), dash(n.Labels[corev1.LabelTopologyZone]),
+			dash(n.Labels["oci.oraclecloud.com/fault-domain"]), dash(n.Labels[corev1.LabelTopologyRegion]), addresses(n), taints(n))
+	}
+	fmt.Println()
+	return w.Flush()
+}
+
+// ociCallSummary counts cloudsim's OCI calls by operation.
+func ociCallSummary(sim *cloudsim.Sim) string {
+	var parts []string
+	for action, byCode := range sim.Calls() {
+		if strings.HasPrefix(action, simoci.ActionPrefix) {
+			parts = append(parts, fmt.Sprintf("%s=%d", strings.TrimPrefix(action, simoci.ActionPrefix), sum(byCode)))
+		}
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, " ")
+}
+
+// ociDemoLoadBalancer creates a LoadBalancer Service, waits for its OCI
+// load balancer's IP and shows requests through it reaching the nodes. It
+// returns the IP and a function that stops the node servers.
+func ociDemoLoadBalancer(ctx context.Context, c *testcluster.Cluster, sim *cloudsim.Sim, instances []cloudsim.Instance, timeout time.Duration) (string, func(), error) {
+	var servers []*http.Server
+	stop := func() {
+		for _, s := range servers {
+			_ = s.Close()
+		}
+	}
+	for _, in := range instances {
+		ln, err := net.Listen("tcp", fmt.Sprintf("%s:%d", in.PrivateIP, ociDemoNodePort))
+		if err != nil {
+			stop()
+			return "", nil, err
+		}
+		body := fmt.Sprintf("hello from %s (%s)\n", in.Name, in.PrivateIP)
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, body) }),
+			ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = srv.Serve(ln) }()
+		servers = append(servers, srv)
+	}
+	step("creating a LoadBalancer Service (port %d -> NodePort %d on every node): an OCI flexible load balancer", ociDemoPort, ociDemoNodePort)
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "hello-oci"},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "hello"},
+			Ports: []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: ociDemoPort,
+				TargetPort: intstr.FromInt32(8080), NodePort: ociDemoNodePort}}},
+	}
+	if _, err := c.Client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		stop()
+		return "", nil, err
+	}
+	start := time.Now()
+	vip, err := waitVIP(ctx, c, svc.Name, timeout)
+	if err != nil {
+		stop()
+		return "", nil, err
+	}
+	step("the Service got external IP %s in %s (work requests awaited)", vip, time.Since(start).Round(100*time.Millisecond))
+	for _, lb := range sim.OCILoadBalancers() {
+		if lb.IPAddress != vip {
+			continue
+		}
+		fmt.Printf("\nOCI %s %s (display name = Service UID %s, shape %s %d-%d Mbps):\n", lb.Kind, lb.ID, lb.DisplayName, lb.Shape, lb.MinMbps, lb.MaxMbps)
+		for _, l := range lb.Listeners {
+			var backends []string
+			for _, bs := range lb.BackendSets {
+				if bs.Name == l.DefaultBackendSetName {
+					for _, b := range bs.Backends {
+						backends = append(backends, fmt.Sprintf("%s:%d", b.IPAddress, b.Port))
+					}
+				}
+			}
+			fmt.Printf("  listener %s %s/%d -> backend set %s: %s\n", l.Name, l.Protocol, l.Port, l.DefaultBackendSetName, strings.Join(backends, ", "))
+		}
+		fmt.Println()
+	}
+	url := fmt.Sprintf("http://%s:%d/", vip, ociDemoPort)
+	step("curl %s (three times)", url)
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil}}
+	deadline := time.Now().Add(timeout)
+	for answered := 0; answered < 3; {
+		resp, err := client.Get(url)
+		if err != nil {
+			if time.Now().After(deadline) {
+				stop()
+				return "", nil, fmt.Errorf("GET %s: %w", url, err)
+			}
+			time.Sleep(200 * time.Millisecond) // health checks are still probing the nodes
+			continue
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		fmt.Print("    ", string(b))
+		answered++
+	}
+	return vip, stop, nil
+}

@@ -1,0 +1,176 @@
+package annotations
+
+// Prefix is the prefix of the CCM's own annotations. Names users already
+// have (the seed project's service.beta.kubernetes.io/tencentcloud-*,
+// managed TKE's service.kubernetes.io/*) are kept as they are; everything
+// new lives under this one prefix.
+const Prefix = "lb.ccmkit.io/"
+
+// Tencent Cloud: the seed project's annotations
+//
+// The names of the seed project, so that existing manifests keep working.
+const (
+	// TencentLBType chooses an Internet-facing CLB (public, LoadBalancerType
+	// OPEN) or one reachable only from the VPC (private, INTERNAL). A private
+	// CLB needs a subnet: see TencentLBInternalSubnetID. Read when the CLB is
+	// created; a CLB cannot change type, so changing it later is reported as
+	// an error and the CLB is left as it is.
+	//
+	// Type: enum (public, private)
+	// Default: public, or private when TKEInternalSubnetID is set
+	// Providers: tencentcloud
+	TencentLBType Name = "service.beta.kubernetes.io/tencentcloud-loadbalancer-type"
+
+	// TencentLBInternalSubnetID is the subnet a private CLB gets its VIP
+	// from. A private CLB without a subnet is not created; the Service gets
+	// a Warning Event instead.
+	//
+	// Type: string (subnet-xxxxxxxx)
+	// Default: none
+	// Providers: tencentcloud
+	TencentLBInternalSubnetID Name = "service.beta.kubernetes.io/tencentcloud-loadbalancer-type-internal-subnet-id"
+
+	// TencentLBName is the name given to the CLB when it is created (1-80
+	// letters, digits, "-" or "_"). Names are for humans only: the CLB
+	// is found again by its service-uid tag, and Tencent Cloud silently
+	// renames a duplicate.
+	//
+	// Type: string
+	// Default: <cluster name>-<namespace>-<service name>, cut to 80 characters
+	// Providers: tencentcloud
+	TencentLBName Name = "service.beta.kubernetes.io/tencentcloud-loadbalancer-name"
+
+	// TencentLBKind is the seed project's choice between an application
+	// (Forward=1) and a classic CLB. Only application CLBs are supported;
+	// Tencent Cloud no longer sells classic ones.
+	//
+	// Type: enum (application)
+	// Default: application
+	// Providers: tencentcloud
+	TencentLBKind Name = "service.beta.kubernetes.io/tencentcloud-loadbalancer-kind"
+)
+
+// Tencent Cloud: managed TKE's annotations
+//
+// Managed TKE's names, where users already use them.
+const (
+	// TKEExistedLBID attaches the Service to an existing CLB instead of
+	// creating one. The CCM then creates, updates and deletes only its own
+	// listeners on it (named <PROTO>-<port>-<service UID>), never touches
+	// the others, and never deletes the CLB itself. The CLB must be in the
+	// cluster's VPC and must not be one the CCM created for another Service.
+	//
+	// Type: string (lb-xxxxxxxx)
+	// Default: none (the CCM creates a CLB for the Service)
+	// Providers: tencentcloud
+	TKEExistedLBID Name = "service.kubernetes.io/tke-existed-lbid"
+
+	// TKEInternalSubnetID is managed TKE's way to ask for a private CLB in a
+	// subnet; it implies tencentcloud-loadbalancer-type: private.
+	//
+	// Type: string (subnet-xxxxxxxx)
+	// Default: none
+	// Providers: tencentcloud
+	TKEInternalSubnetID Name = "service.kubernetes.io/qcloud-loadbalancer-internal-subnetid"
+)
+
+// The CCM's own annotations
+//
+// Everything without an established name lives under the lb.ccmkit.io/
+// prefix. "Providers: all" means every provider of this CCM reads it the
+// same way (through the provider-neutral load balancer spec).
+const (
+	// HealthCheckEnabled turns the load balancer's health checks on or off.
+	//
+	// Type: bool
+	// Default: true
+	// Providers: all
+	HealthCheckEnabled Name = Prefix + "health-check-enabled"
+
+	// HealthCheckProtocol is how targets are probed: tcp opens a connection,
+	// http sends GET <path> and expects a 2xx answer. UDP listeners on
+	// Tencent CLB can only be probed with PING, whatever this says.
+	//
+	// Type: enum (tcp, http)
+	// Default: tcp; http when externalTrafficPolicy is Local
+	// Providers: all
+	HealthCheckProtocol Name = Prefix + "health-check-protocol"
+
+	// HealthCheckPort is the node port probed.
+	//
+	// Type: int (1-65535)
+	// Default: each listener's NodePort; the Service's healthCheckNodePort when externalTrafficPolicy is Local
+	// Providers: all
+	HealthCheckPort Name = Prefix + "health-check-port"
+
+	// HealthCheckPath is the HTTP path probed when the protocol is http.
+	//
+	// Type: string (starting with /)
+	// Default: /healthz
+	// Providers: all
+	HealthCheckPath Name = Prefix + "health-check-path"
+
+	// HealthCheckInterval is the time between two probes of a target
+	// (Tencent CLB: 2s-300s).
+	//
+	// Type: duration (10s, 1m, or seconds)
+	// Default: 5s
+	// Providers: all
+	HealthCheckInterval Name = Prefix + "health-check-interval"
+
+	// HealthCheckTimeout is how long a probe may take (Tencent CLB: 2s-60s,
+	// and less than the interval).
+	//
+	// Type: duration (10s, 1m, or seconds)
+	// Default: 2s
+	// Providers: all
+	HealthCheckTimeout Name = Prefix + "health-check-timeout"
+
+	// HealthCheckHealthyThreshold is the number of consecutive successful
+	// probes after which a target receives traffic (Tencent CLB: 2-10).
+	//
+	// Type: int
+	// Default: 3
+	// Providers: all
+	HealthCheckHealthyThreshold Name = Prefix + "health-check-healthy-threshold"
+
+	// HealthCheckUnhealthyThreshold is the number of consecutive failed
+	// probes after which a target stops receiving traffic (Tencent CLB: 2-10).
+	//
+	// Type: int
+	// Default: 3
+	// Providers: all
+	HealthCheckUnhealthyThreshold Name = Prefix + "health-check-unhealthy-threshold"
+
+	// NodeSelector restricts the load balancer's targets to the nodes
+	// matching this label selector, on top of the standard exclusion label
+	// node.kubernetes.io/exclude-from-external-load-balancers.
+	//
+	// Type: label selector (pool=edge,!spot)
+	// Default: every node
+	// Providers: all
+	NodeSelector Name = Prefix + "node-selector"
+
+	// SessionAffinityTimeout is how long a client keeps going to the same
+	// target with sessionAffinity: ClientIP. Without it the Service's
+	// sessionAffinityConfig.clientIP.timeoutSeconds is used, brought into the
+	// provider's range (Tencent CLB: 30s-3600s); a value set here must be in
+	// that range.
+	//
+	// Type: duration (10s, 1m, or seconds)
+	// Default: the Service's timeoutSeconds (10800 by default), limited to 3600s on Tencent CLB
+	// Providers: all
+	SessionAffinityTimeout Name = Prefix + "session-affinity-timeout"
+
+	// DriftDetected is written by the CCM's periodic drift check when the
+	// load balancer no longer matches the Service (a listener or target was
+	// changed behind the CCM's back). Changing it makes the service
+	// controller re-ensure the load balancer; its value says when and what
+	// was found.
+	//
+	// Type: string (RFC 3339 time: findings)
+	// Default: none
+	// Read-only: written by the CCM
+	// Providers: all
+	DriftDetected Name = Prefix + "drift-detected"
+)

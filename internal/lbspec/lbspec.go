@@ -1,0 +1,458 @@
+// Package lbspec computes the provider-neutral description of the load
+// balancer a Service of type LoadBalancer needs: listeners, backends, health
+// check, session affinity, source ranges, internal or public, and an
+// existing load balancer to adopt. Providers translate a Spec into their
+// cloud's calls; nothing here talks to a cloud.
+//
+// Build validates everything it reads and reports every problem at once,
+// each naming the annotation or field and the value, so that a provider can
+// refuse a bad Service before it touches its load balancer.
+package lbspec
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	servicehelper "k8s.io/cloud-provider/service/helpers"
+	"k8s.io/klog/v2"
+
+	"github.com/ccmkit/ccm/internal/annotations"
+)
+
+// Protocol is a listener's transport protocol.
+type Protocol string
+
+// The protocols a listener can have.
+const (
+	TCP Protocol = "TCP"
+	UDP Protocol = "UDP"
+)
+
+// Listener is one port of the load balancer, forwarding to NodePort on
+// every backend.
+type Listener struct {
+	Protocol Protocol
+	Port     int32
+	NodePort int32
+}
+
+// Name is the listener's name, "<PROTO>-<port>" (e.g. TCP-80).
+func (l Listener) Name() string { return fmt.Sprintf("%s-%d", l.Protocol, l.Port) }
+
+// Backend is a node that receives traffic.
+type Backend struct {
+	NodeName string
+	// InstanceID is the provider's id of the node's instance (a CVM
+	// instance id, an OCI instance OCID), taken from its providerID.
+	InstanceID string
+}
+
+// HealthCheckProtocol is how a health check probes a backend.
+type HealthCheckProtocol string
+
+// Health check protocols.
+const (
+	HealthCheckTCP  HealthCheckProtocol = "TCP"
+	HealthCheckHTTP HealthCheckProtocol = "HTTP"
+)
+
+// HealthCheck says how the load balancer probes backends.
+type HealthCheck struct {
+	Enabled  bool
+	Protocol HealthCheckProtocol
+	// Port is the node port probed; 0 means each listener's own NodePort.
+	Port int32
+	// Path is the HTTP path (HTTP only).
+	Path                                 string
+	Interval, Timeout                    time.Duration
+	HealthyThreshold, UnhealthyThreshold int
+}
+
+// SessionAffinity pins a client to one backend for Timeout.
+type SessionAffinity struct {
+	ClientIP bool
+	Timeout  time.Duration // 0 unless ClientIP
+}
+
+// Ref identifies a Service's load balancer: the one created for the
+// Service's UID, or the existing one the Service adopts.
+type Ref struct {
+	Service types.NamespacedName
+	UID     types.UID
+	// AdoptID is the id of an existing load balancer to use instead of
+	// creating one; "" when none.
+	AdoptID string
+}
+
+// Placement is what a provider's own annotations say about where the load
+// balancer lives and what it is called. Each provider keeps the annotation
+// names its users already have, so lbspec asks the provider to read them.
+type Placement struct {
+	Internal bool
+	SubnetID string // internal load balancers: where the VIP comes from
+	AdoptID  string
+	Name     string // the name to create the load balancer with
+}
+
+// Spec is the load balancer a Service needs.
+type Spec struct {
+	Ref
+	// ClusterName is the service controller's --cluster-name, for the
+	// provider to label what it creates with; Build leaves it empty.
+	ClusterName string
+	// Name, Internal and SubnetID are used when the load balancer is created.
+	Name     string
+	Internal bool
+	SubnetID string
+
+	Listeners       []Listener // sorted by protocol, then port
+	Backends        []Backend  // sorted by node name
+	HealthCheck     HealthCheck
+	SessionAffinity SessionAffinity
+	// SourceRanges are the client CIDRs allowed in; nil means everyone.
+	SourceRanges []string
+}
+
+// Range bounds a value; the zero Range means no bound.
+type Range[T int | time.Duration] struct{ Min, Max T }
+
+func (r Range[T]) contains(v T) bool {
+	return (r.Min == 0 && r.Max == 0) || (v >= r.Min && v <= r.Max)
+}
+
+func (r Range[T]) clamp(v T) T {
+	if r.Min == 0 && r.Max == 0 {
+		return v
+	}
+	return min(max(v, r.Min), r.Max)
+}
+
+// Limits are the provider's accepted ranges.
+type Limits struct {
+	HealthCheckInterval    Range[time.Duration]
+	HealthCheckTimeout     Range[time.Duration]
+	HealthCheckThreshold   Range[int]
+	SessionAffinityTimeout Range[time.Duration]
+}
+
+// Options are the provider's part of building a Spec.
+type Options struct {
+	// Placement reads the provider's own annotations (type, subnet, load
+	// balancer to adopt, name). Its errors are reported with the others.
+	Placement func(svc *corev1.Service) (Placement, error)
+	// InstanceID returns the provider's id for a node's instance, from its
+	// providerID. A node it fails for is not a backend yet (it is usually
+	// not initialized); the node controller will set it, and the service
+	// controller then calls again.
+	InstanceID func(node *corev1.Node) (string, error)
+	Limits     Limits
+}
+
+// Defaults of the neutral annotations (documented in internal/annotations).
+const (
+	DefaultHealthCheckInterval  = 5 * time.Second
+	DefaultHealthCheckTimeout   = 2 * time.Second
+	DefaultHealthCheckThreshold = 3
+	DefaultHealthCheckPath      = "/healthz"
+	// defaultClientIPTimeout is Kubernetes' default for
+	// sessionAffinityConfig.clientIP.timeoutSeconds.
+	defaultClientIPTimeout = 10800 * time.Second
+)
+
+// ToBeDeletedTaint marks a node the cluster autoscaler is about to remove;
+// the upstream service controller drops such nodes too.
+const ToBeDeletedTaint = "ToBeDeletedByClusterAutoscaler"
+
+// WantsLoadBalancer reports whether the service controller manages a load
+// balancer for svc: type LoadBalancer without a loadBalancerClass.
+func WantsLoadBalancer(svc *corev1.Service) bool {
+	return svc.Spec.Type == corev1.ServiceTypeLoadBalancer && svc.Spec.LoadBalancerClass == nil
+}
+
+// RefOf returns the Service's Ref, for finding or deleting its load
+// balancer without building (and validating) a whole Spec. adopt is the
+// annotation naming a load balancer to adopt, if the provider has one.
+func RefOf(svc *corev1.Service, adopt annotations.Name) Ref {
+	ref := Ref{Service: types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}, UID: svc.UID}
+	if adopt != "" {
+		ref.AdoptID, _ = adopt.StringFromService(svc)
+	}
+	return ref
+}
+
+// Build computes the Spec for svc and the cluster's nodes. It returns every
+// problem found, joined into one error, and no Spec if there is any.
+func Build(svc *corev1.Service, nodes []*corev1.Node, opts Options) (*Spec, error) {
+	var errs []error
+	collect := func(err error) {
+		// Flatten errors.Join results so that Error() stays on one line.
+		if joined, ok := err.(interface{ Unwrap() []error }); ok {
+			errs = append(errs, joined.Unwrap()...)
+		} else if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	spec := &Spec{Ref: RefOf(svc, "")}
+
+	if opts.Placement != nil {
+		p, err := opts.Placement(svc)
+		collect(err)
+		spec.Name, spec.Internal, spec.SubnetID, spec.AdoptID = p.Name, p.Internal, p.SubnetID, p.AdoptID
+	}
+	var err error
+	spec.Listeners, err = listeners(svc)
+	collect(err)
+	spec.HealthCheck, err = healthCheck(svc, opts.Limits)
+	collect(err)
+	spec.SessionAffinity, err = sessionAffinity(svc, opts.Limits)
+	collect(err)
+	spec.SourceRanges, err = sourceRanges(svc)
+	collect(err)
+	spec.Backends, err = backends(svc, nodes, opts.InstanceID)
+	collect(err)
+
+	if len(errs) > 0 {
+		return nil, &Error{Service: spec.Service, Problems: errs}
+	}
+	return spec, nil
+}
+
+// Error lists every problem Build found in a Service.
+type Error struct {
+	Service  types.NamespacedName
+	Problems []error
+}
+
+// Error reads as one line, so that it fits a Warning Event.
+func (e *Error) Error() string {
+	msgs := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		msgs[i] = p.Error()
+	}
+	return fmt.Sprintf("Service %s: %s", e.Service, strings.Join(msgs, "; "))
+}
+
+// Unwrap exposes the problems to errors.Is/As (e.g. *annotations.InvalidError).
+func (e *Error) Unwrap() []error { return e.Problems }
+
+func listeners(svc *corev1.Service) ([]Listener, error) {
+	var out []Listener
+	var errs []error
+	for _, p := range svc.Spec.Ports {
+		what := fmt.Sprintf("port %d/%s", p.Port, p.Protocol)
+		if p.Name != "" {
+			what = fmt.Sprintf("port %q (%d/%s)", p.Name, p.Port, p.Protocol)
+		}
+		proto := Protocol(p.Protocol)
+		if proto == "" {
+			proto = TCP
+		}
+		switch {
+		case proto != TCP && proto != UDP:
+			errs = append(errs, fmt.Errorf("%s: protocol %s is not supported by load balancers (use TCP or UDP)", what, p.Protocol))
+		case p.NodePort == 0:
+			errs = append(errs, fmt.Errorf("%s: no NodePort allocated; load balancers forward to NodePorts, so allocateLoadBalancerNodePorts must not be false", what))
+		default:
+			out = append(out, Listener{Protocol: proto, Port: p.Port, NodePort: p.NodePort})
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	slices.SortFunc(out, compareListeners)
+	return out, nil
+}
+
+func compareListeners(a, b Listener) int {
+	if c := strings.Compare(string(a.Protocol), string(b.Protocol)); c != 0 {
+		return c
+	}
+	return int(a.Port) - int(b.Port)
+}
+
+// healthCheck applies the annotations over the defaults: TCP to each
+// NodePort, or, with externalTrafficPolicy Local, HTTP GET /healthz on the
+// healthCheckNodePort, where kube-proxy answers 200 only on nodes that have
+// a local endpoint, so that traffic goes only there.
+func healthCheck(svc *corev1.Service, lim Limits) (HealthCheck, error) {
+	hc := HealthCheck{
+		Enabled:            true,
+		Protocol:           HealthCheckTCP,
+		Path:               DefaultHealthCheckPath,
+		Interval:           DefaultHealthCheckInterval,
+		Timeout:            DefaultHealthCheckTimeout,
+		HealthyThreshold:   DefaultHealthCheckThreshold,
+		UnhealthyThreshold: DefaultHealthCheckThreshold,
+	}
+	if path, port := servicehelper.GetServiceHealthCheckPathPort(svc); port != 0 {
+		hc.Protocol, hc.Path, hc.Port = HealthCheckHTTP, path, port
+	}
+
+	var errs []error
+	collect := func(err error) bool {
+		if err != nil && !errors.Is(err, annotations.ErrNotSet) {
+			errs = append(errs, err)
+			return false
+		}
+		return err == nil
+	}
+	if v, err := annotations.HealthCheckEnabled.BoolFromService(svc); collect(err) {
+		hc.Enabled = v
+	}
+	if v, err := annotations.HealthCheckProtocol.EnumFromService(svc, "tcp", "http"); collect(err) {
+		hc.Protocol = HealthCheckProtocol(strings.ToUpper(v))
+	}
+	if v, err := annotations.HealthCheckPort.IntInRangeFromService(svc, 1, 65535); collect(err) {
+		hc.Port = int32(v)
+	}
+	if v, err := annotations.HealthCheckPath.StringFromService(svc); collect(err) {
+		if !strings.HasPrefix(v, "/") || strings.ContainsAny(v, " \t") {
+			collect(annotations.HealthCheckPath.Invalid(v, "must be an HTTP path starting with / and without spaces"))
+		} else {
+			hc.Path = v
+		}
+	}
+	if v, err := durationIn(svc, annotations.HealthCheckInterval, lim.HealthCheckInterval); collect(err) {
+		hc.Interval = v
+	}
+	if v, err := durationIn(svc, annotations.HealthCheckTimeout, lim.HealthCheckTimeout); collect(err) {
+		hc.Timeout = v
+	}
+	threshold := lim.HealthCheckThreshold
+	if threshold == (Range[int]{}) {
+		threshold = Range[int]{Min: 1, Max: 1 << 20}
+	}
+	if v, err := annotations.HealthCheckHealthyThreshold.IntInRangeFromService(svc, threshold.Min, threshold.Max); collect(err) {
+		hc.HealthyThreshold = v
+	}
+	if v, err := annotations.HealthCheckUnhealthyThreshold.IntInRangeFromService(svc, threshold.Min, threshold.Max); collect(err) {
+		hc.UnhealthyThreshold = v
+	}
+	if len(errs) == 0 && hc.Timeout >= hc.Interval {
+		name, value := annotations.HealthCheckTimeout, hc.Timeout.String()
+		if !name.IsSet(svc) {
+			name, value = annotations.HealthCheckInterval, hc.Interval.String()
+		}
+		errs = append(errs, name.Invalid(value, "the health check timeout (%s) must be shorter than its interval (%s)", hc.Timeout, hc.Interval))
+	}
+	if len(errs) > 0 {
+		return HealthCheck{}, errors.Join(errs...)
+	}
+	return hc, nil
+}
+
+// durationIn reads a duration annotation that must lie in r.
+func durationIn(svc *corev1.Service, n annotations.Name, r Range[time.Duration]) (time.Duration, error) {
+	d, err := n.DurationFromService(svc)
+	if err != nil {
+		return 0, err
+	}
+	if !r.contains(d) {
+		raw, _ := n.StringFromService(svc)
+		return 0, n.Invalid(raw, "must be between %s and %s", r.Min, r.Max)
+	}
+	return d, nil
+}
+
+// sessionAffinity maps sessionAffinity: ClientIP. The Service's timeout
+// (10800 s unless set) is brought into the provider's range, because the
+// Kubernetes default exceeds what clouds accept; an explicit annotation
+// must already be in range.
+func sessionAffinity(svc *corev1.Service, lim Limits) (SessionAffinity, error) {
+	if svc.Spec.SessionAffinity != corev1.ServiceAffinityClientIP {
+		return SessionAffinity{}, nil
+	}
+	timeout := defaultClientIPTimeout
+	if c := svc.Spec.SessionAffinityConfig; c != nil && c.ClientIP != nil && c.ClientIP.TimeoutSeconds != nil {
+		timeout = time.Duration(*c.ClientIP.TimeoutSeconds) * time.Second
+	}
+	timeout = lim.SessionAffinityTimeout.clamp(timeout)
+	d, err := durationIn(svc, annotations.SessionAffinityTimeout, lim.SessionAffinityTimeout)
+	switch {
+	case err == nil:
+		timeout = d
+	case !errors.Is(err, annotations.ErrNotSet):
+		return SessionAffinity{}, err
+	}
+	return SessionAffinity{ClientIP: true, Timeout: timeout}, nil
+}
+
+// sourceRanges reads spec.loadBalancerSourceRanges, else the
+// service.beta.kubernetes.io/load-balancer-source-ranges annotation, the
+// way every cloud provider does. nil means no restriction.
+func sourceRanges(svc *corev1.Service) ([]string, error) {
+	set, err := servicehelper.GetLoadBalancerSourceRanges(svc)
+	if err != nil {
+		return nil, err
+	}
+	if servicehelper.IsAllowAll(set) {
+		return nil, nil
+	}
+	ranges := set.StringSlice()
+	slices.Sort(ranges)
+	return ranges, nil
+}
+
+// Eligible reports whether a node may be a backend of any load balancer:
+// not being deleted, not labelled
+// node.kubernetes.io/exclude-from-external-load-balancers, and not about to
+// be removed by the cluster autoscaler. These are the upstream service
+// controller's rules, repeated so that a Spec never depends on the caller
+// having filtered.
+func Eligible(node *corev1.Node) bool {
+	if node.DeletionTimestamp != nil {
+		return false
+	}
+	if v, ok := node.Labels[corev1.LabelNodeExcludeBalancers]; ok {
+		// As upstream: any value but a parsable false excludes the node.
+		if exclude, err := strconv.ParseBool(v); err != nil || exclude {
+			return false
+		}
+	}
+	for _, t := range node.Spec.Taints {
+		if t.Key == ToBeDeletedTaint {
+			return false
+		}
+	}
+	return true
+}
+
+// backends returns the eligible nodes that match the Service's node
+// selector and have an instance id, sorted by name.
+func backends(svc *corev1.Service, nodes []*corev1.Node, instanceID func(*corev1.Node) (string, error)) ([]Backend, error) {
+	selector := labels.Everything()
+	if sel, err := annotations.NodeSelector.SelectorFromService(svc); err == nil {
+		selector = sel
+	} else if !errors.Is(err, annotations.ErrNotSet) {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []Backend
+	for _, n := range nodes {
+		if n == nil || !Eligible(n) || !selector.Matches(labels.Set(n.Labels)) {
+			continue
+		}
+		id := n.Spec.ProviderID
+		if instanceID != nil {
+			var err error
+			if id, err = instanceID(n); err != nil {
+				klog.V(2).InfoS("Node is not a load balancer backend yet", "node", n.Name, "service", klog.KObj(svc), "reason", err.Error())
+				continue
+			}
+		}
+		if id == "" || seen[id] {
+			continue
+		}
+		seen[id] = true
+		out = append(out, Backend{NodeName: n.Name, InstanceID: id})
+	}
+	slices.SortFunc(out, func(a, b Backend) int { return strings.Compare(a.NodeName, b.NodeName) })
+	return out, nil
+}

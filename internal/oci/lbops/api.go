@@ -1,0 +1,77 @@
+package lbops
+
+import (
+	"context"
+
+	"github.com/oracle/oci-go-sdk/v65/core"
+	"github.com/oracle/oci-go-sdk/v65/loadbalancer"
+	"github.com/oracle/oci-go-sdk/v65/networkloadbalancer"
+)
+
+// LBAPI is the slice of the OCI Load Balancer API the operations use;
+// loadbalancer.LoadBalancerClient implements it, and tests fake it.
+type LBAPI interface {
+	ListLoadBalancers(context.Context, loadbalancer.ListLoadBalancersRequest) (loadbalancer.ListLoadBalancersResponse, error)
+	GetLoadBalancer(context.Context, loadbalancer.GetLoadBalancerRequest) (loadbalancer.GetLoadBalancerResponse, error)
+	CreateLoadBalancer(context.Context, loadbalancer.CreateLoadBalancerRequest) (loadbalancer.CreateLoadBalancerResponse, error)
+	DeleteLoadBalancer(context.Context, loadbalancer.DeleteLoadBalancerRequest) (loadbalancer.DeleteLoadBalancerResponse, error)
+	CreateBackendSet(context.Context, loadbalancer.CreateBackendSetRequest) (loadbalancer.CreateBackendSetResponse, error)
+	UpdateBackendSet(context.Context, loadbalancer.UpdateBackendSetRequest) (loadbalancer.UpdateBackendSetResponse, error)
+	DeleteBackendSet(context.Context, loadbalancer.DeleteBackendSetRequest) (loadbalancer.DeleteBackendSetResponse, error)
+	CreateListener(context.Context, loadbalancer.CreateListenerRequest) (loadbalancer.CreateListenerResponse, error)
+	UpdateListener(context.Context, loadbalancer.UpdateListenerRequest) (loadbalancer.UpdateListenerResponse, error)
+	DeleteListener(context.Context, loadbalancer.DeleteListenerRequest) (loadbalancer.DeleteListenerResponse, error)
+	GetWorkRequest(context.Context, loadbalancer.GetWorkRequestRequest) (loadbalancer.GetWorkRequestResponse, error)
+}
+
+// NLBAPI is the slice of the OCI Network Load Balancer API the operations
+// use; networkloadbalancer.NetworkLoadBalancerClient implements it.
+type NLBAPI interface {
+	ListNetworkLoadBalancers(context.Context, networkloadbalancer.ListNetworkLoadBalancersRequest) (networkloadbalancer.ListNetworkLoadBalancersResponse, error)
+	GetNetworkLoadBalancer(context.Context, networkloadbalancer.GetNetworkLoadBalancerRequest) (networkloadbalancer.GetNetworkLoadBalancerResponse, error)
+	CreateNetworkLoadBalancer(context.Context, networkloadbalancer.CreateNetworkLoadBalancerRequest) (networkloadbalancer.CreateNetworkLoadBalancerResponse, error)
+	DeleteNetworkLoadBalancer(context.Context, networkloadbalancer.DeleteNetworkLoadBalancerRequest) (networkloadbalancer.DeleteNetworkLoadBalancerResponse, error)
+	CreateBackendSet(context.Context, networkloadbalancer.CreateBackendSetRequest) (networkloadbalancer.CreateBackendSetResponse, error)
+	UpdateBackendSet(context.Context, networkloadbalancer.UpdateBackendSetRequest) (networkloadbalancer.UpdateBackendSetResponse, error)
+	DeleteBackendSet(context.Context, networkloadbalancer.DeleteBackendSetRequest) (networkloadbalancer.DeleteBackendSetResponse, error)
+	CreateListener(context.Context, networkloadbalancer.CreateListenerRequest) (networkloadbalancer.CreateListenerResponse, error)
+	UpdateListener(context.Context, networkloadbalancer.UpdateListenerRequest) (networkloadbalancer.UpdateListenerResponse, error)
+	DeleteListener(context.Context, networkloadbalancer.DeleteListenerRequest) (networkloadbalancer.DeleteListenerResponse, error)
+	GetWorkRequest(context.Context, networkloadbalancer.GetWorkRequestRequest) (networkloadbalancer.GetWorkRequestResponse, error)
+}
+
+// NetworkAPI is the slice of the VirtualNetwork API that security list
+// management uses; core.VirtualNetworkClient implements it.
+type NetworkAPI interface {
+	GetSubnet(context.Context, core.GetSubnetRequest) (core.GetSubnetResponse, error)
+	GetSecurityList(context.Context, core.GetSecurityListRequest) (core.GetSecurityListResponse, error)
+	UpdateSecurityList(context.Context, core.UpdateSecurityListRequest) (core.UpdateSecurityListResponse, error)
+}
+
+// wrState is a work request's state, for both services.
+type wrState int
+
+const (
+	wrPending wrState = iota
+	wrSucceeded
+	wrFailed
+)
+
+// driver is one OCI load balancing service (LB or NLB) behind the neutral
+// model, so that the pipelines in lbops.go are written once.
+type driver interface {
+	kind() Kind
+	// find returns the load balancer with this display name, ignoring
+	// DELETING and DELETED ones; nil when there is none.
+	find(ctx context.Context, displayName string) (*actual, error)
+	get(ctx context.Context, id string) (*actual, error)
+	// create starts creating the load balancer with its listeners and
+	// backend sets inline, with the retry token, and returns the work request.
+	create(ctx context.Context, d *Desired, ls []listenerModel, bss []backendSetModel, retryToken string) (string, error)
+	// write applies one step and returns its work request.
+	write(ctx context.Context, lbID string, s step) (string, error)
+	remove(ctx context.Context, id string) (string, error)
+	// workRequest reads a work request: its state, a message when it
+	// failed, and the load balancer it is about.
+	workRequest(ctx context.Context, id string) (wrState, string, string, error)
+}

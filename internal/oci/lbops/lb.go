@@ -1,0 +1,246 @@
+package lbops
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/oracle/oci-go-sdk/v65/common"
+	"github.com/oracle/oci-go-sdk/v65/loadbalancer"
+
+	"github.com/ccmkit/ccm/internal/oci/ocierr"
+)
+
+// ShapeFlexible is the flexible LB shape, sized by min/max bandwidth.
+const ShapeFlexible = "flexible"
+
+// lbDriver is the OCI Load Balancer service.
+type lbDriver struct {
+	api         LBAPI
+	compartment string
+}
+
+func (lbDriver) kind() Kind { return KindLB }
+
+func (d lbDriver) find(ctx context.Context, displayName string) (*actual, error) {
+	req := loadbalancer.ListLoadBalancersRequest{CompartmentId: &d.compartment, DisplayName: &displayName, Limit: common.Int64(pageSize)}
+	var found []loadbalancer.LoadBalancer
+	for range maxPages {
+		resp, err := d.api.ListLoadBalancers(ctx, req)
+		if err != nil {
+			return nil, ocierr.Wrap("ListLoadBalancers", "displayName="+displayName, err)
+		}
+		for _, lb := range resp.Items {
+			if deref(lb.DisplayName) == displayName && lb.LifecycleState != loadbalancer.LoadBalancerLifecycleStateDeleted &&
+				lb.LifecycleState != loadbalancer.LoadBalancerLifecycleStateDeleting {
+				found = append(found, lb)
+			}
+		}
+		if resp.OpcNextPage == nil || *resp.OpcNextPage == "" {
+			break
+		}
+		req.Page = resp.OpcNextPage
+	}
+	switch len(found) {
+	case 0:
+		return nil, nil
+	case 1:
+		return lbActual(found[0]), nil
+	}
+	ids := make([]string, 0, len(found))
+	for _, lb := range found {
+		ids = append(ids, deref(lb.Id))
+	}
+	return nil, fmt.Errorf("%d load balancers named %s in compartment %s: %v; delete the extra ones", len(found), displayName, d.compartment, ids)
+}
+
+func (d lbDriver) get(ctx context.Context, id string) (*actual, error) {
+	resp, err := d.api.GetLoadBalancer(ctx, loadbalancer.GetLoadBalancerRequest{LoadBalancerId: &id})
+	if err != nil {
+		return nil, ocierr.Wrap("GetLoadBalancer", id, err)
+	}
+	return lbActual(resp.LoadBalancer), nil
+}
+
+// lbActual translates an LB into the neutral model.
+func lbActual(lb loadbalancer.LoadBalancer) *actual {
+	a := &actual{
+		ID: deref(lb.Id), State: string(lb.LifecycleState), Internal: deref(lb.IsPrivate),
+		Subnets: slices.Sorted(slices.Values(lb.SubnetIds)), Shape: deref(lb.ShapeName),
+		Listeners: map[string]listenerModel{}, BackendSets: map[string]backendSetModel{},
+	}
+	if sd := lb.ShapeDetails; sd != nil {
+		a.FlexMinMbps, a.FlexMaxMbps = deref(sd.MinimumBandwidthInMbps), deref(sd.MaximumBandwidthInMbps)
+	}
+	for _, ip := range lb.IpAddresses {
+		if v := deref(ip.IpAddress); v != "" {
+			a.IPs = append(a.IPs, v)
+		}
+	}
+	for name, l := range lb.Listeners {
+		m := listenerModel{Name: name, Protocol: deref(l.Protocol), Port: deref(l.Port), BackendSet: deref(l.DefaultBackendSetName)}
+		if cc := l.ConnectionConfiguration; cc != nil {
+			m.IdleTimeoutSec = deref(cc.IdleTimeout)
+		}
+		a.Listeners[name] = m
+	}
+	for name, bs := range lb.BackendSets {
+		m := backendSetModel{Name: name, Policy: deref(bs.Policy)}
+		if hc := bs.HealthChecker; hc != nil {
+			m.Health = healthModel{
+				Protocol: deref(hc.Protocol), Port: deref(hc.Port), Retries: deref(hc.Retries),
+				IntervalMs: deref(hc.IntervalInMillis), TimeoutMs: deref(hc.TimeoutInMillis),
+			}
+			if m.Health.Protocol == "HTTP" {
+				m.Health.Path, m.Health.ReturnCode = deref(hc.UrlPath), deref(hc.ReturnCode)
+			}
+		}
+		for _, b := range bs.Backends {
+			m.Backends = append(m.Backends, backendModel{IP: deref(b.IpAddress), Port: deref(b.Port)})
+		}
+		sortBackends(m.Backends)
+		a.BackendSets[name] = m
+	}
+	return a
+}
+
+func lbListenerDetails(l listenerModel) (string, int, *loadbalancer.ConnectionConfiguration) {
+	var cc *loadbalancer.ConnectionConfiguration
+	if l.IdleTimeoutSec > 0 {
+		cc = &loadbalancer.ConnectionConfiguration{IdleTimeout: common.Int64(l.IdleTimeoutSec)}
+	}
+	return l.Protocol, l.Port, cc
+}
+
+func lbHealth(h healthModel) *loadbalancer.HealthCheckerDetails {
+	d := &loadbalancer.HealthCheckerDetails{
+		Protocol: common.String(h.Protocol), Port: common.Int(h.Port), Retries: common.Int(h.Retries),
+		IntervalInMillis: common.Int(h.IntervalMs), TimeoutInMillis: common.Int(h.TimeoutMs),
+	}
+	if h.Protocol == "HTTP" {
+		d.UrlPath, d.ReturnCode = common.String(h.Path), common.Int(h.ReturnCode)
+	}
+	return d
+}
+
+func lbBackends(bs []backendModel) []loadbalancer.BackendDetails {
+	out := make([]loadbalancer.BackendDetails, 0, len(bs))
+	for _, b := range bs {
+		out = append(out, loadbalancer.BackendDetails{IpAddress: common.String(b.IP), Port: common.Int(b.Port)})
+	}
+	return out
+}
+
+func (d lbDriver) create(ctx context.Context, want *Desired, ls []listenerModel, bss []backendSetModel, token string) (string, error) {
+	details := loadbalancer.CreateLoadBalancerDetails{
+		CompartmentId: &d.compartment, DisplayName: common.String(want.DisplayName),
+		ShapeName: common.String(want.Shape), SubnetIds: want.Subnets, IsPrivate: common.Bool(want.Internal),
+		Listeners: map[string]loadbalancer.ListenerDetails{}, BackendSets: map[string]loadbalancer.BackendSetDetails{},
+		FreeformTags: freeformTags(want),
+	}
+	if want.Shape == ShapeFlexible {
+		details.ShapeDetails = &loadbalancer.ShapeDetails{
+			MinimumBandwidthInMbps: common.Int(want.FlexMinMbps), MaximumBandwidthInMbps: common.Int(want.FlexMaxMbps),
+		}
+	}
+	for _, bs := range bss {
+		details.BackendSets[bs.Name] = loadbalancer.BackendSetDetails{
+			Policy: common.String(bs.Policy), HealthChecker: lbHealth(bs.Health), Backends: lbBackends(bs.Backends),
+		}
+	}
+	for _, l := range ls {
+		proto, port, cc := lbListenerDetails(l)
+		details.Listeners[l.Name] = loadbalancer.ListenerDetails{
+			DefaultBackendSetName: common.String(l.BackendSet), Port: common.Int(port), Protocol: common.String(proto),
+			ConnectionConfiguration: cc,
+		}
+	}
+	resp, err := d.api.CreateLoadBalancer(ctx, loadbalancer.CreateLoadBalancerRequest{
+		CreateLoadBalancerDetails: details, OpcRetryToken: common.String(token),
+	})
+	if err != nil {
+		return "", ocierr.Wrap("CreateLoadBalancer", want.DisplayName, err)
+	}
+	return deref(resp.OpcWorkRequestId), nil
+}
+
+func (d lbDriver) write(ctx context.Context, id string, s step) (string, error) {
+	var wr *string
+	var err error
+	switch s.verb + " " + s.what {
+	case "create backend set":
+		var resp loadbalancer.CreateBackendSetResponse
+		resp, err = d.api.CreateBackendSet(ctx, loadbalancer.CreateBackendSetRequest{LoadBalancerId: &id,
+			CreateBackendSetDetails: loadbalancer.CreateBackendSetDetails{Name: common.String(s.name), Policy: common.String(s.bs.Policy),
+				HealthChecker: lbHealth(s.bs.Health), Backends: lbBackends(s.bs.Backends)}})
+		wr = resp.OpcWorkRequestId
+	case "update backend set":
+		var resp loadbalancer.UpdateBackendSetResponse
+		resp, err = d.api.UpdateBackendSet(ctx, loadbalancer.UpdateBackendSetRequest{LoadBalancerId: &id, BackendSetName: common.String(s.name),
+			UpdateBackendSetDetails: loadbalancer.UpdateBackendSetDetails{Policy: common.String(s.bs.Policy),
+				HealthChecker: lbHealth(s.bs.Health), Backends: lbBackends(s.bs.Backends)}})
+		wr = resp.OpcWorkRequestId
+	case "delete backend set":
+		var resp loadbalancer.DeleteBackendSetResponse
+		resp, err = d.api.DeleteBackendSet(ctx, loadbalancer.DeleteBackendSetRequest{LoadBalancerId: &id, BackendSetName: common.String(s.name)})
+		wr = resp.OpcWorkRequestId
+	case "create listener":
+		proto, port, cc := lbListenerDetails(s.ls)
+		var resp loadbalancer.CreateListenerResponse
+		resp, err = d.api.CreateListener(ctx, loadbalancer.CreateListenerRequest{LoadBalancerId: &id,
+			CreateListenerDetails: loadbalancer.CreateListenerDetails{Name: common.String(s.name), DefaultBackendSetName: common.String(s.ls.BackendSet),
+				Port: common.Int(port), Protocol: common.String(proto), ConnectionConfiguration: cc}})
+		wr = resp.OpcWorkRequestId
+	case "update listener":
+		proto, port, cc := lbListenerDetails(s.ls)
+		var resp loadbalancer.UpdateListenerResponse
+		resp, err = d.api.UpdateListener(ctx, loadbalancer.UpdateListenerRequest{LoadBalancerId: &id, ListenerName: common.String(s.name),
+			UpdateListenerDetails: loadbalancer.UpdateListenerDetails{DefaultBackendSetName: common.String(s.ls.BackendSet),
+				Port: common.Int(port), Protocol: common.String(proto), ConnectionConfiguration: cc}})
+		wr = resp.OpcWorkRequestId
+	case "delete listener":
+		var resp loadbalancer.DeleteListenerResponse
+		resp, err = d.api.DeleteListener(ctx, loadbalancer.DeleteListenerRequest{LoadBalancerId: &id, ListenerName: common.String(s.name)})
+		wr = resp.OpcWorkRequestId
+	default:
+		return "", fmt.Errorf("lbops: unknown step %s", s)
+	}
+	if err != nil {
+		return "", ocierr.Wrap(opName(s), id+" "+s.name, err)
+	}
+	return deref(wr), nil
+}
+
+func (d lbDriver) remove(ctx context.Context, id string) (string, error) {
+	resp, err := d.api.DeleteLoadBalancer(ctx, loadbalancer.DeleteLoadBalancerRequest{LoadBalancerId: &id})
+	if err != nil {
+		return "", ocierr.Wrap("DeleteLoadBalancer", id, err)
+	}
+	return deref(resp.OpcWorkRequestId), nil
+}
+
+func (d lbDriver) workRequest(ctx context.Context, id string) (wrState, string, string, error) {
+	resp, err := d.api.GetWorkRequest(ctx, loadbalancer.GetWorkRequestRequest{WorkRequestId: &id})
+	if err != nil {
+		return wrPending, "", "", ocierr.Wrap("GetWorkRequest", id, err)
+	}
+	wr := resp.WorkRequest
+	switch wr.LifecycleState {
+	case loadbalancer.WorkRequestLifecycleStateSucceeded:
+		return wrSucceeded, "", deref(wr.LoadBalancerId), nil
+	case loadbalancer.WorkRequestLifecycleStateFailed:
+		msg := deref(wr.Message)
+		for _, e := range wr.ErrorDetails {
+			msg += "; " + deref(e.Message)
+		}
+		return wrFailed, msg, deref(wr.LoadBalancerId), nil
+	}
+	return wrPending, "", deref(wr.LoadBalancerId), nil
+}
+
+// opName is the OCI operation a step calls, e.g. CreateBackendSet.
+func opName(s step) string {
+	verb := map[string]string{"create": "Create", "update": "Update", "delete": "Delete"}[s.verb]
+	what := map[string]string{"listener": "Listener", "backend set": "BackendSet"}[s.what]
+	return verb + what
+}

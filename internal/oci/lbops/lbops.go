@@ -1,0 +1,460 @@
+// Package lbops turns the load balancer a Service needs (Desired) into OCI
+// Load Balancer or Network Load Balancer calls. Each operation reads as a
+// pipeline:
+//
+//	find the load balancer by display name (the Service UID), else create
+//	it with its listeners and backend sets inline (opc-retry-token = the
+//	Service UID, so a retried create never makes a second one), wait for
+//	the work request; then reconcile backend sets, listeners, and the
+//	security lists; then report the status from its IP addresses.
+//
+// Every reconcile reads the actual state, computes a plan as a pure
+// function of desired and actual state (model.go), and writes only when the
+// plan is not empty: an unchanged resync makes no write call.
+//
+// Work requests: every write returns one, and the next write starts only
+// after it succeeded. A work request we stopped waiting for (timeout,
+// restart of the wait) is remembered per load balancer and awaited before
+// any new change; a change that OCI refuses with 409 IncorrectState
+// because someone else's work request is in flight is retried later (an
+// api.RetryError), never forced.
+//
+// Ownership: a load balancer we create is named by the Service UID and
+// tagged with it; listeners and backend sets are named <PROTO>-<port>, and
+// only such names are ever deleted.
+package lbops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/cloud-provider/api"
+	"k8s.io/klog/v2"
+
+	"github.com/ccmkit/ccm/internal/oci/ocierr"
+)
+
+// Freeform tags put on every load balancer we create, for humans and
+// audits. OCI freeform tag keys may not contain dots.
+const (
+	TagServiceUID = "ccmkit-service-uid"
+	TagService    = "ccmkit-service"
+)
+
+const (
+	pageSize = 100
+	maxPages = 1000
+)
+
+// Timing bounds the waits. Zero fields take DefaultTiming's.
+type Timing struct {
+	// Poll is the first delay between two reads of a work request; it
+	// doubles up to PollMax.
+	Poll, PollMax time.Duration
+	// Wait bounds the wait for one work request (or an LB to become
+	// ACTIVE) within one call; past it the call returns a RetryError and
+	// the next one waits again before changing anything.
+	Wait time.Duration
+	// Retry is the delay asked of the service controller when OCI is busy.
+	Retry time.Duration
+}
+
+// DefaultTiming suits OCI, where a work request takes seconds to minutes.
+var DefaultTiming = Timing{Poll: 500 * time.Millisecond, PollMax: 5 * time.Second, Wait: 5 * time.Minute, Retry: 10 * time.Second}
+
+// Config is what the operations need to know about the cluster.
+type Config struct {
+	Compartment string
+	// SecurityLists maps a subnet to the security list managed for it
+	// (loadBalancer.securityLists); default: the subnet's first one.
+	SecurityLists map[string]string
+	Timing        Timing
+}
+
+// Ops runs load balancer operations. It is safe for concurrent use; the
+// upstream service controller never reconciles one Service twice at once.
+type Ops struct {
+	lb, nlb     driver
+	net         NetworkAPI
+	compartment string
+	secLists    map[string]string
+	timing      Timing
+	sleep       func(context.Context, time.Duration) error
+
+	mu      sync.Mutex
+	pending map[string]pendingWR // load balancer id -> work request still running
+}
+
+type pendingWR struct {
+	id  string
+	drv driver
+}
+
+// New returns Ops calling the given APIs.
+func New(lb LBAPI, nlb NLBAPI, net NetworkAPI, cfg Config) *Ops {
+	t := DefaultTiming
+	if cfg.Timing.Poll > 0 {
+		t.Poll = cfg.Timing.Poll
+	}
+	if cfg.Timing.PollMax > 0 {
+		t.PollMax = cfg.Timing.PollMax
+	}
+	if cfg.Timing.Wait > 0 {
+		t.Wait = cfg.Timing.Wait
+	}
+	if cfg.Timing.Retry > 0 {
+		t.Retry = cfg.Timing.Retry
+	}
+	return &Ops{
+		lb: lbDriver{api: lb, compartment: cfg.Compartment}, nlb: nlbDriver{api: nlb, compartment: cfg.Compartment},
+		net: net, compartment: cfg.Compartment, secLists: cfg.SecurityLists, timing: t, sleep: sleepCtx,
+		pending: map[string]pendingWR{},
+	}
+}
+
+func (o *Ops) driver(k Kind) driver {
+	if k == KindNLB {
+		return o.nlb
+	}
+	return o.lb
+}
+
+// Get reports the Service's load balancer status, of either kind.
+func (o *Ops) Get(ctx context.Context, displayName string) (*corev1.LoadBalancerStatus, bool, error) {
+	for _, drv := range []driver{o.lb, o.nlb} {
+		a, err := drv.find(ctx, displayName)
+		if err != nil {
+			return nil, false, err
+		}
+		if a != nil {
+			return status(a), true, nil
+		}
+	}
+	return nil, false, nil
+}
+
+// Ensure makes the Service's load balancer match d, creating it if needed,
+// and returns its status.
+func (o *Ops) Ensure(ctx context.Context, d *Desired) (*corev1.LoadBalancerStatus, error) {
+	return o.reconcile(ctx, d, true)
+}
+
+// Update makes an existing load balancer match d (the upstream controller
+// calls it when nodes change). A missing one is an error: the service
+// controller's retry then goes through Ensure, which creates it.
+func (o *Ops) Update(ctx context.Context, d *Desired) error {
+	_, err := o.reconcile(ctx, d, false)
+	return err
+}
+
+// reconcile is the pipeline of Ensure and Update.
+func (o *Ops) reconcile(ctx context.Context, d *Desired, create bool) (*corev1.LoadBalancerStatus, error) {
+	drv := o.driver(d.Kind)
+	svc := d.Ref.Service.String()
+
+	// A Service that switched kind keeps one load balancer: the other
+	// kind's goes first, so that the new one can take over its traffic.
+	other := o.lb
+	if d.Kind == KindLB {
+		other = o.nlb
+	}
+	if err := o.deleteWith(ctx, other, d); err != nil {
+		return nil, fmt.Errorf("Service %s: remove its %s after the switch to %s: %w", svc, other.kind(), d.Kind, err)
+	}
+
+	a, err := drv.find(ctx, d.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("Service %s: %w", svc, err)
+	}
+	if a != nil && isFailed(a) {
+		// Failed out of band (or at creation): users expect it recreated.
+		klog.InfoS("Load balancer is FAILED; deleting it to create it again", "service", svc, "kind", d.Kind, "id", a.ID)
+		if err := o.remove(ctx, drv, a.ID); err != nil {
+			return nil, fmt.Errorf("Service %s: delete FAILED %s %s: %w", svc, d.Kind, a.ID, err)
+		}
+		a = nil
+	}
+	ls, bss := desiredSets(d)
+	if a == nil {
+		if !create {
+			return nil, fmt.Errorf("Service %s: no %s named %s in compartment %s yet", svc, d.Kind, d.DisplayName, o.compartment)
+		}
+		if a, err = o.create(ctx, drv, d, ls, bss); err != nil {
+			return nil, fmt.Errorf("Service %s: %w", svc, err)
+		}
+	}
+	if a, err = o.waitActive(ctx, drv, a); err != nil {
+		return nil, fmt.Errorf("Service %s: %w", svc, err)
+	}
+
+	for _, s := range plan(a, ls, bss) {
+		klog.V(2).InfoS("Changing load balancer", "service", svc, "kind", d.Kind, "id", a.ID, "step", s.String())
+		if err := o.apply(ctx, drv, a.ID, func(ctx context.Context) (string, error) { return drv.write(ctx, a.ID, s) }); err != nil {
+			return nil, fmt.Errorf("Service %s: %s %s: %w", svc, d.Kind, a.ID, err)
+		}
+	}
+	if err := o.ensureSecurityRules(ctx, d, a.Subnets, false); err != nil {
+		return nil, fmt.Errorf("Service %s: security lists: %w", svc, err)
+	}
+	if a.IPs == nil {
+		if a, err = drv.get(ctx, a.ID); err != nil {
+			return nil, fmt.Errorf("Service %s: %w", svc, err)
+		}
+	}
+	// What OCI cannot change in place is reported after the rest is
+	// reconciled, so that traffic keeps reaching the current nodes.
+	if err := immutableDiff(d, a); err != nil {
+		return status(a), fmt.Errorf("Service %s: %s %s: %w", svc, d.Kind, a.ID, err)
+	}
+	return status(a), nil
+}
+
+// create starts the load balancer with everything inline and waits for it.
+//
+// The retry token is the Service UID: a create retried after a timeout or
+// a crash returns the same load balancer instead of making a second one.
+// OCI keeps a token for 24 hours, so after the Service's load balancer was
+// deleted (out of band, FAILED, or a switch of kind and back) the same
+// token is refused with 409 InvalidatedRetryToken, or replays the old
+// creation (a work request whose load balancer is gone); either way the
+// create is sent again once, with a token of its own.
+func (o *Ops) create(ctx context.Context, drv driver, d *Desired, ls []listenerModel, bss []backendSetModel) (*actual, error) {
+	if len(d.Subnets) == 0 {
+		return nil, errors.New("no subnet to create the load balancer in")
+	}
+	klog.InfoS("Creating load balancer", "service", d.Ref.Service.String(), "kind", d.Kind, "displayName", d.DisplayName,
+		"listeners", len(ls), "backends", len(d.Backends))
+	tokens := []string{string(d.Ref.UID), fmt.Sprintf("%s-%x", d.Ref.UID, time.Now().UnixNano())}
+	for i, token := range tokens {
+		wr, err := drv.create(ctx, d, ls, bss, token)
+		if ocierr.Code(err) == "InvalidatedRetryToken" && i == 0 {
+			klog.InfoS("The Service's retry token belongs to a deleted load balancer; creating with a new token",
+				"service", d.Ref.Service.String(), "kind", d.Kind)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		lbID, err := o.wait(ctx, drv, "", wr)
+		if err != nil {
+			return nil, err
+		}
+		var a *actual
+		if lbID != "" {
+			a, err = drv.get(ctx, lbID)
+		} else {
+			a, err = drv.find(ctx, d.DisplayName)
+		}
+		stale := ocierr.IsNotFound(err) || (err == nil && (a == nil || a.State == "DELETED" || a.State == "DELETING"))
+		if stale && i == 0 {
+			klog.InfoS("The create was answered from an earlier request with the same retry token, whose load balancer is gone; creating it afresh",
+				"service", d.Ref.Service.String(), "kind", d.Kind, "workRequest", wr)
+			continue
+		}
+		if err == nil && a == nil {
+			err = fmt.Errorf("%s %s: created (work request %s) but not found", d.Kind, d.DisplayName, wr)
+		}
+		return a, err
+	}
+	return nil, fmt.Errorf("%s %s: created twice, and the load balancer is gone both times", d.Kind, d.DisplayName)
+}
+
+// waitActive waits for a CREATING load balancer to become ACTIVE.
+func (o *Ops) waitActive(ctx context.Context, drv driver, a *actual) (*actual, error) {
+	deadline := time.Now().Add(o.timing.Wait)
+	delay := o.timing.Poll
+	for a.State == "CREATING" || a.State == "UPDATING" {
+		if time.Now().After(deadline) {
+			return nil, api.NewRetryError(fmt.Sprintf("%s %s is still %s", drv.kind(), a.ID, a.State), o.timing.Retry)
+		}
+		if err := o.sleep(ctx, delay); err != nil {
+			return nil, err
+		}
+		delay = min(2*delay, o.timing.PollMax)
+		var err error
+		if a, err = drv.get(ctx, a.ID); err != nil {
+			return nil, err
+		}
+	}
+	if isFailed(a) {
+		return nil, fmt.Errorf("%s %s is FAILED", drv.kind(), a.ID)
+	}
+	return a, nil
+}
+
+func isFailed(a *actual) bool { return a.State == "FAILED" }
+
+// apply runs one write on load balancer lbID once no work request is in
+// flight on it, and waits for the write's own work request.
+func (o *Ops) apply(ctx context.Context, drv driver, lbID string, write func(context.Context) (string, error)) error {
+	if err := o.awaitPending(ctx, lbID); err != nil {
+		return err
+	}
+	wr, err := write(ctx)
+	if isBusy(err) {
+		return api.NewRetryError(fmt.Sprintf("another change of %s %s is in progress (%v)", drv.kind(), lbID, err), o.timing.Retry)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = o.wait(ctx, drv, lbID, wr)
+	return err
+}
+
+// isBusy: OCI refuses a change while a work request runs on the load
+// balancer with 409 IncorrectState (or Conflict).
+func isBusy(err error) bool {
+	return ocierr.Status(err) == 409 && (ocierr.Code(err) == "IncorrectState" || ocierr.Code(err) == "Conflict")
+}
+
+// awaitPending waits for a work request on lbID that an earlier call
+// stopped waiting for.
+func (o *Ops) awaitPending(ctx context.Context, lbID string) error {
+	o.mu.Lock()
+	p, ok := o.pending[lbID]
+	o.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	_, err := o.wait(ctx, p.drv, lbID, p.id)
+	return err
+}
+
+// wait polls work request wr until it ends. On success it returns the load
+// balancer the request was about. When Timing.Wait runs out it remembers
+// the request for lbID and asks for a retry.
+func (o *Ops) wait(ctx context.Context, drv driver, lbID, wr string) (string, error) {
+	if wr == "" {
+		return "", nil // nothing to wait for (a fake, or an API that did it at once)
+	}
+	deadline := time.Now().Add(o.timing.Wait)
+	delay := o.timing.Poll
+	for {
+		state, msg, id, err := drv.workRequest(ctx, wr)
+		if err != nil {
+			return "", err
+		}
+		if lbID == "" {
+			lbID = id
+		}
+		switch state {
+		case wrSucceeded, wrFailed:
+			o.mu.Lock()
+			if o.pending[lbID].id == wr {
+				delete(o.pending, lbID)
+			}
+			o.mu.Unlock()
+			if state == wrFailed {
+				return id, fmt.Errorf("work request %s failed: %s", wr, msg)
+			}
+			return id, nil
+		}
+		if time.Now().After(deadline) {
+			if lbID != "" {
+				o.mu.Lock()
+				o.pending[lbID] = pendingWR{id: wr, drv: drv}
+				o.mu.Unlock()
+			}
+			return "", api.NewRetryError(fmt.Sprintf("work request %s is still in progress after %s", wr, o.timing.Wait), o.timing.Retry)
+		}
+		if err := o.sleep(ctx, delay); err != nil {
+			return "", err
+		}
+		delay = min(2*delay, o.timing.PollMax)
+	}
+}
+
+// Delete removes the Service's load balancer, of either kind, and our
+// security list rules. A missing one is fine.
+func (o *Ops) Delete(ctx context.Context, d *Desired) error {
+	for _, drv := range []driver{o.lb, o.nlb} {
+		if err := o.deleteWith(ctx, drv, d); err != nil {
+			return fmt.Errorf("Service %s: %w", d.Ref.Service, err)
+		}
+	}
+	return nil
+}
+
+// deleteWith deletes the load balancer of one kind named d.DisplayName.
+func (o *Ops) deleteWith(ctx context.Context, drv driver, d *Desired) error {
+	a, err := drv.find(ctx, d.DisplayName)
+	if err != nil || a == nil {
+		return err
+	}
+	if err := o.ensureSecurityRules(ctx, d, a.Subnets, true); err != nil {
+		return fmt.Errorf("security lists: %w", err)
+	}
+	klog.InfoS("Deleting load balancer", "service", d.Ref.Service.String(), "kind", drv.kind(), "id", a.ID)
+	return o.remove(ctx, drv, a.ID)
+}
+
+func (o *Ops) remove(ctx context.Context, drv driver, id string) error {
+	err := o.apply(ctx, drv, id, func(ctx context.Context) (string, error) { return drv.remove(ctx, id) })
+	if ocierr.IsNotFound(err) {
+		return nil // gone already (our find saw it a moment ago)
+	}
+	return err
+}
+
+// immutableDiff reports what the Service asks for that the existing load
+// balancer cannot change in place.
+func immutableDiff(d *Desired, a *actual) error {
+	var diffs []string
+	if d.Internal != a.Internal {
+		diffs = append(diffs, fmt.Sprintf("internal is %v but the Service asks for %v", a.Internal, d.Internal))
+	}
+	if want := slices.Sorted(slices.Values(d.Subnets)); len(want) > 0 && len(a.Subnets) > 0 && !slices.Equal(want, a.Subnets) {
+		diffs = append(diffs, fmt.Sprintf("subnets are %v but the Service asks for %v", a.Subnets, want))
+	}
+	if d.Kind == KindLB && a.Shape != "" {
+		if a.Shape != d.Shape {
+			diffs = append(diffs, fmt.Sprintf("shape is %s but the Service asks for %s", a.Shape, d.Shape))
+		} else if d.Shape == ShapeFlexible && a.FlexMaxMbps != 0 && (a.FlexMinMbps != d.FlexMinMbps || a.FlexMaxMbps != d.FlexMaxMbps) {
+			diffs = append(diffs, fmt.Sprintf("flexible shape is %d-%d Mbps but the Service asks for %d-%d Mbps",
+				a.FlexMinMbps, a.FlexMaxMbps, d.FlexMinMbps, d.FlexMaxMbps))
+		}
+	}
+	if len(diffs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s; these are fixed when the load balancer is created, so it was left as it is "+
+		"(listeners and backends are up to date); to change them, delete and recreate the Service", strings.Join(diffs, "; "))
+}
+
+// status is the Service's load balancer status: every IP address.
+func status(a *actual) *corev1.LoadBalancerStatus {
+	st := &corev1.LoadBalancerStatus{}
+	for _, ip := range slices.Sorted(slices.Values(a.IPs)) {
+		st.Ingress = append(st.Ingress, corev1.LoadBalancerIngress{IP: ip})
+	}
+	return st
+}
+
+func freeformTags(d *Desired) map[string]string {
+	return map[string]string{TagServiceUID: string(d.Ref.UID), TagService: d.Ref.Service.Namespace + "/" + d.Ref.Service.Name}
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,282 @@
+package lbops
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ccmkit/ccm/internal/lbspec"
+)
+
+// Kind is the OCI service a Service's load balancer lives in.
+type Kind string
+
+// The kinds of load balancer.
+const (
+	// KindLB is the OCI Load Balancer (layer 4/7, flexible shape).
+	KindLB Kind = "lb"
+	// KindNLB is the OCI Network Load Balancer (layer 4, TCP and UDP).
+	KindNLB Kind = "nlb"
+)
+
+// Desired is the load balancer a Service needs, in OCI terms: the
+// provider-neutral spec resolved against OCI's annotations and the cloud
+// config by the provider's interface layer.
+type Desired struct {
+	Ref         lbspec.Ref
+	Kind        Kind
+	DisplayName string // the Service UID: how the load balancer is found again
+	Internal    bool
+	Subnets     []string // LB: one or two; NLB: one
+
+	// Shape is the LB shape: "flexible" (with FlexMin/MaxMbps) or a fixed
+	// shape name. LB only.
+	Shape            string
+	FlexMinMbps      int
+	FlexMaxMbps      int
+	ListenerProtocol string // LB: TCP or HTTP (backend-protocol annotation)
+	// IdleTimeout is the listeners' idle timeout; 0 leaves OCI's default.
+	IdleTimeout time.Duration
+
+	Listeners   []lbspec.Listener
+	Backends    []Backend
+	HealthCheck HealthCheck
+	// Policy is the backend set policy: LB ROUND_ROBIN, LEAST_CONNECTIONS,
+	// IP_HASH; NLB FIVE_TUPLE, THREE_TUPLE, TWO_TUPLE.
+	Policy         string
+	PreserveSource bool // NLB only
+
+	// SourceRanges are the client CIDRs allowed in (nil: everyone), for
+	// security list management.
+	SourceRanges []string
+	// SecurityListMode is None, Frontend or All (see seclist.go).
+	SecurityListMode string
+}
+
+// Backend is a node receiving traffic: its InternalIP, and the node's name
+// for messages.
+type Backend struct {
+	NodeName string
+	IP       string
+}
+
+// HealthCheck is how every backend set probes its backends.
+type HealthCheck struct {
+	Protocol string // TCP or HTTP
+	// Port is the node port probed; 0 means each backend set's NodePort.
+	Port     int32
+	Path     string // HTTP only
+	Retries  int
+	Interval time.Duration
+	Timeout  time.Duration
+}
+
+// ---- the neutral model of what is (or should be) on the load balancer ----
+
+// listenerModel is one listener, LB or NLB.
+type listenerModel struct {
+	Name       string
+	Protocol   string
+	Port       int
+	BackendSet string
+	// IdleTimeoutSec is 0 when not managed (LB only).
+	IdleTimeoutSec int64
+}
+
+// backendModel is one backend of a backend set.
+type backendModel struct {
+	IP   string
+	Port int
+}
+
+// healthModel is a backend set's health checker.
+type healthModel struct {
+	Protocol   string
+	Port       int
+	Path       string // HTTP only
+	ReturnCode int    // HTTP only
+	Retries    int
+	IntervalMs int
+	TimeoutMs  int
+}
+
+// backendSetModel is one backend set, LB or NLB.
+type backendSetModel struct {
+	Name           string
+	Policy         string
+	Health         healthModel
+	Backends       []backendModel // sorted
+	PreserveSource bool
+}
+
+// actual is a load balancer as found in OCI.
+type actual struct {
+	ID          string
+	State       string // lifecycle state
+	Internal    bool
+	Subnets     []string
+	Shape       string
+	FlexMinMbps int
+	FlexMaxMbps int
+	IPs         []string
+	Listeners   map[string]listenerModel
+	BackendSets map[string]backendSetModel
+}
+
+// ownedName matches the listener and backend set names we create:
+// <PROTO>-<port>. Anything else on the load balancer is not ours to delete.
+func ownedName(name string) bool {
+	proto, port, ok := strings.Cut(name, "-")
+	if !ok || (proto != "TCP" && proto != "UDP") || port == "" {
+		return false
+	}
+	return strings.Trim(port, "0123456789") == ""
+}
+
+// desiredSets computes the listeners and backend sets a Desired calls for:
+// one backend set per listener, named like it, holding every backend on
+// the listener's NodePort.
+func desiredSets(d *Desired) ([]listenerModel, []backendSetModel) {
+	var ls []listenerModel
+	var bss []backendSetModel
+	for _, l := range d.Listeners {
+		name := l.Name()
+		proto := string(l.Protocol)
+		if d.Kind == KindLB {
+			proto = d.ListenerProtocol
+		}
+		ls = append(ls, listenerModel{
+			Name: name, Protocol: proto, Port: int(l.Port), BackendSet: name,
+			IdleTimeoutSec: int64(d.IdleTimeout / time.Second),
+		})
+		bs := backendSetModel{Name: name, Policy: d.Policy, Health: healthFor(d, l), PreserveSource: d.PreserveSource}
+		for _, b := range d.Backends {
+			bs.Backends = append(bs.Backends, backendModel{IP: b.IP, Port: int(l.NodePort)})
+		}
+		sortBackends(bs.Backends)
+		bss = append(bss, bs)
+	}
+	return ls, bss
+}
+
+// kubeProxyHealthPort is where kube-proxy answers /healthz on every node:
+// the probe for UDP listeners, whose NodePort cannot be probed over TCP.
+const kubeProxyHealthPort = 10256
+
+// healthFor is the health checker of listener l's backend set.
+func healthFor(d *Desired, l lbspec.Listener) healthModel {
+	hc := d.HealthCheck
+	h := healthModel{
+		Protocol: hc.Protocol, Port: int(hc.Port), Retries: hc.Retries,
+		IntervalMs: int(hc.Interval / time.Millisecond), TimeoutMs: int(hc.Timeout / time.Millisecond),
+	}
+	if h.Port == 0 {
+		h.Port = int(l.NodePort)
+		if l.Protocol == lbspec.UDP && h.Protocol == "TCP" {
+			h.Protocol, h.Port, hc.Path = "HTTP", kubeProxyHealthPort, "/healthz"
+		}
+	}
+	if h.Protocol == "HTTP" {
+		h.Path, h.ReturnCode = hc.Path, 200
+	}
+	return h
+}
+
+func sortBackends(bs []backendModel) {
+	slices.SortFunc(bs, func(a, b backendModel) int {
+		if c := strings.Compare(a.IP, b.IP); c != 0 {
+			return c
+		}
+		return a.Port - b.Port
+	})
+}
+
+// equalListener compares what we manage of a listener. An unmanaged idle
+// timeout (0) is not compared.
+func equalListener(want, got listenerModel) bool {
+	if want.IdleTimeoutSec != 0 && want.IdleTimeoutSec != got.IdleTimeoutSec {
+		return false
+	}
+	return want.Protocol == got.Protocol && want.Port == got.Port && want.BackendSet == got.BackendSet
+}
+
+// equalBackendSet compares what we manage of a backend set.
+func equalBackendSet(want, got backendSetModel) bool {
+	return want.Policy == got.Policy && want.Health == got.Health &&
+		want.PreserveSource == got.PreserveSource && slices.Equal(want.Backends, got.Backends)
+}
+
+// step is one write of a plan, applied and awaited in order.
+type step struct {
+	verb string // create, update, delete
+	what string // listener, backend set
+	name string
+	ls   listenerModel
+	bs   backendSetModel
+}
+
+func (s step) String() string { return fmt.Sprintf("%s %s %s", s.verb, s.what, s.name) }
+
+// plan computes the writes that turn actual into the desired listeners and
+// backend sets, as a pure function (the drift check is this without the
+// writes). Order matters to OCI: a listener needs its backend set, and a
+// backend set cannot go while a listener uses it. So: create and update
+// backend sets, then create, update and delete listeners, then delete
+// backend sets. Only our own names (<PROTO>-<port>) are ever deleted.
+func plan(a *actual, ls []listenerModel, bss []backendSetModel) []step {
+	var steps []step
+	wantBS := map[string]bool{}
+	for _, bs := range bss {
+		wantBS[bs.Name] = true
+		got, ok := a.BackendSets[bs.Name]
+		switch {
+		case !ok:
+			steps = append(steps, step{verb: "create", what: "backend set", name: bs.Name, bs: bs})
+		case !equalBackendSet(bs, got):
+			steps = append(steps, step{verb: "update", what: "backend set", name: bs.Name, bs: bs})
+		}
+	}
+	wantL := map[string]bool{}
+	for _, l := range ls {
+		wantL[l.Name] = true
+		got, ok := a.Listeners[l.Name]
+		switch {
+		case !ok:
+			steps = append(steps, step{verb: "create", what: "listener", name: l.Name, ls: l})
+		case !equalListener(l, got):
+			steps = append(steps, step{verb: "update", what: "listener", name: l.Name, ls: l})
+		}
+	}
+	for _, name := range sortedKeys(a.Listeners) {
+		if !wantL[name] && ownedName(name) {
+			steps = append(steps, step{verb: "delete", what: "listener", name: name})
+		}
+	}
+	for _, name := range sortedKeys(a.BackendSets) {
+		if !wantBS[name] && ownedName(name) && !usedByForeignListener(a, name, wantL) {
+			steps = append(steps, step{verb: "delete", what: "backend set", name: name})
+		}
+	}
+	return steps
+}
+
+// usedByForeignListener reports whether a listener we do not own (and so
+// keep) still points at backend set name, which OCI would refuse to delete.
+func usedByForeignListener(a *actual, name string, wanted map[string]bool) bool {
+	for ln, l := range a.Listeners {
+		if l.BackendSet == name && !ownedName(ln) && !wanted[ln] {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,223 @@
+package lbops
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/oracle/oci-go-sdk/v65/common"
+	"github.com/oracle/oci-go-sdk/v65/networkloadbalancer"
+
+	"github.com/ccmkit/ccm/internal/oci/ocierr"
+)
+
+// nlbDriver is the OCI Network Load Balancer service.
+type nlbDriver struct {
+	api         NLBAPI
+	compartment string
+}
+
+func (nlbDriver) kind() Kind { return KindNLB }
+
+func (d nlbDriver) find(ctx context.Context, displayName string) (*actual, error) {
+	req := networkloadbalancer.ListNetworkLoadBalancersRequest{CompartmentId: &d.compartment, DisplayName: &displayName, Limit: common.Int(pageSize)}
+	var ids []string
+	for range maxPages {
+		resp, err := d.api.ListNetworkLoadBalancers(ctx, req)
+		if err != nil {
+			return nil, ocierr.Wrap("ListNetworkLoadBalancers", "displayName="+displayName, err)
+		}
+		for _, n := range resp.Items {
+			if deref(n.DisplayName) == displayName && n.LifecycleState != networkloadbalancer.LifecycleStateDeleted &&
+				n.LifecycleState != networkloadbalancer.LifecycleStateDeleting {
+				ids = append(ids, deref(n.Id))
+			}
+		}
+		if resp.OpcNextPage == nil || *resp.OpcNextPage == "" {
+			break
+		}
+		req.Page = resp.OpcNextPage
+	}
+	switch len(ids) {
+	case 0:
+		return nil, nil
+	case 1:
+		// The summary may omit listeners and backend sets; read it whole.
+		return d.get(ctx, ids[0])
+	}
+	return nil, fmt.Errorf("%d network load balancers named %s in compartment %s: %v; delete the extra ones", len(ids), displayName, d.compartment, ids)
+}
+
+func (d nlbDriver) get(ctx context.Context, id string) (*actual, error) {
+	resp, err := d.api.GetNetworkLoadBalancer(ctx, networkloadbalancer.GetNetworkLoadBalancerRequest{NetworkLoadBalancerId: &id})
+	if err != nil {
+		return nil, ocierr.Wrap("GetNetworkLoadBalancer", id, err)
+	}
+	n := resp.NetworkLoadBalancer
+	a := &actual{
+		ID: deref(n.Id), State: string(n.LifecycleState), Internal: deref(n.IsPrivate),
+		Listeners: map[string]listenerModel{}, BackendSets: map[string]backendSetModel{},
+	}
+	if s := deref(n.SubnetId); s != "" {
+		a.Subnets = []string{s}
+	}
+	for _, ip := range n.IpAddresses {
+		if v := deref(ip.IpAddress); v != "" {
+			a.IPs = append(a.IPs, v)
+		}
+	}
+	for name, l := range n.Listeners {
+		a.Listeners[name] = listenerModel{Name: name, Protocol: string(l.Protocol), Port: deref(l.Port), BackendSet: deref(l.DefaultBackendSetName)}
+	}
+	for name, bs := range n.BackendSets {
+		m := backendSetModel{Name: name, Policy: string(bs.Policy), PreserveSource: deref(bs.IsPreserveSource)}
+		if hc := bs.HealthChecker; hc != nil {
+			m.Health = healthModel{
+				Protocol: string(hc.Protocol), Port: deref(hc.Port), Retries: deref(hc.Retries),
+				IntervalMs: deref(hc.IntervalInMillis), TimeoutMs: deref(hc.TimeoutInMillis),
+			}
+			if m.Health.Protocol == "HTTP" {
+				m.Health.Path, m.Health.ReturnCode = deref(hc.UrlPath), deref(hc.ReturnCode)
+			}
+		}
+		for _, b := range bs.Backends {
+			m.Backends = append(m.Backends, backendModel{IP: deref(b.IpAddress), Port: deref(b.Port)})
+		}
+		sortBackends(m.Backends)
+		a.BackendSets[name] = m
+	}
+	return a, nil
+}
+
+func nlbHealth(h healthModel) *networkloadbalancer.HealthCheckerDetails {
+	d := &networkloadbalancer.HealthCheckerDetails{
+		Protocol: networkloadbalancer.HealthCheckProtocolsEnum(h.Protocol), Port: common.Int(h.Port), Retries: common.Int(h.Retries),
+		IntervalInMillis: common.Int(h.IntervalMs), TimeoutInMillis: common.Int(h.TimeoutMs),
+	}
+	if h.Protocol == "HTTP" {
+		d.UrlPath, d.ReturnCode = common.String(h.Path), common.Int(h.ReturnCode)
+	}
+	return d
+}
+
+func nlbBackends(bs []backendModel) []networkloadbalancer.BackendDetails {
+	out := make([]networkloadbalancer.BackendDetails, 0, len(bs))
+	for _, b := range bs {
+		out = append(out, networkloadbalancer.BackendDetails{IpAddress: common.String(b.IP), Port: common.Int(b.Port)})
+	}
+	return out
+}
+
+func (d nlbDriver) create(ctx context.Context, want *Desired, ls []listenerModel, bss []backendSetModel, token string) (string, error) {
+	details := networkloadbalancer.CreateNetworkLoadBalancerDetails{
+		CompartmentId: &d.compartment, DisplayName: common.String(want.DisplayName), SubnetId: common.String(want.Subnets[0]),
+		IsPrivate: common.Bool(want.Internal), Listeners: map[string]networkloadbalancer.ListenerDetails{},
+		BackendSets: map[string]networkloadbalancer.BackendSetDetails{}, FreeformTags: freeformTags(want),
+	}
+	for _, bs := range bss {
+		hc := nlbHealth(bs.Health)
+		details.BackendSets[bs.Name] = networkloadbalancer.BackendSetDetails{
+			Policy: networkloadbalancer.NetworkLoadBalancingPolicyEnum(bs.Policy), IsPreserveSource: common.Bool(bs.PreserveSource),
+			HealthChecker: &networkloadbalancer.HealthChecker{Protocol: hc.Protocol, Port: hc.Port, Retries: hc.Retries,
+				IntervalInMillis: hc.IntervalInMillis, TimeoutInMillis: hc.TimeoutInMillis, UrlPath: hc.UrlPath, ReturnCode: hc.ReturnCode},
+			Backends: nlbBackendsFull(bs.Backends),
+		}
+	}
+	for _, l := range ls {
+		details.Listeners[l.Name] = networkloadbalancer.ListenerDetails{
+			Name: common.String(l.Name), DefaultBackendSetName: common.String(l.BackendSet), Port: common.Int(l.Port),
+			Protocol: networkloadbalancer.ListenerProtocolsEnum(l.Protocol),
+		}
+	}
+	resp, err := d.api.CreateNetworkLoadBalancer(ctx, networkloadbalancer.CreateNetworkLoadBalancerRequest{
+		CreateNetworkLoadBalancerDetails: details, OpcRetryToken: common.String(token),
+	})
+	if err != nil {
+		return "", ocierr.Wrap("CreateNetworkLoadBalancer", want.DisplayName, err)
+	}
+	return deref(resp.OpcWorkRequestId), nil
+}
+
+// nlbBackendsFull is nlbBackends in the type the create call embeds.
+func nlbBackendsFull(bs []backendModel) []networkloadbalancer.Backend {
+	out := make([]networkloadbalancer.Backend, 0, len(bs))
+	for _, b := range bs {
+		out = append(out, networkloadbalancer.Backend{IpAddress: common.String(b.IP), Port: common.Int(b.Port)})
+	}
+	return out
+}
+
+func (d nlbDriver) write(ctx context.Context, id string, s step) (string, error) {
+	var wr *string
+	var err error
+	switch s.verb + " " + s.what {
+	case "create backend set":
+		var resp networkloadbalancer.CreateBackendSetResponse
+		resp, err = d.api.CreateBackendSet(ctx, networkloadbalancer.CreateBackendSetRequest{NetworkLoadBalancerId: &id,
+			CreateBackendSetDetails: networkloadbalancer.CreateBackendSetDetails{Name: common.String(s.name),
+				Policy: networkloadbalancer.NetworkLoadBalancingPolicyEnum(s.bs.Policy), IsPreserveSource: common.Bool(s.bs.PreserveSource),
+				HealthChecker: nlbHealth(s.bs.Health), Backends: nlbBackends(s.bs.Backends)}})
+		wr = resp.OpcWorkRequestId
+	case "update backend set":
+		var resp networkloadbalancer.UpdateBackendSetResponse
+		resp, err = d.api.UpdateBackendSet(ctx, networkloadbalancer.UpdateBackendSetRequest{NetworkLoadBalancerId: &id, BackendSetName: common.String(s.name),
+			UpdateBackendSetDetails: networkloadbalancer.UpdateBackendSetDetails{Policy: common.String(s.bs.Policy),
+				IsPreserveSource: common.Bool(s.bs.PreserveSource), HealthChecker: nlbHealth(s.bs.Health), Backends: nlbBackends(s.bs.Backends)}})
+		wr = resp.OpcWorkRequestId
+	case "delete backend set":
+		var resp networkloadbalancer.DeleteBackendSetResponse
+		resp, err = d.api.DeleteBackendSet(ctx, networkloadbalancer.DeleteBackendSetRequest{NetworkLoadBalancerId: &id, BackendSetName: common.String(s.name)})
+		wr = resp.OpcWorkRequestId
+	case "create listener":
+		var resp networkloadbalancer.CreateListenerResponse
+		resp, err = d.api.CreateListener(ctx, networkloadbalancer.CreateListenerRequest{NetworkLoadBalancerId: &id,
+			CreateListenerDetails: networkloadbalancer.CreateListenerDetails{Name: common.String(s.name), DefaultBackendSetName: common.String(s.ls.BackendSet),
+				Port: common.Int(s.ls.Port), Protocol: networkloadbalancer.ListenerProtocolsEnum(s.ls.Protocol)}})
+		wr = resp.OpcWorkRequestId
+	case "update listener":
+		var resp networkloadbalancer.UpdateListenerResponse
+		resp, err = d.api.UpdateListener(ctx, networkloadbalancer.UpdateListenerRequest{NetworkLoadBalancerId: &id, ListenerName: common.String(s.name),
+			UpdateListenerDetails: networkloadbalancer.UpdateListenerDetails{DefaultBackendSetName: common.String(s.ls.BackendSet),
+				Port: common.Int(s.ls.Port), Protocol: networkloadbalancer.ListenerProtocolsEnum(s.ls.Protocol)}})
+		wr = resp.OpcWorkRequestId
+	case "delete listener":
+		var resp networkloadbalancer.DeleteListenerResponse
+		resp, err = d.api.DeleteListener(ctx, networkloadbalancer.DeleteListenerRequest{NetworkLoadBalancerId: &id, ListenerName: common.String(s.name)})
+		wr = resp.OpcWorkRequestId
+	default:
+		return "", fmt.Errorf("lbops: unknown step %s", s)
+	}
+	if err != nil {
+		return "", ocierr.Wrap(opName(s), id+" "+s.name, err)
+	}
+	return deref(wr), nil
+}
+
+func (d nlbDriver) remove(ctx context.Context, id string) (string, error) {
+	resp, err := d.api.DeleteNetworkLoadBalancer(ctx, networkloadbalancer.DeleteNetworkLoadBalancerRequest{NetworkLoadBalancerId: &id})
+	if err != nil {
+		return "", ocierr.Wrap("DeleteNetworkLoadBalancer", id, err)
+	}
+	return deref(resp.OpcWorkRequestId), nil
+}
+
+func (d nlbDriver) workRequest(ctx context.Context, id string) (wrState, string, string, error) {
+	resp, err := d.api.GetWorkRequest(ctx, networkloadbalancer.GetWorkRequestRequest{WorkRequestId: &id})
+	if err != nil {
+		return wrPending, "", "", ocierr.Wrap("GetWorkRequest", id, err)
+	}
+	wr := resp.WorkRequest
+	lbID := ""
+	for _, r := range wr.Resources {
+		if deref(r.Identifier) != "" {
+			lbID = deref(r.Identifier)
+			break
+		}
+	}
+	switch wr.Status {
+	case networkloadbalancer.OperationStatusSucceeded:
+		return wrSucceeded, "", lbID, nil
+	case networkloadbalancer.OperationStatusFailed, networkloadbalancer.OperationStatusCanceled:
+		return wrFailed, fmt.Sprintf("work request %s %s", id, wr.Status), lbID, nil
+	}
+	return wrPending, "", lbID, nil
+}

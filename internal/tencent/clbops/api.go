@@ -1,0 +1,227 @@
+package clbops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
+	tcerr "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/errors"
+	"k8s.io/klog/v2"
+)
+
+// API is the slice of the CLB API (clb 2018-03-17) the operations use.
+// *clb.Client implements it; tests use a fake.
+type API interface {
+	CreateLoadBalancerWithContext(context.Context, *clb.CreateLoadBalancerRequest) (*clb.CreateLoadBalancerResponse, error)
+	DescribeLoadBalancersWithContext(context.Context, *clb.DescribeLoadBalancersRequest) (*clb.DescribeLoadBalancersResponse, error)
+	DeleteLoadBalancerWithContext(context.Context, *clb.DeleteLoadBalancerRequest) (*clb.DeleteLoadBalancerResponse, error)
+
+	CreateListenerWithContext(context.Context, *clb.CreateListenerRequest) (*clb.CreateListenerResponse, error)
+	DescribeListenersWithContext(context.Context, *clb.DescribeListenersRequest) (*clb.DescribeListenersResponse, error)
+	ModifyListenerWithContext(context.Context, *clb.ModifyListenerRequest) (*clb.ModifyListenerResponse, error)
+	DeleteListenerWithContext(context.Context, *clb.DeleteListenerRequest) (*clb.DeleteListenerResponse, error)
+
+	DescribeTargetsWithContext(context.Context, *clb.DescribeTargetsRequest) (*clb.DescribeTargetsResponse, error)
+	BatchRegisterTargetsWithContext(context.Context, *clb.BatchRegisterTargetsRequest) (*clb.BatchRegisterTargetsResponse, error)
+	BatchDeregisterTargetsWithContext(context.Context, *clb.BatchDeregisterTargetsRequest) (*clb.BatchDeregisterTargetsResponse, error)
+	RegisterTargetsWithContext(context.Context, *clb.RegisterTargetsRequest) (*clb.RegisterTargetsResponse, error)
+	DeregisterTargetsWithContext(context.Context, *clb.DeregisterTargetsRequest) (*clb.DeregisterTargetsResponse, error)
+
+	DescribeTaskStatusWithContext(context.Context, *clb.DescribeTaskStatusRequest) (*clb.DescribeTaskStatusResponse, error)
+}
+
+// Documented limits of the CLB API.
+const (
+	maxLoadBalancerIDs  = 20  // DescribeLoadBalancers LoadBalancerIds, DeleteLoadBalancer
+	maxPageSize         = 100 // DescribeLoadBalancers Limit
+	maxFilterValues     = 100 // DescribeLoadBalancers Filter.Values
+	maxTargetsListeners = 20  // DescribeTargets ListenerIds
+	maxBatchTargets     = 500 // BatchRegisterTargets / BatchDeregisterTargets Targets
+	maxTargetsPerCall   = 20  // RegisterTargets / DeregisterTargets Targets
+	maxPortsPerCreate   = 20  // CreateListener Ports per call (kept modest; not documented)
+)
+
+// Error codes the operations act on.
+const (
+	codeResourceInOperating = "FailedOperation.ResourceInOperating"
+	codeRequestLimit        = "RequestLimitExceeded"
+	codeInvalidAction       = "InvalidAction"
+	codeUnsupportedOp       = "UnsupportedOperation"
+	codeLBNotFound          = "InvalidParameter.LBIdNotFound"
+	codeTokenSpent          = "InvalidParameter.ClientTokenLimitExceeded"
+	codeListenerNotFound    = "InvalidParameter.ListenerIdNotFound"
+)
+
+// ErrTaskFailed: an asynchronous task ended with status 1.
+var ErrTaskFailed = errors.New("asynchronous task failed")
+
+// Task status values of DescribeTaskStatus.
+const (
+	taskSucceeded = 0
+	taskFailed    = 1
+	taskRunning   = 2
+)
+
+// Timing says how long to wait for asynchronous tasks and how to back off
+// when the CLB is busy with another task or the API throttles.
+type Timing struct {
+	// TaskPoll is the first interval between DescribeTaskStatus calls; it
+	// grows by half each time up to TaskPollMax.
+	TaskPoll, TaskPollMax time.Duration
+	// TaskTimeout bounds the wait for one task.
+	TaskTimeout time.Duration
+	// RetryBackoff is the first wait after ResourceInOperating or
+	// RequestLimitExceeded; it doubles up to RetryBackoffMax, with jitter.
+	RetryBackoff, RetryBackoffMax time.Duration
+	// RetryTimeout bounds the retries of one call.
+	RetryTimeout time.Duration
+}
+
+// DefaultTiming suits the real API: tasks usually finish in a few seconds.
+var DefaultTiming = Timing{
+	TaskPoll:        200 * time.Millisecond,
+	TaskPollMax:     2 * time.Second,
+	TaskTimeout:     3 * time.Minute,
+	RetryBackoff:    500 * time.Millisecond,
+	RetryBackoffMax: 5 * time.Second,
+	RetryTimeout:    time.Minute,
+}
+
+// APIError says which call failed for what; it unwraps to the SDK error.
+type APIError struct {
+	Action string // e.g. CreateListener
+	Target string // e.g. "CLB lb-12345678"
+	Err    error
+}
+
+func (e *APIError) Error() string {
+	return fmt.Sprintf("%s on %s: %s", e.Action, e.Target, describe(e.Err))
+}
+
+func (e *APIError) Unwrap() error { return e.Err }
+
+// describe renders an SDK error as "[Code] Message (request id R)".
+func describe(err error) string {
+	var sdkErr *tcerr.TencentCloudSDKError
+	if !errors.As(err, &sdkErr) {
+		return err.Error()
+	}
+	msg := fmt.Sprintf("[%s] %s", sdkErr.Code, sdkErr.Message)
+	if sdkErr.RequestId != "" {
+		msg += " (request id " + sdkErr.RequestId + ")"
+	}
+	return msg
+}
+
+// Code returns the Tencent error code in err, or "".
+func Code(err error) string {
+	var sdkErr *tcerr.TencentCloudSDKError
+	if errors.As(err, &sdkErr) {
+		return sdkErr.Code
+	}
+	return ""
+}
+
+func retryable(err error) bool {
+	code := Code(err)
+	return code == codeResourceInOperating || code == codeRequestLimit || strings.HasPrefix(code, codeRequestLimit+".")
+}
+
+// call runs one API call, retrying while the CLB is busy with another task
+// (one task at a time per CLB) or the API throttles. Both mean the call was
+// refused, so repeating it is safe. Any other error, including network
+// errors after which the call may have been applied, is returned: the next
+// reconcile re-reads the state and decides again.
+func (o *Ops) call(ctx context.Context, action, target string, fn func() error) error {
+	deadline := o.now().Add(o.timing.RetryTimeout)
+	backoff := o.timing.RetryBackoff
+	for attempt := 1; ; attempt++ {
+		err := fn()
+		if err == nil {
+			return nil
+		}
+		if !retryable(err) || !o.now().Add(backoff).Before(deadline) {
+			return &APIError{Action: action, Target: target, Err: err}
+		}
+		klog.V(4).InfoS("CLB call refused, retrying", "action", action, "target", target, "code", Code(err), "attempt", attempt, "backoff", backoff)
+		// Jitter spreads the retries of concurrent reconciles of one CLB.
+		wait := backoff/2 + rand.N(backoff/2+1)
+		if err := o.sleep(ctx, wait); err != nil {
+			return &APIError{Action: action, Target: target, Err: err}
+		}
+		backoff = min(2*backoff, o.timing.RetryBackoffMax)
+	}
+}
+
+// waitTask waits for an asynchronous task (the RequestId of the call that
+// started it, or a DealName) to finish. Status 1 is a failure, reported
+// with the task's message; only status 0 is success.
+func (o *Ops) waitTask(ctx context.Context, action, target, taskID, dealName string) (*clb.DescribeTaskStatusResponseParams, error) {
+	if taskID == "" && dealName == "" {
+		return nil, &APIError{Action: action, Target: target, Err: errors.New("the answer has neither a RequestId nor a DealName to wait for")}
+	}
+	deadline := o.now().Add(o.timing.TaskTimeout)
+	poll := o.timing.TaskPoll
+	for {
+		req := clb.NewDescribeTaskStatusRequest()
+		if dealName != "" {
+			req.DealName = &dealName
+		} else {
+			req.TaskId = &taskID
+		}
+		var resp *clb.DescribeTaskStatusResponse
+		err := o.call(ctx, "DescribeTaskStatus", fmt.Sprintf("task %s%s of %s on %s", taskID, dealName, action, target), func() (err error) {
+			resp, err = o.api.DescribeTaskStatusWithContext(ctx, req)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		if resp == nil || resp.Response == nil || resp.Response.Status == nil {
+			return nil, &APIError{Action: "DescribeTaskStatus", Target: target, Err: errors.New("malformed answer: no Status")}
+		}
+		r := resp.Response
+		switch *r.Status {
+		case taskSucceeded:
+			return r, nil
+		case taskFailed:
+			msg := "no message"
+			if r.Message != nil && *r.Message != "" {
+				msg = *r.Message
+			}
+			return nil, &APIError{Action: action, Target: target, Err: fmt.Errorf("%w: task %s%s: %s", ErrTaskFailed, taskID, dealName, msg)}
+		case taskRunning:
+		default:
+			return nil, &APIError{Action: "DescribeTaskStatus", Target: target, Err: fmt.Errorf("unknown task status %d", *r.Status)}
+		}
+		if !o.now().Add(poll).Before(deadline) {
+			return nil, &APIError{Action: action, Target: target, Err: fmt.Errorf("asynchronous task %s%s still running after %s", taskID, dealName, o.timing.TaskTimeout)}
+		}
+		if err := o.sleep(ctx, poll); err != nil {
+			return nil, err
+		}
+		poll = min(poll*3/2, o.timing.TaskPollMax)
+	}
+}
+
+func requestID(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,343 @@
+// Package clbops turns a provider-neutral load balancer spec (lbspec) into
+// Tencent Cloud CLB calls (clb 2018-03-17). Each operation reads as a
+// pipeline:
+//
+//	find the CLB by our service-uid tag, else by the adoption annotation,
+//	else create it (with a ClientToken derived from the Service UID);
+//	then reconcile listeners; then reconcile targets; then report status.
+//
+// Every reconcile step reads the actual state, computes a plan as a pure
+// function of desired and actual state, and writes only when the plan is
+// not empty, so an unchanged resync makes no write call at all. The same
+// plans, without their writes, are the drift check.
+//
+// Ownership: a CLB we created carries the tag ccmkit.io/service-uid and is
+// deleted with its Service. On an adopted CLB (service.kubernetes.io/
+// tke-existed-lbid) we own only the listeners named
+// <PROTO>-<port>-<Service UID>; every other listener is never touched, and
+// the CLB itself is never deleted.
+package clbops
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
+	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	"github.com/ccmkit/ccm/internal/lbspec"
+)
+
+// Tags put on every CLB we create. The service-uid tag is how the CLB is
+// found again: names are not unique (Tencent Cloud silently renames a
+// duplicate) and the user may choose them.
+const (
+	TagServiceUID = "ccmkit.io/service-uid"
+	TagService    = "ccmkit.io/service" // namespace/name, for humans
+	TagCluster    = "ccmkit.io/cluster"
+)
+
+// Config is what the operations need to know about the cluster.
+type Config struct {
+	// VpcID is the cluster's VPC: CLBs are created in it, and an adopted
+	// CLB must be in it, since targets must be.
+	VpcID string
+	// Timing overrides DefaultTiming (zero fields keep the default).
+	Timing Timing
+}
+
+// Ops runs CLB operations. It holds no state between calls and is safe for
+// concurrent use; the upstream service controller never reconciles one
+// Service twice at once.
+type Ops struct {
+	api    API
+	vpcID  string
+	timing Timing
+	now    func() time.Time
+	sleep  func(context.Context, time.Duration) error
+}
+
+// New returns Ops calling api.
+func New(api API, cfg Config) *Ops {
+	t := DefaultTiming
+	if cfg.Timing.TaskPoll > 0 {
+		t.TaskPoll = cfg.Timing.TaskPoll
+	}
+	if cfg.Timing.TaskPollMax > 0 {
+		t.TaskPollMax = cfg.Timing.TaskPollMax
+	}
+	if cfg.Timing.TaskTimeout > 0 {
+		t.TaskTimeout = cfg.Timing.TaskTimeout
+	}
+	if cfg.Timing.RetryBackoff > 0 {
+		t.RetryBackoff = cfg.Timing.RetryBackoff
+	}
+	if cfg.Timing.RetryBackoffMax > 0 {
+		t.RetryBackoffMax = cfg.Timing.RetryBackoffMax
+	}
+	if cfg.Timing.RetryTimeout > 0 {
+		t.RetryTimeout = cfg.Timing.RetryTimeout
+	}
+	return &Ops{
+		api:    api,
+		vpcID:  cfg.VpcID,
+		timing: t,
+		now:    time.Now,
+		sleep:  sleepCtx,
+	}
+}
+
+// Ensure makes the Service's CLB match spec, creating it if needed, and
+// returns the Service's load balancer status.
+func (o *Ops) Ensure(ctx context.Context, spec *lbspec.Spec) (*corev1.LoadBalancerStatus, error) {
+	const op = "clbops.Ensure"
+	return o.reconcile(ctx, op, spec, true)
+}
+
+// Update makes an existing CLB match spec (the upstream controller calls it
+// when nodes change). It does not create a missing CLB: it reports an
+// error, and the service controller's retry then goes through Ensure.
+func (o *Ops) Update(ctx context.Context, spec *lbspec.Spec) error {
+	const op = "clbops.Update"
+	_, err := o.reconcile(ctx, op, spec, false)
+	return err
+}
+
+func (o *Ops) reconcile(ctx context.Context, op string, spec *lbspec.Spec, create bool) (*corev1.LoadBalancerStatus, error) {
+	st, err := o.pipeline(ctx, spec, create)
+	if err != nil {
+		return nil, fmt.Errorf("%s: Service %s: %w", op, spec.Service, err)
+	}
+	return st, nil
+}
+
+// pipeline: find, else create; then listeners; then targets; then status.
+func (o *Ops) pipeline(ctx context.Context, spec *lbspec.Spec, create bool) (*corev1.LoadBalancerStatus, error) {
+	if err := checkSupported(spec); err != nil {
+		return nil, err
+	}
+	lb, err := o.findOrCreate(ctx, spec, create)
+	if err != nil {
+		return nil, err
+	}
+	listeners, err := o.reconcileListeners(ctx, lb, spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.reconcileTargets(ctx, lb, spec, listeners); err != nil {
+		return nil, err
+	}
+	return lb.status(), nil
+}
+
+// findOrCreate returns the Service's CLB, ready for listeners.
+func (o *Ops) findOrCreate(ctx context.Context, spec *lbspec.Spec, create bool) (*loadBalancer, error) {
+	lb, err := o.find(ctx, spec.Ref)
+	switch {
+	case err != nil:
+		return nil, err
+	case lb == nil && !create:
+		return nil, ErrNotFound
+	case lb == nil:
+		if lb, err = o.create(ctx, spec); err != nil {
+			return nil, err
+		}
+	}
+	if err := o.checkMatches(lb, spec); err != nil {
+		return nil, err
+	}
+	return o.waitReady(ctx, lb)
+}
+
+// Get returns the status of the Service's CLB and whether it exists. Unlike
+// Ensure it does not judge an adoption annotation: the service controller
+// asks before deleting, and a Service whose annotation names a missing or
+// foreign CLB must still be deletable.
+func (o *Ops) Get(ctx context.Context, ref lbspec.Ref) (*corev1.LoadBalancerStatus, bool, error) {
+	const op = "clbops.Get"
+	tagged, err := o.describeTagged(ctx, []types.UID{ref.UID})
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: Service %s: %w", op, ref.Service, err)
+	}
+	if lbs := tagged[ref.UID]; len(lbs) > 0 {
+		return lbs[0].status(), true, nil
+	}
+	adopted, err := o.adoptedForCleanup(ctx, ref)
+	if err != nil || adopted == nil {
+		return nil, false, err
+	}
+	return adopted.status(), true, nil
+}
+
+// Delete removes what the Service owns: every CLB created for it (there is
+// one, but should a duplicate ever exist it goes too), and its listeners on
+// the CLB its adoption annotation names, which itself stays. A CLB that is
+// already gone is not an error.
+func (o *Ops) Delete(ctx context.Context, ref lbspec.Ref) error {
+	const op = "clbops.Delete"
+	tagged, err := o.describeTagged(ctx, []types.UID{ref.UID})
+	if err != nil {
+		return fmt.Errorf("%s: Service %s: %w", op, ref.Service, err)
+	}
+	for _, lb := range tagged[ref.UID] {
+		if err := o.deleteLoadBalancer(ctx, lb); err != nil {
+			return fmt.Errorf("%s: Service %s: %w", op, ref.Service, err)
+		}
+	}
+	adopted, err := o.adoptedForCleanup(ctx, ref)
+	if err != nil {
+		return fmt.Errorf("%s: Service %s: %w", op, ref.Service, err)
+	}
+	if adopted != nil {
+		if err := o.deleteOwnedListeners(ctx, adopted, ref); err != nil {
+			return fmt.Errorf("%s: Service %s: %w", op, ref.Service, err)
+		}
+	}
+	return nil
+}
+
+// adoptedForCleanup returns the CLB the adoption annotation names, if it
+// exists and was not created by this CCM (a CLB created for another
+// Service never carries our listeners; one created for this Service was
+// handled as tagged).
+func (o *Ops) adoptedForCleanup(ctx context.Context, ref lbspec.Ref) (*loadBalancer, error) {
+	if ref.AdoptID == "" {
+		return nil, nil
+	}
+	lb, err := o.describeByID(ctx, ref.AdoptID)
+	if err != nil || lb == nil {
+		return nil, err
+	}
+	if _, created := lb.tags[TagServiceUID]; created {
+		return nil, nil
+	}
+	lb.adopted = true
+	return lb, nil
+}
+
+// Drift compares the Service's CLB with spec, reading only, and returns
+// what differs ("listener TCP-80 missing"); nil means in sync.
+func (o *Ops) Drift(ctx context.Context, spec *lbspec.Spec) ([]string, error) {
+	const op = "clbops.Drift"
+	lb, err := o.find(ctx, spec.Ref)
+	if err != nil {
+		return nil, fmt.Errorf("%s: Service %s: %w", op, spec.Service, err)
+	}
+	if lb == nil {
+		return []string{"load balancer missing"}, nil
+	}
+	diffs, err := o.drift(ctx, lb, spec)
+	if err != nil {
+		return nil, fmt.Errorf("%s: Service %s: %w", op, spec.Service, err)
+	}
+	return diffs, nil
+}
+
+// DriftResult is the outcome of checking one Service.
+type DriftResult struct {
+	Diffs []string // nil: in sync
+	Err   error
+}
+
+// DriftAll checks many Services, reading only. The CLBs are found with one
+// DescribeLoadBalancers per 100 Services (and per 20 adopted CLBs); then
+// each CLB costs a DescribeListeners and a DescribeTargets.
+func (o *Ops) DriftAll(ctx context.Context, specs []*lbspec.Spec) map[types.UID]DriftResult {
+	const op = "clbops.DriftAll"
+	out := make(map[types.UID]DriftResult, len(specs))
+	fail := func(err error) map[types.UID]DriftResult {
+		for _, s := range specs {
+			out[s.UID] = DriftResult{Err: fmt.Errorf("%s: %w", op, err)}
+		}
+		return out
+	}
+	uids := make([]types.UID, len(specs))
+	for i, s := range specs {
+		uids[i] = s.UID
+	}
+	tagged, err := o.describeTagged(ctx, uids)
+	if err != nil {
+		return fail(err)
+	}
+	var adoptIDs []string
+	for _, s := range specs {
+		if len(tagged[s.UID]) == 0 && s.AdoptID != "" && !slices.Contains(adoptIDs, s.AdoptID) {
+			adoptIDs = append(adoptIDs, s.AdoptID)
+		}
+	}
+	adopted := map[string]*loadBalancer{}
+	for chunk := range slices.Chunk(adoptIDs, maxLoadBalancerIDs) {
+		req := clb.NewDescribeLoadBalancersRequest()
+		req.LoadBalancerIds = common.StringPtrs(chunk)
+		lbs, err := o.describeLoadBalancers(ctx, "CLBs "+strings.Join(chunk, ","), req)
+		if err != nil {
+			return fail(err)
+		}
+		for _, lb := range lbs {
+			adopted[lb.id] = lb
+		}
+	}
+	for _, s := range specs {
+		lb, err := o.resolve(s.Ref, tagged[s.UID], adopted[s.AdoptID])
+		switch {
+		case err != nil:
+			out[s.UID] = DriftResult{Err: fmt.Errorf("%s: Service %s: %w", op, s.Service, err)}
+		case lb == nil:
+			out[s.UID] = DriftResult{Diffs: []string{"load balancer missing"}}
+		default:
+			diffs, err := o.drift(ctx, lb, s)
+			if err != nil {
+				err = fmt.Errorf("%s: Service %s: %w", op, s.Service, err)
+			}
+			out[s.UID] = DriftResult{Diffs: diffs, Err: err}
+		}
+	}
+	return out
+}
+
+func (o *Ops) drift(ctx context.Context, lb *loadBalancer, spec *lbspec.Spec) ([]string, error) {
+	if lb.state != lbNormal {
+		return nil, nil // still being created: not drift
+	}
+	actual, err := o.describeListeners(ctx, lb)
+	if err != nil {
+		return nil, err
+	}
+	lp, err := planListeners(desiredListeners(spec, ownerSuffix(lb, spec.Ref)), actual, ownerSuffix(lb, spec.Ref))
+	if err != nil {
+		return nil, err
+	}
+	diffs := lp.describe()
+	existing := lp.keep()
+	if len(existing) == 0 {
+		return diffs, nil
+	}
+	targets, err := o.describeTargets(ctx, lb, existing)
+	if err != nil {
+		return nil, err
+	}
+	return append(diffs, planTargets(spec, existing, targets).describe()...), nil
+}
+
+// tags are the tags of a CLB created for spec.
+func tags(spec *lbspec.Spec) map[string]string {
+	t := map[string]string{
+		TagServiceUID: string(spec.UID),
+		TagService:    spec.Service.String(),
+	}
+	if spec.ClusterName != "" {
+		t[TagCluster] = spec.ClusterName
+	}
+	return t
+}
+
+// logWrite logs a write at a level operators see by default.
+func logWrite(msg string, kv ...any) {
+	klog.V(2).InfoS(msg, kv...)
+}

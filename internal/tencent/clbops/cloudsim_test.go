@@ -1,0 +1,260 @@
+package clbops
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
+	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
+	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/profile"
+
+	"github.com/ccmkit/ccm/internal/lbspec"
+	"github.com/ccmkit/ccm/pkg/cloudsim"
+)
+
+// These tests run the operations against cloudsim over the real wire
+// protocol (signed SDK calls), with its asynchronous tasks, limits and
+// data plane: the fake above pins down our logic, this pins down that the
+// emulated API agrees with it.
+
+const (
+	simID  = "AKIDclbopstest"
+	simKey = "clbops-test-key"
+)
+
+func startSim(t *testing.T) (*cloudsim.Sim, *clb.Client) {
+	t.Helper()
+	sim := cloudsim.New(cloudsim.Options{
+		Credentials:         map[string]string{simID: simKey},
+		TaskLatency:         20 * time.Millisecond,
+		HealthCheckInterval: 200 * time.Millisecond,
+		VIPRange:            "127.241.0.1-127.241.0.200",
+	})
+	url, err := sim.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sim.Close() })
+	cpf := profile.NewClientProfile()
+	cpf.HttpProfile.Endpoint = strings.TrimPrefix(url, "http://")
+	cpf.HttpProfile.Scheme = "HTTP"
+	client, err := clb.NewClient(common.NewCredential(simID, simKey), "ap-guangzhou", cpf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sim, client
+}
+
+// backend starts an HTTP server standing in for a node's NodePort.
+func backend(t *testing.T, ip, name string) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", ip+":0")
+	if err != nil {
+		t.Skipf("cannot listen on %s (loopback aliases unavailable): %v", ip, err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, name) })}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func simOps(client *clb.Client) *Ops {
+	return New(client, Config{VpcID: testVPC, Timing: Timing{
+		TaskPoll: 5 * time.Millisecond, TaskPollMax: 20 * time.Millisecond, TaskTimeout: 10 * time.Second,
+		RetryBackoff: 5 * time.Millisecond, RetryBackoffMax: 20 * time.Millisecond, RetryTimeout: 5 * time.Second,
+	}})
+}
+
+func writes(calls map[string]map[string]int) []string {
+	var out []string
+	for action, byCode := range calls {
+		if strings.HasPrefix(action, "Describe") {
+			continue
+		}
+		for code, n := range byCode {
+			out = append(out, fmt.Sprintf("%s:%s=%d", action, code, n))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestAgainstCloudsim(t *testing.T) {
+	sim, client := startSim(t)
+	ops := simOps(client)
+	ctx := context.Background()
+
+	// Two "nodes" on loopback addresses, each serving the same NodePort.
+	ips := []string{"127.0.77.1", "127.0.77.2"}
+	port := backend(t, ips[0], "node-1")
+	ln2, err := net.Listen("tcp", fmt.Sprintf("%s:%d", ips[1], port))
+	if err != nil {
+		t.Skipf("port %d taken on %s", port, ips[1])
+	}
+	srv2 := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "node-2") })}
+	go func() { _ = srv2.Serve(ln2) }()
+	t.Cleanup(func() { _ = srv2.Close() })
+	for i, ip := range ips {
+		if _, err := sim.AddInstances(cloudsim.Instance{ID: fmt.Sprintf("ins-clbops0%d", i+1), PrivateIP: ip, VpcID: testVPC}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	spec := testSpec(withBackends("ins-clbops01", "ins-clbops02"), func(s *lbspec.Spec) {
+		s.Listeners = []lbspec.Listener{{Protocol: lbspec.TCP, Port: 8080, NodePort: int32(port)}, {Protocol: lbspec.UDP, Port: 5353, NodePort: int32(port)}}
+	})
+	st, err := ops.Ensure(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Ingress) != 1 || st.Ingress[0].IP == "" {
+		t.Fatalf("status = %+v", st)
+	}
+	vip := st.Ingress[0].IP
+
+	// Traffic through the VIP reaches both nodes (round robin).
+	seen := map[string]bool{}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(seen) < 2 && time.Now().Before(deadline) {
+		if body, err := get(fmt.Sprintf("http://%s:8080/", vip)); err == nil {
+			seen[body] = true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !seen["node-1"] || !seen["node-2"] {
+		t.Fatalf("answers through the VIP = %v, want node-1 and node-2", seen)
+	}
+
+	// An unchanged resync writes nothing.
+	sim.ResetCalls()
+	if _, err := ops.Ensure(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	if w := writes(sim.Calls()); len(w) != 0 {
+		t.Errorf("unchanged resync wrote: %v", w)
+	}
+
+	// Health check to a healthCheckNodePort, a node removed, session affinity.
+	hcPort := backend(t, ips[0], "healthz")
+	changed := testSpec(withBackends("ins-clbops01"), func(s *lbspec.Spec) {
+		s.Listeners = spec.Listeners
+		s.HealthCheck.Protocol, s.HealthCheck.Port = lbspec.HealthCheckHTTP, int32(hcPort)
+		s.SessionAffinity = lbspec.SessionAffinity{ClientIP: true, Timeout: 10 * time.Minute}
+	})
+	if _, err := ops.Ensure(ctx, changed); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := ops.Drift(ctx, changed); err != nil || d != nil {
+		t.Errorf("after the change: drift %v, err %v", d, err)
+	}
+
+	// Drift: a listener deleted behind our back is found and repaired.
+	lbs := sim.CLBs()
+	if len(lbs) != 1 {
+		t.Fatalf("CLBs = %d, want 1", len(lbs))
+	}
+	var tcpID string
+	for _, l := range lbs[0].Listeners {
+		if l.Protocol == "TCP" {
+			tcpID = l.ID
+		}
+	}
+	if err := sim.DeleteCLBListener(lbs[0].ID, tcpID); err != nil {
+		t.Fatal(err)
+	}
+	d, err := ops.Drift(ctx, changed)
+	if err != nil || len(d) != 1 || d[0] != "listener TCP-8080 missing" {
+		t.Fatalf("drift = %v, err %v", d, err)
+	}
+	if _, err := ops.Ensure(ctx, changed); err != nil {
+		t.Fatal(err)
+	}
+	if body, err := getWithin(fmt.Sprintf("http://%s:8080/", vip), 10*time.Second); err != nil || body != "node-1" {
+		t.Errorf("after repair: %q, %v", body, err)
+	}
+
+	// Deletion.
+	if err := ops.Delete(ctx, changed.Ref); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(sim.CLBs()); n != 0 {
+		t.Errorf("CLBs after delete = %d", n)
+	}
+}
+
+func TestAdoptAgainstCloudsim(t *testing.T) {
+	sim, client := startSim(t)
+	ops := simOps(client)
+	ctx := context.Background()
+	existing, err := sim.CreateCLB(cloudsim.CLBSpec{Name: "team-lb", VpcID: testVPC,
+		Listeners: []cloudsim.CLBListenerSpec{{Name: "legacy", Protocol: "TCP", Port: 9000}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := testSpec(withAdopt(existing.ID), withBackends(), onlyTCP80)
+	if _, err := ops.Ensure(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	if err := ops.Delete(ctx, spec.Ref); err != nil {
+		t.Fatal(err)
+	}
+	lb, err := sim.CLB(existing.ID)
+	if err != nil {
+		t.Fatalf("the adopted CLB is gone: %v", err)
+	}
+	if len(lb.Listeners) != 1 || lb.Listeners[0].Name != "legacy" {
+		t.Errorf("listeners = %+v, want only legacy", lb.Listeners)
+	}
+}
+
+func TestRecreateAgainstCloudsim(t *testing.T) {
+	sim, client := startSim(t)
+	ops := simOps(client)
+	ctx := context.Background()
+	spec := testSpec(withBackends(), onlyTCP80)
+	if _, err := ops.Ensure(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	first := sim.CLBs()[0].ID
+	if err := sim.DeleteCLB(first); err != nil { // behind our back
+		t.Fatal(err)
+	}
+	if d, err := ops.Drift(ctx, spec); err != nil || len(d) != 1 || d[0] != "load balancer missing" {
+		t.Fatalf("drift = %v, err %v", d, err)
+	}
+	if _, err := ops.Ensure(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	if lbs := sim.CLBs(); len(lbs) != 1 || lbs[0].ID == first {
+		t.Fatalf("CLBs = %+v, want one new CLB", lbs)
+	}
+}
+
+func get(url string) (string, error) {
+	c := &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := c.Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
+}
+
+func getWithin(url string, d time.Duration) (string, error) {
+	deadline := time.Now().Add(d)
+	for {
+		body, err := get(url)
+		if err == nil || time.Now().After(deadline) {
+			return body, err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

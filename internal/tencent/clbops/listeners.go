@@ -1,0 +1,518 @@
+package clbops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
+	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
+
+	"github.com/ccmkit/ccm/internal/lbspec"
+)
+
+// Health check values we send. Tencent's own defaults are used where the
+// spec has no opinion, and assumed when an answer omits a field.
+const (
+	checkTCP  = "TCP"
+	checkHTTP = "HTTP"
+	checkPing = "PING" // the only simple check UDP listeners support
+
+	httpMethod  = "GET"
+	httpVersion = "HTTP/1.1"
+	// httpHost is sent as the Host header of HTTP checks, which CLB requires
+	// for TCP listeners. kube-proxy's /healthz and most health endpoints
+	// ignore it.
+	httpHost = "localhost"
+	// httpCode2xx: only 2xx answers are healthy (kube-proxy answers 503
+	// on nodes without a local endpoint).
+	httpCode2xx = 2
+
+	clbDefaultTimeout   = 2
+	clbDefaultInterval  = 5
+	clbDefaultThreshold = 3
+	clbDefaultHTTPCode  = 31
+	clbDefaultMethod    = "HEAD"
+)
+
+// healthCheck is a listener's health check, normalized so that a desired
+// and an actual one compare with ==.
+type healthCheck struct {
+	enabled                               bool
+	checkType                             string
+	port                                  int64 // 0: the target's own port
+	timeout, interval, healthy, unhealthy int64
+	path, method, version, host           string
+	httpCode                              int64
+}
+
+func (h healthCheck) String() string {
+	if !h.enabled {
+		return "off"
+	}
+	port := "target port"
+	if h.port > 0 {
+		port = fmt.Sprint(h.port)
+	}
+	s := fmt.Sprintf("%s on %s every %ds, timeout %ds, %d/%d", h.checkType, port, h.interval, h.timeout, h.healthy, h.unhealthy)
+	if h.checkType == checkHTTP {
+		s += fmt.Sprintf(", %s %s (codes %d)", h.method, h.path, h.httpCode)
+	}
+	return s
+}
+
+// equal compares the fields that matter for the check's type.
+func (h healthCheck) equal(o healthCheck) bool {
+	if !h.enabled || !o.enabled {
+		return h.enabled == o.enabled
+	}
+	if h.checkType != checkHTTP || o.checkType != checkHTTP {
+		h.path, h.method, h.version, h.host, h.httpCode = "", "", "", "", 0
+		o.path, o.method, o.version, o.host, o.httpCode = "", "", "", "", 0
+	}
+	if h.checkType == checkPing || o.checkType == checkPing {
+		h.port, o.port = 0, 0
+	}
+	return h == o
+}
+
+// wantHealthCheck maps the neutral health check onto a listener.
+func wantHealthCheck(hc lbspec.HealthCheck, proto lbspec.Protocol) healthCheck {
+	if !hc.Enabled {
+		return healthCheck{}
+	}
+	h := healthCheck{
+		enabled:   true,
+		checkType: checkTCP,
+		port:      int64(hc.Port),
+		timeout:   seconds(hc.Timeout),
+		interval:  seconds(hc.Interval),
+		healthy:   int64(hc.HealthyThreshold),
+		unhealthy: int64(hc.UnhealthyThreshold),
+	}
+	switch {
+	case proto == lbspec.UDP:
+		h.checkType, h.port = checkPing, 0
+	case hc.Protocol == lbspec.HealthCheckHTTP:
+		h.checkType = checkHTTP
+		h.path, h.method, h.version, h.host, h.httpCode = hc.Path, httpMethod, httpVersion, httpHost, httpCode2xx
+	}
+	return h
+}
+
+// seconds rounds up: CLB takes whole seconds.
+func seconds(d time.Duration) int64 {
+	return int64((d + time.Second - 1) / time.Second)
+}
+
+func healthCheckFromSDK(in *clb.HealthCheck, protocol string) healthCheck {
+	h := healthCheck{
+		enabled: true, // HealthSwitch defaults to on
+		timeout: clbDefaultTimeout, interval: clbDefaultInterval,
+		healthy: clbDefaultThreshold, unhealthy: clbDefaultThreshold,
+		httpCode: clbDefaultHTTPCode, method: clbDefaultMethod,
+	}
+	h.checkType = checkTCP
+	if protocol == string(lbspec.UDP) {
+		h.checkType = checkPing
+	}
+	if in == nil {
+		return h
+	}
+	if in.HealthSwitch != nil {
+		h.enabled = *in.HealthSwitch == 1
+	}
+	if !h.enabled {
+		return healthCheck{}
+	}
+	if v := deref(in.CheckType); v != "" {
+		h.checkType = strings.ToUpper(v)
+	}
+	if p := deref(in.CheckPort); p > 0 {
+		h.port = p // nil, 0 and -1 all mean the target's port
+	}
+	setIfPositive(&h.timeout, in.TimeOut)
+	setIfPositive(&h.interval, in.IntervalTime)
+	setIfPositive(&h.healthy, in.HealthNum)
+	setIfPositive(&h.unhealthy, in.UnHealthNum)
+	setIfPositive(&h.httpCode, in.HttpCode)
+	h.path = deref(in.HttpCheckPath)
+	if m := deref(in.HttpCheckMethod); m != "" {
+		h.method = strings.ToUpper(m)
+	}
+	h.version = deref(in.HttpVersion)
+	h.host = deref(in.HttpCheckDomain)
+	return h
+}
+
+func setIfPositive(dst *int64, v *int64) {
+	if v != nil && *v > 0 {
+		*dst = *v
+	}
+}
+
+// sdk returns the HealthCheck parameter. On modify, an unset port is sent
+// as -1, which restores "the target's port" on the CLB.
+func (h healthCheck) sdk(modify bool) *clb.HealthCheck {
+	if !h.enabled {
+		return &clb.HealthCheck{HealthSwitch: common.Int64Ptr(0)}
+	}
+	out := &clb.HealthCheck{
+		HealthSwitch: common.Int64Ptr(1),
+		CheckType:    common.StringPtr(h.checkType),
+		TimeOut:      common.Int64Ptr(h.timeout),
+		IntervalTime: common.Int64Ptr(h.interval),
+		HealthNum:    common.Int64Ptr(h.healthy),
+		UnHealthNum:  common.Int64Ptr(h.unhealthy),
+	}
+	switch {
+	case h.checkType == checkPing:
+	case h.port > 0:
+		out.CheckPort = common.Int64Ptr(h.port)
+	case modify:
+		out.CheckPort = common.Int64Ptr(-1)
+	}
+	if h.checkType == checkHTTP {
+		out.HttpCheckPath = common.StringPtr(h.path)
+		out.HttpCheckMethod = common.StringPtr(h.method)
+		out.HttpVersion = common.StringPtr(h.version)
+		out.HttpCheckDomain = common.StringPtr(h.host)
+		out.HttpCode = common.Int64Ptr(h.httpCode)
+	}
+	return out
+}
+
+// listener is a CLB listener as found.
+type listener struct {
+	id, name, protocol string
+	port               int64
+	hc                 healthCheck
+	session            int64 // SessionExpireTime; 0: no affinity
+}
+
+// wantListener is a listener the Service needs.
+type wantListener struct {
+	name, protocol string
+	port, nodePort int64
+	hc             healthCheck
+	session        int64
+}
+
+// boundListener is a wanted listener and the id it has on the CLB.
+type boundListener struct {
+	id string
+	wantListener
+	// fresh: created in this reconcile, so it has no targets yet.
+	fresh bool
+}
+
+// ownerSuffix is what our listener names end with. A CLB we created is
+// ours alone, so its listeners are plainly <PROTO>-<port>. An adopted CLB
+// is shared with listeners made by hand and by other Services adopting it,
+// so ours carry the Service UID: that name is the ownership marker, and a
+// listener without it is never touched.
+func ownerSuffix(lb *loadBalancer, ref lbspec.Ref) string {
+	if lb.adopted {
+		return "-" + string(ref.UID)
+	}
+	return ""
+}
+
+func listenerName(protocol string, port int64, suffix string) string {
+	return fmt.Sprintf("%s-%d%s", protocol, port, suffix)
+}
+
+// owned: its name is exactly what we would call a listener with its own
+// protocol and port.
+func (l *listener) owned(suffix string) bool {
+	return l.name == listenerName(l.protocol, l.port, suffix)
+}
+
+func desiredListeners(spec *lbspec.Spec, suffix string) []wantListener {
+	var session int64
+	if spec.SessionAffinity.ClientIP {
+		session = seconds(spec.SessionAffinity.Timeout)
+	}
+	out := make([]wantListener, 0, len(spec.Listeners))
+	for _, l := range spec.Listeners {
+		out = append(out, wantListener{
+			name:     listenerName(string(l.Protocol), int64(l.Port), suffix),
+			protocol: string(l.Protocol),
+			port:     int64(l.Port),
+			nodePort: int64(l.NodePort),
+			hc:       wantHealthCheck(spec.HealthCheck, l.Protocol),
+			session:  session,
+		})
+	}
+	return out
+}
+
+// listenerPlan is what reconcileListeners will do.
+type listenerPlan struct {
+	create []wantListener
+	modify []listenerChange
+	remove []*listener
+	bound  []boundListener // every wanted listener that already exists
+}
+
+type listenerChange struct {
+	id   string
+	want wantListener
+	why  string
+}
+
+func (p *listenerPlan) empty() bool {
+	return len(p.create) == 0 && len(p.modify) == 0 && len(p.remove) == 0
+}
+
+// keep returns the wanted listeners that exist already.
+func (p *listenerPlan) keep() []boundListener { return p.bound }
+
+func (p *listenerPlan) describe() []string {
+	var out []string
+	for _, w := range p.create {
+		out = append(out, fmt.Sprintf("listener %s missing", w.name))
+	}
+	for _, c := range p.modify {
+		out = append(out, fmt.Sprintf("listener %s: %s", c.want.name, c.why))
+	}
+	for _, l := range p.remove {
+		out = append(out, fmt.Sprintf("listener %s (%s) not wanted", l.name, l.id))
+	}
+	return out
+}
+
+// planListeners compares wanted and actual listeners. A wanted port taken
+// by a listener we do not own is an error, found before any write.
+func planListeners(want []wantListener, actual []*listener, suffix string) (*listenerPlan, error) {
+	owned := map[string]*listener{}
+	foreign := map[string]*listener{} // by protocol/port
+	for _, l := range actual {
+		if l.owned(suffix) {
+			owned[l.name] = l
+		} else {
+			foreign[fmt.Sprintf("%s/%d", l.protocol, l.port)] = l
+		}
+	}
+	p := &listenerPlan{}
+	var conflicts []string
+	for _, w := range want {
+		l, ok := owned[w.name]
+		if !ok {
+			if f, taken := foreign[fmt.Sprintf("%s/%d", w.protocol, w.port)]; taken {
+				conflicts = append(conflicts, fmt.Sprintf("port %d/%s is used by listener %s (%q), which this Service does not own", w.port, w.protocol, f.id, f.name))
+				continue
+			}
+			p.create = append(p.create, w)
+			continue
+		}
+		delete(owned, w.name)
+		p.bound = append(p.bound, boundListener{id: l.id, wantListener: w})
+		var why []string
+		if !l.hc.equal(w.hc) {
+			why = append(why, fmt.Sprintf("health check is %s, want %s", l.hc, w.hc))
+		}
+		if l.session != w.session {
+			why = append(why, fmt.Sprintf("session expire time is %ds, want %ds", l.session, w.session))
+		}
+		if len(why) > 0 {
+			p.modify = append(p.modify, listenerChange{id: l.id, want: w, why: strings.Join(why, "; ")})
+		}
+	}
+	if len(conflicts) > 0 {
+		return nil, errors.New(strings.Join(conflicts, "; "))
+	}
+	for _, l := range owned {
+		p.remove = append(p.remove, l)
+	}
+	slices.SortFunc(p.remove, func(a, b *listener) int { return strings.Compare(a.name, b.name) })
+	return p, nil
+}
+
+func (o *Ops) describeListeners(ctx context.Context, lb *loadBalancer) ([]*listener, error) {
+	req := clb.NewDescribeListenersRequest()
+	req.LoadBalancerId = common.StringPtr(lb.id)
+	var resp *clb.DescribeListenersResponse
+	if err := o.call(ctx, "DescribeListeners", lb.String(), func() (err error) {
+		resp, err = o.api.DescribeListenersWithContext(ctx, req)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if resp == nil || resp.Response == nil {
+		return nil, &APIError{Action: "DescribeListeners", Target: lb.String(), Err: errors.New("malformed answer: no Response")}
+	}
+	var out []*listener
+	for _, in := range resp.Response.Listeners {
+		if in == nil || in.ListenerId == nil || in.Protocol == nil || in.Port == nil {
+			return nil, &APIError{Action: "DescribeListeners", Target: lb.String(), Err: errors.New("malformed answer: a listener without id, protocol or port")}
+		}
+		out = append(out, &listener{
+			id:       *in.ListenerId,
+			name:     deref(in.ListenerName),
+			protocol: strings.ToUpper(*in.Protocol),
+			port:     *in.Port,
+			hc:       healthCheckFromSDK(in.HealthCheck, strings.ToUpper(*in.Protocol)),
+			session:  deref(in.SessionExpireTime),
+		})
+	}
+	return out, nil
+}
+
+// reconcileListeners creates, updates and deletes our listeners, and
+// returns every wanted listener with its id.
+func (o *Ops) reconcileListeners(ctx context.Context, lb *loadBalancer, spec *lbspec.Spec) ([]boundListener, error) {
+	suffix := ownerSuffix(lb, spec.Ref)
+	actual, err := o.describeListeners(ctx, lb)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := planListeners(desiredListeners(spec, suffix), actual, suffix)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", lb, err)
+	}
+	if plan.empty() {
+		return plan.bound, nil
+	}
+	bound := plan.bound
+	created, err := o.createListeners(ctx, lb, plan.create)
+	if err != nil {
+		return nil, err
+	}
+	bound = append(bound, created...)
+	for _, c := range plan.modify {
+		if err := o.modifyListener(ctx, lb, c); err != nil {
+			return nil, err
+		}
+	}
+	for _, l := range plan.remove {
+		if err := o.deleteListener(ctx, lb, l); err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(bound, func(a, b boundListener) int { return strings.Compare(a.name, b.name) })
+	return bound, nil
+}
+
+// createListeners creates listeners with identical settings in one call
+// (one asynchronous task), since CreateListener takes several ports.
+func (o *Ops) createListeners(ctx context.Context, lb *loadBalancer, want []wantListener) ([]boundListener, error) {
+	type group struct {
+		protocol string
+		hc       healthCheck
+		session  int64
+	}
+	var order []group
+	byGroup := map[group][]wantListener{}
+	for _, w := range want {
+		g := group{w.protocol, w.hc, w.session}
+		if _, ok := byGroup[g]; !ok {
+			order = append(order, g)
+		}
+		byGroup[g] = append(byGroup[g], w)
+	}
+	var out []boundListener
+	for _, g := range order {
+		for chunk := range slices.Chunk(byGroup[g], maxPortsPerCreate) {
+			req := clb.NewCreateListenerRequest()
+			req.LoadBalancerId = common.StringPtr(lb.id)
+			req.Protocol = common.StringPtr(g.protocol)
+			req.HealthCheck = g.hc.sdk(false)
+			if g.session > 0 {
+				req.SessionExpireTime = common.Int64Ptr(g.session)
+			}
+			var names []string
+			for _, w := range chunk {
+				req.Ports = append(req.Ports, common.Int64Ptr(w.port))
+				req.ListenerNames = append(req.ListenerNames, common.StringPtr(w.name))
+				names = append(names, w.name)
+			}
+			target := fmt.Sprintf("%s (listeners %s)", lb, strings.Join(names, ", "))
+			logWrite("Creating CLB listeners", "clb", lb.id, "listeners", names)
+			var resp *clb.CreateListenerResponse
+			if err := o.call(ctx, "CreateListener", target, func() (err error) {
+				resp, err = o.api.CreateListenerWithContext(ctx, req)
+				return err
+			}); err != nil {
+				return nil, err
+			}
+			if resp == nil || resp.Response == nil || len(resp.Response.ListenerIds) != len(chunk) {
+				return nil, &APIError{Action: "CreateListener", Target: target, Err: errors.New("malformed answer: not one ListenerId per port")}
+			}
+			if _, err := o.waitTask(ctx, "CreateListener", target, requestID(resp.Response.RequestId), ""); err != nil {
+				return nil, err
+			}
+			for i, w := range chunk {
+				out = append(out, boundListener{id: deref(resp.Response.ListenerIds[i]), wantListener: w, fresh: true})
+			}
+		}
+	}
+	return out, nil
+}
+
+func (o *Ops) modifyListener(ctx context.Context, lb *loadBalancer, c listenerChange) error {
+	req := clb.NewModifyListenerRequest()
+	req.LoadBalancerId = common.StringPtr(lb.id)
+	req.ListenerId = common.StringPtr(c.id)
+	req.HealthCheck = c.want.hc.sdk(true)
+	req.SessionExpireTime = common.Int64Ptr(c.want.session)
+	target := fmt.Sprintf("%s listener %s (%s)", lb, c.want.name, c.id)
+	logWrite("Updating CLB listener", "clb", lb.id, "listener", c.want.name, "why", c.why)
+	var resp *clb.ModifyListenerResponse
+	if err := o.call(ctx, "ModifyListener", target, func() (err error) {
+		resp, err = o.api.ModifyListenerWithContext(ctx, req)
+		return err
+	}); err != nil {
+		return err
+	}
+	if resp == nil || resp.Response == nil {
+		return &APIError{Action: "ModifyListener", Target: target, Err: errors.New("malformed answer: no Response")}
+	}
+	_, err := o.waitTask(ctx, "ModifyListener", target, requestID(resp.Response.RequestId), "")
+	return err
+}
+
+func (o *Ops) deleteListener(ctx context.Context, lb *loadBalancer, l *listener) error {
+	req := clb.NewDeleteListenerRequest()
+	req.LoadBalancerId = common.StringPtr(lb.id)
+	req.ListenerId = common.StringPtr(l.id)
+	target := fmt.Sprintf("%s listener %s (%s)", lb, l.name, l.id)
+	logWrite("Deleting CLB listener", "clb", lb.id, "listener", l.name)
+	var resp *clb.DeleteListenerResponse
+	if err := o.call(ctx, "DeleteListener", target, func() (err error) {
+		resp, err = o.api.DeleteListenerWithContext(ctx, req)
+		return err
+	}); err != nil {
+		if Code(err) == codeListenerNotFound {
+			return nil // already gone
+		}
+		return err
+	}
+	if resp == nil || resp.Response == nil {
+		return &APIError{Action: "DeleteListener", Target: target, Err: errors.New("malformed answer: no Response")}
+	}
+	_, err := o.waitTask(ctx, "DeleteListener", target, requestID(resp.Response.RequestId), "")
+	return err
+}
+
+// deleteOwnedListeners removes the Service's listeners from an adopted
+// CLB, leaving every other listener and the CLB itself.
+func (o *Ops) deleteOwnedListeners(ctx context.Context, lb *loadBalancer, ref lbspec.Ref) error {
+	suffix := ownerSuffix(lb, ref)
+	actual, err := o.describeListeners(ctx, lb)
+	if err != nil {
+		return err
+	}
+	for _, l := range actual {
+		if !l.owned(suffix) {
+			continue
+		}
+		if err := o.deleteListener(ctx, lb, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,292 @@
+package clbops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
+	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
+
+	"github.com/ccmkit/ccm/internal/lbspec"
+)
+
+// defaultWeight is CLB's default target weight.
+const defaultWeight = 10
+
+// target is one backend of a listener: a CVM instance (or, for targets
+// someone else added, an ENI IP) and a port.
+type target struct {
+	listenerID string
+	instanceID string
+	eniIP      string
+	port       int64
+}
+
+func (t target) String() string {
+	who := t.instanceID
+	if who == "" {
+		who = t.eniIP
+	}
+	return fmt.Sprintf("%s:%d", who, t.port)
+}
+
+func (t target) batch() *clb.BatchTarget {
+	bt := &clb.BatchTarget{ListenerId: common.StringPtr(t.listenerID), Port: common.Int64Ptr(t.port)}
+	if t.instanceID != "" {
+		bt.InstanceId = common.StringPtr(t.instanceID)
+	} else {
+		bt.EniIp = common.StringPtr(t.eniIP)
+	}
+	return bt
+}
+
+func (t target) single() *clb.Target {
+	st := &clb.Target{Port: common.Int64Ptr(t.port)}
+	if t.instanceID != "" {
+		st.InstanceId = common.StringPtr(t.instanceID)
+	} else {
+		st.EniIp = common.StringPtr(t.eniIP)
+	}
+	return st
+}
+
+// targetPlan is what reconcileTargets will do.
+type targetPlan struct {
+	register, deregister []target
+	names                map[string]string // listener id -> name, for messages
+}
+
+func (p *targetPlan) empty() bool { return len(p.register) == 0 && len(p.deregister) == 0 }
+
+func (p *targetPlan) describe() []string {
+	var out []string
+	for _, t := range p.register {
+		out = append(out, fmt.Sprintf("listener %s: target %s missing", p.names[t.listenerID], t))
+	}
+	for _, t := range p.deregister {
+		out = append(out, fmt.Sprintf("listener %s: target %s not wanted", p.names[t.listenerID], t))
+	}
+	return out
+}
+
+// planTargets compares, per listener, the wanted targets (every backend
+// at the listener's NodePort) with the actual ones.
+func planTargets(spec *lbspec.Spec, listeners []boundListener, actual map[string][]target) *targetPlan {
+	p := &targetPlan{names: map[string]string{}}
+	for _, l := range listeners {
+		p.names[l.id] = l.name
+		want := map[target]bool{}
+		for _, b := range spec.Backends {
+			want[target{listenerID: l.id, instanceID: b.InstanceID, port: l.nodePort}] = true
+		}
+		have := map[target]bool{}
+		for _, t := range actual[l.id] {
+			have[t] = true
+			if !want[t] {
+				p.deregister = append(p.deregister, t)
+			}
+		}
+		for _, b := range spec.Backends {
+			t := target{listenerID: l.id, instanceID: b.InstanceID, port: l.nodePort}
+			if !have[t] {
+				p.register = append(p.register, t)
+			}
+		}
+	}
+	return p
+}
+
+// describeTargets returns the targets of the given listeners, by listener id.
+func (o *Ops) describeTargets(ctx context.Context, lb *loadBalancer, listeners []boundListener) (map[string][]target, error) {
+	out := map[string][]target{}
+	var ids []string
+	for _, l := range listeners {
+		if !l.fresh { // a listener created just now has no targets
+			ids = append(ids, l.id)
+		}
+	}
+	for chunk := range slices.Chunk(ids, maxTargetsListeners) {
+		req := clb.NewDescribeTargetsRequest()
+		req.LoadBalancerId = common.StringPtr(lb.id)
+		req.ListenerIds = common.StringPtrs(chunk)
+		var resp *clb.DescribeTargetsResponse
+		if err := o.call(ctx, "DescribeTargets", lb.String(), func() (err error) {
+			resp, err = o.api.DescribeTargetsWithContext(ctx, req)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		if resp == nil || resp.Response == nil {
+			return nil, &APIError{Action: "DescribeTargets", Target: lb.String(), Err: errors.New("malformed answer: no Response")}
+		}
+		for _, l := range resp.Response.Listeners {
+			if l == nil || l.ListenerId == nil {
+				continue
+			}
+			for _, b := range l.Targets {
+				if b == nil || b.Port == nil {
+					continue
+				}
+				t := target{listenerID: *l.ListenerId, instanceID: deref(b.InstanceId), port: *b.Port}
+				if t.instanceID == "" && len(b.PrivateIpAddresses) > 0 {
+					t.eniIP = deref(b.PrivateIpAddresses[0])
+				}
+				out[t.listenerID] = append(out[t.listenerID], t)
+			}
+		}
+	}
+	return out, nil
+}
+
+// reconcileTargets registers missing targets, then deregisters stale ones,
+// so that a listener never goes through a moment with no target when
+// backends are replaced.
+func (o *Ops) reconcileTargets(ctx context.Context, lb *loadBalancer, spec *lbspec.Spec, listeners []boundListener) error {
+	actual, err := o.describeTargets(ctx, lb, listeners)
+	if err != nil {
+		return err
+	}
+	plan := planTargets(spec, listeners, actual)
+	if plan.empty() {
+		return nil
+	}
+	if err := o.changeTargets(ctx, lb, plan, plan.register, true); err != nil {
+		return err
+	}
+	return o.changeTargets(ctx, lb, plan, plan.deregister, false)
+}
+
+// changeTargets uses BatchRegisterTargets/BatchDeregisterTargets (up to 500
+// targets across listeners per task), and falls back to the per-listener
+// calls (up to 20 targets each) where the batch calls are not available.
+func (o *Ops) changeTargets(ctx context.Context, lb *loadBalancer, plan *targetPlan, targets []target, register bool) error {
+	if len(targets) == 0 {
+		return nil
+	}
+	verb := "Deregistering"
+	if register {
+		verb = "Registering"
+	}
+	logWrite(verb+" CLB targets", "clb", lb.id, "targets", summarize(plan, targets))
+	for chunk := range slices.Chunk(targets, maxBatchTargets) {
+		err := o.batchTargets(ctx, lb, chunk, register)
+		if c := Code(err); c == codeInvalidAction || strings.HasPrefix(c, codeUnsupportedOp) {
+			return o.singleTargets(ctx, lb, targets, register)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (o *Ops) batchTargets(ctx context.Context, lb *loadBalancer, chunk []target, register bool) error {
+	action := "BatchDeregisterTargets"
+	if register {
+		action = "BatchRegisterTargets"
+	}
+	batch := make([]*clb.BatchTarget, len(chunk))
+	for i, t := range chunk {
+		batch[i] = t.batch()
+		if register {
+			batch[i].Weight = common.Int64Ptr(defaultWeight)
+		}
+	}
+	var requestID string
+	var failed []string
+	err := o.call(ctx, action, lb.String(), func() error {
+		if register {
+			req := clb.NewBatchRegisterTargetsRequest()
+			req.LoadBalancerId, req.Targets = common.StringPtr(lb.id), batch
+			resp, err := o.api.BatchRegisterTargetsWithContext(ctx, req)
+			if err == nil && resp != nil && resp.Response != nil {
+				requestID, failed = deref(resp.Response.RequestId), common.StringValues(resp.Response.FailListenerIdSet)
+			}
+			return err
+		}
+		req := clb.NewBatchDeregisterTargetsRequest()
+		req.LoadBalancerId, req.Targets = common.StringPtr(lb.id), batch
+		resp, err := o.api.BatchDeregisterTargetsWithContext(ctx, req)
+		if err == nil && resp != nil && resp.Response != nil {
+			requestID, failed = deref(resp.Response.RequestId), common.StringValues(resp.Response.FailListenerIdSet)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if len(failed) > 0 {
+		return &APIError{Action: action, Target: lb.String(), Err: fmt.Errorf("failed for listeners %s", strings.Join(failed, ", "))}
+	}
+	_, err = o.waitTask(ctx, action, lb.String(), requestID, "")
+	return err
+}
+
+// singleTargets registers or deregisters per listener, 20 targets a call.
+func (o *Ops) singleTargets(ctx context.Context, lb *loadBalancer, targets []target, register bool) error {
+	action := "DeregisterTargets"
+	if register {
+		action = "RegisterTargets"
+	}
+	byListener := map[string][]target{}
+	var order []string
+	for _, t := range targets {
+		if _, ok := byListener[t.listenerID]; !ok {
+			order = append(order, t.listenerID)
+		}
+		byListener[t.listenerID] = append(byListener[t.listenerID], t)
+	}
+	for _, id := range order {
+		for chunk := range slices.Chunk(byListener[id], maxTargetsPerCall) {
+			list := make([]*clb.Target, len(chunk))
+			for i, t := range chunk {
+				list[i] = t.single()
+				if register {
+					list[i].Weight = common.Int64Ptr(defaultWeight)
+				}
+			}
+			target := fmt.Sprintf("%s listener %s", lb, id)
+			var requestID string
+			if err := o.call(ctx, action, target, func() error {
+				if register {
+					req := clb.NewRegisterTargetsRequest()
+					req.LoadBalancerId, req.ListenerId, req.Targets = common.StringPtr(lb.id), common.StringPtr(id), list
+					resp, err := o.api.RegisterTargetsWithContext(ctx, req)
+					if err == nil && resp != nil && resp.Response != nil {
+						requestID = deref(resp.Response.RequestId)
+					}
+					return err
+				}
+				req := clb.NewDeregisterTargetsRequest()
+				req.LoadBalancerId, req.ListenerId, req.Targets = common.StringPtr(lb.id), common.StringPtr(id), list
+				resp, err := o.api.DeregisterTargetsWithContext(ctx, req)
+				if err == nil && resp != nil && resp.Response != nil {
+					requestID = deref(resp.Response.RequestId)
+				}
+				return err
+			}); err != nil {
+				return err
+			}
+			if _, err := o.waitTask(ctx, action, target, requestID, ""); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// summarize lists targets for a log line, at most 10.
+func summarize(plan *targetPlan, targets []target) string {
+	var parts []string
+	for i, t := range targets {
+		if i == 10 {
+			parts = append(parts, fmt.Sprintf("... %d more", len(targets)-10))
+			break
+		}
+		parts = append(parts, plan.names[t.listenerID]+"->"+t.String())
+	}
+	return strings.Join(parts, ", ")
+}

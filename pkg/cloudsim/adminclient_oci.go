@@ -1,0 +1,84 @@
+package cloudsim
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim/oci"
+)
+
+// AddOCIKey registers an OCI API signing key (keyId
+// "<tenancy>/<user>/<fingerprint>", PEM RSA public key).
+func (c *AdminClient) AddOCIKey(ctx context.Context, keyID, publicKeyPEM string) (OCIKey, error) {
+	var out OCIKey
+	err := c.do(ctx, http.MethodPost, "oci/keys", oci.KeyBody{KeyID: keyID, PublicKey: publicKeyPEM}, &out)
+	return out, err
+}
+
+// OCIKeys lists the registered OCI API keys.
+func (c *AdminClient) OCIKeys(ctx context.Context) ([]OCIKey, error) {
+	var out []OCIKey
+	err := c.do(ctx, http.MethodGet, "oci/keys", nil, &out)
+	return out, err
+}
+
+// RemoveOCIKey unregisters an OCI API key.
+func (c *AdminClient) RemoveOCIKey(ctx context.Context, keyID string) error {
+	return c.do(ctx, http.MethodDelete, "oci/keys/"+keyID, nil, nil)
+}
+
+// SeedOCINetwork adds compartments, availability domains, VCNs, subnets and
+// security lists, all or none, and returns the whole network.
+func (c *AdminClient) SeedOCINetwork(ctx context.Context, seed OCINetworkSeed) (OCINetwork, error) {
+	var out OCINetwork
+	err := c.do(ctx, http.MethodPost, "oci/network", seed, &out)
+	return out, err
+}
+
+// OCINetwork returns the whole OCI network.
+func (c *AdminClient) OCINetwork(ctx context.Context) (OCINetwork, error) {
+	var out OCINetwork
+	err := c.do(ctx, http.MethodGet, "oci/network", nil, &out)
+	return out, err
+}
+
+// OCILoadBalancers lists OCI load balancers and network load balancers
+// (Kind tells them apart) with listeners, backend sets and backends.
+func (c *AdminClient) OCILoadBalancers(ctx context.Context) ([]OCILoadBalancer, error) {
+	var out []OCILoadBalancer
+	err := c.do(ctx, http.MethodGet, "oci/loadbalancers", nil, &out)
+	return out, err
+}
+
+// OCILoadBalancer returns one OCI load balancer or network load balancer.
+func (c *AdminClient) OCILoadBalancer(ctx context.Context, id string) (OCILoadBalancer, error) {
+	var out OCILoadBalancer
+	err := c.do(ctx, http.MethodGet, "oci/loadbalancers/"+url.PathEscape(id), nil, &out)
+	return out, err
+}
+
+// DeleteOCILoadBalancer deletes an OCI load balancer out of band, at once.
+func (c *AdminClient) DeleteOCILoadBalancer(ctx context.Context, id string) error {
+	return c.do(ctx, http.MethodDelete, "oci/loadbalancers/"+url.PathEscape(id), nil, nil)
+}
+
+// DeleteOCIListener deletes a listener out of band (drift).
+func (c *AdminClient) DeleteOCIListener(ctx context.Context, lbID, name string) error {
+	return c.do(ctx, http.MethodDelete, "oci/loadbalancers/"+url.PathEscape(lbID)+"/listeners/"+url.PathEscape(name), nil, nil)
+}
+
+// OCIDataPlane reports an OCI load balancer's VIP, listeners and backend
+// health.
+func (c *AdminClient) OCIDataPlane(ctx context.Context, id string) (DataPlaneStatus, error) {
+	var out DataPlaneStatus
+	err := c.do(ctx, http.MethodGet, "oci/loadbalancers/"+url.PathEscape(id)+"/dataplane", nil, &out)
+	return out, err
+}
+
+// OCIWorkRequests lists the OCI work requests cloudsim remembers.
+func (c *AdminClient) OCIWorkRequests(ctx context.Context) ([]OCIWorkRequest, error) {
+	var out []OCIWorkRequest
+	err := c.do(ctx, http.MethodGet, "oci/workrequests", nil, &out)
+	return out, err
+}

@@ -1,0 +1,97 @@
+package cloudsim
+
+import (
+	"fmt"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim/core"
+	"github.com/ccmkit/ccm/pkg/cloudsim/oci"
+)
+
+// OCINetworkSeed adds OCI compartments, availability domains, VCNs, subnets
+// and security lists (see oci.NetworkSeed).
+type OCINetworkSeed = oci.NetworkSeed
+
+// OCINetwork is the whole OCI network, as the admin API shows it.
+type OCINetwork = oci.NetworkState
+
+// OCIKey is a registered OCI API signing key (its id, never the key).
+type OCIKey = oci.Key
+
+// OCILoadBalancer is an OCI load balancer or network load balancer with its
+// listeners, backend sets and backends (see oci.LoadBalancer).
+type OCILoadBalancer = oci.LoadBalancer
+
+// OCIWorkRequest is an OCI work request as the admin API shows it.
+type OCIWorkRequest = oci.WorkRequest
+
+// CheckOCIOptions reports whether the OCI keys and network seed of opts are
+// valid, so that a caller can report a bad configuration instead of New
+// panicking.
+func CheckOCIOptions(opts Options) error {
+	d, err := oci.New(core.New(core.Config{}), ociOptions(opts, nil))
+	if err != nil {
+		return err
+	}
+	d.Close()
+	return nil
+}
+
+func ociOptions(opts Options, s *Sim) oci.Options {
+	o := oci.Options{
+		Region:             opts.OCIRegion,
+		Keys:               opts.OCIKeys,
+		Network:            opts.OCINetwork,
+		WorkRequestLatency: opts.OCIWorkRequestLatency,
+	}
+	if s != nil {
+		o.Plane = s.plane // one VIP pool and data plane for every dialect
+	}
+	return o
+}
+
+// startOCI builds the OCI dialect on the shared fleet and data plane, and
+// adds its admin endpoints.
+func (s *Sim) startOCI(opts Options) {
+	d, err := oci.New(s.core, ociOptions(opts, s))
+	if err != nil {
+		panic(fmt.Sprintf("cloudsim: %v", err))
+	}
+	d.RegisterAdmin(s.core)
+	s.oci = d
+}
+
+// stopOCI stops the OCI work requests still in flight.
+func (s *Sim) stopOCI() { s.oci.Close() }
+
+// OCI exposes the OCI dialect, for tests that need more than the methods
+// below.
+func (s *Sim) OCI() *oci.Dialect { return s.oci }
+
+// AddOCIKey registers an OCI API signing key: keyId
+// "<tenancy OCID>/<user OCID>/<fingerprint>" and the PEM RSA public key. The
+// fingerprint must be the key's (see oci.Fingerprint).
+func (s *Sim) AddOCIKey(keyID, publicKeyPEM string) error {
+	_, err := s.oci.AddKey(keyID, publicKeyPEM)
+	return err
+}
+
+// SeedOCINetwork adds compartments, availability domains, VCNs, subnets and
+// security lists, all or none.
+func (s *Sim) SeedOCINetwork(seed OCINetworkSeed) (OCINetwork, error) { return s.oci.SeedNetwork(seed) }
+
+// OCILoadBalancers lists the OCI load balancers and network load balancers,
+// oldest first.
+func (s *Sim) OCILoadBalancers() []OCILoadBalancer { return s.oci.LoadBalancers() }
+
+// OCILoadBalancer returns one OCI load balancer or network load balancer.
+func (s *Sim) OCILoadBalancer(id string) (OCILoadBalancer, error) { return s.oci.LoadBalancer(id) }
+
+// DeleteOCILoadBalancer deletes an OCI load balancer out of band, at once.
+func (s *Sim) DeleteOCILoadBalancer(id string) error { return s.oci.DeleteLoadBalancer(id) }
+
+// DeleteOCIListener deletes a listener out of band, at once (drift).
+func (s *Sim) DeleteOCIListener(lbID, name string) error { return s.oci.DeleteListener(lbID, name) }
+
+// OCIDataPlane reports an OCI load balancer's VIP, running listeners and
+// backend health.
+func (s *Sim) OCIDataPlane(id string) (DataPlaneStatus, error) { return s.oci.DataPlane(id) }

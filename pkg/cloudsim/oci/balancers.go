@@ -1,0 +1,448 @@
+package oci
+
+import (
+	"errors"
+	"maps"
+	"net/http"
+	"net/netip"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim/core"
+	"github.com/oracle/oci-go-sdk/v65/loadbalancer"
+	"github.com/oracle/oci-go-sdk/v65/networkloadbalancer"
+)
+
+// The two kinds of load balancer. They share their lifecycle, work
+// requests, VIP pool and data plane; only the API and the shape of the
+// listeners and backend sets differ.
+const (
+	kindLB  = "lb"
+	kindNLB = "nlb"
+)
+
+func kindName(kind string) string {
+	if kind == kindNLB {
+		return "networkloadbalancer"
+	}
+	return "loadbalancer"
+}
+
+// Lifecycle states (LB and NLB use the same words; UPDATING is NLB's only).
+const (
+	stateCreating = "CREATING"
+	stateActive   = "ACTIVE"
+	stateUpdating = "UPDATING"
+	stateFailed   = "FAILED"
+	stateDeleting = "DELETING"
+	stateDeleted  = "DELETED"
+)
+
+// balancer is one load balancer or network load balancer. Its listener and
+// backend-set values are the SDK's models; they are never modified in
+// place, only replaced, so a copy of the maps is a snapshot.
+type balancer struct {
+	kind             string
+	id               string
+	compartmentID    string
+	displayName      string
+	lifecycle        string
+	created, updated time.Time
+	deleted          time.Time
+	isPrivate        bool
+	subnetIDs        []string
+	nsgIDs           []string
+	freeformTags     map[string]string
+	definedTags      map[string]map[string]interface{}
+	deleteProtection bool
+	vip              netip.Addr
+	version          int // for the etag
+	seq              int64
+
+	// Load Balancing
+	shapeName    string
+	shapeDetails *loadbalancer.ShapeDetails
+	listeners    map[string]loadbalancer.Listener
+	backendSets  map[string]loadbalancer.BackendSet
+
+	// Network Load Balancing
+	preserveSourceDest bool
+	symmetricHash      bool
+	nlbListeners       map[string]networkloadbalancer.Listener
+	nlbBackendSets     map[string]networkloadbalancer.BackendSet
+}
+
+func (b *balancer) etag() string { return etag(b.id, b.version) }
+
+// clone copies the maps and slices (their values are immutable).
+func (b *balancer) clone() *balancer {
+	c := *b
+	c.subnetIDs = slices.Clone(b.subnetIDs)
+	c.nsgIDs = slices.Clone(b.nsgIDs)
+	c.freeformTags = maps.Clone(b.freeformTags)
+	c.definedTags = maps.Clone(b.definedTags)
+	c.listeners = maps.Clone(b.listeners)
+	c.backendSets = maps.Clone(b.backendSets)
+	c.nlbListeners = maps.Clone(b.nlbListeners)
+	c.nlbBackendSets = maps.Clone(b.nlbBackendSets)
+	return &c
+}
+
+// balancers is every load balancer of both kinds.
+type balancers struct {
+	mu   sync.Mutex
+	byID map[string]*balancer
+	seq  int64
+}
+
+func newBalancers() *balancers { return &balancers{byID: map[string]*balancer{}} }
+
+// gcLocked forgets load balancers DELETED longer than the retention.
+func (bs *balancers) gcLocked(now time.Time, retention time.Duration) {
+	for id, b := range bs.byID {
+		if b.lifecycle == stateDeleted && now.Sub(b.deleted) >= retention {
+			delete(bs.byID, id)
+		}
+	}
+}
+
+// get returns a copy of a load balancer of the kind (DELETED ones while
+// they are retained).
+func (bs *balancers) get(id, kind string, now time.Time, retention time.Duration) (*balancer, error) {
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	bs.gcLocked(now, retention)
+	b := bs.byID[id]
+	if b == nil || b.kind != kind {
+		return nil, notFound(kindName(kind), id)
+	}
+	return b.clone(), nil
+}
+
+// list returns copies of the load balancers of a kind in a compartment, in
+// creation order.
+func (bs *balancers) list(kind, compartment string, now time.Time, retention time.Duration) []*balancer {
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	bs.gcLocked(now, retention)
+	var out []*balancer
+	for _, b := range bs.byID {
+		if b.kind == kind && (compartment == "" || b.compartmentID == compartment) {
+			out = append(out, b.clone())
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
+	return out
+}
+
+// exists reports whether a resource a retry token created still exists.
+func (d *Dialect) exists(id string) bool {
+	d.lbs.mu.Lock()
+	defer d.lbs.mu.Unlock()
+	b := d.lbs.byID[id]
+	return b != nil && b.lifecycle != stateDeleted
+}
+
+func busyKey(id string) string { return "oci/" + id }
+
+// busyError is the 409 for a change while a work request is in flight.
+func busyError(kind, id string, err error) error {
+	var be *core.BusyError
+	if errors.As(err, &be) {
+		return incorrectState("The %s %s has a work request in progress (%s); retry when it has finished.",
+			kindName(kind), id, strings.TrimPrefix(be.Holder, ActionPrefix))
+	}
+	return err
+}
+
+// listBalancers filters and sorts for ListLoadBalancers and
+// ListNetworkLoadBalancers: displayName (exact), lifecycleState, sortBy
+// TIMECREATED (default, newest first) or DISPLAYNAME.
+func (d *Dialect) listBalancers(c *call, kind string) ([]*balancer, error) {
+	comp, err := d.compartmentParam(c)
+	if err != nil {
+		return nil, err
+	}
+	state := strings.ToUpper(c.query("lifecycleState"))
+	sortBy := strings.ToUpper(c.query("sortBy"))
+	if sortBy == "" {
+		sortBy = "TIMECREATED"
+	}
+	if sortBy != "TIMECREATED" && sortBy != "DISPLAYNAME" {
+		return nil, badRequest("The sortBy %q must be TIMECREATED or DISPLAYNAME.", c.query("sortBy"))
+	}
+	def := "ASC"
+	if sortBy == "TIMECREATED" {
+		def = "DESC"
+	}
+	desc, err := sortOrder(c, def)
+	if err != nil {
+		return nil, err
+	}
+	var out []*balancer
+	for _, b := range d.lbs.list(kind, comp, d.core.Now(), d.retention) {
+		if dn := c.query("displayName"); dn != "" && dn != b.displayName {
+			continue
+		}
+		if state != "" && state != b.lifecycle {
+			continue
+		}
+		out = append(out, b)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if sortBy == "DISPLAYNAME" && out[i].displayName != out[j].displayName {
+			return (out[i].displayName < out[j].displayName) != desc
+		}
+		return (out[i].seq < out[j].seq) != desc
+	})
+	return out, nil
+}
+
+// create adds a new load balancer in CREATING, with a VIP, and starts the
+// work request that makes it ACTIVE (or FAILED for an injected task
+// fault). b holds the validated configuration.
+func (d *Dialect) create(c *call, b *balancer, op, nlbOp string) (string, error) {
+	prefix := "loadbalancer"
+	if b.kind == kindNLB {
+		prefix = "networkloadbalancer"
+	}
+	b.id = core.NewOCID(prefix)
+	vip, err := d.plane.AllocVIP(b.id)
+	if err != nil {
+		return "", Errorf(http.StatusBadRequest, CodeLimitExceeded, "cloudsim: no free address left for the %s: %v", kindName(b.kind), err)
+	}
+	b.vip = vip
+	res, err := d.tasks.Reserve(c.action, busyKey(b.id))
+	if err != nil {
+		d.plane.ReleaseVIP(vip)
+		return "", err
+	}
+	now := d.core.Now()
+	b.lifecycle, b.created, b.updated, b.version = stateCreating, now, now, 1
+	d.lbs.mu.Lock()
+	d.lbs.seq++
+	b.seq = d.lbs.seq
+	d.lbs.byID[b.id] = b
+	d.lbs.mu.Unlock()
+	opName := op
+	if b.kind == kindNLB {
+		opName = nlbOp
+	}
+	id := b.id
+	return d.startWorkRequest(b, c.action, opName, "CREATED", res,
+		func() error {
+			d.lbs.mu.Lock()
+			defer d.lbs.mu.Unlock()
+			cur := d.lbs.byID[id]
+			if cur == nil || cur.lifecycle != stateCreating {
+				return errors.New("the load balancer was deleted while it was being created")
+			}
+			cur.lifecycle, cur.updated = stateActive, d.core.Now()
+			cur.version++
+			d.syncPlaneLocked(cur)
+			return nil
+		},
+		func(string) {
+			d.lbs.mu.Lock()
+			defer d.lbs.mu.Unlock()
+			if cur := d.lbs.byID[id]; cur != nil {
+				cur.lifecycle, cur.updated = stateFailed, d.core.Now()
+				cur.version++
+			}
+		}), nil
+}
+
+// change is a validated change: it edits a copy of the load balancer when
+// the work request ends. It returns an error if the change no longer
+// applies (the state changed out of band meanwhile).
+type change func(b *balancer) error
+
+// mutate runs one change of an existing load balancer as a work request:
+// 404 if it does not exist, 409 IncorrectState if it is busy or not
+// ACTIVE, 412 NoEtagMatch for a stale if-match; then plan validates the
+// request against the current state and returns the change.
+func (d *Dialect) mutate(c *call, kind, id, op, nlbOp, actionType string, plan func(b *balancer) (change, error)) (*reply, error) {
+	if _, err := d.lbs.get(id, kind, d.core.Now(), d.retention); err != nil {
+		return nil, err
+	}
+	res, err := d.tasks.Reserve(c.action, busyKey(id))
+	if err != nil {
+		return nil, busyError(kind, id, err)
+	}
+	d.lbs.mu.Lock()
+	b := d.lbs.byID[id]
+	var ch change
+	switch {
+	case b == nil || b.kind != kind || b.lifecycle == stateDeleted:
+		err = notFound(kindName(kind), id)
+	case b.lifecycle != stateActive:
+		err = incorrectState("The %s %s is %s; it must be ACTIVE to be changed.", kindName(kind), id, b.lifecycle)
+	case c.r.Header.Get("if-match") != "" && c.r.Header.Get("if-match") != b.etag():
+		err = Errorf(http.StatusPreconditionFailed, CodeNoEtagMatch, "The if-match etag does not match the %s's current etag.", kindName(kind))
+	default:
+		ch, err = plan(b.clone())
+	}
+	if err != nil {
+		d.lbs.mu.Unlock()
+		res.Release()
+		return nil, err
+	}
+	if kind == kindNLB {
+		// An NLB shows UPDATING while a change is in flight.
+		b.lifecycle = stateUpdating
+	}
+	snapshot := b.clone()
+	d.lbs.mu.Unlock()
+
+	opName := op
+	if kind == kindNLB {
+		opName = nlbOp
+	}
+	restore := func() {
+		if cur := d.lbs.byID[id]; cur != nil && cur.lifecycle == stateUpdating {
+			cur.lifecycle = stateActive
+		}
+	}
+	wr := d.startWorkRequest(snapshot, c.action, opName, actionType, res,
+		func() error {
+			d.lbs.mu.Lock()
+			defer d.lbs.mu.Unlock()
+			defer restore()
+			cur := d.lbs.byID[id]
+			if cur == nil || cur.lifecycle == stateDeleted {
+				return errors.New("the load balancer no longer exists")
+			}
+			next := cur.clone()
+			if err := ch(next); err != nil {
+				return err
+			}
+			next.lifecycle = stateActive
+			next.updated = d.core.Now()
+			next.version++
+			d.lbs.byID[id] = next
+			d.syncPlaneLocked(next)
+			return nil
+		},
+		func(string) {
+			d.lbs.mu.Lock()
+			defer d.lbs.mu.Unlock()
+			restore()
+		})
+	return (&reply{status: http.StatusNoContent}).with("opc-work-request-id", wr), nil
+}
+
+// remove deletes a load balancer through a work request: DELETING at
+// once, DELETED (no traffic, VIP released) when it ends.
+func (d *Dialect) remove(c *call, kind, id, op, nlbOp string) (*reply, error) {
+	if _, err := d.lbs.get(id, kind, d.core.Now(), d.retention); err != nil {
+		return nil, err
+	}
+	res, err := d.tasks.Reserve(c.action, busyKey(id))
+	if err != nil {
+		return nil, busyError(kind, id, err)
+	}
+	d.lbs.mu.Lock()
+	b := d.lbs.byID[id]
+	switch {
+	case b == nil || b.kind != kind || b.lifecycle == stateDeleted:
+		err = notFound(kindName(kind), id)
+	case b.lifecycle != stateActive && b.lifecycle != stateFailed:
+		err = incorrectState("The %s %s is %s and cannot be deleted now.", kindName(kind), id, b.lifecycle)
+	case b.deleteProtection:
+		err = incorrectState("The %s %s has delete protection enabled.", kindName(kind), id)
+	case c.r.Header.Get("if-match") != "" && c.r.Header.Get("if-match") != b.etag():
+		err = Errorf(http.StatusPreconditionFailed, CodeNoEtagMatch, "The if-match etag does not match the %s's current etag.", kindName(kind))
+	}
+	if err != nil {
+		d.lbs.mu.Unlock()
+		res.Release()
+		return nil, err
+	}
+	before := b.lifecycle
+	b.lifecycle = stateDeleting
+	b.version++
+	snapshot := b.clone()
+	d.lbs.mu.Unlock()
+	opName := op
+	if kind == kindNLB {
+		opName = nlbOp
+	}
+	wr := d.startWorkRequest(snapshot, c.action, opName, "DELETED", res,
+		func() error {
+			d.lbs.mu.Lock()
+			defer d.lbs.mu.Unlock()
+			if cur := d.lbs.byID[id]; cur != nil {
+				d.deleteLocked(cur)
+			}
+			return nil
+		},
+		func(string) {
+			d.lbs.mu.Lock()
+			defer d.lbs.mu.Unlock()
+			if cur := d.lbs.byID[id]; cur != nil && cur.lifecycle == stateDeleting {
+				cur.lifecycle = before
+				cur.version++
+			}
+		})
+	return (&reply{status: http.StatusNoContent}).with("opc-work-request-id", wr), nil
+}
+
+// deleteLocked makes a load balancer DELETED: it stops its traffic and
+// returns its VIP. Callers hold d.lbs.mu.
+func (d *Dialect) deleteLocked(b *balancer) {
+	b.lifecycle, b.deleted, b.updated = stateDeleted, d.core.Now(), d.core.Now()
+	b.version++
+	d.plane.Remove(b.id)
+	if b.vip.IsValid() {
+		d.plane.ReleaseVIP(b.vip)
+	}
+}
+
+// subnetsOf validates the subnets of a new load balancer.
+func (d *Dialect) checkSubnets(ids []string) error {
+	for _, id := range ids {
+		if !core.ValidOCID(id, "subnet") {
+			return badRequest("The subnet id %q is not a subnet OCID.", id)
+		}
+		if _, ok := d.net.subnet(id); !ok {
+			return relatedNotFound("subnet", id)
+		}
+	}
+	return nil
+}
+
+// checkName validates a listener or backend set name.
+func checkName(kind, name string) error {
+	if name == "" {
+		return missing(kind + " name")
+	}
+	if len(name) > 255 || strings.ContainsAny(name, " \t\r\n/\\?#%") {
+		return badRequest("The %s name %q must be 1 to 255 characters without whitespace, slashes, ?, # or %%.", kind, name)
+	}
+	return nil
+}
+
+func checkPort(what string, p *int, allowZero bool) error {
+	if p == nil {
+		return missing(what)
+	}
+	lo := 1
+	if allowZero {
+		lo = 0
+	}
+	if *p < lo || *p > 65535 {
+		return badRequest("The %s %d must be from %d to 65535.", what, *p, lo)
+	}
+	return nil
+}
+
+func checkIPv4(what, s string) (string, error) {
+	a, err := netip.ParseAddr(s)
+	if err != nil || !a.Is4() {
+		return "", badRequest("The %s %q is not an IPv4 address.", what, s)
+	}
+	return a.String(), nil
+}

@@ -1,0 +1,287 @@
+package oci
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim/core"
+	"github.com/oracle/oci-go-sdk/v65/common"
+	"github.com/oracle/oci-go-sdk/v65/loadbalancer"
+)
+
+// lbDetails is what the provider sends: a flexible LB with one TCP
+// listener, its backend set named after it, nodes as backends.
+func lbDetails(name string, backends ...string) loadbalancer.CreateLoadBalancerDetails {
+	var bs []loadbalancer.BackendDetails
+	for _, ip := range backends {
+		bs = append(bs, loadbalancer.BackendDetails{IpAddress: common.String(ip), Port: common.Int(30080)})
+	}
+	return loadbalancer.CreateLoadBalancerDetails{
+		CompartmentId: common.String(DefaultCompartmentID),
+		DisplayName:   common.String(name),
+		ShapeName:     common.String(ShapeFlexible),
+		ShapeDetails:  &loadbalancer.ShapeDetails{MinimumBandwidthInMbps: common.Int(10), MaximumBandwidthInMbps: common.Int(100)},
+		SubnetIds:     []string{DefaultSubnetID},
+		BackendSets: map[string]loadbalancer.BackendSetDetails{"TCP-80": {
+			Policy:        common.String("ROUND_ROBIN"),
+			HealthChecker: &loadbalancer.HealthCheckerDetails{Protocol: common.String("HTTP"), Port: common.Int(10256), UrlPath: common.String("/healthz")},
+			Backends:      bs,
+		}},
+		Listeners: map[string]loadbalancer.ListenerDetails{"TCP-80": {
+			DefaultBackendSetName: common.String("TCP-80"), Port: common.Int(80), Protocol: common.String("TCP"),
+		}},
+	}
+}
+
+func waitLBWorkRequest(t *testing.T, c loadbalancer.LoadBalancerClient, id string) loadbalancer.WorkRequest {
+	t.Helper()
+	var wr loadbalancer.WorkRequest
+	eventually(t, 10*time.Second, func() error {
+		resp, err := c.GetWorkRequest(ctx(t), loadbalancer.GetWorkRequestRequest{WorkRequestId: common.String(id)})
+		if err != nil {
+			return err
+		}
+		wr = resp.WorkRequest
+		if wr.LifecycleState == loadbalancer.WorkRequestLifecycleStateSucceeded || wr.LifecycleState == loadbalancer.WorkRequestLifecycleStateFailed {
+			return nil
+		}
+		return errorf("work request %s is %s", id, wr.LifecycleState)
+	})
+	return wr
+}
+
+func TestLoadBalancerLifecycle(t *testing.T) {
+	e := newTestEnv(t, Options{WorkRequestLatency: 600 * time.Millisecond}, core.Config{})
+	c := e.lb()
+	created, err := c.CreateLoadBalancer(ctx(t), loadbalancer.CreateLoadBalancerRequest{
+		CreateLoadBalancerDetails: lbDetails("svc-uid-1", "10.0.0.5"), OpcRetryToken: common.String("svc-uid-1"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrID := *created.OpcWorkRequestId
+
+	// The same retry token answers the same work request, and creates nothing.
+	again, err := c.CreateLoadBalancer(ctx(t), loadbalancer.CreateLoadBalancerRequest{
+		CreateLoadBalancerDetails: lbDetails("svc-uid-1", "10.0.0.5"), OpcRetryToken: common.String("svc-uid-1"),
+	})
+	if err != nil || *again.OpcWorkRequestId != wrID {
+		t.Fatalf("retry: %v %v, want work request %s", again.OpcWorkRequestId, err, wrID)
+	}
+
+	wr, err := c.GetWorkRequest(ctx(t), loadbalancer.GetWorkRequestRequest{WorkRequestId: common.String(wrID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := wr.LifecycleState; s != loadbalancer.WorkRequestLifecycleStateAccepted && s != loadbalancer.WorkRequestLifecycleStateInProgress {
+		t.Fatalf("fresh work request is %s", s)
+	}
+	lbID := *wr.LoadBalancerId
+	got, err := c.GetLoadBalancer(ctx(t), loadbalancer.GetLoadBalancerRequest{LoadBalancerId: common.String(lbID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.LifecycleState != loadbalancer.LoadBalancerLifecycleStateCreating || len(got.IpAddresses) != 0 {
+		t.Fatalf("while creating: %s %v", got.LifecycleState, got.IpAddresses)
+	}
+	// One change at a time: the create holds the load balancer.
+	_, err = c.DeleteLoadBalancer(ctx(t), loadbalancer.DeleteLoadBalancerRequest{LoadBalancerId: common.String(lbID)})
+	wantErr(t, err, http.StatusConflict, CodeIncorrectState)
+
+	if wr := waitLBWorkRequest(t, c, wrID); wr.LifecycleState != loadbalancer.WorkRequestLifecycleStateSucceeded || wr.TimeFinished == nil {
+		t.Fatalf("work request: %+v", wr)
+	}
+	got, err = c.GetLoadBalancer(ctx(t), loadbalancer.GetLoadBalancerRequest{LoadBalancerId: common.String(lbID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.LifecycleState != loadbalancer.LoadBalancerLifecycleStateActive || len(got.IpAddresses) != 1 || !*got.IpAddresses[0].IsPublic ||
+		*got.Listeners["TCP-80"].Port != 80 || *got.BackendSets["TCP-80"].Backends[0].Name != "10.0.0.5:30080" ||
+		*got.BackendSets["TCP-80"].HealthChecker.Port != 10256 || *got.ShapeDetails.MaximumBandwidthInMbps != 100 {
+		t.Fatalf("active LB: %+v", got.LoadBalancer)
+	}
+	list, err := c.ListLoadBalancers(ctx(t), loadbalancer.ListLoadBalancersRequest{CompartmentId: common.String(DefaultCompartmentID), DisplayName: common.String("svc-uid-1")})
+	if err != nil || len(list.Items) != 1 {
+		t.Fatalf("list: %d %v", len(list.Items), err)
+	}
+
+	// Update the backend set; a second change meanwhile is refused.
+	upd, err := c.UpdateBackendSet(ctx(t), loadbalancer.UpdateBackendSetRequest{
+		LoadBalancerId: common.String(lbID), BackendSetName: common.String("TCP-80"),
+		UpdateBackendSetDetails: loadbalancer.UpdateBackendSetDetails{
+			Policy:        common.String("LEAST_CONNECTIONS"),
+			HealthChecker: &loadbalancer.HealthCheckerDetails{Protocol: common.String("TCP"), Port: common.Int(30080)},
+			Backends: []loadbalancer.BackendDetails{
+				{IpAddress: common.String("10.0.0.5"), Port: common.Int(30080)},
+				{IpAddress: common.String("10.0.0.6"), Port: common.Int(30080), Weight: common.Int(3)},
+			},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.DeleteListener(ctx(t), loadbalancer.DeleteListenerRequest{LoadBalancerId: common.String(lbID), ListenerName: common.String("TCP-80")})
+	wantErr(t, err, http.StatusConflict, CodeIncorrectState)
+	waitLBWorkRequest(t, c, *upd.OpcWorkRequestId)
+	bs, err := c.GetBackendSet(ctx(t), loadbalancer.GetBackendSetRequest{LoadBalancerId: common.String(lbID), BackendSetName: common.String("TCP-80")})
+	if err != nil || len(bs.Backends) != 2 || *bs.Policy != "LEAST_CONNECTIONS" || *bs.Backends[1].Weight != 3 {
+		t.Fatalf("backend set: %+v %v", bs.BackendSet, err)
+	}
+
+	// Invalid changes are refused at once, before any work request.
+	_, err = c.CreateListener(ctx(t), loadbalancer.CreateListenerRequest{LoadBalancerId: common.String(lbID), CreateListenerDetails: loadbalancer.CreateListenerDetails{
+		Name: common.String("TCP-8080"), DefaultBackendSetName: common.String("TCP-80"), Port: common.Int(80), Protocol: common.String("TCP"),
+	}})
+	wantErr(t, err, 400, CodeInvalidParameter) // port 80 is taken
+	_, err = c.DeleteBackendSet(ctx(t), loadbalancer.DeleteBackendSetRequest{LoadBalancerId: common.String(lbID), BackendSetName: common.String("TCP-80")})
+	wantErr(t, err, 400, CodeInvalidParameter) // still the listener's default
+	_, err = c.UpdateBackendSet(ctx(t), loadbalancer.UpdateBackendSetRequest{LoadBalancerId: common.String(lbID), BackendSetName: common.String("nope"),
+		UpdateBackendSetDetails: loadbalancer.UpdateBackendSetDetails{Policy: common.String("ROUND_ROBIN"), Backends: []loadbalancer.BackendDetails{},
+			HealthChecker: &loadbalancer.HealthCheckerDetails{Protocol: common.String("TCP")}}})
+	wantErr(t, err, 404, CodeNotAuthorizedOrNotFound)
+	_, err = c.CreateBackendSet(ctx(t), loadbalancer.CreateBackendSetRequest{LoadBalancerId: common.String(lbID), IfMatch: common.String("stale"),
+		CreateBackendSetDetails: loadbalancer.CreateBackendSetDetails{Name: common.String("x"), Policy: common.String("ROUND_ROBIN"),
+			HealthChecker: &loadbalancer.HealthCheckerDetails{Protocol: common.String("TCP")}}})
+	wantErr(t, err, http.StatusPreconditionFailed, CodeNoEtagMatch)
+
+	wrs, err := c.ListWorkRequests(ctx(t), loadbalancer.ListWorkRequestsRequest{LoadBalancerId: common.String(lbID)})
+	if err != nil || len(wrs.Items) != 2 || *wrs.Items[0].Type != "UpdateBackendSet" || *wrs.Items[1].Type != "CreateLoadBalancer" {
+		t.Fatalf("work requests: %v %v", wrs.Items, err)
+	}
+
+	del, err := c.DeleteLoadBalancer(ctx(t), loadbalancer.DeleteLoadBalancerRequest{LoadBalancerId: common.String(lbID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = c.GetLoadBalancer(ctx(t), loadbalancer.GetLoadBalancerRequest{LoadBalancerId: common.String(lbID)})
+	if err != nil || got.LifecycleState != loadbalancer.LoadBalancerLifecycleStateDeleting {
+		t.Fatalf("deleting: %v %v", got.LifecycleState, err)
+	}
+	waitLBWorkRequest(t, c, *del.OpcWorkRequestId)
+	got, err = c.GetLoadBalancer(ctx(t), loadbalancer.GetLoadBalancerRequest{LoadBalancerId: common.String(lbID)})
+	if err != nil || got.LifecycleState != loadbalancer.LoadBalancerLifecycleStateDeleted {
+		t.Fatalf("deleted: %v %v", got.LifecycleState, err)
+	}
+	// The token's load balancer is gone: the token is spent.
+	_, err = c.CreateLoadBalancer(ctx(t), loadbalancer.CreateLoadBalancerRequest{
+		CreateLoadBalancerDetails: lbDetails("svc-uid-1", "10.0.0.5"), OpcRetryToken: common.String("svc-uid-1"),
+	})
+	wantErr(t, err, http.StatusConflict, CodeInvalidatedRetryToken)
+
+	calls := e.core.Calls()
+	if calls["oci:CreateLoadBalancer"]["OK"] != 2 || calls["oci:DeleteLoadBalancer"][CodeIncorrectState] != 1 {
+		t.Fatalf("calls: %v", calls)
+	}
+}
+
+func TestCreateLoadBalancerValidation(t *testing.T) {
+	e := newTestEnv(t, Options{}, core.Config{})
+	c := e.lb()
+	tests := []struct {
+		name   string
+		edit   func(d *loadbalancer.CreateLoadBalancerDetails)
+		status int
+		code   string
+	}{
+		{"fixed shape", func(d *loadbalancer.CreateLoadBalancerDetails) {
+			d.ShapeName, d.ShapeDetails = common.String("100Mbps"), nil
+		}, 0, ""},
+		{"unknown shape", func(d *loadbalancer.CreateLoadBalancerDetails) { d.ShapeName = common.String("huge") }, 400, CodeInvalidParameter},
+		{"flexible without details", func(d *loadbalancer.CreateLoadBalancerDetails) { d.ShapeDetails = nil }, 400, CodeInvalidParameter},
+		{"min above max", func(d *loadbalancer.CreateLoadBalancerDetails) {
+			d.ShapeDetails = &loadbalancer.ShapeDetails{MinimumBandwidthInMbps: common.Int(200), MaximumBandwidthInMbps: common.Int(100)}
+		}, 400, CodeInvalidParameter},
+		{"no subnets", func(d *loadbalancer.CreateLoadBalancerDetails) { d.SubnetIds = []string{} }, 400, CodeMissingParameter},
+		{"unknown subnet", func(d *loadbalancer.CreateLoadBalancerDetails) {
+			d.SubnetIds = []string{"ocid1.subnet.oc1..aaaaaaaanope"}
+		}, 400, CodeRelatedResourceNotFound},
+		{"private with two subnets", func(d *loadbalancer.CreateLoadBalancerDetails) {
+			d.IsPrivate, d.SubnetIds = common.Bool(true), []string{DefaultSubnetID, DefaultSubnetID}
+		}, 400, CodeInvalidParameter},
+		{"unknown compartment", func(d *loadbalancer.CreateLoadBalancerDetails) {
+			d.CompartmentId = common.String("ocid1.compartment.oc1..aaaaaaaanope")
+		}, 404, CodeNotAuthorizedOrNotFound},
+		{"listener without its backend set", func(d *loadbalancer.CreateLoadBalancerDetails) {
+			l := d.Listeners["TCP-80"]
+			l.DefaultBackendSetName = common.String("UDP-53")
+			d.Listeners["TCP-80"] = l
+		}, 400, CodeInvalidParameter},
+		{"bad backend ip", func(d *loadbalancer.CreateLoadBalancerDetails) {
+			bs := d.BackendSets["TCP-80"]
+			bs.Backends = []loadbalancer.BackendDetails{{IpAddress: common.String("node-1"), Port: common.Int(1)}}
+			d.BackendSets["TCP-80"] = bs
+		}, 400, CodeInvalidParameter},
+		{"http check without path", func(d *loadbalancer.CreateLoadBalancerDetails) {
+			bs := d.BackendSets["TCP-80"]
+			bs.HealthChecker = &loadbalancer.HealthCheckerDetails{Protocol: common.String("HTTP")}
+			d.BackendSets["TCP-80"] = bs
+		}, 400, CodeInvalidParameter},
+		{"reserved ip", func(d *loadbalancer.CreateLoadBalancerDetails) {
+			d.ReservedIps = []loadbalancer.ReservedIp{{Id: common.String("ocid1.publicip.oc1..x")}}
+		}, 400, CodeInvalidParameter},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := lbDetails("v", "10.0.0.5")
+			tt.edit(&d)
+			_, err := c.CreateLoadBalancer(ctx(t), loadbalancer.CreateLoadBalancerRequest{CreateLoadBalancerDetails: d})
+			if tt.code == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			wantErr(t, err, tt.status, tt.code)
+		})
+	}
+}
+
+func TestWorkRequestFailure(t *testing.T) {
+	e := newTestEnv(t, Options{WorkRequestLatency: 50 * time.Millisecond}, core.Config{})
+	e.core.SetFault(core.Fault{Action: "oci:CreateLoadBalancer", ErrorRate: 1, FailTask: true})
+	c := e.lb()
+	created, err := c.CreateLoadBalancer(ctx(t), loadbalancer.CreateLoadBalancerRequest{CreateLoadBalancerDetails: lbDetails("doomed")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wr := waitLBWorkRequest(t, c, *created.OpcWorkRequestId)
+	if wr.LifecycleState != loadbalancer.WorkRequestLifecycleStateFailed || len(wr.ErrorDetails) != 1 {
+		t.Fatalf("work request: %+v", wr)
+	}
+	got, err := c.GetLoadBalancer(ctx(t), loadbalancer.GetLoadBalancerRequest{LoadBalancerId: wr.LoadBalancerId})
+	if err != nil || got.LifecycleState != loadbalancer.LoadBalancerLifecycleStateFailed {
+		t.Fatalf("LB: %v %v", got.LifecycleState, err)
+	}
+	// A FAILED load balancer can be deleted, and nothing else.
+	_, err = c.CreateListener(ctx(t), loadbalancer.CreateListenerRequest{LoadBalancerId: wr.LoadBalancerId, CreateListenerDetails: loadbalancer.CreateListenerDetails{
+		Name: common.String("x"), DefaultBackendSetName: common.String("TCP-80"), Port: common.Int(81), Protocol: common.String("TCP")}})
+	wantErr(t, err, http.StatusConflict, CodeIncorrectState)
+	del, err := c.DeleteLoadBalancer(ctx(t), loadbalancer.DeleteLoadBalancerRequest{LoadBalancerId: wr.LoadBalancerId})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wr := waitLBWorkRequest(t, c, *del.OpcWorkRequestId); wr.LifecycleState != loadbalancer.WorkRequestLifecycleStateSucceeded {
+		t.Fatalf("delete: %s", wr.LifecycleState)
+	}
+}
+
+func TestRunningPhase(t *testing.T) {
+	tests := []struct {
+		elapsed, latency time.Duration
+		state            string
+		minPct, maxPct   float32
+	}{
+		{0, time.Second, wrAccepted, 0, 0},
+		{200 * time.Millisecond, time.Second, wrAccepted, 0, 0},
+		{300 * time.Millisecond, time.Second, wrInProgress, 29, 31},
+		{2 * time.Second, time.Second, wrInProgress, 99, 99},
+		{0, 0, wrInProgress, 99, 99},
+	}
+	for _, tt := range tests {
+		state, pct := runningPhase(tt.elapsed, tt.latency)
+		if state != tt.state || pct < tt.minPct || pct > tt.maxPct {
+			t.Errorf("runningPhase(%s, %s) = %s %.1f, want %s %.0f..%.0f", tt.elapsed, tt.latency, state, pct, tt.state, tt.minPct, tt.maxPct)
+		}
+	}
+}

@@ -1,0 +1,126 @@
+package cloudsim_test
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/oci"
+	ocicommon "github.com/oracle/oci-go-sdk/v65/common"
+	ocicore "github.com/oracle/oci-go-sdk/v65/core"
+	"github.com/oracle/oci-go-sdk/v65/loadbalancer"
+)
+
+// TestOCIThroughSim drives the OCI dialect as mounted by cloudsim.New, next
+// to the Tencent API on the same address: a key registered with the admin
+// client, an instance shared by the fleet, an LB whose work request ends.
+func TestOCIThroughSim(t *testing.T) {
+	sim, url := start(t, cloudsim.Options{OCIWorkRequestLatency: 50 * time.Millisecond})
+	admin := &cloudsim.AdminClient{BaseURL: url}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, _ := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	tenancy, user, fp := "ocid1.tenancy.oc1..aaaaaaaasim", "ocid1.user.oc1..aaaaaaaasim", oci.Fingerprint(&key.PublicKey)
+	if _, err := admin.AddOCIKey(ctx, tenancy+"/"+user+"/"+fp, string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))); err != nil {
+		t.Fatal(err)
+	}
+	provider := ocicommon.NewRawConfigurationProvider(tenancy, user, oci.DefaultRegion, fp,
+		string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})), nil)
+
+	in, err := admin.AddInstances(ctx, cloudsim.Instance{Name: "node-1", HostnameLabel: "node-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, err := ocicore.NewComputeClientWithConfigurationProvider(provider)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc.Host = url
+	got, err := cc.GetInstance(ctx, ocicore.GetInstanceRequest{InstanceId: ocicommon.String(in[0].OCID)})
+	if err != nil || *got.DisplayName != "node-1" {
+		t.Fatalf("GetInstance: %v %v", got.DisplayName, err)
+	}
+	// One fleet: the admin API stops it, by either id, for both dialects.
+	if err := admin.SetInstanceState(ctx, in[0].OCID, "STOPPED"); err != nil {
+		t.Fatal(err)
+	}
+	got, err = cc.GetInstance(ctx, ocicore.GetInstanceRequest{InstanceId: ocicommon.String(in[0].OCID)})
+	if err != nil || got.LifecycleState != ocicore.InstanceLifecycleStateStopped {
+		t.Fatalf("after stop: %v %v", got.LifecycleState, err)
+	}
+
+	lbc, err := loadbalancer.NewLoadBalancerClientWithConfigurationProvider(provider)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lbc.Host = url
+	lbc.Configuration.CircuitBreaker = nil
+	created, err := lbc.CreateLoadBalancer(ctx, loadbalancer.CreateLoadBalancerRequest{CreateLoadBalancerDetails: loadbalancer.CreateLoadBalancerDetails{
+		CompartmentId: ocicommon.String(oci.DefaultCompartmentID), DisplayName: ocicommon.String("svc"), ShapeName: ocicommon.String("100Mbps"),
+		SubnetIds: []string{oci.DefaultSubnetID},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lbID string
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		wr, err := lbc.GetWorkRequest(ctx, loadbalancer.GetWorkRequestRequest{WorkRequestId: created.OpcWorkRequestId})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wr.LifecycleState == loadbalancer.WorkRequestLifecycleStateSucceeded {
+			lbID = *wr.LoadBalancerId
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("work request still %s", wr.LifecycleState)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	lbs, err := admin.OCILoadBalancers(ctx)
+	if err != nil || len(lbs) != 1 || lbs[0].ID != lbID || lbs[0].LifecycleState != "ACTIVE" || lbs[0].IPAddress == "" {
+		t.Fatalf("admin view: %+v %v", lbs, err)
+	}
+	if len(sim.OCILoadBalancers()) != 1 {
+		t.Fatal("Go API disagrees with the admin API")
+	}
+	calls, err := admin.Calls(ctx)
+	if err != nil || calls["oci:GetInstance"]["OK"] != 2 || calls["oci:CreateLoadBalancer"]["OK"] != 1 {
+		t.Fatalf("calls: %v %v", calls, err)
+	}
+	if err := admin.DeleteOCILoadBalancer(ctx, lbID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.OCINetwork(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCheckOCIOptions(t *testing.T) {
+	tests := []struct {
+		name string
+		opts cloudsim.Options
+		ok   bool
+	}{
+		{"empty", cloudsim.Options{}, true},
+		{"bad key", cloudsim.Options{OCIKeys: map[string]string{"t/u/f": "junk"}}, false},
+		{"bad seed", cloudsim.Options{OCINetwork: cloudsim.OCINetworkSeed{VCNs: []oci.VCN{{ID: "x"}}}}, false},
+	}
+	for _, tt := range tests {
+		if err := cloudsim.CheckOCIOptions(tt.opts); (err == nil) != tt.ok {
+			t.Errorf("%s: %v", tt.name, fmt.Sprint(err))
+		}
+	}
+}

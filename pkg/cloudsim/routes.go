@@ -1,0 +1,29 @@
+package cloudsim
+
+import "github.com/ccmkit/ccm/pkg/cloudsim/tencent"
+
+// VPCRouteTable is a VPC route table (see tencent.VPCRouteTable).
+type VPCRouteTable = tencent.VPCRouteTable
+
+// VPCRoute is one route of a VPC route table.
+type VPCRoute = tencent.VPCRoute
+
+// CreateVPCRouteTable adds a VPC route table (its ID generated when empty)
+// with its routes, all or nothing. Routes may have any gateway type (NAT,
+// VPN, ...), as routes of other tools do.
+func (s *Sim) CreateVPCRouteTable(rt VPCRouteTable) (VPCRouteTable, error) {
+	return s.tencent.VPC().CreateVPCRouteTable(rt)
+}
+
+// VPCRouteTables returns every VPC route table with its routes.
+func (s *Sim) VPCRouteTables() []VPCRouteTable { return s.tencent.VPC().VPCRouteTables() }
+
+// VPCRouteTable returns one VPC route table with its routes.
+func (s *Sim) VPCRouteTable(id string) (VPCRouteTable, error) {
+	return s.tencent.VPC().VPCRouteTable(id)
+}
+
+// AddVPCRoute adds a route out of band and returns it with its RouteId.
+func (s *Sim) AddVPCRoute(table string, r VPCRoute) (VPCRoute, error) {
+	return s.tencent.VPC().AddVPCRoute(table, r)
+}

@@ -1,0 +1,154 @@
+package oci
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/oracle/oci-go-sdk/v65/common"
+	"github.com/oracle/oci-go-sdk/v65/core"
+	"github.com/oracle/oci-go-sdk/v65/loadbalancer"
+)
+
+// recorder is an httptest OCI endpoint that answers every request with a
+// fixed status and records what arrived.
+type recorder struct {
+	mu     sync.Mutex
+	reqs   []*http.Request
+	status int
+}
+
+func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	r.mu.Lock()
+	r.reqs = append(r.reqs, req.Clone(context.Background()))
+	status := r.status
+	r.mu.Unlock()
+	w.Header().Set("opc-request-id", "rec-1")
+	w.Header().Set("Content-Type", "application/json")
+	if status >= 300 {
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(`{"code":"InternalServerError","message":"injected"}`))
+		return
+	}
+	switch {
+	case strings.Contains(req.URL.Path, "/instances/"):
+		_, _ = w.Write([]byte(`{"id":"` + instanceOCID(1) + `","lifecycleState":"RUNNING"}`))
+	default:
+		_, _ = w.Write([]byte(`{}`))
+	}
+}
+
+func (r *recorder) count() int { r.mu.Lock(); defer r.mu.Unlock(); return len(r.reqs) }
+
+func testClients(t *testing.T, endpoint string, rl RateLimiterConfig) *clients {
+	t.Helper()
+	cfg, err := LoadConfig(strings.NewReader(validConfig("endpoint: " + endpoint + "\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.RateLimiter = rl
+	c, err := newClients(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Every client goes to the endpoint, signs with the API key, and keeps the
+// SDK's path (API version + resource).
+func TestClientsEndpointAndSigning(t *testing.T) {
+	rec := &recorder{}
+	srv := httptest.NewServer(rec)
+	defer srv.Close()
+	c := testClients(t, srv.URL, RateLimiterConfig{DisableRateLimiter: true})
+	ctx := context.Background()
+	if _, err := c.compute.GetInstance(ctx, core.GetInstanceRequest{InstanceId: common.String(instanceOCID(1))}); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = c.lb.GetLoadBalancer(ctx, loadbalancer.GetLoadBalancerRequest{LoadBalancerId: common.String("ocid1.loadbalancer.oc1.iad.x")})
+	if rec.count() != 2 {
+		t.Fatalf("requests = %d, want 2", rec.count())
+	}
+	get := rec.reqs[0]
+	if get.URL.Path != "/20160918/instances/"+instanceOCID(1) {
+		t.Errorf("path = %q", get.URL.Path)
+	}
+	if p := rec.reqs[1].URL.Path; p != "/20170115/loadBalancers/ocid1.loadbalancer.oc1.iad.x" {
+		t.Errorf("LB path = %q", p)
+	}
+	auth := get.Header.Get("Authorization")
+	wantKeyID := `keyId="` + testTenancy + "/" + testUser + "/" + testFingerprint() + `"`
+	if !strings.HasPrefix(auth, `Signature version="1"`) || !strings.Contains(auth, wantKeyID) ||
+		!strings.Contains(auth, `algorithm="rsa-sha256"`) || !strings.Contains(auth, `headers="date (request-target) host"`) {
+		t.Errorf("Authorization = %q", auth)
+	}
+}
+
+// No SDK retries, and no circuit breaker: fifteen 500s are fifteen calls,
+// each failing with OCI's own error, not a breaker's.
+func TestClientsNoRetriesNoBreaker(t *testing.T) {
+	rec := &recorder{status: http.StatusInternalServerError}
+	srv := httptest.NewServer(rec)
+	defer srv.Close()
+	c := testClients(t, srv.URL, RateLimiterConfig{DisableRateLimiter: true})
+	for i := range 15 {
+		_, err := c.network.GetVnic(context.Background(), core.GetVnicRequest{VnicId: common.String("ocid1.vnic.oc1.iad.x")})
+		se, ok := common.IsServiceError(err)
+		if !ok || se.GetHTTPStatusCode() != 500 {
+			t.Fatalf("call %d: err = %v, want the service's 500", i, err)
+		}
+	}
+	if rec.count() != 15 {
+		t.Errorf("requests = %d, want 15 (no retries, no open breaker)", rec.count())
+	}
+	for _, bc := range []*common.BaseClient{&c.compute.BaseClient, &c.network.BaseClient, &c.lb.BaseClient, &c.nlb.BaseClient} {
+		if bc.Configuration.CircuitBreaker != nil {
+			t.Error("a client has a circuit breaker")
+		}
+	}
+}
+
+// Reads and writes draw from separate buckets: a burst of reads waits for
+// its bucket, while a write goes at once.
+func TestClientsRateLimiters(t *testing.T) {
+	rec := &recorder{}
+	srv := httptest.NewServer(rec)
+	defer srv.Close()
+	c := testClients(t, srv.URL, RateLimiterConfig{RateLimitQPSRead: 10, RateLimitBucketRead: 1, RateLimitQPSWrite: 10, RateLimitBucketWrite: 1})
+	ctx := context.Background()
+	start := time.Now()
+	for range 4 {
+		if _, err := c.compute.GetInstance(ctx, core.GetInstanceRequest{InstanceId: common.String(instanceOCID(1))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := time.Since(start); d < 250*time.Millisecond {
+		t.Errorf("4 reads at 10/s, burst 1, took %s; want >= 300ms", d)
+	}
+	start = time.Now()
+	_, _ = c.lb.DeleteLoadBalancer(ctx, loadbalancer.DeleteLoadBalancerRequest{LoadBalancerId: common.String("ocid1.loadbalancer.oc1.iad.x")})
+	if d := time.Since(start); d > 80*time.Millisecond {
+		t.Errorf("a write waited %s behind reads", d)
+	}
+}
+
+func TestOperationOf(t *testing.T) {
+	tests := []struct{ method, path, want string }{
+		{"GET", "/20160918/instances/ocid1.instance.oc1.x", "GET /instances/{}"},
+		{"GET", "/20160918/instances", "GET /instances"},
+		{"PUT", "/20170115/loadBalancers/ocid1.lb/backendSets/TCP-80", "PUT /loadBalancers/{}/backendSets/{}"},
+		{"POST", "/20200501/networkLoadBalancers/ocid1.nlb/listeners", "POST /networkLoadBalancers/{}/listeners"},
+		{"GET", "/20170115/loadBalancerWorkRequests/ocid1.wr", "GET /loadBalancerWorkRequests/{}"},
+	}
+	for _, tt := range tests {
+		req := &http.Request{Method: tt.method, URL: &url.URL{Path: tt.path}}
+		if got := operationOf(req); got != tt.want {
+			t.Errorf("operationOf(%s %s) = %q, want %q", tt.method, tt.path, got, tt.want)
+		}
+	}
+}

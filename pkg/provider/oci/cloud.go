@@ -1,0 +1,94 @@
+// Package oci is the Oracle Cloud Infrastructure provider of the
+// cloud-controller-manager (--cloud-provider=oci): InstancesV2 on OCI
+// Compute (instances and their VNICs) and LoadBalancer on the OCI Load
+// Balancer (flexible shape) and Network Load Balancer services.
+//
+// It reads the public OCI cloud-controller-manager's cloud-provider.yaml
+// (config.go), talks to OCI only through the official SDK
+// (github.com/oracle/oci-go-sdk/v65, clients.go), and keeps the interface
+// layer thin: instances.go maps nodes, loadbalancer.go translates a Service
+// into the provider-neutral spec and hands it to internal/oci/lbops.
+package oci
+
+import (
+	"fmt"
+	"io"
+
+	cloudprovider "k8s.io/cloud-provider"
+)
+
+// ProviderName is the --cloud-provider name and the providerID scheme.
+const ProviderName = "oci"
+
+func init() {
+	cloudprovider.RegisterCloudProvider(ProviderName, func(r io.Reader) (cloudprovider.Interface, error) {
+		cfg, err := LoadConfig(r)
+		if err != nil {
+			return nil, err
+		}
+		return New(cfg)
+	})
+}
+
+// Cloud is the OCI provider.
+type Cloud struct {
+	cfg       *Config
+	instances *instances
+	lb        cloudprovider.LoadBalancer // nil when loadBalancer.disabled
+}
+
+var _ cloudprovider.Interface = (*Cloud)(nil)
+
+// New builds the provider from a loaded Config, with real SDK clients. It
+// makes no API call.
+func New(cfg *Config) (*Cloud, error) {
+	c, err := newClients(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ttl, err := cfg.instanceCacheTTL()
+	if err != nil {
+		return nil, fmt.Errorf("instanceCacheTTL %q: %w", cfg.InstanceCacheTTL, err)
+	}
+	reader := newComputeReader(c.compute, c.network, cfg.Compartment, cfg.VCN)
+	cloud := &Cloud{cfg: cfg, instances: newInstances(reader, cfg.Auth.Region, ttl)}
+	if !cfg.LoadBalancer.Disabled {
+		cloud.lb = newLoadBalancer(cfg, c)
+	}
+	return cloud, nil
+}
+
+// Initialize does nothing: the provider needs no Kubernetes client.
+func (c *Cloud) Initialize(cloudprovider.ControllerClientBuilder, <-chan struct{}) {}
+
+// LoadBalancer returns the LB/NLB implementation unless
+// loadBalancer.disabled is set.
+func (c *Cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) {
+	if c.lb == nil {
+		return nil, false
+	}
+	return c.lb, true
+}
+
+// Instances is not implemented: InstancesV2 replaces it.
+func (c *Cloud) Instances() (cloudprovider.Instances, bool) { return nil, false }
+
+// InstancesV2 returns the Compute-backed node implementation.
+func (c *Cloud) InstancesV2() (cloudprovider.InstancesV2, bool) { return c.instances, true }
+
+// Zones is not implemented: InstancesV2 reports zones, and upstream does not
+// call Zones when InstancesV2 is available.
+func (c *Cloud) Zones() (cloudprovider.Zones, bool) { return nil, false }
+
+// Clusters is not implemented.
+func (c *Cloud) Clusters() (cloudprovider.Clusters, bool) { return nil, false }
+
+// Routes is not implemented: OCI clusters use VCN-native pod networking
+// or an overlay, as with the public OCI CCM.
+func (c *Cloud) Routes() (cloudprovider.Routes, bool) { return nil, false }
+
+// ProviderName returns "oci".
+func (c *Cloud) ProviderName() string { return ProviderName }
+
+// HasClusterID returns true: the provider does not require a cluster ID.
+func (c *Cloud) HasClusterID() bool { return true }

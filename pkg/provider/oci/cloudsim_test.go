@@ -1,0 +1,261 @@
+package oci
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	cloudprovider "k8s.io/cloud-provider"
+
+	"github.com/ccmkit/ccm/internal/annotations"
+	"github.com/ccmkit/ccm/pkg/cloudsim"
+	simoci "github.com/ccmkit/ccm/pkg/cloudsim/oci"
+)
+
+// These tests run the provider, through the real SDK, against cloudsim's
+// OCI dialect in-process: signed requests, pagination, work requests and
+// load balancers carrying traffic. The e2e suite does the same through the
+// CCM binary and a real apiserver.
+
+const (
+	simCompartment = "ocid1.compartment.oc1..aaaaaaaaprovidertest"
+	simVCN         = "ocid1.vcn.oc1..aaaaaaaaprovidertest"
+	simSubnet      = "ocid1.subnet.oc1..aaaaaaaaprovidertest"
+)
+
+func startSim(t *testing.T) (*cloudsim.Sim, *Cloud) {
+	t.Helper()
+	k, _ := testKey()
+	pub, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim := cloudsim.New(cloudsim.Options{
+		OCIKeys: map[string]string{
+			testTenancy + "/" + testUser + "/" + testFingerprint(): string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})),
+		},
+		OCINetwork: cloudsim.OCINetworkSeed{
+			Compartments: []string{simCompartment},
+			VCNs:         []simoci.VCN{{ID: simVCN, CompartmentID: simCompartment, CIDRBlock: "127.0.0.0/16"}},
+			Subnets:      []simoci.Subnet{{ID: simSubnet, VCNID: simVCN, CompartmentID: simCompartment}},
+		},
+		OCIWorkRequestLatency: 50 * time.Millisecond,
+		HealthCheckInterval:   200 * time.Millisecond,
+	})
+	url, err := sim.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sim.Close() })
+	cfgText := strings.NewReplacer(testCompartment, simCompartment, testVCN, simVCN).Replace(validConfig(
+		"endpoint: " + url + "\nloadBalancer:\n  subnet1: " + simSubnet + "\n"))
+	cfg, err := LoadConfig(strings.NewReader(cfgText))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sim, c
+}
+
+func TestCloudsimNodes(t *testing.T) {
+	sim, c := startSim(t)
+	added, err := sim.AddInstances(
+		cloudsim.Instance{Name: "node-a", PrivateIP: "127.0.50.1", PublicIP: "127.1.50.1", VpcID: simVCN, SubnetID: simSubnet,
+			CompartmentID: simCompartment, FaultDomain: "FAULT-DOMAIN-2", HostnameLabel: "node-a"},
+		cloudsim.Instance{Name: "node-b", PrivateIP: "127.0.50.2", VpcID: simVCN, SubnetID: simSubnet, CompartmentID: simCompartment},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.instances.stateMaxAge = 0 // every lifecycle check reads afresh
+	iv2, _ := c.InstancesV2()
+	ctx := context.Background()
+	md, err := iv2.InstanceMetadata(ctx, node("node-a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md.ProviderID != "oci://"+added[0].OCID || md.AdditionalLabels[LabelFaultDomain] != "FAULT-DOMAIN-2" || md.InstanceType == "" || md.Zone == "" {
+		t.Errorf("metadata = %+v", md)
+	}
+	md, err = iv2.InstanceMetadata(ctx, node("127.0.50.2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md.ProviderID != "oci://"+added[1].OCID {
+		t.Errorf("by IP: providerID = %q", md.ProviderID)
+	}
+	byPID := node("x", providerID("oci://"+added[1].OCID))
+	if ok, err := iv2.InstanceExists(ctx, byPID); !ok || err != nil {
+		t.Fatalf("exists = %v, %v", ok, err)
+	}
+	if err := sim.SetInstanceState(added[1].ID, "STOPPED"); err != nil {
+		t.Fatal(err)
+	}
+	if down, err := iv2.InstanceShutdown(ctx, byPID); !down || err != nil {
+		t.Fatalf("shutdown = %v, %v", down, err)
+	}
+	if err := sim.SetInstanceState(added[1].ID, "TERMINATING"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := iv2.InstanceExists(ctx, byPID); ok || err != nil {
+		t.Fatalf("exists after termination = %v, %v", ok, err)
+	}
+	// A terminated instance's node is not initialized again.
+	if _, err := iv2.InstanceMetadata(ctx, node("node-b")); !errors.Is(err, cloudprovider.InstanceNotFound) {
+		t.Errorf("metadata of a terminated instance: %v", err)
+	}
+}
+
+func TestCloudsimLoadBalancer(t *testing.T) {
+	sim, c := startSim(t)
+	// A "node": a server on a loopback address and a port standing for the NodePort.
+	ln, err := net.Listen("tcp", "127.0.51.1:0")
+	if err != nil {
+		t.Skipf("no loopback alias: %v", err)
+	}
+	nodePort := ln.Addr().(*net.TCPAddr).Port
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "hello from node") })}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+
+	added, err := sim.AddInstances(cloudsim.Instance{Name: "lb-node", PrivateIP: "127.0.51.1", VpcID: simVCN, SubnetID: simSubnet, CompartmentID: simCompartment})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := node("lb-node", internalIP("127.0.51.1"), providerID("oci://"+added[0].OCID))
+	for _, kind := range []string{"lb", "nlb"} {
+		t.Run(kind, func(t *testing.T) {
+			svc := lbService(map[string]string{"oci.oraclecloud.com/load-balancer-type": kind},
+				corev1.ServicePort{Protocol: corev1.ProtocolTCP, Port: 8080, NodePort: int32(nodePort)})
+			svc.UID = types.UID("uid-cloudsim-" + kind)
+			lb, _ := c.LoadBalancer()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			st, err := lb.EnsureLoadBalancer(ctx, "k", svc, []*corev1.Node{n})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(st.Ingress) == 0 {
+				t.Fatal("no ingress")
+			}
+			vip := st.Ingress[0].IP
+			body, err := getUntil(ctx, fmt.Sprintf("http://%s:8080/", vip))
+			if err != nil || body != "hello from node" {
+				t.Fatalf("through the VIP %s: %q, %v", vip, body, err)
+			}
+			// Deleted out of band: the next Ensure creates it again, although
+			// the Service UID's retry token still replays the first creation.
+			for _, l := range sim.OCILoadBalancers() {
+				if l.DisplayName == string(svc.UID) {
+					if err := sim.DeleteOCILoadBalancer(l.ID); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			st, err = lb.EnsureLoadBalancer(ctx, "k", svc, []*corev1.Node{n})
+			if err != nil {
+				t.Fatalf("re-create after an out-of-band delete: %v", err)
+			}
+			body, err = getUntil(ctx, fmt.Sprintf("http://%s:8080/", st.Ingress[0].IP))
+			if err != nil || body != "hello from node" {
+				t.Fatalf("through the new VIP %s: %q, %v", st.Ingress[0].IP, body, err)
+			}
+			sim.ResetCalls()
+			if _, err := lb.EnsureLoadBalancer(ctx, "k", svc, []*corev1.Node{n}); err != nil {
+				t.Fatal(err)
+			}
+			for action, codes := range sim.Calls() {
+				if !strings.Contains(action, "Get") && !strings.Contains(action, "List") {
+					t.Errorf("an unchanged resync called %s %v", action, codes)
+				}
+			}
+			if err := lb.EnsureLoadBalancerDeleted(ctx, "k", svc); err != nil {
+				t.Fatal(err)
+			}
+			if _, exists, err := lb.GetLoadBalancer(ctx, "k", svc); exists || err != nil {
+				t.Fatalf("after delete: exists=%v err=%v", exists, err)
+			}
+		})
+	}
+}
+
+func getUntil(ctx context.Context, url string) (string, error) {
+	var last error
+	for ctx.Err() == nil {
+		resp, err := http.Get(url)
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return string(b), nil
+			}
+			err = fmt.Errorf("status %d", resp.StatusCode)
+		}
+		last = err
+		time.Sleep(100 * time.Millisecond)
+	}
+	return "", last
+}
+
+// Security list mode Frontend against cloudsim: our ingress rules appear on
+// the subnet's security list (etag-guarded updates), someone else's stay,
+// an unchanged resync writes nothing, and deletion removes only ours.
+func TestCloudsimSecurityListFrontend(t *testing.T) {
+	sim, c := startSim(t)
+	added, err := sim.AddInstances(cloudsim.Instance{Name: "sl-node", PrivateIP: "127.0.52.1", VpcID: simVCN, SubnetID: simSubnet, CompartmentID: simCompartment})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := node("sl-node", internalIP("127.0.52.1"), providerID("oci://"+added[0].OCID))
+	svc := lbService(map[string]string{string(annotations.OCILBSecurityListManagementMode): "Frontend"})
+	svc.UID = "uid-cloudsim-seclist"
+	svc.Spec.LoadBalancerSourceRanges = []string{"192.0.2.0/24"}
+	lb, _ := c.LoadBalancer()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ours := func() (rules []string, others int) {
+		for _, sl := range sim.OCI().Network().SecurityLists {
+			for _, r := range sl.IngressSecurityRules {
+				if deref(r.Description) == "ccmkit.io/service-uid="+string(svc.UID) {
+					rules = append(rules, fmt.Sprintf("%s %s %d", *r.Source, *r.Protocol, *r.TcpOptions.DestinationPortRange.Min))
+				} else {
+					others++
+				}
+			}
+		}
+		return rules, others
+	}
+	_, othersBefore := ours()
+	if _, err := lb.EnsureLoadBalancer(ctx, "k", svc, []*corev1.Node{n}); err != nil {
+		t.Fatal(err)
+	}
+	if rules, others := ours(); len(rules) != 1 || rules[0] != "192.0.2.0/24 6 80" || others != othersBefore {
+		t.Fatalf("rules = %v (others %d, before %d)", rules, others, othersBefore)
+	}
+	sim.ResetCalls()
+	if _, err := lb.EnsureLoadBalancer(ctx, "k", svc, []*corev1.Node{n}); err != nil {
+		t.Fatal(err)
+	}
+	if calls := sim.Calls()["oci:UpdateSecurityList"]; len(calls) != 0 {
+		t.Errorf("an unchanged resync updated the security list: %v", calls)
+	}
+	if err := lb.EnsureLoadBalancerDeleted(ctx, "k", svc); err != nil {
+		t.Fatal(err)
+	}
+	if rules, others := ours(); len(rules) != 0 || others != othersBefore {
+		t.Errorf("after delete: ours %v, others %d (before %d)", rules, others, othersBefore)
+	}
+}

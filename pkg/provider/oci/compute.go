@@ -1,0 +1,264 @@
+package oci
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/oracle/oci-go-sdk/v65/common"
+	"github.com/oracle/oci-go-sdk/v65/core"
+
+	"github.com/ccmkit/ccm/internal/oci/ocierr"
+)
+
+// computeAPI is the slice of the Compute API the node lookups use;
+// core.ComputeClient implements it, and tests fake it.
+type computeAPI interface {
+	GetInstance(context.Context, core.GetInstanceRequest) (core.GetInstanceResponse, error)
+	ListInstances(context.Context, core.ListInstancesRequest) (core.ListInstancesResponse, error)
+	ListVnicAttachments(context.Context, core.ListVnicAttachmentsRequest) (core.ListVnicAttachmentsResponse, error)
+}
+
+// networkAPI is the slice of the VirtualNetwork API the node lookups use;
+// core.VirtualNetworkClient implements it.
+type networkAPI interface {
+	GetVnic(context.Context, core.GetVnicRequest) (core.GetVnicResponse, error)
+	GetSubnet(context.Context, core.GetSubnetRequest) (core.GetSubnetResponse, error)
+}
+
+// pageSize is the page size of every list call: OCI's list APIs accept it
+// everywhere, and it keeps each answer small.
+const pageSize = 100
+
+// maxPages bounds a listing, so that an API that keeps answering
+// opc-next-page cannot loop forever.
+const maxPages = 10000
+
+// computeReader reads instances, VNICs and subnets of the cluster's
+// compartment and VCN. It is the only code that calls the node-related
+// APIs, so every call is named and wrapped in one place.
+type computeReader struct {
+	compute     computeAPI
+	network     networkAPI
+	compartment string
+	vcn         string
+
+	// vnicTTL is how long a VNIC read serves the private-IP mapping scan.
+	vnicTTL time.Duration
+	now     func() time.Time
+
+	mu        sync.Mutex
+	subnetVCN map[string]string // subnet OCID -> VCN OCID; a subnet never changes VCN
+	vnics     map[string]cachedVnic
+}
+
+type cachedVnic struct {
+	vnic    core.Vnic
+	fetched time.Time
+}
+
+// vnicScanTTL is how long a VNIC read serves the private-IP mapping scan.
+// A VNIC's private IP never changes while it exists (OCI cannot change a
+// VNIC's primary private IP), and the scan reads the attachments afresh
+// every time, so only a renamed hostname label can be stale this long.
+const vnicScanTTL = 30 * time.Minute
+
+func newComputeReader(compute computeAPI, network networkAPI, compartment, vcn string) *computeReader {
+	return &computeReader{
+		compute: compute, network: network, compartment: compartment, vcn: vcn,
+		vnicTTL: vnicScanTTL, now: time.Now,
+		subnetVCN: map[string]string{}, vnics: map[string]cachedVnic{},
+	}
+}
+
+// getInstance reads one instance by OCID. A 404 comes back as an error
+// (isNotFound): OCI gives the same answer for "missing" and "not allowed".
+func (r *computeReader) getInstance(ctx context.Context, id string) (core.Instance, error) {
+	resp, err := r.compute.GetInstance(ctx, core.GetInstanceRequest{InstanceId: &id})
+	if err != nil {
+		return core.Instance{}, ocierr.Wrap("GetInstance", id, err)
+	}
+	if resp.Id == nil || *resp.Id != id {
+		return core.Instance{}, fmt.Errorf("OCI GetInstance %s: the answer is for instance %q", id, deref(resp.Id))
+	}
+	return resp.Instance, nil
+}
+
+// listInstances lists the compartment's instances, through every page,
+// optionally only those with the given display name.
+func (r *computeReader) listInstances(ctx context.Context, displayName string) ([]core.Instance, error) {
+	what := "compartment " + r.compartment
+	req := core.ListInstancesRequest{CompartmentId: &r.compartment, Limit: common.Int(pageSize)}
+	if displayName != "" {
+		req.DisplayName = &displayName
+		what += " displayName=" + displayName
+	}
+	var out []core.Instance
+	for range maxPages {
+		resp, err := r.compute.ListInstances(ctx, req)
+		if err != nil {
+			return nil, ocierr.Wrap("ListInstances", what, err)
+		}
+		out = append(out, resp.Items...)
+		if resp.OpcNextPage == nil || *resp.OpcNextPage == "" {
+			return out, nil
+		}
+		req.Page = resp.OpcNextPage
+	}
+	return nil, fmt.Errorf("OCI ListInstances %s: more than %d pages", what, maxPages)
+}
+
+// vnicAttachments lists the compartment's VNIC attachments, of one
+// instance or (instanceID "") of all, through every page.
+func (r *computeReader) vnicAttachments(ctx context.Context, instanceID string) ([]core.VnicAttachment, error) {
+	what := "compartment " + r.compartment
+	req := core.ListVnicAttachmentsRequest{CompartmentId: &r.compartment, Limit: common.Int(pageSize)}
+	if instanceID != "" {
+		req.InstanceId = &instanceID
+		what = "instance " + instanceID
+	}
+	var out []core.VnicAttachment
+	for range maxPages {
+		resp, err := r.compute.ListVnicAttachments(ctx, req)
+		if err != nil {
+			return nil, ocierr.Wrap("ListVnicAttachments", what, err)
+		}
+		out = append(out, resp.Items...)
+		if resp.OpcNextPage == nil || *resp.OpcNextPage == "" {
+			return out, nil
+		}
+		req.Page = resp.OpcNextPage
+	}
+	return nil, fmt.Errorf("OCI ListVnicAttachments %s: more than %d pages", what, maxPages)
+}
+
+// getVnic reads a VNIC, from the cache when maxAge allows.
+func (r *computeReader) getVnic(ctx context.Context, id string, maxAge time.Duration) (core.Vnic, error) {
+	r.mu.Lock()
+	c, ok := r.vnics[id]
+	r.mu.Unlock()
+	if ok && r.now().Sub(c.fetched) <= maxAge {
+		return c.vnic, nil
+	}
+	start := r.now()
+	resp, err := r.network.GetVnic(ctx, core.GetVnicRequest{VnicId: &id})
+	if err != nil {
+		return core.Vnic{}, ocierr.Wrap("GetVnic", id, err)
+	}
+	r.mu.Lock()
+	r.vnics[id] = cachedVnic{vnic: resp.Vnic, fetched: start}
+	r.mu.Unlock()
+	return resp.Vnic, nil
+}
+
+// vcnOf returns the VCN of a subnet. Answers are kept for good: a subnet
+// never moves to another VCN.
+func (r *computeReader) vcnOf(ctx context.Context, subnetID string) (string, error) {
+	r.mu.Lock()
+	vcn, ok := r.subnetVCN[subnetID]
+	r.mu.Unlock()
+	if ok {
+		return vcn, nil
+	}
+	resp, err := r.network.GetSubnet(ctx, core.GetSubnetRequest{SubnetId: &subnetID})
+	if err != nil {
+		return "", ocierr.Wrap("GetSubnet", subnetID, err)
+	}
+	vcn = deref(resp.VcnId)
+	if vcn == "" {
+		return "", fmt.Errorf("OCI GetSubnet %s: the answer has no vcnId", subnetID)
+	}
+	r.mu.Lock()
+	r.subnetVCN[subnetID] = vcn
+	r.mu.Unlock()
+	return vcn, nil
+}
+
+// primaryVnic returns the instance's primary VNIC among its ATTACHED VNIC
+// attachments: the public OCI CCM's source of node addresses.
+func (r *computeReader) primaryVnic(ctx context.Context, instanceID string) (core.Vnic, error) {
+	atts, err := r.vnicAttachments(ctx, instanceID)
+	if err != nil {
+		return core.Vnic{}, err
+	}
+	attached := 0
+	for _, a := range atts {
+		if a.LifecycleState != core.VnicAttachmentLifecycleStateAttached || a.VnicId == nil || deref(a.InstanceId) != instanceID {
+			continue
+		}
+		attached++
+		// Addresses are read afresh each time (the node status sync relies
+		// on it): a public IP can be assigned or released at any time.
+		v, err := r.getVnic(ctx, *a.VnicId, 0)
+		if err != nil {
+			return core.Vnic{}, err
+		}
+		if v.IsPrimary != nil && *v.IsPrimary {
+			return v, nil
+		}
+	}
+	return core.Vnic{}, fmt.Errorf("instance %s has no primary VNIC among its %d attached VNICs", instanceID, attached)
+}
+
+// instancesByVnic scans the compartment's attached VNICs in the cluster's
+// VCN for a private IP in ips or a hostname label in hostnames, and
+// returns the matching instances' OCIDs, sorted and distinct. VNIC reads
+// are cached for vnicTTL: the scan reads every VNIC of the compartment, and
+// only nodes that joined without providerID or matching display name need it.
+func (r *computeReader) instancesByVnic(ctx context.Context, ips, hostnames []string) ([]string, error) {
+	atts, err := r.vnicAttachments(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	r.pruneVnics(atts)
+	var ids []string
+	for _, a := range atts {
+		if a.LifecycleState != core.VnicAttachmentLifecycleStateAttached || a.VnicId == nil || a.InstanceId == nil {
+			continue
+		}
+		v, err := r.getVnic(ctx, *a.VnicId, r.vnicTTL)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(ips, deref(v.PrivateIp)) && !slices.Contains(hostnames, deref(v.HostnameLabel)) {
+			continue
+		}
+		vcn, err := r.vcnOf(ctx, deref(v.SubnetId))
+		if err != nil {
+			return nil, err
+		}
+		if vcn == r.vcn && !slices.Contains(ids, *a.InstanceId) {
+			ids = append(ids, *a.InstanceId)
+		}
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// pruneVnics forgets the cached VNICs no attachment refers to any more, so
+// that the cache holds at most the compartment's VNICs.
+func (r *computeReader) pruneVnics(atts []core.VnicAttachment) {
+	live := make(map[string]bool, len(atts))
+	for _, a := range atts {
+		if a.VnicId != nil {
+			live[*a.VnicId] = true
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for id := range r.vnics {
+		if !live[id] {
+			delete(r.vnics, id)
+		}
+	}
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}

@@ -1,0 +1,749 @@
+package oci
+
+import (
+	"crypto"
+	"crypto/md5" //nolint:gosec // OCI API key fingerprints are defined as MD5 of the public key
+	"crypto/rsa"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/oracle/oci-go-sdk/v65/common"
+	"sigs.k8s.io/yaml"
+)
+
+// Config is the OCI provider's configuration: the --cloud-config file
+// (cloud-provider.yaml), in the public OCI cloud-controller-manager's format
+// so that existing files keep working, plus `endpoint` for cloudsim and
+// private endpoints. The json tags are the file's keys. Unknown keys are an
+// error, and every problem is reported at once.
+type Config struct {
+	// Auth is the API key the CCM signs requests with.
+	Auth AuthConfig `json:"auth"`
+
+	// UseInstancePrincipals asks for instance-principal authentication.
+	// Out of scope for this CCM: true is a config error (use an API key).
+	UseInstancePrincipals bool `json:"useInstancePrincipals,omitempty"`
+
+	// Compartment is the OCID of the compartment holding the cluster's
+	// instances (and where load balancers are created). Required; the
+	// tenancy OCID names the root compartment.
+	Compartment string `json:"compartment"`
+
+	// VCN is the OCID of the cluster's VCN. Only instances whose primary
+	// VNIC is in one of its subnets are nodes of this cluster. Required.
+	VCN string `json:"vcn"`
+
+	// LoadBalancer configures Services of type LoadBalancer. Optional:
+	// without it load balancers take their subnets from annotations.
+	LoadBalancer LoadBalancerConfig `json:"loadBalancer,omitempty"`
+
+	// RateLimiter configures the client-side token buckets, one for reads
+	// (GET) and one for writes. Optional.
+	RateLimiter RateLimiterConfig `json:"rateLimiter,omitempty"`
+
+	// Endpoint overrides the host of every OCI API client, as
+	// scheme://host[:port] with no path, e.g. http://127.0.0.1:8080 for
+	// cloudsim. Optional; default: each service's regional endpoint. A
+	// ccmkit extension, not in the public format.
+	Endpoint string `json:"endpoint,omitempty"`
+
+	// InstanceCacheTTL is how long an instance read serves node
+	// initialization and the periodic status sync, as a Go duration ("60s",
+	// "2m"). Lifecycle checks use reads at most min(ttl, 10s) old, and "gone"
+	// always comes from a fresh read. Optional; default 60s; "0s" reads on
+	// every lookup. A ccmkit extension.
+	InstanceCacheTTL string `json:"instanceCacheTTL,omitempty"`
+}
+
+// instanceCacheTTL parses instanceCacheTTL.
+func (c *Config) instanceCacheTTL() (time.Duration, error) {
+	if c.InstanceCacheTTL == "" {
+		return DefaultInstanceCacheTTL, nil
+	}
+	d, err := time.ParseDuration(c.InstanceCacheTTL)
+	if err != nil || d < 0 {
+		return 0, errors.New(`must be a duration like "60s" or "2m" (0s disables caching)`)
+	}
+	return d, nil
+}
+
+// AuthConfig is an OCI API signing key and the identities it belongs to.
+type AuthConfig struct {
+	// Region is the region the cluster runs in, e.g. us-ashburn-1. Required.
+	Region string `json:"region"`
+	// Tenancy is the tenancy OCID. Required.
+	Tenancy string `json:"tenancy"`
+	// User is the OCID of the user owning the API key. Required.
+	User string `json:"user"`
+	// Key is the PEM-encoded RSA private key, inline. Set key or key_file.
+	// Never printed.
+	Key Secret `json:"key,omitempty"`
+	// KeyFile names a file holding the PEM key (e.g. a mounted Secret). A
+	// ccmkit extension; set key or key_file, not both.
+	KeyFile string `json:"key_file,omitempty"`
+	// Fingerprint is the API key's fingerprint (aa:bb:...:ff), checked
+	// against the key. Required.
+	Fingerprint string `json:"fingerprint"`
+	// Passphrase decrypts an encrypted key. Optional. Never printed.
+	Passphrase Secret `json:"passphrase,omitempty"`
+	// KeyPassphrase is the public format's older name for passphrase.
+	KeyPassphrase Secret `json:"key_passphrase,omitempty"`
+	// UseInstancePrincipals is the public format's older place for the
+	// top-level useInstancePrincipals; out of scope as well.
+	UseInstancePrincipals bool `json:"useInstancePrincipals,omitempty"`
+	// Compartment is the public format's older place for the top-level
+	// compartment; used when that is not set.
+	Compartment string `json:"compartment,omitempty"`
+}
+
+// LoadBalancerConfig is the loadBalancer section.
+type LoadBalancerConfig struct {
+	// Disabled turns the load balancer implementation off: the service
+	// controller then manages no load balancer in OCI.
+	Disabled bool `json:"disabled,omitempty"`
+	// Subnet1 is the OCID of the subnet load balancers get their VIP from
+	// (annotation oci-load-balancer-subnet1 overrides it per Service).
+	Subnet1 string `json:"subnet1,omitempty"`
+	// Subnet2 is a second subnet, for an AD-specific subnet layout.
+	Subnet2 string `json:"subnet2,omitempty"`
+	// SecurityListManagementMode is None (default: the CCM never edits
+	// security lists), Frontend (ingress to the LB subnets' security lists
+	// from loadBalancerSourceRanges to the listener ports) or All (Frontend,
+	// plus the LB-to-node rules on the node subnets' security lists).
+	SecurityListManagementMode string `json:"securityListManagementMode,omitempty"`
+	// SecurityLists maps a subnet OCID to the security list the CCM manages
+	// for it. Optional; default: the subnet's first security list.
+	SecurityLists map[string]string `json:"securityLists,omitempty"`
+	// DisableSecurityListManagement is the public format's older switch:
+	// true means mode None.
+	DisableSecurityListManagement bool `json:"disableSecurityListManagement,omitempty"`
+}
+
+// RateLimiterConfig is the rateLimiter section: two token buckets, reads
+// (GET and HEAD requests) and writes (everything else).
+type RateLimiterConfig struct {
+	RateLimitQPSRead     float64 `json:"rateLimitQPSRead,omitempty"`
+	RateLimitBucketRead  int     `json:"rateLimitBucketRead,omitempty"`
+	RateLimitQPSWrite    float64 `json:"rateLimitQPSWrite,omitempty"`
+	RateLimitBucketWrite int     `json:"rateLimitBucketWrite,omitempty"`
+	DisableRateLimiter   bool    `json:"disableRateLimiter,omitempty"`
+}
+
+// Rate limiter defaults: the public OCI CCM's.
+const (
+	DefaultRateLimitQPS    = 20.0
+	DefaultRateLimitBucket = 5
+)
+
+// Security list management modes.
+const (
+	SecurityListModeNone     = "None"
+	SecurityListModeFrontend = "Frontend"
+	SecurityListModeAll      = "All"
+)
+
+// SecurityListMode returns the effective mode: None unless set.
+func (c *LoadBalancerConfig) SecurityListMode() string {
+	if c.DisableSecurityListManagement || c.SecurityListManagementMode == "" {
+		return SecurityListModeNone
+	}
+	return c.SecurityListManagementMode
+}
+
+// readLimit returns the read bucket's rate and burst, defaults applied.
+func (c *RateLimiterConfig) readLimit() (float64, int) {
+	return orDefault(c.RateLimitQPSRead, DefaultRateLimitQPS), orDefault(c.RateLimitBucketRead, DefaultRateLimitBucket)
+}
+
+// writeLimit returns the write bucket's rate and burst, defaults applied.
+func (c *RateLimiterConfig) writeLimit() (float64, int) {
+	return orDefault(c.RateLimitQPSWrite, DefaultRateLimitQPS), orDefault(c.RateLimitBucketWrite, DefaultRateLimitBucket)
+}
+
+func orDefault[T int | float64](v, def T) T {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// passphrase returns the key's passphrase, from either spelling.
+func (a *AuthConfig) passphrase() Secret {
+	if a.Passphrase != "" {
+		return a.Passphrase
+	}
+	return a.KeyPassphrase
+}
+
+// ---- secrets ----
+
+// redacted is what a Secret looks like in any output.
+const redacted = "[redacted]"
+
+// Secret is a credential (the private key, its passphrase). It never prints
+// its value: every fmt verb, JSON and logr output show [redacted]. Use
+// string(s) only to hand it to the SDK.
+type Secret string
+
+// String implements fmt.Stringer.
+func (Secret) String() string { return redacted }
+
+// GoString implements fmt.GoStringer.
+func (Secret) GoString() string { return strconv.Quote(redacted) }
+
+// Format implements fmt.Formatter so that no verb reveals the value.
+func (Secret) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, redacted) }
+
+// MarshalJSON keeps the value out of JSON logs and dumps.
+func (Secret) MarshalJSON() ([]byte, error) { return []byte(strconv.Quote(redacted)), nil }
+
+// MarshalLog implements logr.Marshaler for structured logs.
+func (Secret) MarshalLog() any { return redacted }
+
+// ---- loading ----
+
+// ConfigError lists every problem found in the cloud config.
+type ConfigError struct {
+	Problems []error
+}
+
+// Error puts every problem on one line, numbered, so that the single klog
+// line the CCM exits with shows them all.
+func (e *ConfigError) Error() string {
+	if len(e.Problems) == 1 {
+		return "oci config: " + e.Problems[0].Error()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "oci config: %d problems:", len(e.Problems))
+	for i, p := range e.Problems {
+		fmt.Fprintf(&b, " (%d) %v;", i+1, p)
+	}
+	return strings.TrimSuffix(b.String(), ";")
+}
+
+// Unwrap lets errors.Is/As see the individual problems.
+func (e *ConfigError) Unwrap() []error { return e.Problems }
+
+var (
+	// regionPattern: us-ashburn-1, eu-frankfurt-1, us-gov-ashburn-1, us-sim-1.
+	regionPattern = regexp.MustCompile(`^[a-z]+(-[a-z]+)+-[0-9]+$`)
+	// fingerprintPattern: 16 colon-separated lowercase hex bytes.
+	fingerprintPattern = regexp.MustCompile(`^([0-9a-f]{2}:){15}[0-9a-f]{2}$`)
+)
+
+// ocidPattern returns the shape of an OCID of the given resource types:
+// ocid1.<type>.<realm>.[region][.future use].<unique id>.
+func ocidPattern(types ...string) *regexp.Regexp {
+	return regexp.MustCompile(`^ocid1\.(` + strings.Join(types, "|") + `)\.[a-z0-9_-]+\.[a-z0-9_-]*(\.[a-z0-9_-]*)?\.[A-Za-z0-9_-]+$`)
+}
+
+var (
+	tenancyOCID     = ocidPattern("tenancy")
+	userOCID        = ocidPattern("user")
+	compartmentOCID = ocidPattern("compartment", "tenancy")
+	vcnOCID         = ocidPattern("vcn")
+	subnetOCID      = ocidPattern("subnet")
+	securityOCID    = ocidPattern("securitylist")
+)
+
+// maxKeyFileSize bounds key_file: an RSA key in PEM is a few KiB, and the
+// bound keeps a wrong path (a log, /dev/zero) from being read whole.
+const maxKeyFileSize = 64 << 10
+
+// LoadConfig reads and validates the cloud config from r (nil when no
+// --cloud-config was given: then every required key is reported missing).
+// Every problem is reported together in one *ConfigError. Error text never
+// contains the key or its passphrase.
+func LoadConfig(r io.Reader) (*Config, error) {
+	l := &loader{}
+	cfg := &Config{}
+	if r == nil {
+		l.addf("no cloud config: start the CCM with --cloud-config naming a cloud-provider.yaml")
+		return nil, l.err()
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		l.addf("read cloud config: %v", err)
+		return nil, l.err()
+	}
+	var raw map[string]any
+	if err := yaml.UnmarshalStrict(data, &raw); err != nil {
+		l.rememberFileSecrets(data)
+		// Keep it on one line; go-yaml lists multiple errors on new lines.
+		l.addf("parse cloud config: %s", strings.Join(strings.Fields(err.Error()), " "))
+		return nil, l.err()
+	}
+	l.rememberFileSecrets(data)
+	l.decode("", raw, reflect.ValueOf(cfg).Elem())
+	l.validate(cfg)
+	if err := l.err(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// loader accumulates problems so that all are reported at once.
+type loader struct {
+	problems []error
+	// secrets holds every secret value seen, so that err() can scrub them
+	// from messages that quote user input.
+	secrets []string
+}
+
+func (l *loader) addf(format string, args ...any) {
+	l.problems = append(l.problems, fmt.Errorf(format, args...))
+}
+
+// err returns the ConfigError with every secret scrubbed from every message.
+func (l *loader) err() error {
+	if len(l.problems) == 0 {
+		return nil
+	}
+	out := make([]error, len(l.problems))
+	for i, p := range l.problems {
+		msg := p.Error()
+		if clean := scrub(msg, l.secrets); clean != msg {
+			out[i] = errors.New(clean)
+		} else {
+			out[i] = p
+		}
+	}
+	return &ConfigError{Problems: out}
+}
+
+// minScrubLen: shorter "secrets" are not scrubbed, because they would mangle
+// ordinary words and no real credential is that short.
+const minScrubLen = 4
+
+// scrub replaces every secret in msg by [redacted]; if the marker joined
+// with its neighbours still spells one, the whole message is hidden.
+func scrub(msg string, secrets []string) string {
+	for _, s := range secrets {
+		if len(s) >= minScrubLen {
+			msg = strings.ReplaceAll(msg, s, redacted)
+		}
+	}
+	for _, s := range secrets {
+		if len(s) >= minScrubLen && strings.Contains(msg, s) {
+			return "(message hidden because it would reveal a secret)"
+		}
+	}
+	return msg
+}
+
+// remember records a secret for scrubbing: the value, trimmed, and each
+// long line of it, since a PEM key could be quoted one line at a time.
+func (l *loader) remember(v string) {
+	if strings.TrimSpace(v) == "" {
+		return
+	}
+	l.secrets = append(l.secrets, v, strings.TrimSpace(v))
+	for line := range strings.SplitSeq(v, "\n") {
+		line = strings.TrimSpace(line)
+		if len(line) >= 16 && !strings.HasPrefix(line, "-----") {
+			l.secrets = append(l.secrets, line)
+		}
+	}
+}
+
+// secretPaths are the keys whose values are secrets.
+var secretPaths = [][]string{{"auth", "key"}, {"auth", "passphrase"}, {"auth", "key_passphrase"}}
+
+// rememberFileSecrets finds the secrets in the file, leniently parsed, so
+// that even a parse error quoting them can be scrubbed.
+func (l *loader) rememberFileSecrets(data []byte) {
+	var raw map[string]any
+	if yaml.Unmarshal(data, &raw) != nil {
+		return
+	}
+	for _, p := range secretPaths {
+		if auth, ok := raw[p[0]].(map[string]any); ok {
+			if s, ok := auth[p[1]].(string); ok {
+				l.remember(s)
+			}
+		}
+	}
+}
+
+// decode copies raw into v (a struct) by json tag, strictly: unknown keys
+// and values of the wrong type are problems, each named by its dotted path.
+func (l *loader) decode(prefix string, raw map[string]any, v reflect.Value) {
+	fields := map[string]reflect.Value{}
+	var known []string
+	t := v.Type()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		fields[name] = v.Field(i)
+		known = append(known, name)
+	}
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // stable messages
+	for _, k := range keys {
+		path := prefix + k
+		f, ok := fields[k]
+		if !ok {
+			l.addf("unknown key %q in the cloud config%s", path, suggestKey(prefix, k, known))
+			continue
+		}
+		val := raw[k]
+		if val == nil { // "key:" with no value: unset
+			continue
+		}
+		l.set(path, val, f)
+	}
+}
+
+// set stores one value into f, reporting a type mismatch.
+func (l *loader) set(path string, val any, f reflect.Value) {
+	switch f.Kind() {
+	case reflect.String:
+		s, ok := val.(string)
+		if !ok {
+			l.addf("%s: must be a string, got %s (quote the value)", path, yamlKind(val))
+			return
+		}
+		f.SetString(strings.TrimSpace(s))
+	case reflect.Bool:
+		b, ok := val.(bool)
+		if !ok {
+			l.addf("%s: must be true or false, got %s", path, yamlKind(val))
+			return
+		}
+		f.SetBool(b)
+	case reflect.Float64:
+		n, ok := val.(float64)
+		if !ok {
+			l.addf("%s: must be a number, got %s", path, yamlKind(val))
+			return
+		}
+		f.SetFloat(n)
+	case reflect.Int:
+		n, ok := val.(float64)
+		if !ok || n != float64(int(n)) {
+			l.addf("%s: must be a whole number, got %s", path, yamlKind(val))
+			return
+		}
+		f.SetInt(int64(n))
+	case reflect.Struct:
+		m, ok := val.(map[string]any)
+		if !ok {
+			l.addf("%s: must be a mapping of keys, got %s", path, yamlKind(val))
+			return
+		}
+		l.decode(path+".", m, f)
+	case reflect.Map: // map[string]string
+		m, ok := val.(map[string]any)
+		if !ok {
+			l.addf("%s: must be a mapping of subnet OCID to security list OCID, got %s", path, yamlKind(val))
+			return
+		}
+		out := make(map[string]string, len(m))
+		for k, v := range m {
+			s, ok := v.(string)
+			if !ok {
+				l.addf("%s.%s: must be a string, got %s", path, k, yamlKind(v))
+				continue
+			}
+			out[strings.TrimSpace(k)] = strings.TrimSpace(s)
+		}
+		f.Set(reflect.ValueOf(out))
+	default:
+		panic(fmt.Sprintf("oci config: field %s has unsupported kind %s", path, f.Kind()))
+	}
+}
+
+// suggestKey offers the known key an unknown one was probably meant to be
+// (subnet_1, Subnet1 -> subnet1), or where a key of the right name lives.
+func suggestKey(prefix, k string, known []string) string {
+	norm := func(s string) string {
+		return strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(s))
+	}
+	for _, want := range known {
+		if norm(k) == norm(want) {
+			return fmt.Sprintf(" (did you mean %s%s?)", prefix, want)
+		}
+	}
+	sections := []struct {
+		prefix string
+		t      reflect.Type
+	}{
+		{"", reflect.TypeFor[Config]()}, {"auth.", reflect.TypeFor[AuthConfig]()},
+		{"loadBalancer.", reflect.TypeFor[LoadBalancerConfig]()}, {"rateLimiter.", reflect.TypeFor[RateLimiterConfig]()},
+	}
+	for _, sec := range sections {
+		if sec.prefix == prefix {
+			continue
+		}
+		for i := range sec.t.NumField() {
+			name, _, _ := strings.Cut(sec.t.Field(i).Tag.Get("json"), ",")
+			if norm(name) == norm(k) && sec.t.Field(i).Type.Kind() != reflect.Struct {
+				return fmt.Sprintf(" (did you mean %s%s?)", sec.prefix, name)
+			}
+		}
+	}
+	return ""
+}
+
+func yamlKind(v any) string {
+	switch v.(type) {
+	case bool:
+		return "a boolean"
+	case float64, int64, int:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "a mapping"
+	default:
+		return fmt.Sprintf("%T", v)
+	}
+}
+
+// validate checks every value and how they combine, after decoding.
+func (l *loader) validate(cfg *Config) {
+	a := &cfg.Auth
+	if cfg.UseInstancePrincipals || a.UseInstancePrincipals {
+		key := "useInstancePrincipals"
+		if a.UseInstancePrincipals {
+			key = "auth.useInstancePrincipals"
+		}
+		l.addf("%s: instance principals are out of scope for this CCM; set it to false and configure an API key "+
+			"(auth.user, auth.key or auth.key_file, auth.fingerprint)", key)
+	}
+	if cfg.Compartment == "" && a.Compartment != "" {
+		cfg.Compartment = a.Compartment // the public format's older place
+	} else if cfg.Compartment != "" && a.Compartment != "" && a.Compartment != cfg.Compartment {
+		l.addf("auth.compartment and compartment differ: set only the top-level compartment")
+	}
+	l.checkOCID("auth.region", a.Region, regionPattern, "us-ashburn-1")
+	l.checkOCID("auth.tenancy", a.Tenancy, tenancyOCID, "ocid1.tenancy.oc1..<unique id>")
+	l.checkOCID("auth.user", a.User, userOCID, "ocid1.user.oc1..<unique id>")
+	l.checkOCID("compartment", cfg.Compartment, compartmentOCID, "ocid1.compartment.oc1..<unique id> (or the tenancy OCID for the root compartment)")
+	l.checkOCID("vcn", cfg.VCN, vcnOCID, "ocid1.vcn.oc1.<region>.<unique id>")
+	if a.Passphrase != "" && a.KeyPassphrase != "" {
+		l.addf("auth.passphrase and auth.key_passphrase are both set: set only auth.passphrase")
+	}
+	l.checkKey(a)
+	if cfg.Endpoint != "" {
+		if err := checkEndpoint(cfg.Endpoint); err != nil {
+			l.addf("endpoint %q: %v", cfg.Endpoint, err)
+		}
+	}
+	if _, err := cfg.instanceCacheTTL(); err != nil {
+		l.addf("instanceCacheTTL %q: %v", cfg.InstanceCacheTTL, err)
+	}
+	l.checkLoadBalancer(&cfg.LoadBalancer)
+	l.checkRateLimiter(&cfg.RateLimiter)
+}
+
+// checkOCID reports a missing required value or one of the wrong shape.
+func (l *loader) checkOCID(key, v string, re *regexp.Regexp, example string) {
+	switch {
+	case v == "":
+		l.addf("%s: required", key)
+	case !re.MatchString(v):
+		l.addf("%s %q: must look like %s", key, v, example)
+	}
+}
+
+// checkKey loads the private key (inline or from key_file), makes sure it
+// is an RSA key the passphrase opens, and that the fingerprint is its own:
+// a wrong fingerprint would only show up later as 401 on every call.
+func (l *loader) checkKey(a *AuthConfig) {
+	key := l.loadKey(a)
+	switch {
+	case a.Fingerprint == "" && key != nil:
+		l.addf("auth.fingerprint: required (the API key's fingerprint, %s for this key)", fingerprintOf(key))
+	case a.Fingerprint == "" && !a.UseInstancePrincipals:
+		l.addf("auth.fingerprint: required (the API key's fingerprint, aa:bb:...:ff)")
+	case a.Fingerprint == "":
+	case !fingerprintPattern.MatchString(a.Fingerprint):
+		l.addf("auth.fingerprint %q: must be 16 colon-separated lowercase hex bytes, like 12:34:56:78:9a:bc:de:f0:12:34:56:78:9a:bc:de:f0", a.Fingerprint)
+	case key != nil && a.Fingerprint != fingerprintOf(key):
+		what := "auth.key"
+		if a.KeyFile != "" {
+			what = "auth.key_file " + a.KeyFile
+		}
+		l.addf("auth.fingerprint %q: is not the fingerprint of %s (%s); OCI would reject every call with 401",
+			a.Fingerprint, what, fingerprintOf(key))
+	}
+}
+
+// loadKey reads the key (inline or from key_file) and parses it with its
+// passphrase; nil after reporting why it cannot.
+func (l *loader) loadKey(a *AuthConfig) *rsa.PrivateKey {
+	if a.Key != "" {
+		l.remember(string(a.Key))
+	}
+	what := "auth.key"
+	switch {
+	case a.Key != "" && a.KeyFile != "":
+		l.addf("auth.key and auth.key_file are both set: set only one")
+		return nil
+	case a.Key == "" && a.KeyFile == "":
+		if !a.UseInstancePrincipals {
+			l.addf("auth.key: required (the PEM private key inline, or auth.key_file naming a file holding it)")
+		}
+		return nil
+	case a.KeyFile != "":
+		what = "auth.key_file " + a.KeyFile
+		pem, err := readKeyFile(a.KeyFile)
+		if err != nil {
+			l.addf("%s: %v", what, err)
+			return nil
+		}
+		l.remember(pem)
+		a.Key = Secret(pem)
+	}
+	var pass *string
+	if p := a.passphrase(); p != "" {
+		s := string(p)
+		l.remember(s)
+		pass = &s
+	}
+	key, err := common.PrivateKeyFromBytes([]byte(a.Key), pass)
+	if err != nil {
+		// The SDK's message names the format problem, never the key.
+		l.addf("%s: not a usable PEM RSA private key (the value is not shown): %v", what, err)
+		return nil
+	}
+	return key
+}
+
+// fingerprintOf returns an API key's fingerprint: the MD5 of the public
+// key in DER (PKIX), as colon-separated hex. It is public information.
+func fingerprintOf(key crypto.Signer) string {
+	der, err := x509.MarshalPKIXPublicKey(key.Public())
+	if err != nil {
+		return "(unknown)"
+	}
+	sum := md5.Sum(der) //nolint:gosec // the fingerprint format is MD5
+	parts := make([]string, len(sum))
+	for i, b := range sum {
+		parts[i] = fmt.Sprintf("%02x", b)
+	}
+	return strings.Join(parts, ":")
+}
+
+// readKeyFile reads a regular file of at most maxKeyFileSize bytes.
+func readKeyFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return "", fmt.Errorf("%s: %w", pe.Op, pe.Err)
+		}
+		return "", err
+	}
+	defer func() { _ = f.Close() }()
+	st, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if !st.Mode().IsRegular() {
+		return "", errors.New("not a regular file")
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxKeyFileSize+1))
+	if err != nil {
+		return "", err
+	}
+	if len(data) > maxKeyFileSize {
+		return "", fmt.Errorf("larger than %d bytes, not a PEM key", maxKeyFileSize)
+	}
+	if strings.TrimSpace(string(data)) == "" {
+		return "", errors.New("file is empty")
+	}
+	return string(data), nil
+}
+
+// checkEndpoint accepts http[s]://host[:port] with nothing after it, the
+// form the SDK's BaseClient.Host takes.
+func checkEndpoint(s string) error {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return errors.New("must be a URL like http://127.0.0.1:8080")
+	case u.Scheme != "http" && u.Scheme != "https":
+		return errors.New("scheme must be http or https")
+	case u.Host == "":
+		return errors.New("must name a host, like http://127.0.0.1:8080")
+	case u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "":
+		return errors.New("must be scheme://host[:port] with no user, path or query (the SDK adds each service's path)")
+	}
+	return nil
+}
+
+// checkLoadBalancer validates the loadBalancer section.
+func (l *loader) checkLoadBalancer(lb *LoadBalancerConfig) {
+	for _, s := range []struct{ key, v string }{{"loadBalancer.subnet1", lb.Subnet1}, {"loadBalancer.subnet2", lb.Subnet2}} {
+		if s.v != "" && !subnetOCID.MatchString(s.v) {
+			l.addf("%s %q: must look like ocid1.subnet.oc1.<region>.<unique id>", s.key, s.v)
+		}
+	}
+	if lb.Subnet2 != "" && lb.Subnet1 == "" {
+		l.addf("loadBalancer.subnet2 is set without loadBalancer.subnet1: set subnet1 (subnet2 is the optional second one)")
+	}
+	if m := lb.SecurityListManagementMode; m != "" {
+		modes := []string{SecurityListModeNone, SecurityListModeFrontend, SecurityListModeAll}
+		i := slices.IndexFunc(modes, func(want string) bool { return strings.EqualFold(want, m) })
+		if i < 0 {
+			l.addf("loadBalancer.securityListManagementMode %q: must be None, Frontend or All", m)
+		} else {
+			lb.SecurityListManagementMode = modes[i]
+		}
+		if lb.DisableSecurityListManagement && i >= 0 && modes[i] != SecurityListModeNone {
+			l.addf("loadBalancer.disableSecurityListManagement is true but securityListManagementMode is %s: set only securityListManagementMode", modes[i])
+		}
+	}
+	subnets := make([]string, 0, len(lb.SecurityLists))
+	for s := range lb.SecurityLists {
+		subnets = append(subnets, s)
+	}
+	slices.Sort(subnets)
+	for _, s := range subnets {
+		if !subnetOCID.MatchString(s) {
+			l.addf("loadBalancer.securityLists: key %q must be a subnet OCID", s)
+		}
+		if sl := lb.SecurityLists[s]; !securityOCID.MatchString(sl) {
+			l.addf("loadBalancer.securityLists[%s] %q: must be a security list OCID (ocid1.securitylist...)", s, sl)
+		}
+	}
+}
+
+// checkRateLimiter validates the rateLimiter section. Zero means default,
+// as in the public format.
+func (l *loader) checkRateLimiter(r *RateLimiterConfig) {
+	for _, q := range []struct {
+		key string
+		v   float64
+	}{{"rateLimiter.rateLimitQPSRead", r.RateLimitQPSRead}, {"rateLimiter.rateLimitQPSWrite", r.RateLimitQPSWrite}} {
+		if q.v < 0 {
+			l.addf("%s %v: must be a positive number of requests per second (0 or unset: %v)", q.key, q.v, DefaultRateLimitQPS)
+		}
+	}
+	for _, b := range []struct {
+		key string
+		v   int
+	}{{"rateLimiter.rateLimitBucketRead", r.RateLimitBucketRead}, {"rateLimiter.rateLimitBucketWrite", r.RateLimitBucketWrite}} {
+		if b.v < 0 {
+			l.addf("%s %d: must be a positive burst size (0 or unset: %d)", b.key, b.v, DefaultRateLimitBucket)
+		}
+	}
+}

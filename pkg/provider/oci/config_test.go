@@ -1,0 +1,269 @@
+package oci
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// testKey is one RSA key for the whole package (generating one is slow
+// under -race).
+var testKey = sync.OnceValues(func() (*rsa.PrivateKey, string) {
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		panic(err)
+	}
+	p := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)})
+	return k, string(p)
+})
+
+func testPEM() string         { _, p := testKey(); return p }
+func testFingerprint() string { k, _ := testKey(); return fingerprintOf(k) }
+
+const (
+	testTenancy = "ocid1.tenancy.oc1..aaaatenancy"
+	testUser    = "ocid1.user.oc1..aaaauser"
+)
+
+// indent indents every line of s by n spaces, for a YAML block scalar.
+func indent(s string, n int) string {
+	pad := strings.Repeat(" ", n)
+	return pad + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+pad)
+}
+
+// validConfig returns a complete config with extra appended (YAML).
+func validConfig(extra string) string {
+	return fmt.Sprintf(`auth:
+  region: us-ashburn-1
+  tenancy: %s
+  user: %s
+  fingerprint: %s
+  key: |
+%s
+compartment: %s
+vcn: %s
+`, testTenancy, testUser, testFingerprint(), indent(testPEM(), 4), testCompartment, testVCN) + extra
+}
+
+func TestLoadConfigValid(t *testing.T) {
+	full := validConfig(`loadBalancer:
+  subnet1: ` + testSubnet + `
+  subnet2: ` + otherSubnet + `
+  securityListManagementMode: frontend
+  securityLists:
+    ` + testSubnet + `: ocid1.securitylist.oc1.iad.aaaasl
+rateLimiter:
+  rateLimitQPSRead: 50
+  rateLimitBucketRead: 10
+  rateLimitQPSWrite: 2.5
+  rateLimitBucketWrite: 1
+endpoint: http://127.0.0.1:8080
+`)
+	cfg, err := LoadConfig(strings.NewReader(full))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Auth.Region != "us-ashburn-1" || cfg.Auth.Tenancy != testTenancy || cfg.Auth.User != testUser ||
+		cfg.Compartment != testCompartment || cfg.VCN != testVCN || cfg.Endpoint != "http://127.0.0.1:8080" {
+		t.Errorf("cfg = %+v", cfg)
+	}
+	if string(cfg.Auth.Key) != strings.TrimSpace(testPEM()) {
+		t.Error("key not loaded verbatim")
+	}
+	lb := cfg.LoadBalancer
+	if lb.Subnet1 != testSubnet || lb.Subnet2 != otherSubnet || lb.SecurityListMode() != SecurityListModeFrontend ||
+		lb.SecurityLists[testSubnet] != "ocid1.securitylist.oc1.iad.aaaasl" {
+		t.Errorf("loadBalancer = %+v", lb)
+	}
+	if q, b := cfg.RateLimiter.readLimit(); q != 50 || b != 10 {
+		t.Errorf("read limit = %v/%v", q, b)
+	}
+	if q, b := cfg.RateLimiter.writeLimit(); q != 2.5 || b != 1 {
+		t.Errorf("write limit = %v/%v", q, b)
+	}
+}
+
+// The upstream crash: a config without a loadBalancer section must work.
+func TestLoadConfigMinimal(t *testing.T) {
+	cfg, err := LoadConfig(strings.NewReader(validConfig("")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.LoadBalancer.Disabled || cfg.LoadBalancer.SecurityListMode() != SecurityListModeNone {
+		t.Errorf("loadBalancer defaults = %+v", cfg.LoadBalancer)
+	}
+	if q, b := cfg.RateLimiter.readLimit(); q != DefaultRateLimitQPS || b != DefaultRateLimitBucket {
+		t.Errorf("read limit defaults = %v/%v", q, b)
+	}
+	if _, err := New(cfg); err != nil {
+		t.Fatalf("New: %v", err)
+	}
+}
+
+func TestLoadConfigKeyFileAndPassphrase(t *testing.T) {
+	k, _ := testKey()
+	//nolint:staticcheck // legacy encrypted PEM is what `openssl genrsa -aes128` writes, and the SDK reads it
+	block, err := x509.EncryptPEMBlock(rand.Reader, "RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(k), []byte("open-sesame-1"), x509.PEMCipherAES128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "key.pem")
+	if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := fmt.Sprintf("auth:\n  region: us-ashburn-1\n  tenancy: %s\n  user: %s\n  fingerprint: %s\n  key_file: %s\n",
+		testTenancy, testUser, testFingerprint(), path)
+	tail := "compartment: " + testCompartment + "\nvcn: " + testVCN + "\n"
+	for _, pass := range []string{"passphrase", "key_passphrase"} {
+		if _, err := LoadConfig(strings.NewReader(base + "  " + pass + ": open-sesame-1\n" + tail)); err != nil {
+			t.Errorf("%s: %v", pass, err)
+		}
+	}
+	_, err = LoadConfig(strings.NewReader(base + "  passphrase: wrong-passphrase\n" + tail))
+	if err == nil || !strings.Contains(err.Error(), "auth.key_file "+path) {
+		t.Errorf("wrong passphrase: err = %v", err)
+	}
+	if err != nil && strings.Contains(err.Error(), "wrong-passphrase") {
+		t.Errorf("the passphrase leaked: %v", err)
+	}
+}
+
+func TestLoadConfigErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		file string
+		want []string // every fragment must appear
+	}{
+		{name: "nothing", file: "", want: []string{"auth.region: required", "auth.tenancy: required", "auth.user: required",
+			"auth.key: required", "compartment: required", "vcn: required"}},
+		{name: "bad shapes, all at once", file: `auth:
+  region: ashburn
+  tenancy: ocid1.user.oc1..x
+  user: alice
+  fingerprint: nope
+  key: not a key
+compartment: ocid1.vcn.oc1..x
+vcn: vcn-1
+endpoint: ftp://x
+instanceCacheTTL: soon
+`, want: []string{"9 problems", `instanceCacheTTL "soon"`, `auth.fingerprint "nope"`, `auth.region "ashburn"`, `auth.tenancy "ocid1.user.oc1..x"`, `auth.user "alice"`,
+			`compartment "ocid1.vcn.oc1..x"`, `vcn "vcn-1"`, "auth.key: not a usable PEM RSA private key", `endpoint "ftp://x"`}},
+		{name: "instance principals", file: validConfig("useInstancePrincipals: true\n"),
+			want: []string{"useInstancePrincipals: instance principals are out of scope"}},
+		{name: "instance principals, old place", file: "auth:\n  useInstancePrincipals: true\ncompartment: " + testCompartment + "\nvcn: " + testVCN + "\n",
+			want: []string{"auth.useInstancePrincipals: instance principals are out of scope"}},
+		{name: "unknown keys suggest", file: validConfig("subnet1: x\nloadBalancer:\n  Subnet_1: y\n  frobnicate: true\nVCN: z\n"),
+			want: []string{`unknown key "subnet1" in the cloud config (did you mean loadBalancer.subnet1?)`,
+				`unknown key "loadBalancer.Subnet_1" in the cloud config (did you mean loadBalancer.subnet1?)`,
+				`unknown key "loadBalancer.frobnicate"`, `unknown key "VCN" in the cloud config (did you mean vcn?)`}},
+		{name: "wrong types", file: validConfig("loadBalancer:\n  disabled: yes-please\n  subnet1: 12\nrateLimiter:\n  rateLimitQPSRead: fast\n  rateLimitBucketRead: 1.5\n"),
+			want: []string{"loadBalancer.disabled: must be true or false, got a string", "loadBalancer.subnet1: must be a string, got a number",
+				"rateLimiter.rateLimitQPSRead: must be a number, got a string", "rateLimiter.rateLimitBucketRead: must be a whole number"}},
+		{name: "section not a mapping", file: validConfig("loadBalancer: true\n"), want: []string{"loadBalancer: must be a mapping"}},
+		{name: "bad lb values", file: validConfig("loadBalancer:\n  securityListManagementMode: Some\n  subnet2: " + testSubnet + "\n  securityLists:\n    nope: also-nope\n"),
+			want: []string{`securityListManagementMode "Some": must be None, Frontend or All`, "subnet2 is set without loadBalancer.subnet1",
+				`securityLists: key "nope" must be a subnet OCID`}},
+		{name: "negative rates", file: validConfig("rateLimiter:\n  rateLimitQPSWrite: -1\n  rateLimitBucketWrite: -2\n"),
+			want: []string{"rateLimiter.rateLimitQPSWrite -1: must be a positive", "rateLimiter.rateLimitBucketWrite -2: must be a positive"}},
+		{name: "wrong fingerprint", file: strings.Replace(validConfig(""), testFingerprint(), "00:11:22:33:44:55:66:77:88:99:aa:bb:cc:dd:ee:ff", 1),
+			want: []string{`auth.fingerprint "00:11:22:33:44:55:66:77:88:99:aa:bb:cc:dd:ee:ff": is not the fingerprint of auth.key (` + testFingerprint() + ")"}},
+		{name: "key and key_file", file: strings.Replace(validConfig(""), "  key: |", "  key_file: /etc/x\n  key: |", 1),
+			want: []string{"auth.key and auth.key_file are both set"}},
+		{name: "missing key file", file: strings.Replace(validConfig(""), "  key: |\n"+indent(testPEM(), 4)+"\n", "  key_file: /nonexistent/key.pem\n", 1),
+			want: []string{"auth.key_file /nonexistent/key.pem: open: no such file or directory"}},
+		{name: "yaml syntax", file: "auth: [\n", want: []string{"parse cloud config"}},
+		{name: "duplicate key", file: validConfig("vcn: " + testVCN + "\n"), want: []string{"parse cloud config", "vcn"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := LoadConfig(strings.NewReader(tt.file))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			msg := err.Error()
+			for _, w := range tt.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error does not contain %q:\n%s", w, msg)
+				}
+			}
+			if strings.Contains(msg, "\n") {
+				t.Errorf("error spans lines:\n%s", msg)
+			}
+			assertNoKey(t, msg)
+		})
+	}
+}
+
+// assertNoKey fails if any line of the test key appears in s.
+func assertNoKey(t *testing.T, s string) {
+	t.Helper()
+	for line := range strings.SplitSeq(testPEM(), "\n") {
+		if len(line) > 20 && !strings.HasPrefix(line, "-----") && strings.Contains(s, line) {
+			t.Fatalf("the private key leaked:\n%s", s)
+		}
+	}
+}
+
+func TestSecretsNeverPrinted(t *testing.T) {
+	cfg, err := LoadConfig(strings.NewReader(validConfig("")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Auth.Passphrase = "hunter2-passphrase"
+	j, _ := json.Marshal(cfg)
+	for _, out := range []string{fmt.Sprintf("%v", cfg), fmt.Sprintf("%+v", cfg), fmt.Sprintf("%#v", cfg), fmt.Sprintf("%s %q %x", cfg.Auth.Key, cfg.Auth.Key, cfg.Auth.Key), string(j)} {
+		assertNoKey(t, out)
+		if strings.Contains(out, "hunter2") {
+			t.Fatalf("passphrase leaked: %s", out)
+		}
+	}
+	// A secret pasted into another key is scrubbed from the message.
+	bad := strings.Replace(validConfig(""), "region: us-ashburn-1", "region: hunter2-passphrase", 1)
+	bad = strings.Replace(bad, "  key: |", "  passphrase: hunter2-passphrase\n  key: |", 1)
+	_, err = LoadConfig(strings.NewReader(bad))
+	if err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("err = %v; want an error without the passphrase", err)
+	}
+	if !strings.Contains(err.Error(), "auth.region") {
+		t.Errorf("err does not name auth.region: %v", err)
+	}
+}
+
+func TestParseProviderID(t *testing.T) {
+	id := instanceOCID(1)
+	tests := []struct {
+		in, want, err string
+	}{
+		{in: "oci://" + id, want: id},
+		{in: id, want: id},
+		{in: "oci://ocid1.instance.oc1.phx.abyhqljrx", want: "ocid1.instance.oc1.phx.abyhqljrx"},
+		{in: "oci://ocid1.instance.oc1..aaaa", want: "ocid1.instance.oc1..aaaa"},
+		{in: "oci://ocid1.vnic.oc1.phx.x", err: "not an instance OCID"},
+		{in: "oci://", err: "not an instance OCID"},
+		{in: "aws:///us-east-1a/i-1", err: "not an OCI providerID"},
+		{in: "ocid1.instance", err: "not an OCI providerID"},
+	}
+	for _, tt := range tests {
+		got, err := parseProviderID(tt.in)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("parse(%q) err = %v, want %q", tt.in, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("parse(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
+	if formatProviderID(id) != "oci://"+id {
+		t.Error("format")
+	}
+}

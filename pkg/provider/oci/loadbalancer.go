@@ -1,0 +1,390 @@
+package oci
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/klog/v2"
+
+	"github.com/ccmkit/ccm/internal/annotations"
+	"github.com/ccmkit/ccm/internal/lbspec"
+	"github.com/ccmkit/ccm/internal/oci/lbops"
+)
+
+// lbOps is what the interface layer needs of internal/oci/lbops; tests fake it.
+type lbOps interface {
+	Get(ctx context.Context, displayName string) (*corev1.LoadBalancerStatus, bool, error)
+	Ensure(ctx context.Context, d *lbops.Desired) (*corev1.LoadBalancerStatus, error)
+	Update(ctx context.Context, d *lbops.Desired) error
+	Delete(ctx context.Context, d *lbops.Desired) error
+}
+
+// loadBalancers implements cloudprovider.LoadBalancer: it translates a
+// Service and the nodes into an lbops.Desired (the provider-neutral spec
+// from internal/lbspec plus OCI's annotations and the cloud config) and
+// hands it to the operations layer. It calls no API itself.
+type loadBalancers struct {
+	cfg LoadBalancerConfig
+	ops lbOps
+}
+
+var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
+
+func newLoadBalancer(cfg *Config, c *clients) cloudprovider.LoadBalancer {
+	if cfg.LoadBalancer.SecurityListMode() == SecurityListModeAll {
+		klog.InfoS("loadBalancer.securityListManagementMode All manages the load balancer subnets' ingress rules, " +
+			"as Frontend does; the rules from the load balancer subnets to the node subnets are left to you (see docs/oci.md)")
+	}
+	return &loadBalancers{cfg: cfg.LoadBalancer, ops: lbops.New(c.lb, c.nlb, c.network, lbops.Config{
+		Compartment: cfg.Compartment, SecurityLists: cfg.LoadBalancer.SecurityLists,
+	})}
+}
+
+// GetLoadBalancerName is the load balancer's display name: the Service UID,
+// as the public OCI CCM names them, so that it is found again whatever
+// happens to the Service's name.
+func (l *loadBalancers) GetLoadBalancerName(_ context.Context, _ string, svc *corev1.Service) string {
+	return string(svc.UID)
+}
+
+// GetLoadBalancer reports the Service's load balancer, of either kind.
+func (l *loadBalancers) GetLoadBalancer(ctx context.Context, _ string, svc *corev1.Service) (*corev1.LoadBalancerStatus, bool, error) {
+	return l.ops.Get(ctx, string(svc.UID))
+}
+
+// EnsureLoadBalancer creates or updates the Service's load balancer. A bad
+// annotation is reported (every problem at once) before any API call, so
+// the existing load balancer stays as it is.
+func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *corev1.Service, nodes []*corev1.Node) (*corev1.LoadBalancerStatus, error) {
+	d, err := l.desired(svc, nodes)
+	if err != nil {
+		return nil, err
+	}
+	return l.ops.Ensure(ctx, d)
+}
+
+// UpdateLoadBalancer updates the backends when nodes change.
+func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *corev1.Service, nodes []*corev1.Node) error {
+	d, err := l.desired(svc, nodes)
+	if err != nil {
+		return err
+	}
+	return l.ops.Update(ctx, d)
+}
+
+// EnsureLoadBalancerDeleted deletes the Service's load balancer, of either
+// kind, and our security list rules. It needs no valid annotation: a
+// Service broken by an edit can still be deleted.
+func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string, svc *corev1.Service) error {
+	d := &lbops.Desired{Ref: lbspec.RefOf(svc, ""), DisplayName: string(svc.UID), SecurityListMode: l.cfg.SecurityListMode()}
+	for _, n := range []annotations.Name{annotations.OCILBSecurityListManagementMode, annotations.OCINLBSecurityListManagementMode} {
+		if m, err := securityListMode(svc, n); err == nil && m != "" && m != SecurityListModeNone {
+			d.SecurityListMode = m // rules written under a per-Service mode are removed too
+		}
+	}
+	return l.ops.Delete(ctx, d)
+}
+
+// Health check ranges OCI accepts.
+var ociLimits = lbspec.Limits{
+	HealthCheckInterval:  lbspec.Range[time.Duration]{Min: time.Second, Max: 30 * time.Minute},
+	HealthCheckTimeout:   lbspec.Range[time.Duration]{Min: time.Millisecond, Max: 10 * time.Minute},
+	HealthCheckThreshold: lbspec.Range[int]{Min: 1, Max: 10},
+}
+
+// Defaults of the LB-specific annotations.
+const (
+	defaultFlexMinMbps = 10
+	defaultFlexMaxMbps = 100
+)
+
+// fixedShapes are the legacy fixed LB shapes still accepted.
+var fixedShapes = []string{"10Mbps", "100Mbps", "400Mbps", "8000Mbps"}
+
+// desired builds what the Service needs. Every problem, neutral or OCI,
+// comes back in one error naming each annotation or field.
+func (l *loadBalancers) desired(svc *corev1.Service, nodes []*corev1.Node) (*lbops.Desired, error) {
+	d := &lbops.Desired{DisplayName: string(svc.UID)}
+	var hco hcOverrides
+	spec, err := lbspec.Build(svc, nodes, lbspec.Options{
+		// The OCI annotations are read here, so that their problems are
+		// reported together with the neutral ones.
+		Placement: func(svc *corev1.Service) (lbspec.Placement, error) {
+			errs := l.readOCI(svc, d)
+			errs = append(errs, hco.read(svc, d.Kind)...)
+			return lbspec.Placement{Internal: d.Internal, Name: d.DisplayName}, errors.Join(errs...)
+		},
+		InstanceID: func(n *corev1.Node) (string, error) { return parseProviderID(n.Spec.ProviderID) },
+		Limits:     ociLimits,
+	})
+	if err != nil {
+		return nil, err
+	}
+	d.Ref, d.Listeners, d.SourceRanges = spec.Ref, spec.Listeners, spec.SourceRanges
+	hc := spec.HealthCheck
+	d.HealthCheck = lbops.HealthCheck{
+		Protocol: string(hc.Protocol), Port: hc.Port, Path: hc.Path,
+		Retries: hc.UnhealthyThreshold, Interval: hc.Interval, Timeout: hc.Timeout,
+	}
+	if err := hco.apply(&d.HealthCheck); err != nil {
+		return nil, &lbspec.Error{Service: spec.Service, Problems: []error{err}}
+	}
+	if spec.SessionAffinity.ClientIP && !annotations.OCINLBBackendPolicy.IsSet(svc) {
+		d.Policy = map[lbops.Kind]string{lbops.KindLB: "IP_HASH", lbops.KindNLB: "TWO_TUPLE"}[d.Kind]
+	}
+	d.Backends = backendsOf(spec.Backends, nodes)
+	if len(spec.SourceRanges) > 0 && d.SecurityListMode == SecurityListModeNone {
+		klog.InfoS("loadBalancerSourceRanges are not enforced with security list mode None", "service", klog.KObj(svc))
+	}
+	return d, nil
+}
+
+// hcOverrides are the OCI health check annotations (retries, and interval
+// and timeout in milliseconds as upstream), applied over the neutral spec's.
+type hcOverrides struct {
+	retries           int
+	interval, timeout time.Duration
+	timeoutName       annotations.Name
+}
+
+func (h *hcOverrides) read(svc *corev1.Service, kind lbops.Kind) []error {
+	retries, interval, timeout := annotations.OCILBHealthCheckRetries, annotations.OCILBHealthCheckInterval, annotations.OCILBHealthCheckTimeout
+	if kind == lbops.KindNLB {
+		retries, interval, timeout = annotations.OCINLBHealthCheckRetries, annotations.OCINLBHealthCheckInterval, annotations.OCINLBHealthCheckTimeout
+	}
+	h.timeoutName = timeout
+	var errs []error
+	collect := func(err error) bool {
+		if err != nil && !errors.Is(err, annotations.ErrNotSet) {
+			errs = append(errs, err)
+		}
+		return err == nil
+	}
+	if v, err := retries.IntInRangeFromService(svc, 1, 10); collect(err) {
+		h.retries = v
+	}
+	if v, err := millis(svc, interval, time.Second, 30*time.Minute); collect(err) {
+		h.interval = v
+	}
+	if v, err := millis(svc, timeout, time.Millisecond, 10*time.Minute); collect(err) {
+		h.timeout = v
+	}
+	if h.interval != 0 && h.timeout != 0 && h.timeout >= h.interval {
+		errs = append(errs, timeout.Invalid(svc.Annotations[string(timeout)], "the health check timeout must be shorter than its interval (%s)", h.interval))
+	}
+	return errs
+}
+
+// apply puts the overrides into hc; an error when only one of interval and
+// timeout was set and the result has the timeout not below the interval.
+func (h *hcOverrides) apply(hc *lbops.HealthCheck) error {
+	if h.retries != 0 {
+		hc.Retries = h.retries
+	}
+	if h.interval != 0 {
+		hc.Interval = h.interval
+	}
+	if h.timeout != 0 {
+		hc.Timeout = h.timeout
+	}
+	if hc.Timeout >= hc.Interval {
+		return h.timeoutName.Invalid(hc.Timeout.String(), "the health check timeout must be shorter than its interval (%s)", hc.Interval)
+	}
+	return nil
+}
+
+// readOCI reads the OCI annotations and the cloud config into d.
+func (l *loadBalancers) readOCI(svc *corev1.Service, d *lbops.Desired) []error {
+	var errs []error
+	collect := func(err error) bool {
+		if err != nil && !errors.Is(err, annotations.ErrNotSet) {
+			errs = append(errs, err)
+			return false
+		}
+		return err == nil
+	}
+	d.Kind = lbops.KindLB
+	if v, err := annotations.OCILoadBalancerType.EnumFromService(svc, "lb", "nlb"); collect(err) {
+		d.Kind = lbops.Kind(v)
+	}
+	if d.Kind == lbops.KindLB {
+		for _, p := range svc.Spec.Ports {
+			if p.Protocol == corev1.ProtocolUDP {
+				errs = append(errs, fmt.Errorf("port %d/%s: the OCI Load Balancer carries TCP only; set %s: nlb for UDP",
+					p.Port, p.Protocol, annotations.OCILoadBalancerType))
+			}
+		}
+	}
+	if v, err := annotations.HealthCheckEnabled.BoolFromService(svc); err == nil && !v {
+		errs = append(errs, annotations.HealthCheckEnabled.Invalid("false", "OCI backend sets always have a health check"))
+	}
+	d.SecurityListMode = l.cfg.SecurityListMode()
+	modeAnnotation := annotations.OCILBSecurityListManagementMode
+	if d.Kind == lbops.KindNLB {
+		modeAnnotation = annotations.OCINLBSecurityListManagementMode
+	}
+	if m, err := securityListMode(svc, modeAnnotation); collect(err) {
+		d.SecurityListMode = m
+	}
+	if d.Kind == lbops.KindNLB {
+		if v, err := annotations.OCINLBInternal.BoolFromService(svc); collect(err) {
+			d.Internal = v
+		}
+		subnet := l.cfg.Subnet1
+		if v, err := subnetFrom(svc, annotations.OCINLBSubnet); collect(err) {
+			subnet = v
+		}
+		if subnet == "" {
+			errs = append(errs, fmt.Errorf("no subnet for the network load balancer: set loadBalancer.subnet1 in the cloud config or annotation %s", annotations.OCINLBSubnet))
+		} else {
+			d.Subnets = []string{subnet}
+		}
+		d.Policy = "FIVE_TUPLE"
+		if v, err := annotations.OCINLBBackendPolicy.EnumFromService(svc, "FIVE_TUPLE", "THREE_TUPLE", "TWO_TUPLE"); collect(err) {
+			d.Policy = v
+		}
+		if v, err := annotations.OCINLBIsPreserveSource.BoolFromService(svc); collect(err) {
+			d.PreserveSource = v
+		}
+		return errs
+	}
+
+	if v, err := annotations.OCILBInternal.BoolFromService(svc); collect(err) {
+		d.Internal = v
+	}
+	s1, s2 := l.cfg.Subnet1, l.cfg.Subnet2
+	if v, err := subnetFrom(svc, annotations.OCILBSubnet1); collect(err) {
+		s1, s2 = v, ""
+	}
+	if v, err := subnetFrom(svc, annotations.OCILBSubnet2); collect(err) {
+		s2 = v
+	}
+	switch {
+	case s1 == "":
+		errs = append(errs, fmt.Errorf("no subnet for the load balancer: set loadBalancer.subnet1 in the cloud config or annotation %s", annotations.OCILBSubnet1))
+	case d.Internal || s2 == "":
+		d.Subnets = []string{s1} // an internal load balancer lives in one (private) subnet
+	default:
+		d.Subnets = []string{s1, s2}
+	}
+	d.Shape = lbops.ShapeFlexible
+	if v, err := annotations.OCILBShape.StringFromService(svc); collect(err) {
+		switch {
+		case strings.EqualFold(v, lbops.ShapeFlexible):
+		case canonical(fixedShapes, v) != "":
+			d.Shape = canonical(fixedShapes, v)
+		default:
+			errs = append(errs, annotations.OCILBShape.Invalid(v, "must be flexible or one of %s", strings.Join(fixedShapes, ", ")))
+		}
+	}
+	d.FlexMinMbps, d.FlexMaxMbps = defaultFlexMinMbps, defaultFlexMaxMbps
+	if v, err := annotations.OCILBShapeFlexMin.IntInRangeFromService(svc, 10, 8000); collect(err) {
+		d.FlexMinMbps = v
+	}
+	if v, err := annotations.OCILBShapeFlexMax.IntInRangeFromService(svc, 10, 8000); collect(err) {
+		d.FlexMaxMbps = v
+	}
+	if d.FlexMaxMbps < d.FlexMinMbps {
+		errs = append(errs, annotations.OCILBShapeFlexMax.Invalid(strconv.Itoa(d.FlexMaxMbps), "must be at least shape-flex-min (%d)", d.FlexMinMbps))
+	}
+	d.ListenerProtocol = "TCP"
+	if v, err := annotations.OCILBBackendProtocol.EnumFromService(svc, "TCP", "HTTP"); collect(err) {
+		d.ListenerProtocol = v
+	}
+	if v, err := annotations.OCILBConnectionIdleTimeout.DurationFromService(svc); collect(err) {
+		if v < time.Second || v > 7200*time.Second {
+			errs = append(errs, annotations.OCILBConnectionIdleTimeout.Invalid(svc.Annotations[string(annotations.OCILBConnectionIdleTimeout)], "must be between 1 and 7200 seconds"))
+		} else {
+			d.IdleTimeout = v
+		}
+	}
+	d.Policy = "ROUND_ROBIN"
+	return errs
+}
+
+// millis parses the public OCI CCM's millisecond annotations: a whole
+// number is milliseconds; a Go duration (10s) is accepted too.
+func millis(svc *corev1.Service, n annotations.Name, lo, hi time.Duration) (time.Duration, error) {
+	v, err := n.StringFromService(svc)
+	if err != nil {
+		return 0, err
+	}
+	var d time.Duration
+	if ms, err := strconv.Atoi(v); err == nil {
+		d = time.Duration(ms) * time.Millisecond
+	} else if d, err = time.ParseDuration(v); err != nil {
+		return 0, n.Invalid(v, "must be a number of milliseconds (as upstream) or a duration such as 10s")
+	}
+	if d < lo || d > hi {
+		return 0, n.Invalid(v, "must be between %s and %s", lo, hi)
+	}
+	return d, nil
+}
+
+// subnetFrom reads a subnet OCID annotation.
+func subnetFrom(svc *corev1.Service, n annotations.Name) (string, error) {
+	v, err := n.StringFromService(svc)
+	if err != nil {
+		return "", err
+	}
+	if !subnetOCID.MatchString(v) {
+		return "", n.Invalid(v, "must be a subnet OCID (ocid1.subnet...)")
+	}
+	return v, nil
+}
+
+// securityListMode reads a security-list-management-mode annotation.
+func securityListMode(svc *corev1.Service, n annotations.Name) (string, error) {
+	return n.EnumFromService(svc, SecurityListModeNone, SecurityListModeFrontend, SecurityListModeAll)
+}
+
+// backendsOf pairs the spec's backends with their nodes' InternalIP: OCI
+// backends are IP:NodePort. A node without an IPv4 InternalIP is skipped
+// (the node controller has not set its addresses yet).
+func backendsOf(bs []lbspec.Backend, nodes []*corev1.Node) []lbops.Backend {
+	byName := map[string]*corev1.Node{}
+	for _, n := range nodes {
+		if n != nil {
+			byName[n.Name] = n
+		}
+	}
+	var out []lbops.Backend
+	for _, b := range bs {
+		ip := internalIPv4(byName[b.NodeName])
+		if ip == "" {
+			klog.V(2).InfoS("Node is not a load balancer backend yet: no InternalIP", "node", b.NodeName)
+			continue
+		}
+		out = append(out, lbops.Backend{NodeName: b.NodeName, IP: ip})
+	}
+	return out
+}
+
+func internalIPv4(n *corev1.Node) string {
+	if n == nil {
+		return ""
+	}
+	for _, a := range n.Status.Addresses {
+		if ip, err := netip.ParseAddr(a.Address); a.Type == corev1.NodeInternalIP && err == nil && ip.Is4() {
+			return a.Address
+		}
+	}
+	return ""
+}
+
+// canonical returns the entry of list equal to v ignoring case, or "".
+func canonical(list []string, v string) string {
+	for _, s := range list {
+		if strings.EqualFold(s, v) {
+			return s
+		}
+	}
+	return ""
+}

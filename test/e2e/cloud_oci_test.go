@@ -1,0 +1,395 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"crypto/md5" //nolint:gosec // OCI API key fingerprints are MD5
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ccmkit/ccm/internal/testcluster"
+	"github.com/ccmkit/ccm/pkg/cloudsim"
+	simoci "github.com/ccmkit/ccm/pkg/cloudsim/oci"
+)
+
+// The OCI cloud of the suite: its own compartment and VCN in the suite's
+// cloudsim (so that Tencent's instances, which the OCI dialect places in
+// its default compartment, are never the OCI CCM's) and an API key
+// registered with cloudsim. An OCI CCM runs only during OCI scenarios, and
+// the suite's Tencent CCM is paused meanwhile: some controller paths need
+// no cloud at all (the lifecycle controller lifts the shutdown taint of any
+// Ready node; every service controller claims every Service), so two CCMs
+// on one cluster would do each other's work and prove nothing.
+const (
+	ociRegion       = simoci.DefaultRegion
+	ociTenancy      = "ocid1.tenancy.oc1..aaaaaaaae2etenancy"
+	ociUser         = "ocid1.user.oc1..aaaaaaaae2euser"
+	ociCompartment  = "ocid1.compartment.oc1..aaaaaaaae2ecompartment"
+	ociVCN          = "ocid1.vcn.oc1..aaaaaaaae2evcn"
+	ociSubnet       = "ocid1.subnet.oc1..aaaaaaaae2esubnet"
+	ociOtherVCN     = "ocid1.vcn.oc1..aaaaaaaae2eothervcn"
+	ociOtherSubnet  = "ocid1.subnet.oc1..aaaaaaaae2eothersubnet"
+	ociSecurityList = "ocid1.securitylist.oc1..aaaaaaaae2esecuritylist"
+	ociShape        = "VM.Standard3.Flex"
+	ociFaultDomain  = "FAULT-DOMAIN-2"
+	// ociCIDR holds the loopback addresses nextIP hands out.
+	ociCIDR = "127.0.0.0/16"
+)
+
+// ociEnv is OCI under the conformance scenarios.
+type ociEnv struct {
+	once     sync.Once
+	startErr error
+
+	key         *rsa.PrivateKey
+	keyPEM      string
+	fingerprint string
+	zone        string // the availability domain new instances get, as a zone label
+
+	mu  sync.Mutex
+	ccm *testcluster.Process // the running OCI CCM, if any
+}
+
+var theOCIEnv = &ociEnv{}
+
+var _ cloudEnv = (*ociEnv)(nil)
+
+func (*ociEnv) name() string { return "oci" }
+
+// start prepares the OCI cloud (once) and makes an OCI CCM running the
+// node controllers the cluster's only CCM for the rest of the test.
+func (e *ociEnv) start(t *testing.T) {
+	t.Helper()
+	e.prepare(t)
+	e.runExclusive(t, "ccm-oci-"+strings.ReplaceAll(t.Name(), "/", "-"), ociNodeControllers...)
+}
+
+// prepare registers the key and seeds the network, once per suite.
+func (e *ociEnv) prepare(t *testing.T) {
+	t.Helper()
+	e.once.Do(func() { e.startErr = e.setUp() })
+	if e.startErr != nil {
+		t.Fatalf("OCI setup: %v", e.startErr)
+	}
+}
+
+// runExclusive pauses the suite's Tencent CCM and runs an OCI CCM with args
+// until the end of the test.
+func (e *ociEnv) runExclusive(t *testing.T, name string, args ...string) {
+	t.Helper()
+	pauseMainCCM(t)
+	p, err := e.startCCM(name, e.writeConfig("cloud-oci.yaml", ""), args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.mu.Lock()
+	e.ccm = p
+	e.mu.Unlock()
+	t.Cleanup(func() {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if e.ccm != nil {
+			e.ccm.Stop()
+			e.ccm = nil
+		}
+	})
+}
+
+func (e *ociEnv) setUp() error {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return err
+	}
+	e.key = key
+	e.keyPEM = string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}))
+	e.fingerprint = ociFingerprint(key)
+	if err := suite.sim.AddOCIKey(ociTenancy+"/"+ociUser+"/"+e.fingerprint, publicPEM(key)); err != nil {
+		return err
+	}
+	state, err := suite.sim.SeedOCINetwork(cloudsim.OCINetworkSeed{
+		Compartments: []string{ociCompartment},
+		SecurityLists: []simoci.SecurityList{{ID: ociSecurityList, VCNID: ociVCN, CompartmentID: ociCompartment,
+			DisplayName: "e2e-lb-subnet"}},
+		VCNs: []simoci.VCN{
+			{ID: ociVCN, CompartmentID: ociCompartment, CIDRBlock: ociCIDR, DisplayName: "e2e"},
+			{ID: ociOtherVCN, CompartmentID: ociCompartment, CIDRBlock: ociCIDR, DisplayName: "e2e-other"},
+		},
+		Subnets: []simoci.Subnet{
+			{ID: ociSubnet, VCNID: ociVCN, CompartmentID: ociCompartment, DNSLabel: "e2esubnet", SecurityListIDs: []string{ociSecurityList}},
+			{ID: ociOtherSubnet, VCNID: ociOtherVCN, CompartmentID: ociCompartment},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("seed the OCI network: %w", err)
+	}
+	if len(state.AvailabilityDomains) == 0 {
+		return fmt.Errorf("cloudsim has no availability domain")
+	}
+	e.zone = zoneLabel(state.AvailabilityDomains[0])
+	return nil
+}
+
+// ociNodeControllers are what the OCI CCM of the node scenarios runs.
+var ociNodeControllers = []string{"--controllers=cloud-node,cloud-node-lifecycle"}
+
+// zoneLabel is the zone the CCM derives from an availability domain.
+func zoneLabel(ad string) string {
+	if _, after, ok := strings.Cut(ad, ":"); ok {
+		return after
+	}
+	return ad
+}
+
+func ociFingerprint(key *rsa.PrivateKey) string {
+	der, _ := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	sum := md5.Sum(der) //nolint:gosec // the fingerprint format
+	parts := make([]string, len(sum))
+	for i, b := range sum {
+		parts[i] = fmt.Sprintf("%02x", b)
+	}
+	return strings.Join(parts, ":")
+}
+
+func publicPEM(key *rsa.PrivateKey) string {
+	der, _ := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	return string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))
+}
+
+// ociConfig renders a cloud-provider.yaml for the suite's OCI cloud, with
+// extra appended.
+func (e *ociEnv) ociConfig(user, keyPEM, fingerprint, extra string) string {
+	indented := "    " + strings.ReplaceAll(strings.TrimRight(keyPEM, "\n"), "\n", "\n    ")
+	return fmt.Sprintf(`auth:
+  region: %s
+  tenancy: %s
+  user: %s
+  fingerprint: %s
+  key: |
+%s
+compartment: %s
+vcn: %s
+loadBalancer:
+  subnet1: %s
+endpoint: %s
+instanceCacheTTL: 2s
+`, ociRegion, ociTenancy, user, fingerprint, indented, ociCompartment, ociVCN, ociSubnet, suite.simURL) + extra
+}
+
+// writeConfig writes the suite's OCI config (plus extra) into the suite dir.
+func (e *ociEnv) writeConfig(name, extra string) string {
+	path := filepath.Join(suite.dir, name)
+	if err := os.WriteFile(path, []byte(e.ociConfig(ociUser, e.keyPEM, e.fingerprint, extra)), 0o600); err != nil {
+		panic(err)
+	}
+	return path
+}
+
+func (e *ociEnv) newInstance(t *testing.T, name string) cloudsim.Instance {
+	t.Helper()
+	return e.newInstanceWith(t, name, nil)
+}
+
+func (e *ociEnv) newInstanceWith(t *testing.T, name string, setup func(*cloudsim.Instance)) cloudsim.Instance {
+	t.Helper()
+	n := idSeq.Add(1)
+	in := cloudsim.Instance{
+		Name: name, PrivateIP: nextIP(), PublicIP: fmt.Sprintf("127.1.%d.%d", n/250, 1+n%250),
+		VpcID: ociVCN, SubnetID: ociSubnet, CompartmentID: ociCompartment,
+		Shape: ociShape, FaultDomain: ociFaultDomain, State: "RUNNING",
+	}
+	if setup != nil {
+		setup(&in)
+	}
+	added, err := suite.sim.AddInstances(in)
+	if err != nil {
+		t.Fatalf("add OCI instance %s: %v", name, err)
+	}
+	return added[0]
+}
+
+func (e *ociEnv) foreignInstance(t *testing.T, name string) cloudsim.Instance {
+	t.Helper()
+	return e.newInstanceWith(t, name, func(in *cloudsim.Instance) { in.VpcID, in.SubnetID = ociOtherVCN, ociOtherSubnet })
+}
+
+func (*ociEnv) providerID(in cloudsim.Instance) string { return "oci://" + in.OCID }
+
+func (e *ociEnv) labels(cloudsim.Instance) map[string]string {
+	return map[string]string{
+		corev1.LabelTopologyZone:           e.zone,
+		corev1.LabelTopologyRegion:         ociRegion,
+		corev1.LabelInstanceTypeStable:     ociShape,
+		"oci.oraclecloud.com/fault-domain": ociFaultDomain,
+	}
+}
+
+// mappings: the public OCI CCM's rules (display name, VNIC private IP or
+// hostname label) and a kubelet-set bare OCID.
+func (*ociEnv) mappings() []nodeMapping {
+	return []nodeMapping{
+		{name: "name is display name, no address", node: func(in cloudsim.Instance) testcluster.NodeSpec {
+			return testcluster.NodeSpec{Name: in.Name}
+		}},
+		{name: "name is private IP", node: func(in cloudsim.Instance) testcluster.NodeSpec {
+			return testcluster.NodeSpec{Name: in.PrivateIP, InternalIP: in.PrivateIP}
+		}},
+		{name: "other name, InternalIP", node: func(in cloudsim.Instance) testcluster.NodeSpec {
+			return testcluster.NodeSpec{Name: "oci-host-" + strings.ReplaceAll(in.PrivateIP, ".", "-"), InternalIP: in.PrivateIP}
+		}},
+		{name: "hostname label", setup: func(in *cloudsim.Instance) {
+			in.HostnameLabel = "hl-" + strings.ReplaceAll(in.PrivateIP, ".", "-")
+		}, node: func(in cloudsim.Instance) testcluster.NodeSpec {
+			return testcluster.NodeSpec{Name: in.HostnameLabel + ".e2esubnet.e2evcn.oraclevcn.com"}
+		}},
+		{name: "kubelet providerID, bare OCID", node: func(in cloudsim.Instance) testcluster.NodeSpec {
+			return testcluster.NodeSpec{Name: "oci-pid-" + strings.ReplaceAll(in.PrivateIP, ".", "-"), InternalIP: in.PrivateIP, ProviderID: in.OCID}
+		}, providerID: func(in cloudsim.Instance) string { return in.OCID }},
+	}
+}
+
+// ociLookups are the OCI actions that read instances and their VNICs.
+var ociLookups = []string{"GetInstance", "ListInstances", "ListVnicAttachments", "GetVnic", "GetSubnet"}
+
+func (*ociEnv) lookupCalls() int {
+	calls := suite.sim.Calls()
+	n := 0
+	for _, a := range ociLookups {
+		n += total(calls[simoci.ActionPrefix+a])
+	}
+	return n
+}
+
+// initBudget: a display name or VNIC match, the instance, its VNIC
+// attachments, the VNIC and (once) its subnet; and the lifecycle checks of
+// the moment.
+func (*ociEnv) initBudget() int { return 12 }
+
+func ociFaults(code string, status int, actions ...string) []cloudsim.Fault {
+	var out []cloudsim.Fault
+	for _, a := range actions {
+		out = append(out, cloudsim.Fault{Action: simoci.ActionPrefix + a, ErrorRate: 1, ErrorCode: code, HTTPStatus: status})
+	}
+	return out
+}
+
+func (*ociEnv) faults() []faultCase {
+	return []faultCase{
+		{name: "all-500", faults: []cloudsim.Fault{{Action: "*", ErrorRate: 1, HTTPStatus: 500}}},
+		{name: "all-503", faults: []cloudsim.Fault{{Action: "*", ErrorRate: 1, HTTPStatus: 503}}},
+		{name: "429-TooManyRequests", faults: ociFaults("TooManyRequests", 0, ociLookups...)},
+		{name: "401-NotAuthenticated", faults: ociFaults("NotAuthenticated", 0, ociLookups...)},
+		// Access lost: GetInstance and the compartment listing both say 404.
+		{name: "404-everywhere", faults: ociFaults("NotAuthorizedOrNotFound", 0, ociLookups...)},
+		// GetInstance says 404 but the listing shows the instance alive: the
+		// answers disagree, so nothing is concluded (and a new node may be
+		// initialized from the listing).
+		{name: "404-GetInstance-only", faults: ociFaults("NotAuthorizedOrNotFound", 0, "GetInstance"), visible: true},
+	}
+}
+
+func (e *ociEnv) badCredentials(t *testing.T) []credentialCase {
+	t.Helper()
+	other, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherPEM := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(other)}))
+	write := func(name, text string) string {
+		path := filepath.Join(suite.dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	return []credentialCase{
+		{name: "unregistered key", config: write("cloud-oci-unregistered-key.yaml",
+			e.ociConfig(ociUser, otherPEM, ociFingerprint(other), "")), wantCode: "NotAuthenticated"},
+		{name: "unknown user", config: write("cloud-oci-unknown-user.yaml",
+			e.ociConfig("ocid1.user.oc1..aaaaaaaaunknown", e.keyPEM, e.fingerprint, "")), wantCode: "NotAuthenticated"},
+	}
+}
+
+func (e *ociEnv) malformedConfigs() []configCase {
+	valid := e.ociConfig(ociUser, e.keyPEM, e.fingerprint, "")
+	replace := func(old, new string) string { return strings.Replace(valid, old, new, 1) }
+	return []configCase{
+		{"bad vcn", replace("vcn: "+ociVCN, "vcn: 12345"), "vcn: must be a string"},
+		{"missing region", replace("  region: "+ociRegion+"\n", ""), "auth.region: required"},
+		{"unknown key", valid + "vcnId: x\n", "vcnId"},
+		{"bad endpoint", replace("endpoint: "+suite.simURL, "endpoint: ftp://x"), "endpoint"},
+		{"instance principals", valid + "useInstancePrincipals: true\n", "instance principals are out of scope"},
+		{"wrong fingerprint", replace(e.fingerprint, "00:11:22:33:44:55:66:77:88:99:aa:bb:cc:dd:ee:ff"), "auth.fingerprint"},
+		{"no key", replace("  key: |\n", "  key_file: /nonexistent/key.pem\n  nokey: |\n"), "auth.key_file /nonexistent/key.pem"},
+	}
+}
+
+func (*ociEnv) startCCM(name, cloudConfig string, extraArgs ...string) (*testcluster.Process, error) {
+	p, _, err := testcluster.CCM{
+		Binary: suite.ccmBinary, Provider: "oci", CloudConfig: cloudConfig, Kubeconfig: suite.kubeconfig,
+		Dir: suite.dir, Name: name, ExtraArgs: extraArgs,
+	}.Start()
+	return p, err
+}
+
+// pause stops the running OCI CCM for the rest of the test.
+func (e *ociEnv) pause(t *testing.T) {
+	t.Helper()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ccm != nil {
+		e.ccm.Stop()
+		e.ccm = nil
+	}
+}
+
+// leaksSecret reports whether any line of the private key's body is in text.
+func (e *ociEnv) leaksSecret(text string) bool {
+	for line := range strings.SplitSeq(e.keyPEM, "\n") {
+		if len(line) > 20 && !strings.HasPrefix(line, "-----") && strings.Contains(text, line) {
+			return true
+		}
+	}
+	return false
+}
+
+// finishOCI stops an OCI CCM left running and returns the logs and events
+// that contain the OCI private key (TestMain fails the suite on any).
+func finishOCI() []string {
+	e := theOCIEnv
+	e.mu.Lock()
+	if e.ccm != nil {
+		e.ccm.Stop()
+		e.ccm = nil
+	}
+	e.mu.Unlock()
+	if e.keyPEM == "" {
+		return nil
+	}
+	var leaks []string
+	logs, _ := filepath.Glob(filepath.Join(suite.dir, "*.log"))
+	for _, f := range logs {
+		if data, err := os.ReadFile(f); err == nil && e.leaksSecret(string(data)) {
+			leaks = append(leaks, f)
+		}
+	}
+	if events, err := suite.cluster.Client.CoreV1().Events("").List(context.Background(), metav1.ListOptions{}); err == nil {
+		for _, ev := range events.Items {
+			if e.leaksSecret(ev.Message) {
+				leaks = append(leaks, "event "+ev.Namespace+"/"+ev.Name)
+			}
+		}
+	}
+	return leaks
+}
