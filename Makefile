@@ -11,7 +11,7 @@ E2E_FLAGS  ?=
 BENCH_FLAGS ?=
 BENCH_ROUTES_FLAGS ?=
 
-.PHONY: all build tools test unit e2e bench bench-routes bench-smoke demo lint fmt tidy clean image
+.PHONY: chaos all build tools test unit e2e bench bench-routes bench-smoke demo lint fmt tidy clean image
 
 all: build
 
@@ -50,6 +50,12 @@ bench-smoke:
 ## demo: a local control plane, cloudsim and the CCM initializing nodes (CLOUD=oci for OCI; DEMO_FLAGS=--check exits when done)
 demo: tools build
 	$(GO) run ./hack/demo --cloud $(CLOUD) --ccm-binary $(BIN)/cloud-controller-manager $(DEMO_FLAGS)
+
+## chaos: the fault campaign at full size (50 nodes, 20 LoadBalancer Services per fault); writes bench/results/chaos.json
+chaos: tools build
+	CCM_BINARY=$(CURDIR)/$(BIN)/cloud-controller-manager CHAOS_NODES=50 CHAOS_SERVICES=20 CHAOS_HOLD_SECONDS=15 \
+	  CHAOS_OUT=bench/results/chaos.json \
+	  $(GO) test -tags e2e -count=1 -timeout 60m -v -run TestFaultCampaign ./test/e2e/
 
 ## lint: gofmt and go vet
 lint:

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	cloudapi "k8s.io/cloud-provider/api"
 )
 
@@ -19,6 +20,7 @@ type NodeSpec struct {
 	Hostname   string // defaults to Name
 	ProviderID string // usually empty: the CCM sets it
 	PodCIDR    string // set by tests, since no node IPAM controller runs
+	Labels     map[string]string
 }
 
 // RegisterNode creates the Node with the uninitialized taint, the host's
@@ -44,6 +46,9 @@ func (c *Cluster) RegisterNode(ctx context.Context, s NodeSpec) (*corev1.Node, e
 	}
 	if s.PodCIDR != "" {
 		node.Spec.PodCIDRs = []string{s.PodCIDR}
+	}
+	for k, v := range s.Labels {
+		node.Labels[k] = v
 	}
 	// Nodes keep their status on create, so one call registers the node the
 	// way the kubelet does; a separate status update would race the CCM.
@@ -87,22 +92,27 @@ func readyCondition(ready bool) corev1.NodeCondition {
 // SetNodeReady flips the node's Ready condition, standing in for a kubelet
 // that stops (or resumes) posting status.
 func (c *Cluster) SetNodeReady(ctx context.Context, name string, ready bool) error {
-	node, err := c.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return fmt.Errorf("set node %s ready=%v: %w", name, ready, err)
-	}
-	cond := readyCondition(ready)
-	replaced := false
-	for i := range node.Status.Conditions {
-		if node.Status.Conditions[i].Type == corev1.NodeReady {
-			node.Status.Conditions[i] = cond
-			replaced = true
+	// The CCM may update the node meanwhile: retry on conflict.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		node, err := c.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
 		}
-	}
-	if !replaced {
-		node.Status.Conditions = append(node.Status.Conditions, cond)
-	}
-	if _, err := c.Client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
+		cond := readyCondition(ready)
+		replaced := false
+		for i := range node.Status.Conditions {
+			if node.Status.Conditions[i].Type == corev1.NodeReady {
+				node.Status.Conditions[i] = cond
+				replaced = true
+			}
+		}
+		if !replaced {
+			node.Status.Conditions = append(node.Status.Conditions, cond)
+		}
+		_, err = c.Client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("set node %s ready=%v: %w", name, ready, err)
 	}
 	return nil

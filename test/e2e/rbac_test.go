@@ -16,6 +16,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
 
 	"github.com/ccmkit/ccm/internal/testcluster"
@@ -170,15 +171,20 @@ func registerInitializedNode(t *testing.T, name, providerID string, ready, shutd
 	t.Helper()
 	ctx := context.Background()
 	registerNode(t, testcluster.NodeSpec{Name: name, InternalIP: name, ProviderID: providerID})
-	n, err := suite.cluster.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	// A running CCM may touch the node meanwhile: retry on conflict.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n, err := suite.cluster.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		n.Spec.Taints = nil
+		if shutdown {
+			n.Spec.Taints = []corev1.Taint{{Key: shutdownTaint, Effect: corev1.TaintEffectNoSchedule}}
+		}
+		_, err = suite.cluster.Client.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
+		return err
+	})
 	if err != nil {
-		t.Fatal(err)
-	}
-	n.Spec.Taints = nil
-	if shutdown {
-		n.Spec.Taints = []corev1.Taint{{Key: shutdownTaint, Effect: corev1.TaintEffectNoSchedule}}
-	}
-	if _, err := suite.cluster.Client.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if !ready {

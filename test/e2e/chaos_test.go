@@ -1,0 +1,331 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ccmkit/ccm/internal/testcluster"
+	"github.com/ccmkit/ccm/pkg/cloudsim"
+)
+
+// The fault campaign: under each fault cloudsim can inject (and under CCM
+// crashes), with N nodes and M LoadBalancer Services, the CCM must never
+// delete a node whose instance runs, never duplicate or leak a load balancer,
+// and converge once the fault clears, with traffic through every VIP.
+//
+// `make test` runs it small; `make chaos` runs it with 50 nodes and 20
+// Services and writes bench/results/chaos.json. Sizes come from CHAOS_NODES,
+// CHAOS_SERVICES and CHAOS_HOLD (how long each fault lasts).
+
+type chaosFault struct {
+	name   string
+	faults []cloudsim.Fault
+	crash  bool // SIGKILL and restart the CCM at random points instead
+}
+
+var chaosFaults = []chaosFault{
+	{name: "random 20% errors", faults: []cloudsim.Fault{{Action: "*", ErrorRate: 0.2, ErrorCode: "InternalError"}}},
+	{name: "RequestLimitExceeded burst", faults: []cloudsim.Fault{{Action: "*", ErrorRate: 1, ErrorCode: "RequestLimitExceeded"}}},
+	{name: "5xx (half of all calls)", faults: []cloudsim.Fault{{Action: "*", ErrorRate: 0.5, HTTPStatus: 503}}},
+	{name: "latency beyond the SDK timeout", faults: []cloudsim.Fault{
+		{Action: "DescribeInstances", Latency: 16 * time.Second},
+		{Action: "DescribeLoadBalancers", Latency: 16 * time.Second},
+	}},
+	{name: "async tasks fail", faults: []cloudsim.Fault{
+		{Action: "CreateListener", ErrorRate: 0.5, FailTask: true},
+		{Action: "BatchRegisterTargets", ErrorRate: 0.5, FailTask: true},
+	}},
+	{name: "BatchRegisterTargets always fails", faults: []cloudsim.Fault{{Action: "BatchRegisterTargets", ErrorRate: 1, ErrorCode: "InternalError"}}},
+	{name: "CCM SIGKILLed 3x", crash: true},
+}
+
+// chaosResult is one row of the summary (and of chaos.json).
+type chaosResult struct {
+	Fault              string  `json:"fault"`
+	Operations         int     `json:"operations"`
+	NodesWronglyDelete int     `json:"nodes_wrongly_deleted"`
+	TerminatedDeleted  int     `json:"terminated_nodes_deleted"`
+	LBsDuplicated      int     `json:"lbs_duplicated"`
+	LBsLeaked          int     `json:"lbs_leaked"`
+	Converged          bool    `json:"converged"`
+	ConvergeSeconds    float64 `json:"converge_seconds"`
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+func TestFaultCampaign(t *testing.T) {
+	nodes, services := envInt("CHAOS_NODES", 6), envInt("CHAOS_SERVICES", 3)
+	hold := time.Duration(envInt("CHAOS_HOLD_SECONDS", 5)) * time.Second
+	const convergeBound = 3 * time.Minute
+
+	var results []chaosResult
+	for i, f := range chaosFaults {
+		t.Run(f.name, func(t *testing.T) {
+			r := runChaosRound(t, i, f, nodes, services, hold, convergeBound)
+			results = append(results, r)
+			if r.NodesWronglyDelete > 0 || r.LBsDuplicated > 0 || r.LBsLeaked > 0 || !r.Converged {
+				t.Errorf("%+v", r)
+			}
+		})
+	}
+	printChaosSummary(nodes, services, results)
+	if out := os.Getenv("CHAOS_OUT"); out != "" {
+		writeChaosJSON(t, out, nodes, services, results)
+	}
+}
+
+func runChaosRound(t *testing.T, round int, f chaosFault, nNodes, nServices int, hold, bound time.Duration) chaosResult {
+	res := chaosResult{Fault: f.name}
+	selector := fmt.Sprintf("chaos-%d", round)
+	callsBefore := totalCalls()
+
+	// Nodes: fresh ones the CCM must initialize, NotReady ones whose
+	// instance keeps running (must stay), and NotReady ones whose instance
+	// is terminated during the fault (must go).
+	var fresh, sick, doomed []cloudsim.Instance
+	for i := 0; i < nNodes; i++ {
+		in := newInstance(t, fmt.Sprintf("%s-%d", selector, i))
+		fresh = append(fresh, in)
+	}
+	extra := max(1, nNodes/10)
+	for i := 0; i < extra; i++ {
+		for _, list := range []*[]cloudsim.Instance{&sick, &doomed} {
+			in := newInstance(t, fmt.Sprintf("%s-nr-%d-%d", selector, len(*list), i))
+			registerInitializedNode(t, in.PrivateIP, fmt.Sprintf("tencentcloud:///%s/%s", zone, in.ID), false, false)
+			registered.Store(in.PrivateIP, true)
+			*list = append(*list, in)
+		}
+	}
+
+	// Services, with a stand-in server on every node's NodePort.
+	var svcs []*corev1.Service
+	for i := 0; i < nServices; i++ {
+		svc := lbServiceSpec("chaos", selector, 80)
+		for _, n := range fresh {
+			serve(t, n.PrivateIP, svc.Spec.Ports[0].NodePort, 200, "ok")
+		}
+		svcs = append(svcs, svc)
+	}
+
+	// Watch for wrong deletions during the whole round.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wrong := map[string]bool{}
+	var wrongMu sync.Mutex
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			for _, in := range append(append([]cloudsim.Instance{}, sick...), fresh...) {
+				if !nodeWasRegistered(in.PrivateIP) { // checked first: a node not yet created is not deleted
+					continue
+				}
+				_, err := suite.cluster.Client.CoreV1().Nodes().Get(context.Background(), in.PrivateIP, metav1.GetOptions{})
+				if apierrors.IsNotFound(err) {
+					wrongMu.Lock()
+					wrong[in.PrivateIP] = true
+					wrongMu.Unlock()
+				}
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+	}()
+
+	// The fault starts, then the burst of changes arrives.
+	for _, fl := range f.faults {
+		suite.sim.SetFault(fl)
+	}
+	faultStart := time.Now()
+	for _, in := range fresh {
+		registerChaosNode(t, in, selector)
+	}
+	for _, in := range doomed {
+		if err := suite.sim.SetInstanceState(in.ID, "TERMINATING"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, svc := range svcs {
+		created, err := suite.cluster.Client.CoreV1().Services(svc.Namespace).Create(context.Background(), svc, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		svcs[i] = created
+	}
+	if f.crash {
+		for k := 0; k < 3; k++ {
+			time.Sleep(time.Duration(rand.IntN(int(hold/time.Millisecond)/3+1)) * time.Millisecond)
+			suite.ccm.Kill()
+			p, err := startMainCCM(fmt.Sprintf("ccm-chaos-restart-%d-%d", round, k))
+			if err != nil {
+				t.Fatal(err)
+			}
+			suite.ccm = p
+		}
+	}
+	time.Sleep(time.Until(faultStart.Add(hold)))
+	suite.sim.ClearFaults()
+	cleared := time.Now()
+
+	// Converge: every node initialized, the terminated ones deleted, one CLB
+	// per Service with every node as a target, and traffic through each VIP.
+	converged := waitConverged(bound, func() bool {
+		for _, in := range fresh {
+			n, err := suite.cluster.Client.CoreV1().Nodes().Get(context.Background(), in.PrivateIP, metav1.GetOptions{})
+			if err != nil || !initialized(n) {
+				return false
+			}
+		}
+		for _, in := range doomed {
+			if _, err := suite.cluster.Client.CoreV1().Nodes().Get(context.Background(), in.PrivateIP, metav1.GetOptions{}); err == nil {
+				return false
+			}
+		}
+		for _, svc := range svcs {
+			s, err := suite.cluster.Client.CoreV1().Services(svc.Namespace).Get(context.Background(), svc.Name, metav1.GetOptions{})
+			if err != nil || len(s.Status.LoadBalancer.Ingress) == 0 {
+				return false
+			}
+			lbs := clbsOf(svc.UID)
+			if len(lbs) != 1 || len(lbs[0].Listeners) != 1 || len(targetInstances(lbs[0].Listeners[0])) != len(fresh) {
+				return false
+			}
+			if body, err := httpGet(fmt.Sprintf("http://%s:80/", s.Status.LoadBalancer.Ingress[0].IP)); err != nil || body != "ok" {
+				return false
+			}
+		}
+		return true
+	})
+	res.Converged = converged
+	res.ConvergeSeconds = time.Since(cleared).Seconds()
+	for _, svc := range svcs {
+		if n := len(clbsOf(svc.UID)); n > 1 {
+			res.LBsDuplicated += n - 1
+		}
+	}
+
+	// Delete the Services: no load balancer may be left behind.
+	for _, svc := range svcs {
+		_ = suite.cluster.Client.CoreV1().Services(svc.Namespace).Delete(context.Background(), svc.Name, metav1.DeleteOptions{})
+	}
+	waitConverged(bound, func() bool {
+		for _, svc := range svcs {
+			if len(clbsOf(svc.UID)) > 0 {
+				return false
+			}
+		}
+		return true
+	})
+	for _, svc := range svcs {
+		res.LBsLeaked += len(clbsOf(svc.UID))
+	}
+
+	close(stop)
+	wg.Wait()
+	res.NodesWronglyDelete = len(wrong)
+	for _, in := range doomed {
+		if !nodeExists(t, in.PrivateIP) {
+			res.TerminatedDeleted++
+		}
+	}
+	res.Operations = totalCalls() - callsBefore
+	return res
+}
+
+var registered sync.Map // node name -> true once registered
+
+func nodeWasRegistered(name string) bool { _, ok := registered.Load(name); return ok }
+
+func registerChaosNode(t *testing.T, in cloudsim.Instance, selector string) {
+	t.Helper()
+	registerNode(t, testcluster.NodeSpec{Name: in.PrivateIP, InternalIP: in.PrivateIP, Labels: map[string]string{lbNodeLabel: selector}})
+	registered.Store(in.PrivateIP, true)
+}
+
+func waitConverged(bound time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(bound)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return true
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	return cond()
+}
+
+func totalCalls() int {
+	n := 0
+	for _, byCode := range suite.sim.Calls() {
+		n += total(byCode)
+	}
+	return n
+}
+
+func printChaosSummary(nodes, services int, rs []chaosResult) {
+	fmt.Printf("\nFault campaign: %d nodes, %d LoadBalancer Services per fault\n", nodes, services)
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "FAULT\tOPERATIONS\tNODES WRONGLY DELETED\tTERMINATED DELETED\tLBS DUPLICATED\tLBS LEAKED\tCONVERGED\tSECONDS TO CONVERGE")
+	for _, r := range rs {
+		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%v\t%.1f\n", r.Fault, r.Operations, r.NodesWronglyDelete,
+			r.TerminatedDeleted, r.LBsDuplicated, r.LBsLeaked, r.Converged, r.ConvergeSeconds)
+	}
+	_ = w.Flush()
+	fmt.Println()
+}
+
+func writeChaosJSON(t *testing.T, path string, nodes, services int, rs []chaosResult) {
+	out := struct {
+		Nodes              int           `json:"nodes"`
+		Services           int           `json:"services"`
+		Faults             []string      `json:"faults"`
+		Operations         int           `json:"operations"`
+		NodesWronglyDelete int           `json:"nodes_wrongly_deleted"`
+		LBsDuplicated      int           `json:"lbs_duplicated"`
+		LBsLeaked          int           `json:"lbs_leaked"`
+		Converged          bool          `json:"converged"`
+		MaxConvergeSeconds float64       `json:"max_converge_seconds"`
+		Rounds             []chaosResult `json:"rounds"`
+	}{Nodes: nodes, Services: services, Converged: true, Rounds: rs}
+	for _, r := range rs {
+		out.Faults = append(out.Faults, r.Fault)
+		out.Operations += r.Operations
+		out.NodesWronglyDelete += r.NodesWronglyDelete
+		out.LBsDuplicated += r.LBsDuplicated
+		out.LBsLeaked += r.LBsLeaked
+		out.Converged = out.Converged && r.Converged
+		out.MaxConvergeSeconds = max(out.MaxConvergeSeconds, r.ConvergeSeconds)
+	}
+	data, _ := json.MarshalIndent(out, "", "  ")
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(repoRoot(), path)
+	}
+	_ = os.MkdirAll(filepath.Dir(path), 0o755)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Println("chaos: wrote", path, strings.Repeat("", 0))
+}
