@@ -238,13 +238,7 @@ func (l *CLB) registerTargets(call *Call, body []byte) (any, error) {
 		return nil, err
 	}
 	in := fromTargets(ptrStr(req.ListenerId), req.Targets)
-	if e := checkTargetShapes(in, MaxTargetsPerCall, true); e != nil {
-		return nil, e
-	}
-	lbID := ptrStr(req.LoadBalancerId)
-	if _, err := l.startTask(call, []string{lbID}, func() (func() error, *Error) {
-		return l.prepareRegister(call.Region, lbID, in)
-	}); err != nil {
+	if err := l.changeTargets(call, ptrStr(req.LoadBalancerId), in, MaxTargetsPerCall, true); err != nil {
 		return nil, err
 	}
 	return &clb.RegisterTargetsResponseParams{}, nil
@@ -260,13 +254,7 @@ func (l *CLB) deregisterTargets(call *Call, body []byte) (any, error) {
 		return nil, err
 	}
 	in := fromTargets(ptrStr(req.ListenerId), req.Targets)
-	if e := checkTargetShapes(in, MaxTargetsPerCall, false); e != nil {
-		return nil, e
-	}
-	lbID := ptrStr(req.LoadBalancerId)
-	if _, err := l.startTask(call, []string{lbID}, func() (func() error, *Error) {
-		return l.prepareDeregister(call.Region, lbID, in)
-	}); err != nil {
+	if err := l.changeTargets(call, ptrStr(req.LoadBalancerId), in, MaxTargetsPerCall, false); err != nil {
 		return nil, err
 	}
 	return &clb.DeregisterTargetsResponseParams{}, nil
@@ -284,13 +272,7 @@ func (l *CLB) batchRegisterTargets(call *Call, body []byte) (any, error) {
 	if e != nil {
 		return nil, e
 	}
-	if e := checkTargetShapes(in, MaxBatchTargets, true); e != nil {
-		return nil, e
-	}
-	lbID := ptrStr(req.LoadBalancerId)
-	if _, err := l.startTask(call, []string{lbID}, func() (func() error, *Error) {
-		return l.prepareRegister(call.Region, lbID, in)
-	}); err != nil {
+	if err := l.changeTargets(call, ptrStr(req.LoadBalancerId), in, MaxBatchTargets, true); err != nil {
 		return nil, err
 	}
 	return &clb.BatchRegisterTargetsResponseParams{}, nil
@@ -306,13 +288,7 @@ func (l *CLB) batchDeregisterTargets(call *Call, body []byte) (any, error) {
 	if e != nil {
 		return nil, e
 	}
-	if e := checkTargetShapes(in, MaxBatchTargets, false); e != nil {
-		return nil, e
-	}
-	lbID := ptrStr(req.LoadBalancerId)
-	if _, err := l.startTask(call, []string{lbID}, func() (func() error, *Error) {
-		return l.prepareDeregister(call.Region, lbID, in)
-	}); err != nil {
+	if err := l.changeTargets(call, ptrStr(req.LoadBalancerId), in, MaxBatchTargets, false); err != nil {
 		return nil, err
 	}
 	return &clb.BatchDeregisterTargetsResponseParams{}, nil
@@ -552,4 +528,21 @@ func (l *CLB) describeTargetHealth(call *Call, body []byte) (any, error) {
 	}
 	l.mu.Unlock()
 	return out, nil
+}
+
+// changeTargets checks the targets of a (de)register call against the
+// action's per-call limit and starts the load balancer's task that binds
+// (register) or unbinds them: the part every target action shares.
+func (l *CLB) changeTargets(call *Call, lbID string, in []targetInput, limit int, register bool) error {
+	if e := checkTargetShapes(in, limit, register); e != nil {
+		return e
+	}
+	prepare := l.prepareDeregister
+	if register {
+		prepare = l.prepareRegister
+	}
+	_, err := l.startTask(call, []string{lbID}, func() (func() error, *Error) {
+		return prepare(call.Region, lbID, in)
+	})
+	return err
 }
