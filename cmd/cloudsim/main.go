@@ -98,6 +98,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	taskLatency := fs.Duration("task-latency", tencent.DefaultTaskLatency, "how long each asynchronous CLB task runs (0: done before the call returns)")
 	quotaOpen := fs.Int("clb-quota-open", tencent.DefaultCLBQuota, "OPEN (public) load balancers allowed per region")
 	quotaInternal := fs.Int("clb-quota-internal", tencent.DefaultCLBQuota, "INTERNAL load balancers allowed per region")
+	targetQuota := fs.Int("clb-target-quota", tencent.DefaultTargetQuota, "targets per CLB listener (TOTAL_TARGET_BIND_QUOTA; a ticket raises it on Tencent Cloud)")
 	vipRange := fs.String("vip-range", dataplane.DefaultVIPRange, "pool of load balancer VIPs, A-B or a CIDR prefix; must be bindable (Linux routes 127/8 to lo)")
 	hcInterval := fs.Duration("health-check-interval", 0, "if > 0, replaces every listener's health check interval (for tests)")
 	noDataPlane := fs.Bool("no-dataplane", false, "allocate VIPs but open no listener sockets")
@@ -128,8 +129,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := cloudsim.CheckVIPRange(*vipRange); err != nil {
 		return fmt.Errorf("--vip-range: %w", err)
 	}
-	if *quotaOpen < 1 || *quotaInternal < 1 {
-		return errors.New("--clb-quota-open and --clb-quota-internal must be at least 1")
+	if *quotaOpen < 1 || *quotaInternal < 1 || *targetQuota < 1 {
+		return errors.New("--clb-quota-open, --clb-quota-internal and --clb-target-quota must be at least 1")
 	}
 	if *taskLatency == 0 {
 		*taskLatency = -1 // Options: negative means instant, 0 the default
@@ -153,6 +154,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		TaskLatency:         *taskLatency,
 		CLBQuotaOpen:        *quotaOpen,
 		CLBQuotaInternal:    *quotaInternal,
+		CLBTargetQuota:      *targetQuota,
 		VIPRange:            *vipRange,
 		HealthCheckInterval: *hcInterval,
 		DisableDataPlane:    *noDataPlane,

@@ -52,6 +52,9 @@ type Backend struct {
 	// InstanceID is the provider's id of the node's instance (a CVM
 	// instance id, an OCI instance OCID), taken from its providerID.
 	InstanceID string
+	// Zone is the node's topology.kubernetes.io/zone label ("" when it has
+	// none), for spreading a subset of backends across zones.
+	Zone string
 }
 
 // HealthCheckProtocol is how a health check probes a backend.
@@ -451,7 +454,7 @@ func backends(svc *corev1.Service, nodes []*corev1.Node, instanceID func(*corev1
 			continue
 		}
 		seen[id] = true
-		out = append(out, Backend{NodeName: n.Name, InstanceID: id})
+		out = append(out, Backend{NodeName: n.Name, InstanceID: id, Zone: n.Labels[corev1.LabelTopologyZone]})
 	}
 	slices.SortFunc(out, func(a, b Backend) int { return strings.Compare(a.NodeName, b.NodeName) })
 	return out, nil

@@ -74,7 +74,7 @@ func node(name, providerID string, labels map[string]string, taints ...string) *
 func TestBuildDefaults(t *testing.T) {
 	nodes := []*corev1.Node{
 		node("n2", "fake://i-2", nil),
-		node("n1", "fake://i-1", nil),
+		node("n1", "fake://i-1", map[string]string{corev1.LabelTopologyZone: "zone-a"}),
 		node("n3", "", nil), // not initialized yet
 	}
 	spec, err := Build(testService(), nodes, testOptions())
@@ -88,7 +88,7 @@ func TestBuildDefaults(t *testing.T) {
 			{Protocol: TCP, Port: 443, NodePort: 30443},
 			{Protocol: UDP, Port: 53, NodePort: 30053},
 		},
-		Backends: []Backend{{NodeName: "n1", InstanceID: "i-1"}, {NodeName: "n2", InstanceID: "i-2"}},
+		Backends: []Backend{{NodeName: "n1", InstanceID: "i-1", Zone: "zone-a"}, {NodeName: "n2", InstanceID: "i-2"}},
 		HealthCheck: HealthCheck{Enabled: true, Protocol: HealthCheckTCP, Path: "/healthz",
 			Interval: 5 * time.Second, Timeout: 2 * time.Second, HealthyThreshold: 3, UnhealthyThreshold: 3},
 	}

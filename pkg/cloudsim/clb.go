@@ -55,6 +55,7 @@ func (s *Sim) startCLB(opts Options) {
 		TaskLatency:   opts.TaskLatency,
 		QuotaOpen:     opts.CLBQuotaOpen,
 		QuotaInternal: opts.CLBQuotaInternal,
+		TargetQuota:   opts.CLBTargetQuota,
 	})
 	s.tencent.Register(s.clb.Service())
 }

@@ -62,6 +62,7 @@ type Options struct {
 	TaskLatency         time.Duration                 // how long each async CLB task runs (0: 200ms; negative: done before the call returns)
 	CLBQuotaOpen        int                           // OPEN load balancers per region (0: 100)
 	CLBQuotaInternal    int                           // INTERNAL load balancers per region (0: 100)
+	CLBTargetQuota      int                           // targets per listener, TOTAL_TARGET_BIND_QUOTA (0: 100)
 	VIPRange            string                        // VIP pool, "A-B" or CIDR (default 127.240.0.1-127.240.255.254)
 	HealthCheckInterval time.Duration                 // > 0: replaces every listener's health check interval (tests)
 	DisableDataPlane    bool                          // allocate VIPs but open no sockets

@@ -1,6 +1,7 @@
 package tencent
 
 import (
+	"cmp"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -37,10 +38,21 @@ const (
 	MaxTargetsPerCall         = 20  // RegisterTargets, DeregisterTargets
 	MaxBatchTargets           = 500 // BatchRegisterTargets, BatchDeregisterTargets
 	MaxTargetHealthLBs        = 30  // DescribeTargetHealth
-	ListenerQuota             = 50  // listeners per load balancer (TOTAL_LISTENER_QUOTA)
-	TargetQuota               = 500 // targets per listener: cloudsim's choice
 	TargetNumCheckRiskTargets = 20  // DeleteLoadBalancer refuses an LB with this many backends unless ForceDelete
 	DefaultTargetWeight       = 10
+
+	// ListenerQuota is TOTAL_LISTENER_QUOTA, the listeners of one load
+	// balancer. Quota model comment (clb@v1.3.105 models.go, type Quota):
+	// "TOTAL_LISTENER_QUOTA：一个CLB下的监听器配额"; the CLB "Use Limits" page
+	// (https://www.tencentcloud.com/document/product/214/6187): "Number of
+	// listeners that can be added to an instance: 50".
+	ListenerQuota = 50
+	// DefaultTargetQuota is TOTAL_TARGET_BIND_QUOTA, the targets one layer-4
+	// listener (one forwarding rule) can bind. Quota model comment:
+	// "TOTAL_TARGET_BIND_QUOTA：一条转发规则下可绑定设备的配额"; the Use Limits
+	// page: "Number of servers that can be bound to a forwarding rule in a
+	// CLB instance: 100". A ticket can raise it: CLBOptions.TargetQuota.
+	DefaultTargetQuota = 100
 )
 
 // CLBOptions configures the CLB service.
@@ -55,6 +67,9 @@ type CLBOptions struct {
 	// QuotaOpen and QuotaInternal are the load balancers allowed per region
 	// (0: DefaultCLBQuota).
 	QuotaOpen, QuotaInternal int
+	// TargetQuota is the targets allowed per listener (0:
+	// DefaultTargetQuota), as a ticket to Tencent Cloud can raise it.
+	TargetQuota int
 }
 
 // CLB is the emulated Cloud Load Balancer service: its API state, the
@@ -67,6 +82,8 @@ type CLB struct {
 	tasks    *core.Tasks
 	latency  time.Duration
 	quota    map[string]int // OPEN / INTERNAL -> load balancers per region
+	// targetQuota is TOTAL_TARGET_BIND_QUOTA: targets per listener.
+	targetQuota int
 
 	mu      sync.Mutex
 	lbs     map[string]*clbLB
@@ -149,6 +166,8 @@ func NewCLB(c *core.Core, opts CLBOptions) *CLB {
 		lbs:     map[string]*clbLB{},
 		tokens:  map[string]*clbToken{},
 	}
+	// TOTAL_TARGET_BIND_QUOTA; 0 (or less) means the documented default.
+	l.targetQuota = cmp.Or(max(opts.TargetQuota, 0), DefaultTargetQuota)
 	if l.plane == nil {
 		p, err := dataplane.New(dataplane.Config{Disabled: true})
 		if err != nil {

@@ -207,7 +207,7 @@ func (l *CLB) buildListenerLocked(lb *clbLB, s CLBListenerSpec) (*clbListener, *
 			in[i].weight = &w
 		}
 	}
-	if e := checkTargetShapes(in, TargetQuota, true); e != nil {
+	if e := checkTargetShapes(in, l.targetQuota, true); e != nil {
 		return nil, e
 	}
 	now := l.core.Now()

@@ -721,7 +721,11 @@ func (l *CLB) modifyLoadBalancerAttributes(call *Call, body []byte) (any, error)
 	return &clb.ModifyLoadBalancerAttributesResponseParams{}, nil
 }
 
-// describeQuota implements DescribeQuota.
+// describeQuota implements DescribeQuota: the quotas cloudsim enforces,
+// named as the Quota model comment (clb@v1.3.105 models.go) names them. The
+// per-CLB ones have a null QuotaCurrent ("为 null 时表示无意义"). Layer-7
+// rules, SNAT IPs, ISP CLBs and full-port-range listeners are not emulated,
+// so their quotas are not listed.
 func (l *CLB) describeQuota(call *Call, body []byte) (any, error) {
 	var req clb.DescribeQuotaRequestParams
 	if err := Decode(body, &req); err != nil {
@@ -742,6 +746,6 @@ func (l *CLB) describeQuota(call *Call, body []byte) (any, error) {
 		q("TOTAL_OPEN_CLB_QUOTA", common.Int64Ptr(used[lbTypeOpen]), l.quota[lbTypeOpen]),
 		q("TOTAL_INTERNAL_CLB_QUOTA", common.Int64Ptr(used[lbTypeInternal]), l.quota[lbTypeInternal]),
 		q("TOTAL_LISTENER_QUOTA", nil, ListenerQuota),
-		q("TOTAL_TARGET_BIND_QUOTA", nil, TargetQuota),
+		q("TOTAL_TARGET_BIND_QUOTA", nil, l.targetQuota),
 	}}, nil
 }

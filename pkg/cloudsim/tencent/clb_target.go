@@ -144,8 +144,11 @@ func (l *CLB) prepareRegister(region, lbID string, in []targetInput) (func() err
 		adds[li] = append(adds[li], nt)
 	}
 	for _, li := range order {
-		if n := len(li.targets) + len(adds[li]); n > TargetQuota {
-			return nil, Errorf("LimitExceeded", "Listener `%s` would have %d targets; the quota is %d per listener.", li.id, n, TargetQuota)
+		// TOTAL_TARGET_BIND_QUOTA (see DefaultTargetQuota); LimitExceeded is in
+		// the documented codes of RegisterTargets and BatchRegisterTargets
+		// (clb@v1.3.105 client.go: "LIMITEXCEEDED = \"LimitExceeded\"").
+		if n := len(li.targets) + len(adds[li]); n > l.targetQuota {
+			return nil, Errorf("LimitExceeded", "Listener `%s` would have %d targets; the quota (TOTAL_TARGET_BIND_QUOTA) is %d per listener.", li.id, n, l.targetQuota)
 		}
 	}
 	return func() error {
