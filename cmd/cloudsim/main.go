@@ -106,6 +106,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	keys := ociKeys{}
 	fs.Var(keys, "oci-key", "accepted OCI API key, <tenancy OCID>/<user OCID>/<fingerprint>=PUBLIC_KEY_PEM_FILE (repeatable)")
 	ociNetwork := fs.String("oci-network", "", "YAML or JSON OCI network seed: compartments, availabilityDomains, vcns, subnets, securityLists")
+	lbPerSet := fs.Int("oci-lb-backends-per-set", oci.DefaultLBLimits.BackendsPerSet, "backends per OCI load balancer backend set")
+	lbBackends := fs.Int("oci-lb-backends", oci.DefaultLBLimits.Backends, "backends per OCI load balancer, across its backend sets")
+	nlbPerSet := fs.Int("oci-nlb-backends-per-set", oci.DefaultNLBLimits.BackendsPerSet, "backends per OCI network load balancer backend set")
+	nlbBackends := fs.Int("oci-nlb-backends", oci.DefaultNLBLimits.Backends, "backends per OCI network load balancer, across its backend sets")
 	wrLatency := fs.Duration("oci-work-request-latency", oci.DefaultWorkRequestLatency, "how long each OCI load balancer work request runs (0: done before the call returns)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -131,6 +135,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if *quotaOpen < 1 || *quotaInternal < 1 || *targetQuota < 1 {
 		return errors.New("--clb-quota-open, --clb-quota-internal and --clb-target-quota must be at least 1")
+	}
+	if min(*lbPerSet, *lbBackends, *nlbPerSet, *nlbBackends) < 1 {
+		return errors.New("--oci-lb-backends-per-set, --oci-lb-backends, --oci-nlb-backends-per-set and --oci-nlb-backends must be at least 1")
 	}
 	if *taskLatency == 0 {
 		*taskLatency = -1 // Options: negative means instant, 0 the default
@@ -163,6 +170,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		OCIKeys:               keys,
 		OCINetwork:            network,
 		OCIWorkRequestLatency: *wrLatency,
+		OCILBLimits:           cloudsim.OCIBalancerLimits{BackendsPerSet: *lbPerSet, Backends: *lbBackends},
+		OCINLBLimits:          cloudsim.OCIBalancerLimits{BackendsPerSet: *nlbPerSet, Backends: *nlbBackends},
 	}
 	if err := cloudsim.CheckOCIOptions(opts); err != nil {
 		return err

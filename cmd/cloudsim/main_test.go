@@ -100,6 +100,7 @@ func TestRunBadConfig(t *testing.T) {
 		{[]string{"--vip-range", "127.1.0.9-127.1.0.1"}, "", "--vip-range"},
 		{[]string{"--clb-quota-open", "0"}, "", "clb-quota"},
 		{[]string{"--clb-target-quota", "0"}, "", "--clb-target-quota"},
+		{[]string{"--oci-nlb-backends", "0"}, "", "--oci-nlb-backends"},
 	}
 	for _, tt := range tests {
 		var stderr syncBuffer

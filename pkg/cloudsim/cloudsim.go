@@ -74,6 +74,8 @@ type Options struct {
 	OCIKeys               map[string]string // API keys: keyId "<tenancy>/<user>/<fingerprint>" -> RSA public key PEM
 	OCINetwork            OCINetworkSeed    // compartments, availability domains, VCNs, subnets, security lists to add
 	OCIWorkRequestLatency time.Duration     // how long each LB/NLB work request runs (0: 300ms; negative: done before the call returns)
+	OCILBLimits           OCIBalancerLimits // per load balancer: listeners, backend sets, backends per set and in all (zero fields: oci.DefaultLBLimits)
+	OCINLBLimits          OCIBalancerLimits // the same for network load balancers (zero fields: oci.DefaultNLBLimits)
 }
 
 // Sim is a running emulator. It is safe for concurrent use.

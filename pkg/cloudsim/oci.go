@@ -21,6 +21,10 @@ type OCIKey = oci.Key
 // listeners, backend sets and backends (see oci.LoadBalancer).
 type OCILoadBalancer = oci.LoadBalancer
 
+// OCIBalancerLimits are the configuration limits of one OCI load balancer
+// (see oci.BalancerLimits).
+type OCIBalancerLimits = oci.BalancerLimits
+
 // OCIWorkRequest is an OCI work request as the admin API shows it.
 type OCIWorkRequest = oci.WorkRequest
 
@@ -42,6 +46,8 @@ func ociOptions(opts Options, s *Sim) oci.Options {
 		Keys:               opts.OCIKeys,
 		Network:            opts.OCINetwork,
 		WorkRequestLatency: opts.OCIWorkRequestLatency,
+		LBLimits:           opts.OCILBLimits,
+		NLBLimits:          opts.OCINLBLimits,
 	}
 	if s != nil {
 		o.Plane = s.plane // one VIP pool and data plane for every dialect

@@ -93,6 +93,10 @@ type Options struct {
 	// Plane carries the load balancers' traffic; shared with other
 	// dialects so that VIPs come from one pool. Nil: a disabled plane.
 	Plane *dataplane.Plane
+	// LBLimits and NLBLimits override the documented configuration limits
+	// of one load balancer (listeners, backend sets, backends; see
+	// limits.go); zero fields keep DefaultLBLimits / DefaultNLBLimits.
+	LBLimits, NLBLimits BalancerLimits
 }
 
 // Dialect serves the OCI API. It is an http.Handler for the paths under
@@ -115,6 +119,8 @@ type Dialect struct {
 
 	tokMu  sync.Mutex
 	tokens map[string]*storedReply
+
+	lbLimits, nlbLimits BalancerLimits
 }
 
 // New returns the dialect. Invalid keys or network seeds are errors.
@@ -159,6 +165,7 @@ func New(c *core.Core, opts Options) (*Dialect, error) {
 		return nil, fmt.Errorf("oci: Options.Network: %w", err)
 	}
 	d.lbs = newBalancers()
+	d.lbLimits, d.nlbLimits = opts.LBLimits.or(DefaultLBLimits), opts.NLBLimits.or(DefaultNLBLimits)
 	d.wrs = newWorkRequests()
 	d.mux = http.NewServeMux()
 	d.routeCompute()

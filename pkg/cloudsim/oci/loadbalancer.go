@@ -363,6 +363,9 @@ func (d *Dialect) createLoadBalancer(c *call) (*reply, error) {
 	if err := checkListenerPorts(b.listeners); err != nil {
 		return nil, err
 	}
+	if err := d.checkLimits(b); err != nil {
+		return nil, err
+	}
 	wr, err := d.create(c, b, "CreateLoadBalancer", "")
 	if err != nil {
 		return nil, err
@@ -496,6 +499,9 @@ func (d *Dialect) createLBBackendSet(c *call) (*reply, error) {
 		if _, dup := b.backendSets[name]; dup {
 			return nil, Errorf(http.StatusConflict, CodeAlreadyExists, "The backend set %s already exists in load balancer %s.", name, id)
 		}
+		if err := d.checkLimitsAfter(b, func(b *balancer) { b.backendSets[name] = bs }); err != nil {
+			return nil, err
+		}
 		return func(b *balancer) error {
 			if _, dup := b.backendSets[name]; dup {
 				return fmt.Errorf("the backend set %s already exists", name)
@@ -526,6 +532,9 @@ func (d *Dialect) updateLBBackendSet(c *call) (*reply, error) {
 	return d.mutate(c, kindLB, id, "UpdateBackendSet", "", "UPDATED", func(b *balancer) (change, error) {
 		if _, ok := b.backendSets[name]; !ok {
 			return nil, notFound("backend set", name)
+		}
+		if err := d.checkLimitsAfter(b, func(b *balancer) { b.backendSets[name] = bs }); err != nil {
+			return nil, err
 		}
 		return func(b *balancer) error {
 			if _, ok := b.backendSets[name]; !ok {
@@ -647,6 +656,9 @@ func (d *Dialect) createLBListener(c *call) (*reply, error) {
 			return err
 		}
 		b.listeners[name] = l
+		if err := d.checkLimits(b); err != nil {
+			return err
+		}
 		return checkListenerPorts(b.listeners)
 	}
 	return d.mutate(c, kindLB, id, "CreateListener", "", "UPDATED", func(b *balancer) (change, error) {

@@ -359,6 +359,9 @@ func (d *Dialect) createNLB(c *call) (*reply, error) {
 	if err := checkNLBListenerPorts(b.nlbListeners); err != nil {
 		return nil, err
 	}
+	if err := d.checkLimits(b); err != nil {
+		return nil, err
+	}
 	wr, err := d.create(c, b, "", string(nlb.OperationTypeCreateNetworkLoadBalancer))
 	if err != nil {
 		return nil, err
@@ -477,6 +480,9 @@ func (d *Dialect) createNLBBackendSet(c *call) (*reply, error) {
 		if _, dup := b.nlbBackendSets[name]; dup {
 			return nil, Errorf(http.StatusConflict, CodeAlreadyExists, "The backend set %s already exists in network load balancer %s.", name, id)
 		}
+		if err := d.checkLimitsAfter(b, func(b *balancer) { b.nlbBackendSets[name] = bs }); err != nil {
+			return nil, err
+		}
 		return func(b *balancer) error {
 			if _, dup := b.nlbBackendSets[name]; dup {
 				return fmt.Errorf("the backend set %s already exists", name)
@@ -538,7 +544,7 @@ func (d *Dialect) updateNLBBackendSet(c *call) (*reply, error) {
 			return err
 		}
 		b.nlbBackendSets[name] = bs
-		return nil
+		return d.checkLimits(b)
 	}
 	return d.mutate(c, kindNLB, id, "", string(nlb.OperationTypeUpdateBackendset), "UPDATED", func(b *balancer) (change, error) {
 		if err := build(b); err != nil {
@@ -661,6 +667,9 @@ func (d *Dialect) createNLBListener(c *call) (*reply, error) {
 			return err
 		}
 		b.nlbListeners[name] = l
+		if err := d.checkLimits(b); err != nil {
+			return err
+		}
 		return checkNLBListenerPorts(b.nlbListeners)
 	}
 	return d.mutate(c, kindNLB, id, "", string(nlb.OperationTypeCreateListener), "UPDATED", func(b *balancer) (change, error) {
