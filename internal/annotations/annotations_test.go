@@ -175,7 +175,7 @@ func TestNamesArePrefixed(t *testing.T) {
 		TKEExistedLBID, TKEInternalSubnetID,
 		HealthCheckEnabled, HealthCheckProtocol, HealthCheckPort, HealthCheckPath,
 		HealthCheckInterval, HealthCheckTimeout, HealthCheckHealthyThreshold,
-		HealthCheckUnhealthyThreshold, NodeSelector, SessionAffinityTimeout, DriftDetected,
+		HealthCheckUnhealthyThreshold, NodeSelector, SessionAffinityTimeout, DriftDetected, EndpointsChanged,
 	} {
 		s := n.String()
 		if !strings.HasPrefix(s, Prefix) &&

@@ -173,4 +173,19 @@ const (
 	// Read-only: written by the CCM
 	// Providers: all
 	DriftDetected Name = Prefix + "drift-detected"
+
+	// EndpointsChanged is written by the CCM when the nodes running a ready
+	// endpoint of an externalTrafficPolicy: Local Service change while the
+	// Service's load balancer holds only a subset of the nodes (the cloud's
+	// backend limit is below the number of eligible nodes; see
+	// docs/loadbalancers.md). Changing it makes the service controller
+	// re-ensure the load balancer, which the controller does not do for
+	// endpoint changes on its own; its value says when and how many nodes
+	// have a ready endpoint now.
+	//
+	// Type: string (RFC 3339 time: finding)
+	// Default: none
+	// Read-only: written by the CCM
+	// Providers: all
+	EndpointsChanged Name = Prefix + "endpoints-changed"
 )

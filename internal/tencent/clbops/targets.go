@@ -143,7 +143,8 @@ func (o *Ops) describeTargets(ctx context.Context, lb *loadBalancer, listeners [
 
 // reconcileTargets registers missing targets, then deregisters stale ones,
 // so that a listener never goes through a moment with no target when
-// backends are replaced.
+// backends are replaced; only what the target quota needs deregistered
+// first is (makeRoom).
 func (o *Ops) reconcileTargets(ctx context.Context, lb *loadBalancer, spec *lbspec.Spec, listeners []boundListener) error {
 	actual, err := o.describeTargets(ctx, lb, listeners)
 	if err != nil {
@@ -152,6 +153,10 @@ func (o *Ops) reconcileTargets(ctx context.Context, lb *loadBalancer, spec *lbsp
 	plan := planTargets(spec, listeners, actual)
 	if plan.empty() {
 		return nil
+	}
+	// At the target quota, stale targets must go first (room.go).
+	if err := o.changeTargets(ctx, lb, plan, plan.makeRoom(actual, spec.BackendLimit), false); err != nil {
+		return err
 	}
 	if err := o.changeTargets(ctx, lb, plan, plan.register, true); err != nil {
 		return err

@@ -61,7 +61,7 @@ func New(cfg *Config) (*Cloud, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.lb = newLoadBalancers(cfg, clbClient)
+	c.lb = newLoadBalancers(cfg, clbClient, clbClient)
 	return c, nil
 }
 
@@ -81,7 +81,8 @@ func newCloud(cfg *Config, api instanceAPI) *Cloud {
 	}
 }
 
-// Initialize hands the load balancers' drift check its Kubernetes client.
+// Initialize hands the load balancers (drift check, subset Events and
+// EndpointSlice watch) their Kubernetes client.
 func (c *Cloud) Initialize(b cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
 	if c.lb != nil {
 		c.lb.initialize(b, stop)
@@ -128,7 +129,7 @@ func (c *Cloud) SetInformers(f informers.SharedInformerFactory) {
 		c.routes.nodes.set(f.Core().V1().Nodes())
 	}
 	if c.lb != nil {
-		c.lb.setInformers(f) // the periodic load balancer drift check
+		c.lb.setInformers(f) // the drift check; the subsets' EndpointSlice watch
 	}
 }
 

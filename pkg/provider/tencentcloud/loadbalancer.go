@@ -21,6 +21,7 @@ import (
 	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/internal/lbdrift"
 	"github.com/ccmkit/ccm/internal/lbspec"
+	"github.com/ccmkit/ccm/internal/lbsubset"
 	"github.com/ccmkit/ccm/internal/tencent/clbops"
 )
 
@@ -28,7 +29,11 @@ import (
 // only translates: a Service and its nodes become an lbspec.Spec (reading
 // the Tencent annotations users already have), and clbops does the rest.
 type loadBalancers struct {
-	ops         *clbops.Ops
+	ops *clbops.Ops
+	// quotas reads TOTAL_TARGET_BIND_QUOTA; subsets chooses the targets when
+	// the eligible nodes exceed it (subset.go). Either may be nil (tests).
+	quotas      *clbops.Quotas
+	subsets     *lbsubset.Subsetter
 	driftPeriod time.Duration
 	// kube is set by Initialize; the drift check needs it.
 	kube cloudprovider.ControllerClientBuilder
@@ -37,13 +42,15 @@ type loadBalancers struct {
 
 var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
 
-func newLoadBalancers(cfg *Config, api clbops.API) *loadBalancers {
+func newLoadBalancers(cfg *Config, api clbops.API, quotaAPI clbops.QuotaAPI) *loadBalancers {
 	period, err := cfg.lbDriftCheckPeriod()
 	if err != nil {
 		period = DefaultLBDriftCheckPeriod // LoadConfig has rejected it already
 	}
 	return &loadBalancers{
 		ops:         clbops.New(api, clbops.Config{VpcID: cfg.VpcID}),
+		quotas:      clbops.NewQuotas(quotaAPI, 0),
+		subsets:     lbsubset.New(),
 		driftPeriod: period,
 	}
 }
@@ -101,6 +108,7 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, clusterName stri
 	if err != nil {
 		return nil, err
 	}
+	l.record(svc, l.chooseTargets(ctx, svc, spec))
 	return l.ops.Ensure(ctx, spec)
 }
 
@@ -111,12 +119,16 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, clusterName stri
 	if err != nil {
 		return err
 	}
+	l.record(svc, l.chooseTargets(ctx, svc, spec))
 	return l.ops.Update(ctx, spec)
 }
 
 // EnsureLoadBalancerDeleted deletes the CLB created for the Service, or
 // only the Service's listeners on an adopted CLB.
 func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string, svc *v1.Service) error {
+	if l.subsets != nil {
+		l.subsets.Forget(svc)
+	}
 	return l.ops.Delete(ctx, ref(svc))
 }
 
@@ -131,6 +143,7 @@ func (l *loadBalancers) drift(ctx context.Context, services []*v1.Service, nodes
 			out[svc.UID] = lbdrift.Result{Err: err}
 			continue
 		}
+		l.chooseTargets(ctx, svc, spec) // the same subset the reconcile binds
 		specs = append(specs, spec)
 	}
 	for uid, r := range l.ops.DriftAll(ctx, specs) {
@@ -144,20 +157,32 @@ func (l *loadBalancers) initialize(b cloudprovider.ControllerClientBuilder, stop
 	l.kube, l.stop = b, stop
 }
 
-// setInformers starts the drift check on the shared informers. The CCM
-// calls it right after Initialize and before it starts the informers.
+// setInformers starts what runs beside the service controller, on the
+// shared informers: the drift check, and the target subsetting's Events and
+// EndpointSlice watch (subset.go). The CCM calls it right after Initialize
+// and before it starts the informers.
 func (l *loadBalancers) setInformers(f informers.SharedInformerFactory) {
-	if l.driftPeriod <= 0 || l.kube == nil {
+	if l.kube == nil {
 		return
 	}
-	client, err := l.kube.Client("tencentcloud-lb-drift")
+	client, err := l.kube.Client("tencentcloud-load-balancers")
 	if err != nil {
-		klog.ErrorS(err, "Load balancer drift check disabled: no Kubernetes client")
+		klog.ErrorS(err, "Load balancer drift check and subset Events disabled: no Kubernetes client")
+		return
+	}
+	broadcaster := record.NewBroadcaster()
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-l.stop
+		cancel()
+		broadcaster.Shutdown()
+	}()
+	l.startSubsets(ctx, f, client, broadcaster)
+	if l.driftPeriod <= 0 {
 		return
 	}
 	services, nodes := f.Core().V1().Services(), f.Core().V1().Nodes()
-	broadcaster := record.NewBroadcaster()
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 	checker := &lbdrift.Checker{
 		Period:   l.driftPeriod,
 		Services: services.Lister(),
@@ -167,12 +192,6 @@ func (l *loadBalancers) setInformers(f informers.SharedInformerFactory) {
 		Recorder: broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "service-lb-drift"}),
 		Check:    l.drift,
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		<-l.stop
-		cancel()
-		broadcaster.Shutdown()
-	}()
 	go checker.Run(ctx)
 }
 
