@@ -117,15 +117,15 @@ type Spec struct {
 
 	Listeners       []Listener // sorted by protocol, then port
 	Backends        []Backend  // sorted by node name
+	HealthCheck     HealthCheck
+	SessionAffinity SessionAffinity
+	// SourceRanges are the client CIDRs allowed in; nil means everyone.
+	SourceRanges []string
 	// BackendLimit is the most backends one listener may hold at any moment
 	// (0: no limit), for a provider whose cloud has such a limit: it tells
 	// the ops layer to free room before adding when backends are replaced.
 	// Build leaves it 0; the provider sets it.
 	BackendLimit int
-	HealthCheck     HealthCheck
-	SessionAffinity SessionAffinity
-	// SourceRanges are the client CIDRs allowed in; nil means everyone.
-	SourceRanges []string
 }
 
 // Range bounds a value; the zero Range means no bound.

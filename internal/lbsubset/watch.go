@@ -12,9 +12,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	discoverylisters "k8s.io/client-go/listers/discovery/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccm/internal/annotations"
@@ -24,6 +26,20 @@ import (
 // checked, so that a rollout moving many pods costs one re-ensure, not one
 // per pod.
 const DefaultCoalesce = 2 * time.Second
+
+// Start wires the Subsetter into a running CCM: Normal Events through
+// recorder, the shared informer factory's EndpointSlice informer (so that
+// Choose narrows Local Services to their endpoint nodes), and Run until ctx
+// ends. Call it before the factory starts its informers (a provider's
+// SetInformers). It needs list and watch on discovery.k8s.io endpointslices.
+func (s *Subsetter) Start(ctx context.Context, f informers.SharedInformerFactory, client kubernetes.Interface, recorder record.EventRecorder) error {
+	s.Recorder = recorder
+	if err := s.Use(f.Discovery().V1().EndpointSlices().Informer()); err != nil {
+		return err
+	}
+	go s.Run(ctx, client)
+	return nil
+}
 
 // Use gives the Subsetter the EndpointSlice informer: Choose then narrows
 // Local Services to their endpoint nodes, and Run watches for changes.

@@ -14,7 +14,10 @@ import (
 	"fmt"
 	"io"
 
+	"k8s.io/client-go/informers"
 	cloudprovider "k8s.io/cloud-provider"
+
+	"github.com/ccmkit/ccm/internal/lbsubset"
 )
 
 // ProviderName is the --cloud-provider name and the providerID scheme.
@@ -35,9 +38,17 @@ type Cloud struct {
 	cfg       *Config
 	instances *instances
 	lb        cloudprovider.LoadBalancer // nil when loadBalancer.disabled
+	// subsets chooses backends past the backend limits (subset.go); kube
+	// and stop come from Initialize for its Events and EndpointSlice watch.
+	subsets *lbsubset.Subsetter
+	kube    cloudprovider.ControllerClientBuilder
+	stop    <-chan struct{}
 }
 
-var _ cloudprovider.Interface = (*Cloud)(nil)
+var (
+	_ cloudprovider.Interface    = (*Cloud)(nil)
+	_ cloudprovider.InformerUser = (*Cloud)(nil)
+)
 
 // New builds the provider from a loaded Config, with real SDK clients. It
 // makes no API call.
@@ -53,13 +64,22 @@ func New(cfg *Config) (*Cloud, error) {
 	reader := newComputeReader(c.compute, c.network, cfg.Compartment, cfg.VCN)
 	cloud := &Cloud{cfg: cfg, instances: newInstances(reader, cfg.Auth.Region, ttl)}
 	if !cfg.LoadBalancer.Disabled {
-		cloud.lb = newLoadBalancer(cfg, c)
+		cloud.subsets = lbsubset.New()
+		cloud.lb = newLoadBalancer(cfg, c, cloud.subsets)
 	}
 	return cloud, nil
 }
 
-// Initialize does nothing: the provider needs no Kubernetes client.
-func (c *Cloud) Initialize(cloudprovider.ControllerClientBuilder, <-chan struct{}) {}
+// Initialize keeps the Kubernetes client builder for the load balancers'
+// subset Events and EndpointSlice watch.
+func (c *Cloud) Initialize(b cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
+	c.kube, c.stop = b, stop
+}
+
+// SetInformers implements cloudprovider.InformerUser: the load balancers
+// watch EndpointSlices through the shared informers (subset.go). The CCM
+// calls it after Initialize and before it starts the informers.
+func (c *Cloud) SetInformers(f informers.SharedInformerFactory) { c.startSubsets(f) }
 
 // LoadBalancer returns the LB/NLB implementation unless
 // loadBalancer.disabled is set.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/internal/lbspec"
+	"github.com/ccmkit/ccm/internal/lbsubset"
 	"github.com/ccmkit/ccm/internal/oci/lbops"
 )
 
@@ -31,18 +32,19 @@ type lbOps interface {
 // from internal/lbspec plus OCI's annotations and the cloud config) and
 // hands it to the operations layer. It calls no API itself.
 type loadBalancers struct {
-	cfg LoadBalancerConfig
-	ops lbOps
+	cfg     LoadBalancerConfig
+	ops     lbOps
+	subsets *lbsubset.Subsetter // nil: subsets chosen without Events or Local narrowing
 }
 
 var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
 
-func newLoadBalancer(cfg *Config, c *clients) cloudprovider.LoadBalancer {
+func newLoadBalancer(cfg *Config, c *clients, subsets *lbsubset.Subsetter) cloudprovider.LoadBalancer {
 	if cfg.LoadBalancer.SecurityListMode() == SecurityListModeAll {
 		klog.InfoS("loadBalancer.securityListManagementMode All manages the load balancer subnets' ingress rules, " +
 			"as Frontend does; the rules from the load balancer subnets to the node subnets are left to you (see docs/oci.md)")
 	}
-	return &loadBalancers{cfg: cfg.LoadBalancer, ops: lbops.New(c.lb, c.nlb, c.network, lbops.Config{
+	return &loadBalancers{cfg: cfg.LoadBalancer, subsets: subsets, ops: lbops.New(c.lb, c.nlb, c.network, lbops.Config{
 		Compartment: cfg.Compartment, SecurityLists: cfg.LoadBalancer.SecurityLists,
 	})}
 }
@@ -83,6 +85,9 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *c
 // kind, and our security list rules. It needs no valid annotation: a
 // Service broken by an edit can still be deleted.
 func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string, svc *corev1.Service) error {
+	if l.subsets != nil {
+		l.subsets.Forget(svc)
+	}
 	d := &lbops.Desired{Ref: lbspec.RefOf(svc, ""), DisplayName: string(svc.UID), SecurityListMode: l.cfg.SecurityListMode()}
 	for _, n := range []annotations.Name{annotations.OCILBSecurityListManagementMode, annotations.OCINLBSecurityListManagementMode} {
 		if m, err := securityListMode(svc, n); err == nil && m != "" && m != SecurityListModeNone {
@@ -139,7 +144,9 @@ func (l *loadBalancers) desired(svc *corev1.Service, nodes []*corev1.Node) (*lbo
 	if spec.SessionAffinity.ClientIP && !annotations.OCINLBBackendPolicy.IsSet(svc) {
 		d.Policy = map[lbops.Kind]string{lbops.KindLB: "IP_HASH", lbops.KindNLB: "TWO_TUPLE"}[d.Kind]
 	}
-	d.Backends = backendsOf(spec.Backends, nodes)
+	if d.Backends, err = l.chooseBackends(svc, spec, nodes, d.Kind); err != nil {
+		return nil, err
+	}
 	if len(spec.SourceRanges) > 0 && d.SecurityListMode == SecurityListModeNone {
 		klog.InfoS("loadBalancerSourceRanges are not enforced with security list mode None", "service", klog.KObj(svc))
 	}

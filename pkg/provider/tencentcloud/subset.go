@@ -60,10 +60,8 @@ func (l *loadBalancers) startSubsets(ctx context.Context, f informers.SharedInfo
 	if l.subsets == nil {
 		return
 	}
-	l.subsets.Recorder = b.NewRecorder(scheme.Scheme, v1.EventSource{Component: "service-lb-subset"})
-	if err := l.subsets.Use(f.Discovery().V1().EndpointSlices().Informer()); err != nil {
+	recorder := b.NewRecorder(scheme.Scheme, v1.EventSource{Component: "service-lb-subset"})
+	if err := l.subsets.Start(ctx, f, client, recorder); err != nil {
 		klog.ErrorS(err, "Watching EndpointSlices; Local Services with a subset of the nodes are not re-ensured when their endpoints move")
-		return
 	}
-	go l.subsets.Run(ctx, client)
 }
