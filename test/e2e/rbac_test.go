@@ -43,6 +43,9 @@ var notExercised = map[permission]string{
 		"emits no event twice within the aggregation window",
 	{"", "services", "list"}: "as nodes list: the Service informers start with a streaming watch here, and " +
 		"fall back to LIST against apiservers without streaming lists",
+	{"discovery.k8s.io", "endpointslices", "list"}: "as nodes list: the EndpointSlice informer (load balancer " +
+		"subsets of Local Services) starts with a streaming watch here, and falls back to LIST against apiservers " +
+		"without streaming lists",
 }
 
 // TestRBACMinimal proves deploy/rbac.yaml's ClusterRole minimal: for every
