@@ -98,6 +98,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	taskLatency := fs.Duration("task-latency", tencent.DefaultTaskLatency, "how long each asynchronous CLB task runs (0: done before the call returns)")
 	quotaOpen := fs.Int("clb-quota-open", tencent.DefaultCLBQuota, "OPEN (public) load balancers allowed per region")
 	quotaInternal := fs.Int("clb-quota-internal", tencent.DefaultCLBQuota, "INTERNAL load balancers allowed per region")
+	deleteLimit := fs.Int("clb-delete-frequency-limit", tencent.DefaultDeleteFrequencyLimit, "DeleteLoadBalancer refuses (FailedOperation.FrequencyCheckRisk) the deletion that makes this many load balancers deleted in a region within --clb-delete-frequency-window")
+	deleteWindow := fs.Duration("clb-delete-frequency-window", tencent.DefaultDeleteFrequencyWindow, "the sliding window of --clb-delete-frequency-limit")
+	nullHC := fs.Bool("clb-null-health-check-fields", false, "DescribeListeners answers null for every health check field the SDK says may be null, whatever the check type")
 	vipRange := fs.String("vip-range", dataplane.DefaultVIPRange, "pool of load balancer VIPs, A-B or a CIDR prefix; must be bindable (Linux routes 127/8 to lo)")
 	hcInterval := fs.Duration("health-check-interval", 0, "if > 0, replaces every listener's health check interval (for tests)")
 	noDataPlane := fs.Bool("no-dataplane", false, "allocate VIPs but open no listener sockets")
@@ -131,6 +134,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if *quotaOpen < 1 || *quotaInternal < 1 {
 		return errors.New("--clb-quota-open and --clb-quota-internal must be at least 1")
 	}
+	if *deleteLimit < 1 || *deleteWindow <= 0 {
+		return errors.New("--clb-delete-frequency-limit must be at least 1 and --clb-delete-frequency-window positive")
+	}
 	if *taskLatency == 0 {
 		*taskLatency = -1 // Options: negative means instant, 0 the default
 	}
@@ -150,12 +156,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		RateLimits:       limits,
 		TerminatedLinger: *linger,
 
-		TaskLatency:         *taskLatency,
-		CLBQuotaOpen:        *quotaOpen,
-		CLBQuotaInternal:    *quotaInternal,
-		VIPRange:            *vipRange,
-		HealthCheckInterval: *hcInterval,
-		DisableDataPlane:    *noDataPlane,
+		TaskLatency:      *taskLatency,
+		CLBQuotaOpen:     *quotaOpen,
+		CLBQuotaInternal: *quotaInternal,
+
+		CLBDeleteFrequencyLimit:  *deleteLimit,
+		CLBDeleteFrequencyWindow: *deleteWindow,
+		CLBNullHealthCheckFields: *nullHC,
+		VIPRange:                 *vipRange,
+		HealthCheckInterval:      *hcInterval,
+		DisableDataPlane:         *noDataPlane,
 
 		OCIRegion:             *ociRegion,
 		OCIKeys:               keys,

@@ -59,13 +59,23 @@ type Options struct {
 	VPCRouteTables   []VPCRouteTable    // VPC route tables (with routes) to start with (see routes.go)
 
 	// CLB and its data plane (see clb.go).
-	TaskLatency         time.Duration                 // how long each async CLB task runs (0: 200ms; negative: done before the call returns)
-	CLBQuotaOpen        int                           // OPEN load balancers per region (0: 100)
-	CLBQuotaInternal    int                           // INTERNAL load balancers per region (0: 100)
-	VIPRange            string                        // VIP pool, "A-B" or CIDR (default 127.240.0.1-127.240.255.254)
-	HealthCheckInterval time.Duration                 // > 0: replaces every listener's health check interval (tests)
-	DisableDataPlane    bool                          // allocate VIPs but open no sockets
-	DataPlaneLog        func(format string, a ...any) // optional: bind failures, target health changes
+	TaskLatency      time.Duration // how long each async CLB task runs (0: 200ms; negative: done before the call returns)
+	CLBQuotaOpen     int           // OPEN load balancers per region (0: 100)
+	CLBQuotaInternal int           // INTERNAL load balancers per region (0: 100)
+	// DeleteLoadBalancer's frequency check: deleting CLBDeleteFrequencyLimit
+	// (0: 30) or more load balancers in a region within
+	// CLBDeleteFrequencyWindow (0: 5m) is refused with
+	// FailedOperation.FrequencyCheckRisk, as documented. Tests shorten the
+	// window.
+	CLBDeleteFrequencyLimit  int
+	CLBDeleteFrequencyWindow time.Duration
+	// CLBNullHealthCheckFields: DescribeListeners answers null for every
+	// health check field the SDK says may be null, whatever the check type.
+	CLBNullHealthCheckFields bool
+	VIPRange                 string                        // VIP pool, "A-B" or CIDR (default 127.240.0.1-127.240.255.254)
+	HealthCheckInterval      time.Duration                 // > 0: replaces every listener's health check interval (tests)
+	DisableDataPlane         bool                          // allocate VIPs but open no sockets
+	DataPlaneLog             func(format string, a ...any) // optional: bind failures, target health changes
 
 	// OCI (see oci.go). The OCI API is served under /20160918/,
 	// /20170115/ and /20200501/ on the same address.
