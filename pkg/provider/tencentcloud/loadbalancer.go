@@ -42,8 +42,9 @@ func newLoadBalancers(cfg *Config, api clbops.API) *loadBalancers {
 	if err != nil {
 		period = DefaultLBDriftCheckPeriod // LoadConfig has rejected it already
 	}
+	retryAfter, _ := cfg.lbDeleteRetryAfter() // LoadConfig has rejected a bad one; 0 is the default
 	return &loadBalancers{
-		ops:         clbops.New(api, clbops.Config{VpcID: cfg.VpcID}),
+		ops:         clbops.New(api, clbops.Config{VpcID: cfg.VpcID, Timing: clbops.Timing{DeleteRetryAfter: retryAfter}}),
 		driftPeriod: period,
 	}
 }
