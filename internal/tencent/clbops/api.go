@@ -114,7 +114,7 @@ type APIError struct {
 
 func (e *APIError) Error() string {
 	msg := fmt.Sprintf("%s on %s: %s", e.Action, e.Target, describe(e.Err))
-	if Code(e.Err) == codeFailedOperation {
+	if Code(e.Err) == codeFailedOperation && !strings.HasPrefix(e.Action, "Describe") {
 		msg += " (the CLB may be busy with another task; the next reconcile reads it again and retries)"
 	}
 	return msg
