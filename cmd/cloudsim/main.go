@@ -99,6 +99,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	quotaOpen := fs.Int("clb-quota-open", tencent.DefaultCLBQuota, "OPEN (public) load balancers allowed per region")
 	quotaInternal := fs.Int("clb-quota-internal", tencent.DefaultCLBQuota, "INTERNAL load balancers allowed per region")
 	targetQuota := fs.Int("clb-target-quota", tencent.DefaultTargetQuota, "targets per CLB listener (TOTAL_TARGET_BIND_QUOTA; a ticket raises it on Tencent Cloud)")
+	deleteLimit := fs.Int("clb-delete-frequency-limit", tencent.DefaultDeleteFrequencyLimit, "DeleteLoadBalancer refuses (FailedOperation.FrequencyCheckRisk) the deletion that makes this many load balancers deleted in a region within --clb-delete-frequency-window")
+	deleteWindow := fs.Duration("clb-delete-frequency-window", tencent.DefaultDeleteFrequencyWindow, "the sliding window of --clb-delete-frequency-limit")
+	nullHC := fs.Bool("clb-null-health-check-fields", false, "DescribeListeners answers null for every health check field the SDK says may be null, whatever the check type")
 	vipRange := fs.String("vip-range", dataplane.DefaultVIPRange, "pool of load balancer VIPs, A-B or a CIDR prefix; must be bindable (Linux routes 127/8 to lo)")
 	hcInterval := fs.Duration("health-check-interval", 0, "if > 0, replaces every listener's health check interval (for tests)")
 	noDataPlane := fs.Bool("no-dataplane", false, "allocate VIPs but open no listener sockets")
@@ -139,6 +142,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if min(*lbPerSet, *lbBackends, *nlbPerSet, *nlbBackends) < 1 {
 		return errors.New("--oci-lb-backends-per-set, --oci-lb-backends, --oci-nlb-backends-per-set and --oci-nlb-backends must be at least 1")
 	}
+	if *deleteLimit < 1 || *deleteWindow <= 0 {
+		return errors.New("--clb-delete-frequency-limit must be at least 1 and --clb-delete-frequency-window positive")
+	}
 	if *taskLatency == 0 {
 		*taskLatency = -1 // Options: negative means instant, 0 the default
 	}
@@ -165,6 +171,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		VIPRange:            *vipRange,
 		HealthCheckInterval: *hcInterval,
 		DisableDataPlane:    *noDataPlane,
+
+		CLBDeleteFrequencyLimit:  *deleteLimit,
+		CLBDeleteFrequencyWindow: *deleteWindow,
+		CLBNullHealthCheckFields: *nullHC,
 
 		OCIRegion:             *ociRegion,
 		OCIKeys:               keys,

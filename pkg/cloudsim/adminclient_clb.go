@@ -50,3 +50,14 @@ func (c *AdminClient) CLBDataPlane(ctx context.Context, lbID string) (DataPlaneS
 	err := c.do(ctx, http.MethodGet, "tencent/loadbalancers/"+url.PathEscape(lbID)+"/dataplane", nil, &out)
 	return out, err
 }
+
+// FailCLBBindings arms a BatchRegisterTargets partial failure for one
+// listener (see tencent.BindFailure).
+func (c *AdminClient) FailCLBBindings(ctx context.Context, f CLBBindFailure) error {
+	return c.do(ctx, http.MethodPost, "tencent/clb/bindfailures", f, nil)
+}
+
+// ClearCLBBindFailures disarms every BatchRegisterTargets partial failure.
+func (c *AdminClient) ClearCLBBindFailures(ctx context.Context) error {
+	return c.do(ctx, http.MethodDelete, "tencent/clb/bindfailures", nil, nil)
+}

@@ -26,3 +26,17 @@ func (c *AdminClient) AddVPCRoute(ctx context.Context, table string, r VPCRoute)
 	err := c.do(ctx, http.MethodPost, "tencent/vpcroutetables/"+url.PathEscape(table)+"/routes", r, &out)
 	return out, err
 }
+
+// AddVPC seeds a Tencent VPC with its CIDRs.
+func (c *AdminClient) AddVPC(ctx context.Context, v VPC) (VPC, error) {
+	var out VPC
+	err := c.do(ctx, http.MethodPost, "tencent/vpcs", v, &out)
+	return out, err
+}
+
+// VPCs lists every Tencent VPC cloudsim knows, with its CIDRs.
+func (c *AdminClient) VPCs(ctx context.Context) ([]VPC, error) {
+	var out []VPC
+	err := c.do(ctx, http.MethodGet, "tencent/vpcs", nil, &out)
+	return out, err
+}

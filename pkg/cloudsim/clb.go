@@ -23,6 +23,10 @@ type CLBLoadBalancer = tencent.CLBLoadBalancer
 // CLBListener is a listener with its targets.
 type CLBListener = tencent.CLBListener
 
+// CLBBindFailure makes BatchRegisterTargets fail for one listener (see
+// tencent.BindFailure).
+type CLBBindFailure = tencent.BindFailure
+
 // DataPlaneStatus is what the data plane runs for one load balancer: VIP,
 // listeners, target health.
 type DataPlaneStatus = dataplane.LoadBalancerStatus
@@ -56,6 +60,10 @@ func (s *Sim) startCLB(opts Options) {
 		QuotaOpen:     opts.CLBQuotaOpen,
 		QuotaInternal: opts.CLBQuotaInternal,
 		TargetQuota:   opts.CLBTargetQuota,
+
+		DeleteFrequencyLimit:  opts.CLBDeleteFrequencyLimit,
+		DeleteFrequencyWindow: opts.CLBDeleteFrequencyWindow,
+		NullHealthCheckFields: opts.CLBNullHealthCheckFields,
 	})
 	s.tencent.Register(s.clb.Service())
 }
@@ -98,3 +106,11 @@ func (s *Sim) DeleteCLBListener(lbID, listenerID string) error {
 // CLBDataPlane reports a load balancer's VIP, running listeners and target
 // health.
 func (s *Sim) CLBDataPlane(lbID string) (DataPlaneStatus, error) { return s.clb.DataPlane(lbID) }
+
+// FailCLBBindings arms a BatchRegisterTargets partial failure for one
+// listener: the next call(s) naming it list it in FailListenerIdSet and
+// bind the other listeners' targets.
+func (s *Sim) FailCLBBindings(f CLBBindFailure) error { return s.clb.FailBindings(f) }
+
+// ClearCLBBindFailures disarms every BatchRegisterTargets partial failure.
+func (s *Sim) ClearCLBBindFailures() { s.clb.ClearBindFailures() }

@@ -57,6 +57,7 @@ type Options struct {
 	OnCall           func(Call)         // optional hook called after every API call (logging)
 	RouteTables      []RouteTable       // TKE cluster route tables (with routes) to start with
 	VPCRouteTables   []VPCRouteTable    // VPC route tables (with routes) to start with (see routes.go)
+	VPCs             []VPC              // Tencent VPCs with their CIDRs (others have 10.0.0.0/16; see routes.go)
 
 	// CLB and its data plane (see clb.go).
 	TaskLatency         time.Duration                 // how long each async CLB task runs (0: 200ms; negative: done before the call returns)
@@ -67,6 +68,16 @@ type Options struct {
 	HealthCheckInterval time.Duration                 // > 0: replaces every listener's health check interval (tests)
 	DisableDataPlane    bool                          // allocate VIPs but open no sockets
 	DataPlaneLog        func(format string, a ...any) // optional: bind failures, target health changes
+	// DeleteLoadBalancer's frequency check: deleting CLBDeleteFrequencyLimit
+	// (0: 30) or more load balancers in a region within
+	// CLBDeleteFrequencyWindow (0: 5m) is refused with
+	// FailedOperation.FrequencyCheckRisk, as documented. Tests shorten the
+	// window.
+	CLBDeleteFrequencyLimit  int
+	CLBDeleteFrequencyWindow time.Duration
+	// CLBNullHealthCheckFields: DescribeListeners answers null for every
+	// health check field the SDK says may be null, whatever the check type.
+	CLBNullHealthCheckFields bool
 
 	// OCI (see oci.go). The OCI API is served under /20160918/,
 	// /20170115/ and /20200501/ on the same address.
@@ -95,9 +106,10 @@ type Sim struct {
 
 // New returns a Sim serving the Tencent API at POST /, the OCI API under
 // its version prefixes and the admin API under /admin/. It panics if
-// Options.RouteTables is invalid (use CreateRouteTable to handle the error),
-// Options.VIPRange is malformed (check it with CheckVIPRange), or an OCI
-// key or network seed is invalid (check them with CheckOCIOptions).
+// Options.RouteTables or Options.VPCs is invalid (use CreateRouteTable and
+// AddVPC to handle the error), Options.VIPRange is malformed (check it with
+// CheckVIPRange), or an OCI key or network seed is invalid (check them with
+// CheckOCIOptions).
 func New(opts Options) *Sim {
 	c := core.New(core.Config{
 		Region:           opts.Region,
@@ -112,6 +124,11 @@ func New(opts Options) *Sim {
 	}
 	s.startCLB(opts)
 	s.startOCI(opts)
+	for _, v := range opts.VPCs {
+		if _, err := s.AddVPC(v); err != nil {
+			panic(fmt.Sprintf("cloudsim: Options.VPCs: %v", err))
+		}
+	}
 	for _, rt := range opts.RouteTables {
 		if _, err := s.CreateRouteTable(rt); err != nil {
 			panic(fmt.Sprintf("cloudsim: Options.RouteTables: %v", err))

@@ -27,3 +27,14 @@ func (s *Sim) VPCRouteTable(id string) (VPCRouteTable, error) {
 func (s *Sim) AddVPCRoute(table string, r VPCRoute) (VPCRoute, error) {
 	return s.tencent.VPC().AddVPCRoute(table, r)
 }
+
+// VPC is a Tencent VPC with its CIDRs (see tencent.VPCNetwork). A VPC that
+// is not seeded has tencent.DefaultVPCCIDR.
+type VPC = tencent.VPCNetwork
+
+// AddVPC seeds a VPC with its CIDR (and assistant CIDRs).
+func (s *Sim) AddVPC(v VPC) (VPC, error) { return s.tencent.Networks().AddVPC(v) }
+
+// VPCs returns every VPC cloudsim knows: seeded, the default VPC, and those
+// instances and route tables name.
+func (s *Sim) VPCs() []VPC { return s.tencent.Networks().VPCs() }

@@ -23,11 +23,13 @@ import (
 
 const shutdownTaint = "node.cloudprovider.kubernetes.io/shutdown"
 
-// writeCloudConfig writes a Tencent cloud config pointing at cloudsim.
+// writeCloudConfig writes a Tencent cloud config pointing at cloudsim. Its
+// lb_delete_retry_after is shortened like cloudsim's deletion window
+// (clb_frequency_test.go).
 func writeCloudConfig(dir, name, id, key string) string {
 	path := filepath.Join(dir, name)
-	cfg := fmt.Sprintf("region: %s\nvpc_id: %s\nsecret_id: %s\nsecret_key: %s\napi_endpoint: %s\n",
-		region, vpcID, id, key, suite.simURL)
+	cfg := fmt.Sprintf("region: %s\nvpc_id: %s\nsecret_id: %s\nsecret_key: %s\napi_endpoint: %s\nlb_delete_retry_after: %s\n",
+		region, vpcID, id, key, suite.simURL, clbDeleteRetryAfter)
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		panic(err)
 	}

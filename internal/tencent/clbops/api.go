@@ -45,15 +45,21 @@ const (
 	maxPortsPerCreate   = 20  // CreateListener Ports per call (kept modest; not documented)
 )
 
-// Error codes the operations act on.
+// Error codes the operations act on. Each is used only where the SDK
+// documents it for the action (clb@v1.3.105 client.go, "可能返回的错误码"):
+// ResourceInOperating is not documented for DeleteLoadBalancer,
+// DeleteListener, DeregisterTargets and BatchDeregisterTargets, which
+// answer a busy CLB with plain FailedOperation, and no "not found" code is
+// documented for DeleteListener.
 const (
 	codeResourceInOperating = "FailedOperation.ResourceInOperating"
+	codeFailedOperation     = "FailedOperation"
+	codeFrequencyCheckRisk  = "FailedOperation.FrequencyCheckRisk"
 	codeRequestLimit        = "RequestLimitExceeded"
 	codeInvalidAction       = "InvalidAction"
 	codeUnsupportedOp       = "UnsupportedOperation"
 	codeLBNotFound          = "InvalidParameter.LBIdNotFound"
 	codeTokenSpent          = "InvalidParameter.ClientTokenLimitExceeded"
-	codeListenerNotFound    = "InvalidParameter.ListenerIdNotFound"
 )
 
 // ErrTaskFailed: an asynchronous task ended with status 1.
@@ -79,6 +85,10 @@ type Timing struct {
 	RetryBackoff, RetryBackoffMax time.Duration
 	// RetryTimeout bounds the retries of one call.
 	RetryTimeout time.Duration
+	// DeleteRetryAfter is how long DeleteLoadBalancer is not called again
+	// after the API refused it with FailedOperation.FrequencyCheckRisk (30
+	// or more CLBs deleted in the region within 5 minutes).
+	DeleteRetryAfter time.Duration
 }
 
 // DefaultTiming suits the real API: tasks usually finish in a few seconds.
@@ -89,6 +99,10 @@ var DefaultTiming = Timing{
 	RetryBackoff:    500 * time.Millisecond,
 	RetryBackoffMax: 5 * time.Second,
 	RetryTimeout:    time.Minute,
+	// The window slides, so a slot may free up at any time within the 5
+	// minutes: probing once a minute costs at most five refused calls per
+	// window, whatever the number of Services waiting.
+	DeleteRetryAfter: time.Minute,
 }
 
 // APIError says which call failed for what; it unwraps to the SDK error.
@@ -99,7 +113,11 @@ type APIError struct {
 }
 
 func (e *APIError) Error() string {
-	return fmt.Sprintf("%s on %s: %s", e.Action, e.Target, describe(e.Err))
+	msg := fmt.Sprintf("%s on %s: %s", e.Action, e.Target, describe(e.Err))
+	if Code(e.Err) == codeFailedOperation && !strings.HasPrefix(e.Action, "Describe") {
+		msg += " (the CLB may be busy with another task; the next reconcile reads it again and retries)"
+	}
+	return msg
 }
 
 func (e *APIError) Unwrap() error { return e.Err }
@@ -132,10 +150,13 @@ func retryable(err error) bool {
 }
 
 // call runs one API call, retrying while the CLB is busy with another task
-// (one task at a time per CLB) or the API throttles. Both mean the call was
-// refused, so repeating it is safe. Any other error, including network
-// errors after which the call may have been applied, is returned: the next
-// reconcile re-reads the state and decides again.
+// (one task at a time per CLB: ResourceInOperating) or the API throttles.
+// Both mean the call was refused, so repeating it is safe. Any other error
+// is returned, including plain FailedOperation, which is how the actions
+// that do not document ResourceInOperating answer a busy CLB, but which
+// may also mean something lasting, and network errors after which the call
+// may have been applied: the reconcile fails, and the next one (after the
+// service controller's backoff) re-reads the state and decides again.
 func (o *Ops) call(ctx context.Context, action, target string, fn func() error) error {
 	deadline := o.now().Add(o.timing.RetryTimeout)
 	backoff := o.timing.RetryBackoff

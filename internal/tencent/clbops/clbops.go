@@ -52,15 +52,18 @@ type Config struct {
 	Timing Timing
 }
 
-// Ops runs CLB operations. It holds no state between calls and is safe for
-// concurrent use; the upstream service controller never reconciles one
-// Service twice at once.
+// Ops runs CLB operations. It holds no state between calls but the
+// deletion gate, and is safe for concurrent use; the upstream service
+// controller never reconciles one Service twice at once.
 type Ops struct {
 	api    API
 	vpcID  string
 	timing Timing
 	now    func() time.Time
 	sleep  func(context.Context, time.Duration) error
+	// gate holds DeleteLoadBalancer back after a FrequencyCheckRisk, for
+	// every Service at once: the limit is per region (loadbalancer.go).
+	gate *deleteGate
 }
 
 // New returns Ops calling api.
@@ -84,12 +87,16 @@ func New(api API, cfg Config) *Ops {
 	if cfg.Timing.RetryTimeout > 0 {
 		t.RetryTimeout = cfg.Timing.RetryTimeout
 	}
+	if cfg.Timing.DeleteRetryAfter > 0 {
+		t.DeleteRetryAfter = cfg.Timing.DeleteRetryAfter
+	}
 	return &Ops{
 		api:    api,
 		vpcID:  cfg.VpcID,
 		timing: t,
 		now:    time.Now,
 		sleep:  sleepCtx,
+		gate:   &deleteGate{},
 	}
 }
 

@@ -31,12 +31,20 @@ const (
 
 func startSim(t *testing.T) (*cloudsim.Sim, *clb.Client) {
 	t.Helper()
-	sim := cloudsim.New(cloudsim.Options{
+	return startSimWith(t, func(*cloudsim.Options) {})
+}
+
+// startSimWith is startSim with options changed by mod.
+func startSimWith(t *testing.T, mod func(*cloudsim.Options)) (*cloudsim.Sim, *clb.Client) {
+	t.Helper()
+	opts := cloudsim.Options{
 		Credentials:         map[string]string{simID: simKey},
 		TaskLatency:         20 * time.Millisecond,
 		HealthCheckInterval: 200 * time.Millisecond,
 		VIPRange:            "127.241.0.1-127.241.0.200",
-	})
+	}
+	mod(&opts)
+	sim := cloudsim.New(opts)
 	url, err := sim.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -30,9 +30,11 @@ type fakeCLB struct {
 	tasks    map[string]*fakeTask
 	seq      int
 	calls    []string
-	failNext map[string][]error // action -> errors returned before the call is applied
-	failTask map[string]string  // action -> message of a failing task
-	noBatch  bool               // Batch*Targets answer InvalidAction
+	failNext map[string][]error  // action -> errors returned before the call is applied
+	failTask map[string]string   // action -> message of a failing task
+	failBind map[string][]string // listener id -> Messages of the next BatchRegisterTargets calls failing for it
+	noBatch  bool                // Batch*Targets answer InvalidAction
+	nullHC   bool                // DescribeListeners answers null for every nullable health check field
 	requests []any
 }
 
@@ -55,11 +57,22 @@ func newFakeCLB() *fakeCLB {
 	return &fakeCLB{
 		vpcID: testVPC, taskPolls: 1,
 		lbs: map[string]*fakeLB{}, tokens: map[string]string{}, tasks: map[string]*fakeTask{},
-		failNext: map[string][]error{}, failTask: map[string]string{},
+		failNext: map[string][]error{}, failTask: map[string]string{}, failBind: map[string][]string{},
 	}
 }
 
 func sdkErr(code, msg string) error { return tcerr.NewTencentCloudSDKError(code, msg, "req-err") }
+
+// busyErr is how an action answers while a task runs on the CLB: the
+// actions whose SDK error list lacks ResourceInOperating answer plain
+// FailedOperation (clb@v1.3.105 client.go).
+func busyErr(action, lbID string) error {
+	switch action {
+	case "DeleteLoadBalancer", "DeleteListener", "DeregisterTargets", "BatchDeregisterTargets":
+		return sdkErr(codeFailedOperation, "Your task is working on CLB "+lbID)
+	}
+	return sdkErr(codeResourceInOperating, "CLB "+lbID+" is busy")
+}
 
 // begin records a call and returns an injected error, if any.
 func (f *fakeCLB) begin(action string, req any) error {
@@ -84,7 +97,7 @@ func (f *fakeCLB) startTask(action, lbID string, onFinish func()) (string, error
 		return "", sdkErr(codeLBNotFound, "no CLB "+lbID)
 	}
 	if lb.busyTask != "" {
-		return "", sdkErr(codeResourceInOperating, "CLB "+lbID+" is busy")
+		return "", busyErr(action, lbID)
 	}
 	id := f.next("req")
 	t := &fakeTask{lb: lbID, polls: f.taskPolls, status: taskRunning, onFinish: onFinish}
@@ -212,10 +225,10 @@ func (f *fakeCLB) CreateLoadBalancerWithContext(_ context.Context, req *clb.Crea
 	resp.Response = &clb.CreateLoadBalancerResponseParams{}
 	if req.ClientToken != nil {
 		if id, ok := f.tokens[*req.ClientToken]; ok {
-			// Idempotent: the same answer, even if the CLB is gone since.
+			// Idempotent: the same answer, even if the CLB is gone since,
+			// and no task: the replay's RequestId is no TaskId.
 			resp.Response.LoadBalancerIds = common.StringPtrs([]string{id})
-			resp.Response.RequestId = common.StringPtr("req-token-" + id)
-			f.tasks["req-token-"+id] = &fakeTask{status: taskSucceeded}
+			resp.Response.RequestId = common.StringPtr(f.next("req"))
 			return resp, nil
 		}
 	}
@@ -369,6 +382,11 @@ func (f *fakeCLB) DescribeListenersWithContext(_ context.Context, req *clb.Descr
 	var listeners []*clb.Listener
 	for _, l := range lb.listeners {
 		c := *l
+		if f.nullHC && c.HealthCheck != nil {
+			hc := *c.HealthCheck
+			hc.CheckPort, hc.HttpCode, hc.HttpCheckPath, hc.HttpCheckDomain, hc.HttpCheckMethod, hc.HttpVersion = nil, nil, nil, nil, nil, nil
+			c.HealthCheck = &hc
+		}
 		listeners = append(listeners, &c)
 	}
 	resp.Response = &clb.DescribeListenersResponseParams{Listeners: listeners,
@@ -414,11 +432,9 @@ func (f *fakeCLB) DeleteListenerWithContext(_ context.Context, req *clb.DeleteLi
 	}
 	lbID, id := deref(req.LoadBalancerId), deref(req.ListenerId)
 	lb := f.lbs[lbID]
-	if lb == nil {
-		return nil, sdkErr(codeLBNotFound, "no CLB")
-	}
-	if !slices.ContainsFunc(lb.listeners, func(l *clb.Listener) bool { return *l.ListenerId == id }) {
-		return nil, sdkErr(codeListenerNotFound, "no listener")
+	// DeleteListener documents no "not found" code: the generic one.
+	if lb == nil || !slices.ContainsFunc(lb.listeners, func(l *clb.Listener) bool { return *l.ListenerId == id }) {
+		return nil, sdkErr("InvalidParameter", "no such CLB or listener")
 	}
 	taskID, err := f.startTask("DeleteListener", lbID, nil)
 	if err != nil {
@@ -489,12 +505,29 @@ func (f *fakeCLB) batch(action string, lbID string, targets []*clb.BatchTarget, 
 func (f *fakeCLB) BatchRegisterTargetsWithContext(_ context.Context, req *clb.BatchRegisterTargetsRequest) (*clb.BatchRegisterTargetsResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	id, err := f.batch("BatchRegisterTargets", deref(req.LoadBalancerId), req.Targets, true)
+	// Listeners with an armed failure are answered in FailListenerIdSet
+	// and their targets left out; the others are bound.
+	var failed, msgs []string
+	targets := slices.DeleteFunc(slices.Clone(req.Targets), func(t *clb.BatchTarget) bool {
+		queue := f.failBind[*t.ListenerId]
+		if len(queue) > 0 && !slices.Contains(failed, *t.ListenerId) {
+			failed, msgs = append(failed, *t.ListenerId), append(msgs, queue[0])
+		}
+		return len(queue) > 0
+	})
+	id, err := f.batch("BatchRegisterTargets", deref(req.LoadBalancerId), targets, true)
 	if err != nil {
 		return nil, err
 	}
 	resp := clb.NewBatchRegisterTargetsResponse()
 	resp.Response = &clb.BatchRegisterTargetsResponseParams{RequestId: common.StringPtr(id)}
+	if len(failed) > 0 {
+		for _, l := range failed {
+			f.failBind[l] = f.failBind[l][1:]
+		}
+		resp.Response.FailListenerIdSet = common.StringPtrs(failed)
+		resp.Response.Message = common.StringPtr(strings.Join(msgs, "; "))
+	}
 	return resp, nil
 }
 

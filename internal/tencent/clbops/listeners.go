@@ -38,8 +38,9 @@ const (
 	clbDefaultMethod    = "HEAD"
 )
 
-// healthCheck is a listener's health check, normalized so that a desired
-// and an actual one compare with ==.
+// healthCheck is a listener's health check, normalized (upper-case type,
+// method and version, lower-case host) so that a desired and an actual one
+// compare with equal.
 type healthCheck struct {
 	enabled                               bool
 	checkType                             string
@@ -47,24 +48,49 @@ type healthCheck struct {
 	timeout, interval, healthy, unhealthy int64
 	path, method, version, host           string
 	httpCode                              int64
+	// unknown: fields the API answered null. The SDK says CheckPort,
+	// HttpCode, HttpCheckPath, HttpCheckDomain, HttpCheckMethod and
+	// HttpVersion "may be returned as null" (注意：此字段可能返回 null，表示取不到
+	// 有效值, HealthCheck in clb@v1.3.105 models.go): null is "not known",
+	// not a value, so it matches whatever is wanted.
+	unknown hcFields
 }
+
+// hcFields is a set of nullable health check fields.
+type hcFields uint8
+
+const (
+	hcPort hcFields = 1 << iota
+	hcHTTPCode
+	hcPath
+	hcMethod
+	hcVersion
+	hcHost
+)
 
 func (h healthCheck) String() string {
 	if !h.enabled {
 		return "off"
 	}
+	show := func(f hcFields, v any) string {
+		if h.unknown&f != 0 {
+			return "?"
+		}
+		return fmt.Sprint(v)
+	}
 	port := "target port"
-	if h.port > 0 {
-		port = fmt.Sprint(h.port)
+	if h.port > 0 || h.unknown&hcPort != 0 {
+		port = show(hcPort, h.port)
 	}
 	s := fmt.Sprintf("%s on %s every %ds, timeout %ds, %d/%d", h.checkType, port, h.interval, h.timeout, h.healthy, h.unhealthy)
 	if h.checkType == checkHTTP {
-		s += fmt.Sprintf(", %s %s (codes %d)", h.method, h.path, h.httpCode)
+		s += fmt.Sprintf(", %s %s (codes %s)", show(hcMethod, h.method), show(hcPath, h.path), show(hcHTTPCode, h.httpCode))
 	}
 	return s
 }
 
-// equal compares the fields that matter for the check's type.
+// equal compares the fields that matter for the check's type; a field
+// either side does not know matches.
 func (h healthCheck) equal(o healthCheck) bool {
 	if !h.enabled || !o.enabled {
 		return h.enabled == o.enabled
@@ -76,6 +102,27 @@ func (h healthCheck) equal(o healthCheck) bool {
 	if h.checkType == checkPing || o.checkType == checkPing {
 		h.port, o.port = 0, 0
 	}
+	// Copy what either side does not know from the other side.
+	unknown := h.unknown | o.unknown
+	if unknown&hcPort != 0 {
+		h.port = o.port
+	}
+	if unknown&hcHTTPCode != 0 {
+		h.httpCode = o.httpCode
+	}
+	if unknown&hcPath != 0 {
+		h.path = o.path
+	}
+	if unknown&hcMethod != 0 {
+		h.method = o.method
+	}
+	if unknown&hcVersion != 0 {
+		h.version = o.version
+	}
+	if unknown&hcHost != 0 {
+		h.host = o.host
+	}
+	h.unknown, o.unknown = 0, 0
 	return h == o
 }
 
@@ -98,7 +145,7 @@ func wantHealthCheck(hc lbspec.HealthCheck, proto lbspec.Protocol) healthCheck {
 		h.checkType, h.port = checkPing, 0
 	case hc.Protocol == lbspec.HealthCheckHTTP:
 		h.checkType = checkHTTP
-		h.path, h.method, h.version, h.host, h.httpCode = hc.Path, httpMethod, httpVersion, httpHost, httpCode2xx
+		h.path, h.method, h.version, h.host, h.httpCode = hc.Path, httpMethod, strings.ToUpper(httpVersion), strings.ToLower(httpHost), httpCode2xx
 	}
 	return h
 }
@@ -131,20 +178,41 @@ func healthCheckFromSDK(in *clb.HealthCheck, protocol string) healthCheck {
 	if v := deref(in.CheckType); v != "" {
 		h.checkType = strings.ToUpper(v)
 	}
-	if p := deref(in.CheckPort); p > 0 {
-		h.port = p // nil, 0 and -1 all mean the target's port
+	switch {
+	case in.CheckPort == nil:
+		h.unknown |= hcPort
+	case *in.CheckPort > 0:
+		h.port = *in.CheckPort // 0 and -1 mean the target's port
 	}
 	setIfPositive(&h.timeout, in.TimeOut)
 	setIfPositive(&h.interval, in.IntervalTime)
 	setIfPositive(&h.healthy, in.HealthNum)
 	setIfPositive(&h.unhealthy, in.UnHealthNum)
-	setIfPositive(&h.httpCode, in.HttpCode)
-	h.path = deref(in.HttpCheckPath)
-	if m := deref(in.HttpCheckMethod); m != "" {
-		h.method = strings.ToUpper(m)
+	if in.HttpCode == nil {
+		h.unknown |= hcHTTPCode
 	}
-	h.version = deref(in.HttpVersion)
-	h.host = deref(in.HttpCheckDomain)
+	setIfPositive(&h.httpCode, in.HttpCode)
+	nullable := []struct {
+		field hcFields
+		in    *string
+		dst   *string
+		norm  func(string) string
+	}{
+		{hcPath, in.HttpCheckPath, &h.path, nil},
+		{hcMethod, in.HttpCheckMethod, &h.method, strings.ToUpper},
+		{hcVersion, in.HttpVersion, &h.version, strings.ToUpper},
+		{hcHost, in.HttpCheckDomain, &h.host, strings.ToLower},
+	}
+	for _, n := range nullable {
+		switch {
+		case n.in == nil:
+			h.unknown |= n.field
+		case n.norm != nil:
+			*n.dst = n.norm(*n.in)
+		default:
+			*n.dst = *n.in
+		}
+	}
 	return h
 }
 
@@ -482,20 +550,55 @@ func (o *Ops) deleteListener(ctx context.Context, lb *loadBalancer, l *listener)
 	target := fmt.Sprintf("%s listener %s (%s)", lb, l.name, l.id)
 	logWrite("Deleting CLB listener", "clb", lb.id, "listener", l.name)
 	var resp *clb.DeleteListenerResponse
-	if err := o.call(ctx, "DeleteListener", target, func() (err error) {
+	err := o.call(ctx, "DeleteListener", target, func() (err error) {
 		resp, err = o.api.DeleteListenerWithContext(ctx, req)
 		return err
-	}); err != nil {
-		if Code(err) == codeListenerNotFound {
-			return nil // already gone
-		}
-		return err
-	}
-	if resp == nil || resp.Response == nil {
+	})
+	switch {
+	case err != nil:
+	case resp == nil || resp.Response == nil:
 		return &APIError{Action: "DeleteListener", Target: target, Err: errors.New("malformed answer: no Response")}
+	default:
+		if _, err = o.waitTask(ctx, "DeleteListener", target, requestID(resp.Response.RequestId), ""); err == nil {
+			return nil
+		}
 	}
-	_, err := o.waitTask(ctx, "DeleteListener", target, requestID(resp.Response.RequestId), "")
+	// DeleteListener documents no "not found" code (a listener or CLB that
+	// is gone answers a generic InvalidParameter), and its task can fail
+	// because the listener went meanwhile: read it again, and count it
+	// gone as done.
+	if gone, derr := o.listenerGone(ctx, lb, l.id); derr == nil && gone {
+		logWrite("CLB listener already gone", "clb", lb.id, "listener", l.name, "deleteError", err.Error())
+		return nil
+	}
 	return err
+}
+
+// listenerGone reports whether a listener (or its whole CLB) no longer
+// exists.
+func (o *Ops) listenerGone(ctx context.Context, lb *loadBalancer, id string) (bool, error) {
+	req := clb.NewDescribeListenersRequest()
+	req.LoadBalancerId = common.StringPtr(lb.id)
+	req.ListenerIds = common.StringPtrs([]string{id})
+	var resp *clb.DescribeListenersResponse
+	err := o.call(ctx, "DescribeListeners", lb.String(), func() (err error) {
+		resp, err = o.api.DescribeListenersWithContext(ctx, req)
+		return err
+	})
+	switch {
+	case Code(err) == codeLBNotFound: // documented for DescribeListeners
+		return true, nil
+	case err != nil:
+		return false, err
+	case resp == nil || resp.Response == nil:
+		return false, &APIError{Action: "DescribeListeners", Target: lb.String(), Err: errors.New("malformed answer: no Response")}
+	}
+	for _, in := range resp.Response.Listeners {
+		if in != nil && deref(in.ListenerId) == id {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // deleteOwnedListeners removes the Service's listeners from an adopted

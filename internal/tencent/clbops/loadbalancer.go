@@ -8,12 +8,15 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cloud-provider/api"
+	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/internal/lbspec"
@@ -301,19 +304,22 @@ func (o *Ops) createWithToken(ctx context.Context, spec *lbspec.Spec, token stri
 	// The ids may be missing while the order is processed; the task
 	// status of the DealName then has them.
 	task, err := o.waitTask(ctx, "CreateLoadBalancer", target, requestID(r.RequestId), dealIfNoIDs(ids, r.DealName))
-	if err != nil {
-		if len(ids) == 1 && !errors.Is(err, ErrTaskFailed) {
-			// A replayed token of a CLB deleted long ago may have no
-			// task left to wait for: if the CLB is gone, move on.
-			if lb, derr := o.describeByID(ctx, ids[0]); derr == nil && lb == nil {
-				logWrite("Client token belongs to a deleted CLB, trying the next one", "service", spec.Service, "clb", ids[0])
-				return nil, nil
-			}
+	switch {
+	case err == nil:
+		if len(ids) == 0 {
+			ids = common.StringValues(task.LoadBalancerIds)
 		}
+	case len(ids) != 1 || errors.Is(err, ErrTaskFailed) || ctx.Err() != nil:
 		return nil, err
-	}
-	if len(ids) == 0 {
-		ids = common.StringValues(task.LoadBalancerIds)
+	default:
+		// A replayed ClientToken answers the first create's ids but starts
+		// no task, so its RequestId is no TaskId (TaskId is the RequestId
+		// of the call that started the task); the first task may also be
+		// long forgotten. The CLB's Status (waitReady, after this) says
+		// when it is ready, and a CLB that is gone means the token is
+		// spent.
+		klog.V(2).InfoS("No task to wait for on a created CLB (a replayed ClientToken starts none); waiting on its Status instead",
+			"service", spec.Service, "clb", ids[0], "taskError", err.Error())
 	}
 	if len(ids) != 1 {
 		return nil, &APIError{Action: "CreateLoadBalancer", Target: target, Err: fmt.Errorf("expected one CLB id, got %v", ids)}
@@ -388,10 +394,14 @@ func (o *Ops) checkMatches(lb *loadBalancer, spec *lbspec.Spec) error {
 
 // deleteLoadBalancer deletes a CLB we created, with its listeners.
 func (o *Ops) deleteLoadBalancer(ctx context.Context, lb *loadBalancer) error {
+	if wait := o.gate.wait(o.now()); wait > 0 {
+		return deferredDelete(lb, wait, nil)
+	}
 	req := clb.NewDeleteLoadBalancerRequest()
 	req.LoadBalancerIds = common.StringPtrs([]string{lb.id})
 	// Without it the API refuses to delete a CLB with many targets (a
-	// safety check for humans); the Service is gone, so is its CLB.
+	// safety check for humans); the Service is gone, so is its CLB. It
+	// does not override the frequency check.
 	req.ForceDelete = common.BoolPtr(true)
 	logWrite("Deleting CLB", "clb", lb.id, "service", lb.tags[TagService])
 	var resp *clb.DeleteLoadBalancerResponse
@@ -399,8 +409,12 @@ func (o *Ops) deleteLoadBalancer(ctx context.Context, lb *loadBalancer) error {
 		resp, err = o.api.DeleteLoadBalancerWithContext(ctx, req)
 		return err
 	}); err != nil {
-		if Code(err) == codeLBNotFound {
+		switch Code(err) {
+		case codeLBNotFound:
 			return nil // already gone: what we wanted
+		case codeFrequencyCheckRisk:
+			o.gate.block(o.now().Add(o.timing.DeleteRetryAfter))
+			return deferredDelete(lb, o.timing.DeleteRetryAfter, err)
 		}
 		return err
 	}
@@ -409,6 +423,48 @@ func (o *Ops) deleteLoadBalancer(ctx context.Context, lb *loadBalancer) error {
 	}
 	_, err := o.waitTask(ctx, "DeleteLoadBalancer", lb.String(), requestID(resp.Response.RequestId), "")
 	return err
+}
+
+// deleteGate holds DeleteLoadBalancer back, for every Service, after the
+// API refused a deletion with FailedOperation.FrequencyCheckRisk: deleting
+// 30 or more CLBs in one region within 5 minutes is refused, and
+// ForceDelete does not override it (clb@v1.3.105 models.go,
+// DeleteLoadBalancerRequestParams.ForceDelete, case 3). Calling again at
+// once would only be refused again, once per waiting Service.
+type deleteGate struct {
+	mu    sync.Mutex
+	until time.Time
+}
+
+// wait returns how long deletions are still held back.
+func (g *deleteGate) wait(now time.Time) time.Duration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return max(g.until.Sub(now), 0)
+}
+
+// block holds deletions back until t.
+func (g *deleteGate) block(t time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if t.After(g.until) {
+		g.until = t
+	}
+}
+
+// deferredDelete is the error of a deletion put off by the frequency
+// check: a RetryError, so that a caller that honours it (the service
+// controller does on its ensure path) comes back after the wait, not in a
+// hot loop. cause is the API's answer, nil when no call was made.
+func deferredDelete(lb *loadBalancer, wait time.Duration, cause error) error {
+	msg := fmt.Sprintf("deleting %s is deferred for %s: Tencent Cloud refuses to delete 30 or more CLBs in one region within 5 minutes "+
+		"(FailedOperation.FrequencyCheckRisk; ForceDelete does not override it), so the CCM waits instead of retrying at once", lb, wait.Round(time.Second))
+	if cause != nil {
+		msg += ": " + cause.Error()
+	} else {
+		msg += " (no call made: an earlier deletion was refused)"
+	}
+	return api.NewRetryError(msg, wait)
 }
 
 func deref[T any](p *T) T {

@@ -177,18 +177,79 @@ func (o *Ops) changeTargets(ctx context.Context, lb *loadBalancer, plan *targetP
 	}
 	logWrite(verb+" CLB targets", "clb", lb.id, "targets", summarize(plan, targets))
 	for chunk := range slices.Chunk(targets, maxBatchTargets) {
-		err := o.batchTargets(ctx, lb, chunk, register)
+		failed, err := o.batchTargets(ctx, lb, chunk, register)
 		if c := Code(err); c == codeInvalidAction || strings.HasPrefix(c, codeUnsupportedOp) {
 			return o.singleTargets(ctx, lb, targets, register)
 		}
 		if err != nil {
 			return err
 		}
+		if failed != nil {
+			if err := o.retryFailedListeners(ctx, lb, plan, chunk, failed, register); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
 
-func (o *Ops) batchTargets(ctx context.Context, lb *loadBalancer, chunk []target, register bool) error {
+// partialFailure is what a batch call could not do: the listeners of its
+// FailListenerIdSet, and its Message.
+type partialFailure struct {
+	listeners []string
+	message   string
+}
+
+// retryFailedListeners repeats a batch call for the targets of the
+// listeners it failed for, once; if it fails for some again, the error
+// names them with the API's message, so that the reconcile fails (and the
+// Service gets a Warning Event saying why) and the next one re-reads the
+// targets and retries. It never counts a failed listener as done.
+func (o *Ops) retryFailedListeners(ctx context.Context, lb *loadBalancer, plan *targetPlan, chunk []target, failed *partialFailure, register bool) error {
+	action := "BatchDeregisterTargets"
+	if register {
+		action = "BatchRegisterTargets"
+	}
+	var again []target
+	for _, t := range chunk {
+		if slices.Contains(failed.listeners, t.listenerID) {
+			again = append(again, t)
+		}
+	}
+	logWrite("CLB batch call failed for some listeners, retrying them", "clb", lb.id, "action", action,
+		"listeners", listenerNames(plan, failed.listeners), "message", failed.message)
+	if len(again) == 0 { // listeners we did not send: nothing to retry, but not done either
+		return &APIError{Action: action, Target: lb.String(), Err: fmt.Errorf("failed for listeners %s: %s",
+			listenerNames(plan, failed.listeners), failed.message)}
+	}
+	still, err := o.batchTargets(ctx, lb, again, register)
+	if err != nil {
+		return err
+	}
+	if still != nil {
+		return &APIError{Action: action, Target: lb.String(), Err: fmt.Errorf("failed twice for listeners %s: %s",
+			listenerNames(plan, still.listeners), still.message)}
+	}
+	return nil
+}
+
+// listenerNames renders listener ids with their names, for messages.
+func listenerNames(plan *targetPlan, ids []string) string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = id
+		if name := plan.names[id]; name != "" {
+			out[i] = fmt.Sprintf("%s (%s)", name, id)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// batchTargets makes one batch call and waits for its task. The listeners
+// the call failed for (FailListenerIdSet: "如为空表示全部绑定成功", empty means
+// all bound, BatchRegisterTargetsResponseParams in clb@v1.3.105 models.go)
+// come back with the answer's Message; the task binds the others.
+func (o *Ops) batchTargets(ctx context.Context, lb *loadBalancer, chunk []target, register bool) (*partialFailure, error) {
 	action := "BatchDeregisterTargets"
 	if register {
 		action = "BatchRegisterTargets"
@@ -200,7 +261,7 @@ func (o *Ops) batchTargets(ctx context.Context, lb *loadBalancer, chunk []target
 			batch[i].Weight = common.Int64Ptr(defaultWeight)
 		}
 	}
-	var requestID string
+	var requestID, message string
 	var failed []string
 	err := o.call(ctx, action, lb.String(), func() error {
 		if register {
@@ -208,7 +269,8 @@ func (o *Ops) batchTargets(ctx context.Context, lb *loadBalancer, chunk []target
 			req.LoadBalancerId, req.Targets = common.StringPtr(lb.id), batch
 			resp, err := o.api.BatchRegisterTargetsWithContext(ctx, req)
 			if err == nil && resp != nil && resp.Response != nil {
-				requestID, failed = deref(resp.Response.RequestId), common.StringValues(resp.Response.FailListenerIdSet)
+				r := resp.Response
+				requestID, failed, message = deref(r.RequestId), common.StringValues(r.FailListenerIdSet), deref(r.Message)
 			}
 			return err
 		}
@@ -216,18 +278,27 @@ func (o *Ops) batchTargets(ctx context.Context, lb *loadBalancer, chunk []target
 		req.LoadBalancerId, req.Targets = common.StringPtr(lb.id), batch
 		resp, err := o.api.BatchDeregisterTargetsWithContext(ctx, req)
 		if err == nil && resp != nil && resp.Response != nil {
-			requestID, failed = deref(resp.Response.RequestId), common.StringValues(resp.Response.FailListenerIdSet)
+			r := resp.Response
+			requestID, failed, message = deref(r.RequestId), common.StringValues(r.FailListenerIdSet), deref(r.Message)
 		}
 		return err
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if len(failed) > 0 {
-		return &APIError{Action: action, Target: lb.String(), Err: fmt.Errorf("failed for listeners %s", strings.Join(failed, ", "))}
+	// When every listener failed there may be no task to wait for: then
+	// only the failure counts.
+	allFailed := !slices.ContainsFunc(chunk, func(t target) bool { return !slices.Contains(failed, t.listenerID) })
+	if _, err := o.waitTask(ctx, action, lb.String(), requestID, ""); err != nil && !allFailed {
+		return nil, err
 	}
-	_, err = o.waitTask(ctx, action, lb.String(), requestID, "")
-	return err
+	if len(failed) == 0 {
+		return nil, nil
+	}
+	if message == "" {
+		message = "the API gave no reason"
+	}
+	return &partialFailure{listeners: failed, message: message}, nil
 }
 
 // singleTargets registers or deregisters per listener, 20 targets a call.

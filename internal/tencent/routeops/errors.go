@@ -27,6 +27,9 @@ var (
 	ErrGatewayNotInstance = errors.New("gateway is not an instance")
 	// ErrRouteNotFound: the route to delete is not in the table.
 	ErrRouteNotFound = errors.New("route not found")
+	// ErrVPCCIDRConflict: the destination lies inside the VPC's CIDR
+	// (vpc InvalidParameterValue.VpcCidrConflict).
+	ErrVPCCIDRConflict = errors.New("destination inside the VPC's CIDR")
 )
 
 // CallError is a failed cloud call: which action, on what, and why. It

@@ -119,6 +119,10 @@ type Options struct {
 	CacheTTL time.Duration
 	// Clock defaults to time.Now.
 	Clock func() time.Time
+	// VPC, if set, reads the VPC's CIDRs, against which the managed CIDR
+	// is checked once the table is found (a clear log line at start-up),
+	// and which explain refused routes.
+	VPC *VPCCIDRs
 }
 
 // Stats counts what the Manager did, for tests, logs and benchmarks.
@@ -153,6 +157,8 @@ type Manager struct {
 	// looks foreign and is left alone (see docs/routes.md).
 	owned map[netip.Addr]string
 	stats Stats
+	// vpcChecked: the managed CIDR was checked against the VPC's CIDRs.
+	vpcChecked bool
 }
 
 type write struct {
@@ -280,6 +286,10 @@ func (m *Manager) explainCreate(ctx context.Context, node string, r Route, fresh
 	case errors.Is(err, ErrGatewayNotInstance):
 		return fmt.Errorf("%s: %s is not the private IP of an instance in the VPC; the node's InternalIP must be its instance's primary private IP: %w",
 			what, r.Gateway, err)
+	case errors.Is(err, ErrVPCCIDRConflict):
+		return fmt.Errorf("%s: the pod CIDR lies inside the VPC's CIDR%s, and Tencent Cloud refuses routes to the VPC's own range: "+
+			"choose a --cluster-cidr (and cluster_cidr) outside the VPC's CIDRs, so that nodes get pod CIDRs from it: %w",
+			what, m.vpcCIDRHint(ctx), err)
 	case !errors.Is(err, ErrCIDRConflict) && !errors.Is(err, ErrGatewayInUse):
 		return fmt.Errorf("%s: %w", what, err)
 	}
@@ -311,6 +321,21 @@ func (m *Manager) explainCreate(ctx context.Context, node string, r Route, fresh
 		hints = append(hints, "the conflicting route is gone now; the next reconcile retries")
 	}
 	return fmt.Errorf("%s: %s: %w", what, strings.Join(hints, "; "), err)
+}
+
+// vpcCIDRHint names the VPC's CIDRs for a message, if known.
+func (m *Manager) vpcCIDRHint(ctx context.Context) string {
+	if m.opts.VPC == nil {
+		return ""
+	}
+	if _, all, err := m.opts.VPC.CIDRs(ctx); err == nil {
+		parts := make([]string, len(all))
+		for i, c := range all {
+			parts[i] = c.String()
+		}
+		return " (" + strings.Join(parts, ", ") + ")"
+	}
+	return ""
 }
 
 // ownerHint says whose route x is and what to do about it.
@@ -402,9 +427,36 @@ func (m *Manager) ensureTable(ctx context.Context) error {
 	}
 	m.mu.Lock()
 	m.table, m.managed = &t, managed
+	check := !m.vpcChecked && m.opts.VPC != nil
+	m.vpcChecked = true
 	m.mu.Unlock()
 	klog.InfoS("Using route table", "table", m.backend.String(), "cidr", t.CIDR.String(), "vpc", t.VpcID, "managedCIDR", managed.String())
+	if check {
+		m.checkVPCCIDR(ctx, managed)
+	}
 	return nil
+}
+
+// checkVPCCIDR checks, once, that the managed CIDR lies outside the VPC's
+// CIDRs. It is not fatal: the node and load balancer controllers work
+// regardless, routes for pod CIDRs outside the VPC's range still work, and
+// each refused route says why in an Event on its Node. It only makes the
+// cause plain at start-up.
+func (m *Manager) checkVPCCIDR(ctx context.Context, managed netip.Prefix) {
+	_, all, err := m.opts.VPC.CIDRs(ctx)
+	if err != nil {
+		klog.InfoS("Warning: cannot read the VPC's CIDRs, so cluster_cidr is not checked against them", "err", err.Error())
+		return
+	}
+	if overlaps := vpcOverlaps(all, managed); overlaps != "" {
+		klog.ErrorS(nil, "The cluster CIDR overlaps the VPC's CIDR: Tencent Cloud refuses pod routes inside the VPC's range "+
+			"(VPC route tables: InvalidParameterValue.VpcCidrConflict; TKE cluster route tables: CidrConflictWithVpcCidr), so nodes whose pod CIDR "+
+			"lies there get no route. Choose a --cluster-cidr (and cluster_cidr) outside the VPC's CIDRs",
+			"clusterCIDR", managed.String(), "vpcCIDRs", overlaps, "table", m.backend.String())
+		vpcConflicts.Set(1)
+		return
+	}
+	vpcConflicts.Set(0)
 }
 
 func (m *Manager) createTable(ctx context.Context) (Table, error) {
@@ -417,8 +469,8 @@ func (m *Manager) createTable(ctx context.Context) (Table, error) {
 		// Created concurrently (another replica, an operator): use it.
 		return m.backend.FindTable(ctx)
 	case errors.Is(err, ErrTableCIDRConflict):
-		return Table{}, fmt.Errorf("create %s with CIDR %s: choose a cluster_cidr that overlaps neither the VPC's subnets nor another cluster's route table: %w",
-			m.backend, m.opts.ClusterCIDR, err)
+		return Table{}, fmt.Errorf("create %s with CIDR %s: choose a cluster_cidr that overlaps neither the VPC's CIDR%s nor another cluster's route table: %w",
+			m.backend, m.opts.ClusterCIDR, m.vpcCIDRHint(ctx), err)
 	case err != nil:
 		return Table{}, fmt.Errorf("create %s: %w", m.backend, err)
 	}

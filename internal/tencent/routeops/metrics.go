@@ -33,13 +33,21 @@ var (
 		Help:           "Routes of this cluster in the route table at the last list, including those of deleted nodes.",
 		StabilityLevel: metrics.ALPHA,
 	})
+
+	vpcConflicts = metrics.NewGauge(&metrics.GaugeOpts{
+		Namespace:      "ccmkit",
+		Subsystem:      "routes",
+		Name:           "cluster_cidr_overlaps_vpc",
+		Help:           "1 if the cluster CIDR overlaps the VPC's CIDRs (checked at start-up), so that routes inside the VPC's range are refused; 0 if not.",
+		StabilityLevel: metrics.ALPHA,
+	})
 )
 
 var registerOnce sync.Once
 
 func registerMetrics() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(cacheReads, operations, managedRoutes)
+		legacyregistry.MustRegister(cacheReads, operations, managedRoutes, vpcConflicts)
 	})
 }
 

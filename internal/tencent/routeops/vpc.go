@@ -17,6 +17,7 @@ type VPCAPI interface {
 	DescribeRouteTablesWithContext(ctx context.Context, req *vpc.DescribeRouteTablesRequest) (*vpc.DescribeRouteTablesResponse, error)
 	CreateRoutesWithContext(ctx context.Context, req *vpc.CreateRoutesRequest) (*vpc.CreateRoutesResponse, error)
 	DeleteRoutesWithContext(ctx context.Context, req *vpc.DeleteRoutesRequest) (*vpc.DeleteRoutesResponse, error)
+	VPCsAPI
 }
 
 // GatewayTypeNormalCVM is the next-hop type of a route to an instance's
@@ -36,13 +37,18 @@ type VPC struct {
 	api   VPCAPI
 	id    string
 	vpcID string
+	cidrs *VPCCIDRs
 }
 
 var _ Backend = (*VPC)(nil)
 
-// NewVPC returns the backend for route table id in vpcID.
-func NewVPC(api VPCAPI, id, vpcID string) *VPC {
-	return &VPC{api: api, id: id, vpcID: vpcID}
+// NewVPC returns the backend for route table id in vpcID. cidrs (nil: read
+// with api) are the VPC's CIDRs, which no route may point inside.
+func NewVPC(api VPCAPI, id, vpcID string, cidrs *VPCCIDRs) *VPC {
+	if cidrs == nil {
+		cidrs = NewVPCCIDRs(api, vpcID)
+	}
+	return &VPC{api: api, id: id, vpcID: vpcID, cidrs: cidrs}
 }
 
 func (b *VPC) String() string { return "VPC route table " + b.id }
@@ -60,6 +66,8 @@ func vpcKind(err error, onDelete bool) error {
 		return ErrCIDRConflict
 	case "InvalidParameterValue.RouteNextHopInvalid":
 		return ErrGatewayNotInstance
+	case "InvalidParameterValue.VpcCidrConflict":
+		return ErrVPCCIDRConflict
 	}
 	return nil
 }
@@ -129,8 +137,15 @@ func normalCVMRoutes(t *vpc.RouteTable) []Route {
 }
 
 // CreateRoute adds destination -> NORMAL_CVM gateway and returns it with its
-// RouteId, taken from the table in the answer.
+// RouteId, taken from the table in the answer. A destination inside the
+// VPC's CIDR is refused without a call when the CIDR is known: the API
+// would refuse it (InvalidParameterValue.VpcCidrConflict), on every
+// reconcile, for every such node.
 func (b *VPC) CreateRoute(ctx context.Context, r Route) (Route, error) {
+	if primary, _, err := b.cidrs.CIDRs(ctx); err == nil && primary.Contains(r.Destination.Addr()) && r.Destination.Bits() >= primary.Bits() {
+		return Route{}, &CallError{Action: "CreateRoutes", Target: fmt.Sprintf("%s in %s", r, b), Kind: ErrVPCCIDRConflict,
+			Err: fmt.Errorf("not sent: the destination lies inside VPC %s's CIDR %s, which the API refuses (InvalidParameterValue.VpcCidrConflict)", b.vpcID, primary)}
+	}
 	req := vpc.NewCreateRoutesRequest()
 	req.RouteTableId = common.StringPtr(b.id)
 	req.Routes = []*vpc.Route{{

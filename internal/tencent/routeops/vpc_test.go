@@ -37,7 +37,7 @@ func startVPCSim(t *testing.T, tkeTables ...cloudsim.RouteTable) (*cloudsim.Sim,
 func TestManagerWithVPC(t *testing.T) {
 	ctx := context.Background()
 	sim, cl := startVPCSim(t)
-	m := NewManager(NewVPC(cl, simRTB, simVPC), Options{ClusterCIDR: netip.MustParsePrefix("10.200.0.0/16"), CacheTTL: 9e9})
+	m := NewManager(NewVPC(cl, simRTB, simVPC, nil), Options{ClusterCIDR: netip.MustParsePrefix("10.200.0.0/16"), CacheTTL: 9e9})
 	nodes := nodeMap{"10.0.0.1": "n1", "10.0.0.2": "n2"}
 
 	if got, err := m.List(ctx, nodes); err != nil || len(got) != 0 {
@@ -80,7 +80,7 @@ func TestManagerWithVPC(t *testing.T) {
 func TestVPCBackendErrors(t *testing.T) {
 	ctx := context.Background()
 	_, cl := startVPCSim(t, cloudsim.RouteTable{Name: simTable, CIDR: "10.244.0.0/16", VpcID: simVPC})
-	b := NewVPC(cl, simRTB, simVPC)
+	b := NewVPC(cl, simRTB, simVPC, nil)
 	tests := []struct {
 		name     string
 		route    Route
@@ -94,13 +94,13 @@ func TestVPCBackendErrors(t *testing.T) {
 			t.Errorf("%s: %v, want %v", tc.name, err, tc.wantKind)
 		}
 	}
-	if _, err := NewVPC(cl, "rtb-notthere", simVPC).FindTable(ctx); !errors.Is(err, ErrTableNotFound) {
+	if _, err := NewVPC(cl, "rtb-notthere", simVPC, nil).FindTable(ctx); !errors.Is(err, ErrTableNotFound) {
 		t.Errorf("unknown table: %v", err)
 	}
-	if _, err := NewVPC(cl, simRTB, "vpc-other001").FindTable(ctx); err == nil || !strings.Contains(err.Error(), "belongs to VPC "+simVPC) {
+	if _, err := NewVPC(cl, simRTB, "vpc-other001", nil).FindTable(ctx); err == nil || !strings.Contains(err.Error(), "belongs to VPC "+simVPC) {
 		t.Errorf("table of another VPC: %v", err)
 	}
-	m := NewManager(NewVPC(cl, "rtb-notthere", simVPC), Options{ClusterCIDR: netip.MustParsePrefix("10.200.0.0/16"), CreateTable: true})
+	m := NewManager(NewVPC(cl, "rtb-notthere", simVPC, nil), Options{ClusterCIDR: netip.MustParsePrefix("10.200.0.0/16"), CreateTable: true})
 	if _, err := m.List(ctx, nodeMap{}); !errors.Is(err, ErrTableNotFound) || !strings.Contains(err.Error(), "does not create VPC route tables") {
 		t.Errorf("VPC tables are never created: %v", err)
 	}

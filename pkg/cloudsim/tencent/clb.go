@@ -53,6 +53,15 @@ const (
 	// page: "Number of servers that can be bound to a forwarding rule in a
 	// CLB instance: 100". A ticket can raise it: CLBOptions.TargetQuota.
 	DefaultTargetQuota = 100
+	// DefaultDeleteFrequencyLimit and DefaultDeleteFrequencyWindow are
+	// DeleteLoadBalancer's frequency check: deleting 30 or more load
+	// balancers in one region within 5 minutes is refused with
+	// FailedOperation.FrequencyCheckRisk, and ForceDelete does not override
+	// it (clb@v1.3.105 models.go, DeleteLoadBalancerRequestParams.ForceDelete:
+	// "3、单地域内 5 分钟 内删除大于等于 30 个实例时", and only cases 1 and 2 may be
+	// forced: "如果触发情况1、2但确认强制删除则需要传强制校验参数ForceDelete为true").
+	DefaultDeleteFrequencyLimit  = 30
+	DefaultDeleteFrequencyWindow = 5 * time.Minute
 )
 
 // CLBOptions configures the CLB service.
@@ -70,6 +79,18 @@ type CLBOptions struct {
 	// TargetQuota is the targets allowed per listener (0:
 	// DefaultTargetQuota), as a ticket to Tencent Cloud can raise it.
 	TargetQuota int
+	// DeleteFrequencyLimit and DeleteFrequencyWindow shape DeleteLoadBalancer's
+	// frequency check (0: the documented 30 per 5 minutes). Tests shorten
+	// the window, as they shorten TaskLatency.
+	DeleteFrequencyLimit  int
+	DeleteFrequencyWindow time.Duration
+	// NullHealthCheckFields makes DescribeListeners answer null for every
+	// health check field the SDK says "may be returned as null" (HttpCode,
+	// HttpCheckPath, HttpCheckDomain, HttpCheckMethod, HttpVersion,
+	// CheckPort, ContextType, SendContext, RecvContext), whatever the check
+	// type, so that clients prove they cope. Off: only the fields that do
+	// not apply to the check type are null.
+	NullHealthCheckFields bool
 }
 
 // CLB is the emulated Cloud Load Balancer service: its API state, the
@@ -85,11 +106,17 @@ type CLB struct {
 	// targetQuota is TOTAL_TARGET_BIND_QUOTA: targets per listener.
 	targetQuota int
 
-	mu      sync.Mutex
-	lbs     map[string]*clbLB
-	seq     int64
-	tokens  map[string]*clbToken // region + "/" + ClientToken
-	dealSeq int64
+	deleteLimit  int
+	deleteWindow time.Duration
+	nullHC       bool
+
+	mu        sync.Mutex
+	lbs       map[string]*clbLB
+	seq       int64
+	tokens    map[string]*clbToken // region + "/" + ClientToken
+	dealSeq   int64
+	deletions map[string][]time.Time  // region -> when each accepted deletion was asked for (frequency check)
+	bindFails map[string]*BindFailure // listener id -> injected BatchRegisterTargets failure
 }
 
 // clbLB is one load balancer.
@@ -149,7 +176,6 @@ func (t *clbTarget) backend() string {
 type clbToken struct {
 	ids      []string
 	dealName string
-	taskID   string
 	failed   bool
 }
 
@@ -165,6 +191,18 @@ func NewCLB(c *core.Core, opts CLBOptions) *CLB {
 		quota:   map[string]int{lbTypeOpen: opts.QuotaOpen, lbTypeInternal: opts.QuotaInternal},
 		lbs:     map[string]*clbLB{},
 		tokens:  map[string]*clbToken{},
+
+		deleteLimit:  opts.DeleteFrequencyLimit,
+		deleteWindow: opts.DeleteFrequencyWindow,
+		nullHC:       opts.NullHealthCheckFields,
+		deletions:    map[string][]time.Time{},
+		bindFails:    map[string]*BindFailure{},
+	}
+	if l.deleteLimit <= 0 {
+		l.deleteLimit = DefaultDeleteFrequencyLimit
+	}
+	if l.deleteWindow <= 0 {
+		l.deleteWindow = DefaultDeleteFrequencyWindow
 	}
 	// TOTAL_TARGET_BIND_QUOTA; 0 (or less) means the documented default.
 	l.targetQuota = cmp.Or(max(opts.TargetQuota, 0), DefaultTargetQuota)
@@ -211,7 +249,7 @@ func (l *CLB) Service() *Service {
 	}
 	s := &Service{Name: "clb", Version: CLBVersion, Actions: map[string]Action{}}
 	for name, h := range acts {
-		s.Actions[name] = Action{Handler: h, RateLimit: CLBActionQPS, RegionRequired: true}
+		s.Actions[name] = Action{Handler: documented(name, h), RateLimit: CLBActionQPS, RegionRequired: true}
 	}
 	return s
 }
@@ -279,13 +317,17 @@ func (l *CLB) startTask(call *Call, lbIDs []string, prepare func() (apply func()
 	}), nil
 }
 
+// errInOperating is the answer to a write on a load balancer that has a
+// task running. Actions that do not document
+// FailedOperation.ResourceInOperating answer plain FailedOperation with the
+// same message (see documented in clb_codes.go).
 func errInOperating(err error) *Error {
 	var be *core.BusyError
 	if errors.As(err, &be) {
-		return Errorf("FailedOperation.ResourceInOperating",
+		return Errorf(codeResourceInOperating,
 			"Your task is working (%s) on LoadBalancer `%s`. Please wait for the task to complete and try again.", be.Holder, be.Resource)
 	}
-	return Errorf("FailedOperation.ResourceInOperating", "%v", err)
+	return Errorf(codeResourceInOperating, "%v", err)
 }
 
 // lbLocked finds a load balancer of the call's region. Callers hold l.mu.

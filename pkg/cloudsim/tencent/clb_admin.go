@@ -360,7 +360,7 @@ func (l *CLB) exportLocked(lb *clbLB) CLBLoadBalancer {
 func (li *clbListener) export() CLBListener {
 	out := CLBListener{
 		ID: li.id, Name: li.name, Protocol: li.protocol, Port: int(li.port), Scheduler: li.scheduler,
-		SessionExpireTime: int(li.sessionExpire), HealthCheck: li.hc.toSDK(), Targets: []CLBTarget{},
+		SessionExpireTime: int(li.sessionExpire), HealthCheck: li.hc.toSDK(false), Targets: []CLBTarget{},
 	}
 	for _, t := range li.targets {
 		w := int(t.weight)
@@ -427,6 +427,7 @@ func (l *CLB) registerAdmin() {
 		out, err := l.DataPlane(r.PathValue("id"))
 		return http.StatusOK, out, err
 	})
+	l.registerBindFailureAdmin()
 }
 
 func clbAdminRead(r *http.Request, v any) error {

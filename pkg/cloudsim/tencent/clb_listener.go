@@ -181,8 +181,14 @@ func (hc lbHealthCheck) validate(proto string) *Error {
 	return nil
 }
 
-// toSDK renders the health check as DescribeListeners answers it.
-func (hc lbHealthCheck) toSDK() *clb.HealthCheck {
+// toSDK renders the health check as DescribeListeners answers it. Fields
+// that do not apply to the check type are null, as are CheckPort when it is
+// the target's port (-1); with nulls, so is every field the SDK says "may
+// be returned as null" (注意：此字段可能返回 null，表示取不到有效值, on HttpCode,
+// HttpCheckPath, HttpCheckDomain, HttpCheckMethod, CheckPort, ContextType,
+// SendContext, RecvContext and HttpVersion of HealthCheck in clb@v1.3.105
+// models.go).
+func (hc lbHealthCheck) toSDK(nulls bool) *clb.HealthCheck {
 	sw := int64(0)
 	if hc.on {
 		sw = 1
@@ -210,6 +216,10 @@ func (hc lbHealthCheck) toSDK() *clb.HealthCheck {
 		out.ContextType = common.StringPtr(hc.contextType)
 		out.SendContext = common.StringPtr(hc.send)
 		out.RecvContext = common.StringPtr(hc.recv)
+	}
+	if nulls {
+		out.HttpCode, out.HttpCheckPath, out.HttpCheckDomain, out.HttpCheckMethod = nil, nil, nil, nil
+		out.HttpVersion, out.CheckPort, out.ContextType, out.SendContext, out.RecvContext = nil, nil, nil, nil, nil
 	}
 	return out
 }
@@ -395,18 +405,18 @@ func (l *CLB) describeListeners(call *Call, body []byte) (any, error) {
 			(req.Port != nil && *req.Port != li.port) {
 			continue
 		}
-		out.Listeners = append(out.Listeners, li.toSDK())
+		out.Listeners = append(out.Listeners, li.toSDK(l.nullHC))
 	}
 	out.TotalCount = common.Uint64Ptr(uint64(len(out.Listeners)))
 	return out, nil
 }
 
-func (li *clbListener) toSDK() *clb.Listener {
+func (li *clbListener) toSDK(nulls bool) *clb.Listener {
 	return &clb.Listener{
 		ListenerId:          common.StringPtr(li.id),
 		Protocol:            common.StringPtr(li.protocol),
 		Port:                common.Int64Ptr(li.port),
-		HealthCheck:         li.hc.toSDK(),
+		HealthCheck:         li.hc.toSDK(nulls),
 		Scheduler:           common.StringPtr(li.scheduler),
 		SessionExpireTime:   common.Int64Ptr(li.sessionExpire),
 		SniSwitch:           common.Int64Ptr(0),

@@ -1,6 +1,7 @@
 package tencent
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/ccmkit/ccm/pkg/cloudsim/dataplane"
@@ -33,14 +34,16 @@ func TestCLBCreateListenerValidation(t *testing.T) {
 		{"lower-case protocol", "tcp", 81, nil, "InvalidParameterValue"},
 		{"port 0", "TCP", 0, nil, "InvalidParameterValue"},
 		{"port 65536", "TCP", 65536, nil, "InvalidParameterValue"},
-		{"duplicate ports", "TCP", 81, func(r *clb.CreateListenerRequest) { r.Ports = append(r.Ports, common.Int64Ptr(81)) }, "InvalidParameterValue.Duplicate"},
+		// CreateListener documents neither InvalidParameterValue.Duplicate
+		// nor InvalidParameter.LBIdNotFound (clb_codes.go): their generic codes.
+		{"duplicate ports", "TCP", 81, func(r *clb.CreateListenerRequest) { r.Ports = append(r.Ports, common.Int64Ptr(81)) }, "InvalidParameterValue"},
 		{"names do not match ports", "TCP", 81, func(r *clb.CreateListenerRequest) {
 			r.ListenerNames = common.StringPtrs([]string{"a", "b"})
 		}, "InvalidParameter"},
 		{"name too long", "TCP", 81, func(r *clb.CreateListenerRequest) {
 			r.ListenerNames = common.StringPtrs([]string{string(make([]byte, 81))})
 		}, "InvalidParameterValue.Length"},
-		{"unknown LB", "TCP", 81, func(r *clb.CreateListenerRequest) { r.LoadBalancerId = common.StringPtr("lb-nothere") }, "InvalidParameter.LBIdNotFound"},
+		{"unknown LB", "TCP", 81, func(r *clb.CreateListenerRequest) { r.LoadBalancerId = common.StringPtr("lb-nothere") }, "InvalidParameter"},
 		{"scheduler IP_HASH only on modify", "TCP", 81, func(r *clb.CreateListenerRequest) { r.Scheduler = common.StringPtr("IP_HASH") }, "InvalidParameterValue"},
 		{"session expire 10", "TCP", 81, func(r *clb.CreateListenerRequest) { r.SessionExpireTime = common.Int64Ptr(10) }, "InvalidParameterValue"},
 		{"port range", "TCP", 81, func(r *clb.CreateListenerRequest) { r.EndPort = common.Uint64Ptr(90) }, "UnsupportedOperation"},
@@ -178,7 +181,8 @@ func TestCLBListenerLifecycle(t *testing.T) {
 	}
 	mreq = clb.NewModifyListenerRequest()
 	mreq.LoadBalancerId, mreq.ListenerId = common.StringPtr(id), common.StringPtr("lbl-nothere")
-	if _, err := e.api.ModifyListener(mreq); sdkCode(err) != "InvalidParameter.ListenerIdNotFound" {
+	// ModifyListener does not document InvalidParameter.ListenerIdNotFound.
+	if _, err := e.api.ModifyListener(mreq); sdkCode(err) != "InvalidParameter" || !strings.Contains(err.Error(), "does not exist") {
 		t.Fatalf("modifying an unknown listener: %v", err)
 	}
 	mreq.ListenerId = common.StringPtr(tcp)
@@ -192,7 +196,9 @@ func TestCLBListenerLifecycle(t *testing.T) {
 	if _, err := e.api.DeleteListener(dreq); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.api.DeleteListener(dreq); sdkCode(err) != "InvalidParameter.ListenerIdNotFound" {
+	// DeleteListener does not document InvalidParameter.ListenerIdNotFound
+	// (clb@v1.3.105 client.go): the generic InvalidParameter.
+	if _, err := e.api.DeleteListener(dreq); sdkCode(err) != "InvalidParameter" || !strings.Contains(err.Error(), "does not exist") {
 		t.Fatalf("deleting it again: %v", err)
 	}
 	breq := clb.NewDeleteLoadBalancerListenersRequest()
@@ -202,5 +208,59 @@ func TestCLBListenerLifecycle(t *testing.T) {
 	}
 	if got, _ := describe(nil); len(got) != 0 {
 		t.Fatalf("listeners left: %d", len(got))
+	}
+}
+
+// TestCLBHealthCheckNulls: HttpCode, HttpCheckPath, HttpCheckDomain,
+// HttpCheckMethod, HttpVersion, CheckPort, ContextType, SendContext and
+// RecvContext "may be returned as null" (注意：此字段可能返回 null，表示取不到有效值,
+// HealthCheck in clb@v1.3.105 models.go). cloudsim answers null for the
+// fields that do not apply to the check type and for the target's port,
+// and, with NullHealthCheckFields, for all of them.
+func TestCLBHealthCheckNulls(t *testing.T) {
+	httpCheck := func(r *clb.CreateListenerRequest) {
+		r.HealthCheck = &clb.HealthCheck{CheckType: common.StringPtr("HTTP"), HttpVersion: common.StringPtr("HTTP/1.1"),
+			HttpCheckDomain: common.StringPtr("localhost"), HttpCheckPath: common.StringPtr("/healthz"),
+			HttpCheckMethod: common.StringPtr("GET"), HttpCode: common.Int64Ptr(2), CheckPort: common.Int64Ptr(31000)}
+	}
+	nullable := func(h *clb.HealthCheck) map[string]bool {
+		return map[string]bool{
+			"HttpCode": h.HttpCode == nil, "HttpCheckPath": h.HttpCheckPath == nil, "HttpCheckDomain": h.HttpCheckDomain == nil,
+			"HttpCheckMethod": h.HttpCheckMethod == nil, "HttpVersion": h.HttpVersion == nil, "CheckPort": h.CheckPort == nil,
+			"ContextType": h.ContextType == nil, "SendContext": h.SendContext == nil, "RecvContext": h.RecvContext == nil,
+		}
+	}
+	for _, nulls := range []bool{false, true} {
+		e := newCLBEnv(t, CLBOptions{NullHealthCheckFields: nulls}, dataplane.Config{Disabled: true})
+		id := e.createLB(t, nil)
+		tcp := e.createListener(t, id, "TCP", 80, nil)
+		http := e.createListener(t, id, "TCP", 81, httpCheck)
+		req := clb.NewDescribeListenersRequest()
+		req.LoadBalancerId = common.StringPtr(id)
+		resp, err := e.api.DescribeListeners(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range resp.Response.Listeners {
+			h := l.HealthCheck
+			if *h.HealthSwitch != 1 || h.CheckType == nil || h.TimeOut == nil || h.IntervalTime == nil {
+				t.Errorf("nulls=%v %s: the fields that are never null are missing: %s", nulls, *l.ListenerId, mustJSON(h))
+			}
+			for field, isNull := range nullable(h) {
+				// A TCP check on the target's port: none applies; an HTTP
+				// check: the CUSTOM fields do not.
+				wantNull := nulls || *l.ListenerId == tcp || strings.HasSuffix(field, "Context") || field == "ContextType"
+				if isNull != wantNull {
+					t.Errorf("nulls=%v listener %s: %s null=%v, want %v", nulls, *l.ListenerId, field, isNull, wantNull)
+				}
+			}
+		}
+		// The admin view always has the stored values.
+		lb, _ := e.clb.LoadBalancer(id)
+		for _, l := range lb.Listeners {
+			if l.ID == http && (l.HealthCheck.HttpCode == nil || *l.HealthCheck.HttpCode != 2) {
+				t.Errorf("nulls=%v: admin view lost HttpCode: %s", nulls, mustJSON(l.HealthCheck))
+			}
+		}
 	}
 }

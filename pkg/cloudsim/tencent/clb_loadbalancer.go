@@ -77,8 +77,8 @@ func ptrStr(p *string) string {
 // createLoadBalancer implements CreateLoadBalancer. The new load balancers
 // are visible at once with Status 0 and no VIP; the create task makes them
 // Status 1 with their VIP. A ClientToken seen before answers the earlier
-// result; one whose create failed answers
-// InvalidParameter.ClientTokenLimitExceeded.
+// result (ids and DealName) and starts no task; one whose create failed
+// answers InvalidParameter.ClientTokenLimitExceeded.
 func (l *CLB) createLoadBalancer(call *Call, body []byte) (any, error) {
 	var req clb.CreateLoadBalancerRequestParams
 	if err := Decode(body, &req); err != nil {
@@ -112,7 +112,11 @@ func (l *CLB) createLoadBalancer(call *Call, body []byte) (any, error) {
 		if replay.failed {
 			return nil, Errorf("InvalidParameter.ClientTokenLimitExceeded", "The ClientToken `%s` belongs to a create that failed; use a new ClientToken.", token)
 		}
-		l.tasks.Alias(replay.taskID, call.RequestID)
+		// A replay starts no task: its RequestId is no TaskId (TaskId is
+		// "请求ID，即接口返回的 RequestId 参数", the RequestId of the call that
+		// started the task, DescribeTaskStatusRequestParams in clb@v1.3.105
+		// models.go). The answer names the first call's load balancers and
+		// order; their Status tells when they are ready.
 		return &clb.CreateLoadBalancerResponseParams{
 			LoadBalancerIds: common.StringPtrs(replay.ids),
 			DealName:        common.StringPtr(replay.dealName),
@@ -161,7 +165,7 @@ func (l *CLB) createLoadBalancer(call *Call, body []byte) (any, error) {
 		return nil, errInOperating(rerr)
 	}
 	if token != "" {
-		l.tokens[tokenKey] = &clbToken{ids: ids, dealName: dealName, taskID: call.RequestID}
+		l.tokens[tokenKey] = &clbToken{ids: ids, dealName: dealName}
 	}
 	l.mu.Unlock()
 
@@ -610,7 +614,9 @@ func toSDKLoadBalancer(lb *clbLB, withTargetCount bool) *clb.LoadBalancer {
 // deleteLoadBalancer implements DeleteLoadBalancer. The load balancers stay
 // visible until the task ends. A load balancer with
 // TargetNumCheckRiskTargets or more real servers bound is refused with
-// FailedOperation.TargetNumCheckRisk unless ForceDelete is set.
+// FailedOperation.TargetNumCheckRisk unless ForceDelete is set; too many
+// deletions in the region refuse it with FailedOperation.FrequencyCheckRisk
+// whatever ForceDelete says (clb_frequency.go).
 func (l *CLB) deleteLoadBalancer(call *Call, body []byte) (any, error) {
 	var req clb.DeleteLoadBalancerRequestParams
 	if err := Decode(body, &req); err != nil {
@@ -627,6 +633,7 @@ func (l *CLB) deleteLoadBalancer(call *Call, body []byte) (any, error) {
 		return nil, Errorf("InvalidParameterValue.Duplicate", "The LoadBalancer `%s` appears more than once in `LoadBalancerIds`.", dup)
 	}
 	force := req.ForceDelete != nil && *req.ForceDelete
+	var undoCount func()
 	_, err := l.startTask(call, ids, func() (func() error, *Error) {
 		var lbs []*clbLB
 		for _, id := range ids {
@@ -634,6 +641,9 @@ func (l *CLB) deleteLoadBalancer(call *Call, body []byte) (any, error) {
 			if e != nil {
 				return nil, e
 			}
+			lbs = append(lbs, lb)
+		}
+		for _, lb := range lbs {
 			if !force {
 				backends := map[string]bool{}
 				for _, li := range lb.listeners {
@@ -643,10 +653,15 @@ func (l *CLB) deleteLoadBalancer(call *Call, body []byte) (any, error) {
 				}
 				if len(backends) >= TargetNumCheckRiskTargets {
 					return nil, Errorf("FailedOperation.TargetNumCheckRisk",
-						"The LoadBalancer `%s` has %d real servers bound (%d or more); set ForceDelete to delete it anyway.", id, len(backends), TargetNumCheckRiskTargets)
+						"The LoadBalancer `%s` has %d real servers bound (%d or more); set ForceDelete to delete it anyway.", lb.id, len(backends), TargetNumCheckRiskTargets)
 				}
 			}
-			lbs = append(lbs, lb)
+		}
+		// Checked last, so that only a deletion that would otherwise be
+		// accepted counts.
+		var e *Error
+		if undoCount, e = l.checkDeleteFrequencyLocked(call.Region, len(lbs)); e != nil {
+			return nil, e
 		}
 		return func() error {
 			for _, lb := range lbs {
@@ -658,6 +673,11 @@ func (l *CLB) deleteLoadBalancer(call *Call, body []byte) (any, error) {
 		}, nil
 	})
 	if err != nil {
+		if undoCount != nil { // refused after counting: the LB was busy
+			l.mu.Lock()
+			undoCount()
+			l.mu.Unlock()
+		}
 		return nil, err
 	}
 	return &clb.DeleteLoadBalancerResponseParams{}, nil

@@ -264,8 +264,11 @@ func (l *CLB) deregisterTargets(call *Call, body []byte) (any, error) {
 }
 
 // batchRegisterTargets implements BatchRegisterTargets (at most 500
-// targets, across listeners of one load balancer). cloudsim binds all or
-// none, so FailListenerIdSet is always empty.
+// targets, across listeners of one load balancer). Invalid targets refuse
+// the whole call; a listener with an armed BindFailure (clb_bindfailure.go)
+// is listed in FailListenerIdSet, with Message, and its targets are not
+// bound while the others are. The call always starts a task (cloudsim's
+// choice), even when every listener failed.
 func (l *CLB) batchRegisterTargets(call *Call, body []byte) (any, error) {
 	var req clb.BatchRegisterTargetsRequestParams
 	if err := Decode(body, &req); err != nil {
@@ -275,10 +278,41 @@ func (l *CLB) batchRegisterTargets(call *Call, body []byte) (any, error) {
 	if e != nil {
 		return nil, e
 	}
-	if err := l.changeTargets(call, ptrStr(req.LoadBalancerId), in, MaxBatchTargets, true); err != nil {
+	if e := checkTargetShapes(in, MaxBatchTargets, true); e != nil {
+		return nil, e
+	}
+	lbID := ptrStr(req.LoadBalancerId)
+	var failed []string
+	var msg string
+	_, err := l.startTask(call, []string{lbID}, func() (func() error, *Error) {
+		lb, e := l.lbLocked(call.Region, lbID)
+		if e != nil {
+			return nil, e
+		}
+		for _, t := range in {
+			if _, e := lbListener(lb, t.listenerID); e != nil {
+				return nil, e
+			}
+		}
+		var ok []targetInput
+		ok, failed, msg = l.splitBindFailuresLocked(in)
+		if len(ok) == 0 {
+			return func() error { return nil }, nil
+		}
+		return l.prepareRegister(call.Region, lbID, ok)
+	})
+	if err != nil {
 		return nil, err
 	}
-	return &clb.BatchRegisterTargetsResponseParams{}, nil
+	out := &clb.BatchRegisterTargetsResponseParams{}
+	if len(failed) > 0 {
+		l.mu.Lock()
+		l.consumeBindFailuresLocked(failed)
+		l.mu.Unlock()
+		out.FailListenerIdSet = common.StringPtrs(failed)
+		out.Message = common.StringPtr(msg)
+	}
+	return out, nil
 }
 
 // batchDeregisterTargets implements BatchDeregisterTargets (at most 500).

@@ -35,7 +35,13 @@ type clbEnv struct {
 // client pointed at it. Tasks are instant unless opts says otherwise.
 func newCLBEnv(t *testing.T, opts CLBOptions, pcfg dataplane.Config) *clbEnv {
 	t.Helper()
-	c := core.New(core.Config{})
+	return newCLBEnvWith(t, core.Config{}, opts, pcfg)
+}
+
+// newCLBEnvWith is newCLBEnv with a core configuration (e.g. a clock).
+func newCLBEnvWith(t *testing.T, cfg core.Config, opts CLBOptions, pcfg dataplane.Config) *clbEnv {
+	t.Helper()
+	c := core.New(cfg)
 	d := New(c, Options{Credentials: map[string]string{testID: testKey}})
 	if pcfg.VIPRange == "" {
 		pcfg.VIPRange = clbTestVIPs
@@ -205,7 +211,8 @@ func TestCLBCreateValidation(t *testing.T) {
 		{"empty name", func(r *clb.CreateLoadBalancerRequest) { r.LoadBalancerName = common.StringPtr("") }, "InvalidParameterValue.Length"},
 		{"emoji in name", func(r *clb.CreateLoadBalancerRequest) { r.LoadBalancerName = common.StringPtr("lb-😀") }, "InvalidParameterValue"},
 		{"21 tags", func(r *clb.CreateLoadBalancerRequest) { r.Tags = tags(21) }, "InvalidParameterValue.Length"},
-		{"duplicate tag key", func(r *clb.CreateLoadBalancerRequest) { r.Tags = append(tags(1), tags(1)...) }, "InvalidParameterValue.Duplicate"},
+		// CreateLoadBalancer does not document InvalidParameterValue.Duplicate.
+		{"duplicate tag key", func(r *clb.CreateLoadBalancerRequest) { r.Tags = append(tags(1), tags(1)...) }, "InvalidParameterValue"},
 		{"tag without key", func(r *clb.CreateLoadBalancerRequest) { r.Tags = []*clb.TagInfo{{TagValue: common.StringPtr("v")}} }, "MissingParameter"},
 		{"client token of 65", func(r *clb.CreateLoadBalancerRequest) { r.ClientToken = common.StringPtr(strings.Repeat("t", 65)) }, "InvalidParameterValue.Length"},
 		{"forward 0", func(r *clb.CreateLoadBalancerRequest) { r.Forward = common.Int64Ptr(0) }, "InvalidParameterValue"},
@@ -253,8 +260,15 @@ func TestCLBClientTokenIdempotent(t *testing.T) {
 	if n := len(e.clb.LoadBalancers()); n != 1 {
 		t.Fatalf("%d load balancers, want 1", n)
 	}
-	// The retry's RequestId finds the original task, and so does the DealName.
-	if st, _ := e.waitTask(t, *second.Response.RequestId); st != 0 {
+	// The retry started no task (TaskId is the RequestId of the call that
+	// started one): its RequestId finds none, the first call's does, and so
+	// does the DealName.
+	treq := clb.NewDescribeTaskStatusRequest()
+	treq.TaskId = second.Response.RequestId
+	if _, err := e.api.DescribeTaskStatus(treq); sdkCode(err) != "InvalidParameter" {
+		t.Fatalf("DescribeTaskStatus of the replay's RequestId: %v", err)
+	}
+	if st, _ := e.waitTask(t, *first.Response.RequestId); st != 0 {
 		t.Fatalf("task status %d", st)
 	}
 	req := clb.NewDescribeTaskStatusRequest()

@@ -52,8 +52,9 @@ type Dialect struct {
 	mu       sync.RWMutex
 	services map[string]*Service
 
-	tke *TKE // cluster route tables (tke.go)
-	vpc *VPC // VPC route tables (vpc.go)
+	tke  *TKE      // cluster route tables (tke.go)
+	vpc  *VPC      // VPC route tables (vpc.go)
+	nets *Networks // VPCs and their CIDRs (vpc_networks.go)
 }
 
 // Service is one Tencent product as cloudsim emulates it.
@@ -115,10 +116,23 @@ func New(c *core.Core, opts Options) *Dialect {
 		d.skew = DefaultMaxClockSkew
 	}
 	d.Register(cvmService())
+	d.nets = NewNetworks(c)
 	d.tke = NewTKE(c)
+	d.tke.nets = d.nets
 	d.Register(d.tke.Service())
 	d.vpc = NewVPC(c, d.tke)
+	d.vpc.nets = d.nets
 	d.Register(d.vpc.Service())
+	d.nets.refs = func() map[string]string {
+		refs := map[string]string{}
+		for _, t := range d.tke.RouteTables() {
+			refs[t.VpcID] = t.Region
+		}
+		for _, t := range d.vpc.VPCRouteTables() {
+			refs[t.VpcID] = t.Region
+		}
+		return refs
+	}
 	return d
 }
 

@@ -73,6 +73,7 @@ type ClusterRoute struct {
 // sees only the tables of its own region.
 type TKE struct {
 	core *core.Core
+	nets *Networks // a table CIDR overlapping the VPC's conflicts (nil: no check)
 
 	mu     sync.Mutex
 	tables map[string]*routeTable
@@ -327,6 +328,11 @@ func (t *TKE) createTable(in RouteTable, viaAPI bool) (RouteTable, *Error) {
 		for _, other := range t.tables {
 			if other.vpcID == in.VpcID && other.region == in.Region && other.cidr.Overlaps(cidr) {
 				return RouteTable{}, Errorf(CodeCidrConflictWithOtherCluster, "The CIDR `%s` overlaps `%s` of route table `%s` in the same VPC.", cidr, other.cidr, other.name)
+			}
+		}
+		if t.nets != nil {
+			if c, ok := t.nets.overlap(in.VpcID, cidr); ok {
+				return RouteTable{}, Errorf(CodeCidrConflictWithVpcCidr, "The CIDR `%s` overlaps the CIDR `%s` of VPC `%s`.", cidr, c, in.VpcID)
 			}
 		}
 		for _, rec := range t.core.Snapshot() {

@@ -52,6 +52,7 @@ const (
 	CodeVPCLimitOutOfRange   = "InvalidParameterValue.LimitExceeded"
 	CodeVPCMissingParameter  = "MissingParameter"
 	CodeVPCUnsupportedOpType = "UnsupportedOperation"
+	CodeVPCCidrConflict      = "InvalidParameterValue.VpcCidrConflict"
 )
 
 var routeTableIDRe = regexp.MustCompile(`^rtb-[a-z0-9]{8}$`)
@@ -77,7 +78,8 @@ type VPCRoute struct {
 // VPC holds the emulated VPC route tables and serves the vpc actions.
 type VPC struct {
 	core *core.Core
-	tke  *TKE // a destination inside a TKE cluster route table conflicts
+	tke  *TKE      // a destination inside a TKE cluster route table conflicts
+	nets *Networks // a destination inside the VPC's CIDR conflicts (nil: no check)
 
 	mu      sync.Mutex
 	tables  map[string]*vpcTable
@@ -118,6 +120,7 @@ func (v *VPC) Service() *Service {
 			"DescribeRouteTables": act(v.describeRouteTables, DescribeRouteTablesQPS),
 			"CreateRoutes":        act(v.createRoutes, CreateRoutesQPS),
 			"DeleteRoutes":        act(v.deleteRoutes, DeleteRoutesQPS),
+			"DescribeVpcs":        act(v.describeVpcs, DescribeVpcsQPS), // vpc_networks.go
 		},
 	}
 }
@@ -320,6 +323,10 @@ func (v *VPC) addRoutes(t *vpcTable, in []VPCRoute, viaAPI bool) *Error {
 			if viaAPI && !slices.ContainsFunc(instances, func(rec core.Record) bool { return rec.VpcID == t.VpcID && rec.PrivateIP == ip.String() }) {
 				return Errorf(CodeVPCNextHopInvalid, "The next hop `%s` is not the private IP of an instance in VPC `%s`.", ip, t.VpcID)
 			}
+		}
+		// vpc_networks.go: a destination inside the VPC's CIDR.
+		if c, in := v.vpcCIDRConflict(t.VpcID, dst); viaAPI && in {
+			return Errorf(CodeVPCCidrConflict, "The destination `%s` lies inside the CIDR `%s` of VPC `%s`; a route's destination may not be inside the VPC's range.", dst, c, t.VpcID)
 		}
 		dup := func(x vpcRoute) bool { return x.dst == dst }
 		if slices.ContainsFunc(t.routes, dup) || slices.ContainsFunc(added, dup) {

@@ -153,6 +153,13 @@ type Config struct {
 	// Optional; default 5m; "0s" turns the check off. Env:
 	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_LB_DRIFT_CHECK_PERIOD.
 	LBDriftCheckPeriod string `json:"lb_drift_check_period,omitempty"`
+
+	// LBDeleteRetryAfter is how long the CCM calls DeleteLoadBalancer no
+	// more, for any Service, after Tencent Cloud refused a deletion with
+	// FailedOperation.FrequencyCheckRisk (30 or more CLBs deleted in the
+	// region within 5 minutes), as a Go duration. Optional; default 1m.
+	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_LB_DELETE_RETRY_AFTER.
+	LBDeleteRetryAfter string `json:"lb_delete_retry_after,omitempty"`
 }
 
 // DefaultInstanceCacheTTL is instance_cache_ttl's default: long enough for
@@ -770,12 +777,33 @@ const EnvLBDriftCheckPeriod = envPrefix + "LB_DRIFT_CHECK_PERIOD"
 // repaired within minutes at the cost of two reads per CLB per period.
 const DefaultLBDriftCheckPeriod = 5 * time.Minute
 
+// EnvLBDeleteRetryAfter sets lb_delete_retry_after.
+const EnvLBDeleteRetryAfter = envPrefix + "LB_DELETE_RETRY_AFTER"
+
 func (l *loader) lbSettings(file map[string]string, cfg *Config) {
 	period := l.plain(file, "lb_drift_check_period", EnvLBDriftCheckPeriod)
 	cfg.LBDriftCheckPeriod = period.value
 	if _, err := cfg.lbDriftCheckPeriod(); err != nil {
 		l.addf("lb_drift_check_period %q%s: %v", period.value, period.suffix(), err)
 	}
+	retry := l.plain(file, "lb_delete_retry_after", EnvLBDeleteRetryAfter)
+	cfg.LBDeleteRetryAfter = retry.value
+	if _, err := cfg.lbDeleteRetryAfter(); err != nil {
+		l.addf("lb_delete_retry_after %q%s: %v", retry.value, retry.suffix(), err)
+	}
+}
+
+// lbDeleteRetryAfter parses lb_delete_retry_after; 0 means the default
+// (clbops.DefaultTiming.DeleteRetryAfter).
+func (c *Config) lbDeleteRetryAfter() (time.Duration, error) {
+	if c.LBDeleteRetryAfter == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(c.LBDeleteRetryAfter)
+	if err != nil || d <= 0 {
+		return 0, errors.New(`must be a positive duration like "1m" or "30s"`)
+	}
+	return d, nil
 }
 
 // lbDriftCheckPeriod parses lb_drift_check_period; 0 means off.

@@ -343,7 +343,7 @@ func TestSecretsNeverInErrors(t *testing.T) {
 func TestConfigKeysMatchDocs(t *testing.T) {
 	want := []string{"region", "vpc_id", "secret_id", "secret_key", "secret_id_file", "secret_key_file", "cluster_route_table",
 		"route_backend", "route_table_id", "cluster_cidr", "create_cluster_route_table", "route_cache_ttl", "api_endpoint",
-		"api_rate_limits", "instance_cache_ttl", "inventory", "lb_drift_check_period"}
+		"api_rate_limits", "instance_cache_ttl", "inventory", "lb_drift_check_period", "lb_delete_retry_after"}
 	if got := configKeys(); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("keys %v, want %v", got, want)
 	}
@@ -554,6 +554,39 @@ func TestLBDriftCheckPeriod(t *testing.T) {
 		}
 		if got, _ := cfg.lbDriftCheckPeriod(); got != tc.want {
 			t.Errorf("%q: period = %v, want %v", tc.value, got, tc.want)
+		}
+	}
+}
+
+func TestLBDeleteRetryAfter(t *testing.T) {
+	base := map[string]string{EnvRegion: "ap-guangzhou", EnvVpcID: "vpc-aaaa1111", EnvSecretID: "AKIDtest", EnvSecretKey: "key-test"}
+	tests := []struct {
+		value   string
+		want    time.Duration
+		wantErr string
+	}{
+		{"", 0, ""},
+		{"30s", 30 * time.Second, ""},
+		{"0s", 0, `lb_delete_retry_after "0s" (from TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_LB_DELETE_RETRY_AFTER): must be a positive duration`},
+		{"soon", 0, "must be a positive duration"},
+	}
+	for _, tc := range tests {
+		env := maps.Clone(base)
+		if tc.value != "" {
+			env[EnvLBDeleteRetryAfter] = tc.value
+		}
+		cfg, err := LoadConfig(nil, envOf(env))
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%q: err = %v, want %q", tc.value, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", tc.value, err)
+		}
+		if got, _ := cfg.lbDeleteRetryAfter(); got != tc.want {
+			t.Errorf("%q: %v, want %v", tc.value, got, tc.want)
 		}
 	}
 }

@@ -47,8 +47,9 @@ func newLoadBalancers(cfg *Config, api clbops.API, quotaAPI clbops.QuotaAPI) *lo
 	if err != nil {
 		period = DefaultLBDriftCheckPeriod // LoadConfig has rejected it already
 	}
+	retryAfter, _ := cfg.lbDeleteRetryAfter() // LoadConfig has rejected a bad one; 0 is the default
 	return &loadBalancers{
-		ops:         clbops.New(api, clbops.Config{VpcID: cfg.VpcID}),
+		ops:         clbops.New(api, clbops.Config{VpcID: cfg.VpcID, Timing: clbops.Timing{DeleteRetryAfter: retryAfter}}),
 		quotas:      clbops.NewQuotas(quotaAPI, 0),
 		subsets:     lbsubset.New(),
 		driftPeriod: period,

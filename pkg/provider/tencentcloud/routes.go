@@ -46,14 +46,17 @@ func newRoutes(cfg *Config, clients *sdk) (*routes, error) {
 	if !cfg.routesEnabled() {
 		return nil, nil
 	}
+	// Both backends check the cluster CIDR against the VPC's CIDRs, which
+	// no pod route may point inside.
+	vpcClient, err := clients.vpc()
+	if err != nil {
+		return nil, err
+	}
+	vpcCIDRs := routeops.NewVPCCIDRs(vpcClient, cfg.VpcID)
 	var backend routeops.Backend
 	switch cfg.RouteBackend {
 	case RouteBackendVPC:
-		client, err := clients.vpc()
-		if err != nil {
-			return nil, err
-		}
-		backend = routeops.NewVPC(client, cfg.RouteTableID, cfg.VpcID)
+		backend = routeops.NewVPC(vpcClient, cfg.RouteTableID, cfg.VpcID, vpcCIDRs)
 	default:
 		client, err := clients.tke()
 		if err != nil {
@@ -69,6 +72,7 @@ func newRoutes(cfg *Config, clients *sdk) (*routes, error) {
 		ClusterCIDR: cfg.clusterCIDR(),
 		CreateTable: cfg.CreateClusterRouteTable,
 		CacheTTL:    ttl,
+		VPC:         vpcCIDRs,
 	})
 	return &routes{ops: mgr, nodes: &nodeIndex{}}, nil
 }
