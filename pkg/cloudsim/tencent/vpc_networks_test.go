@@ -60,12 +60,14 @@ func TestTKETableConflictsWithVPCCIDR(t *testing.T) {
 		_, err := cl.CreateClusterRouteTable(req)
 		return err
 	}
-	for name, tt := range map[string]struct{ cidr, code string }{
-		"cls-inside01": {"172.16.128.0/17", CodeCidrConflictWithVpcCidr},
-		"cls-around01": {"172.16.0.0/12", CodeCidrConflictWithVpcCidr},
-		"cls-apart001": {"172.20.0.0/16", ""},
+	// In order: the accepted table last, so that its CIDR cannot be the
+	// conflict a wider candidate is refused for.
+	for _, tt := range []struct{ name, cidr, code string }{
+		{"cls-inside01", "172.16.128.0/17", CodeCidrConflictWithVpcCidr},
+		{"cls-around01", "172.16.0.0/12", CodeCidrConflictWithVpcCidr},
+		{"cls-apart001", "172.20.0.0/16", ""},
 	} {
-		if err := mk(name, tt.cidr); sdkCode(err) != tt.code {
+		if err := mk(tt.name, tt.cidr); sdkCode(err) != tt.code {
 			t.Errorf("table %s: %v, want %q", tt.cidr, err, tt.code)
 		}
 	}
