@@ -51,10 +51,11 @@ func (s *Sim) startCLB(opts Options) {
 	}
 	s.plane = p
 	s.clb = tencent.NewCLB(s.core, tencent.CLBOptions{
-		Plane:         p,
-		TaskLatency:   opts.TaskLatency,
-		QuotaOpen:     opts.CLBQuotaOpen,
-		QuotaInternal: opts.CLBQuotaInternal,
+		Plane:          p,
+		TaskLatency:    opts.TaskLatency,
+		QuotaOpen:      opts.CLBQuotaOpen,
+		QuotaInternal:  opts.CLBQuotaInternal,
+		SecurityGroups: s.tencent.SecurityGroups(),
 	})
 	s.tencent.Register(s.clb.Service())
 }

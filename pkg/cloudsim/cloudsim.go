@@ -57,6 +57,7 @@ type Options struct {
 	OnCall           func(Call)         // optional hook called after every API call (logging)
 	RouteTables      []RouteTable       // TKE cluster route tables (with routes) to start with
 	VPCRouteTables   []VPCRouteTable    // VPC route tables (with routes) to start with (see routes.go)
+	SecurityGroups   []SecurityGroup    // Tencent security groups (with policies) to start with (see securitygroups.go)
 
 	// CLB and its data plane (see clb.go).
 	TaskLatency         time.Duration                 // how long each async CLB task runs (0: 200ms; negative: done before the call returns)
@@ -92,7 +93,8 @@ type Sim struct {
 
 // New returns a Sim serving the Tencent API at POST /, the OCI API under
 // its version prefixes and the admin API under /admin/. It panics if
-// Options.RouteTables is invalid (use CreateRouteTable to handle the error),
+// Options.RouteTables or Options.SecurityGroups is invalid (use
+// CreateRouteTable or CreateSecurityGroup to handle the error),
 // Options.VIPRange is malformed (check it with CheckVIPRange), or an OCI
 // key or network seed is invalid (check them with CheckOCIOptions).
 func New(opts Options) *Sim {
@@ -109,6 +111,11 @@ func New(opts Options) *Sim {
 	}
 	s.startCLB(opts)
 	s.startOCI(opts)
+	for _, sg := range opts.SecurityGroups {
+		if _, err := s.CreateSecurityGroup(sg); err != nil {
+			panic(fmt.Sprintf("cloudsim: Options.SecurityGroups: %v", err))
+		}
+	}
 	for _, rt := range opts.RouteTables {
 		if _, err := s.CreateRouteTable(rt); err != nil {
 			panic(fmt.Sprintf("cloudsim: Options.RouteTables: %v", err))

@@ -95,3 +95,29 @@ func (c *Core) SetInstanceFirewalls(id string, f Firewalls) (Instance, error) {
 	r.Instance = next
 	return next.clone(), nil
 }
+
+// AddInstanceCheck registers a dialect's check of new instances, e.g. that
+// the security groups they name exist. The checks run before the fleet's
+// own validation, without the fleet's lock held.
+func (c *Core) AddInstanceCheck(check func(Instance) error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.checks = append(c.checks, check)
+}
+
+func (c *Core) runChecks(in []Instance) error {
+	c.mu.Lock()
+	checks := slices.Clone(c.checks)
+	c.mu.Unlock()
+	for i, inst := range in {
+		for _, check := range checks {
+			if err := check(inst); err != nil {
+				return fmt.Errorf("%w: instance %d (%s): %v", ErrInvalid, i, inst.ID, err)
+			}
+		}
+	}
+	return nil
+}
+
+// RegionOf is the region an instance lives in (see Record.Region).
+func (c *Core) RegionOf(in Instance) string { return Record{Instance: in}.Region(c.region) }

@@ -55,6 +55,9 @@ type CLBOptions struct {
 	// QuotaOpen and QuotaInternal are the load balancers allowed per region
 	// (0: DefaultCLBQuota).
 	QuotaOpen, QuotaInternal int
+	// SecurityGroups are the groups CLBs can be bound to (the dialect's,
+	// Dialect.SecurityGroups); nil: a private set without admin endpoints.
+	SecurityGroups *SecurityGroups
 }
 
 // CLB is the emulated Cloud Load Balancer service: its API state, the
@@ -67,6 +70,7 @@ type CLB struct {
 	tasks    *core.Tasks
 	latency  time.Duration
 	quota    map[string]int // OPEN / INTERNAL -> load balancers per region
+	sgs      *SecurityGroups
 
 	mu      sync.Mutex
 	lbs     map[string]*clbLB
@@ -83,6 +87,7 @@ type clbLB struct {
 	status                uint64 // 0 creating, 1 normal
 	tags                  []clbTag
 	passToTarget          bool
+	securityGroups        []string // bound security groups, in priority order
 	created, statusTime   time.Time
 	seq                   int64
 	listeners             []*clbListener // in creation order
@@ -146,6 +151,7 @@ func NewCLB(c *core.Core, opts CLBOptions) *CLB {
 		tasks:   core.NewTasks(c, 0),
 		latency: opts.TaskLatency,
 		quota:   map[string]int{lbTypeOpen: opts.QuotaOpen, lbTypeInternal: opts.QuotaInternal},
+		sgs:     opts.SecurityGroups,
 		lbs:     map[string]*clbLB{},
 		tokens:  map[string]*clbToken{},
 	}
@@ -159,6 +165,9 @@ func NewCLB(c *core.Core, opts CLBOptions) *CLB {
 	if l.latency == 0 {
 		l.latency = DefaultTaskLatency
 	}
+	if l.sgs == nil {
+		l.sgs = newSecurityGroups(c)
+	}
 	for k, v := range l.quota {
 		if v <= 0 {
 			l.quota[k] = DefaultCLBQuota
@@ -171,24 +180,26 @@ func NewCLB(c *core.Core, opts CLBOptions) *CLB {
 // Service is the clb service for Dialect.Register.
 func (l *CLB) Service() *Service {
 	acts := map[string]ActionFunc{
-		"CreateLoadBalancer":           l.createLoadBalancer,
-		"DescribeLoadBalancers":        l.describeLoadBalancers,
-		"DeleteLoadBalancer":           l.deleteLoadBalancer,
-		"ModifyLoadBalancerAttributes": l.modifyLoadBalancerAttributes,
-		"DescribeQuota":                l.describeQuota,
-		"CreateListener":               l.createListener,
-		"DescribeListeners":            l.describeListeners,
-		"ModifyListener":               l.modifyListener,
-		"DeleteListener":               l.deleteListener,
-		"DeleteLoadBalancerListeners":  l.deleteLoadBalancerListeners,
-		"RegisterTargets":              l.registerTargets,
-		"DeregisterTargets":            l.deregisterTargets,
-		"BatchRegisterTargets":         l.batchRegisterTargets,
-		"BatchDeregisterTargets":       l.batchDeregisterTargets,
-		"ModifyTargetWeight":           l.modifyTargetWeight,
-		"DescribeTargets":              l.describeTargets,
-		"DescribeTargetHealth":         l.describeTargetHealth,
-		"DescribeTaskStatus":           l.describeTaskStatus,
+		"CreateLoadBalancer":               l.createLoadBalancer,
+		"DescribeLoadBalancers":            l.describeLoadBalancers,
+		"DeleteLoadBalancer":               l.deleteLoadBalancer,
+		"ModifyLoadBalancerAttributes":     l.modifyLoadBalancerAttributes,
+		"DescribeQuota":                    l.describeQuota,
+		"CreateListener":                   l.createListener,
+		"DescribeListeners":                l.describeListeners,
+		"ModifyListener":                   l.modifyListener,
+		"DeleteListener":                   l.deleteListener,
+		"DeleteLoadBalancerListeners":      l.deleteLoadBalancerListeners,
+		"RegisterTargets":                  l.registerTargets,
+		"DeregisterTargets":                l.deregisterTargets,
+		"BatchRegisterTargets":             l.batchRegisterTargets,
+		"BatchDeregisterTargets":           l.batchDeregisterTargets,
+		"ModifyTargetWeight":               l.modifyTargetWeight,
+		"DescribeTargets":                  l.describeTargets,
+		"DescribeTargetHealth":             l.describeTargetHealth,
+		"DescribeTaskStatus":               l.describeTaskStatus,
+		"SetLoadBalancerSecurityGroups":    l.setLoadBalancerSecurityGroups,
+		"SetSecurityGroupForLoadbalancers": l.setSecurityGroupForLoadbalancers,
 	}
 	s := &Service{Name: "clb", Version: CLBVersion, Actions: map[string]Action{}}
 	for name, h := range acts {

@@ -48,6 +48,7 @@ func newCLBEnv(t *testing.T, opts CLBOptions, pcfg dataplane.Config) *clbEnv {
 		opts.TaskLatency = -1
 	}
 	opts.Plane = plane
+	opts.SecurityGroups = d.SecurityGroups()
 	l := NewCLB(c, opts)
 	d.Register(l.Service())
 	// Table-driven tests call faster than the documented 20/s; the limits

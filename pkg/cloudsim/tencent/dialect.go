@@ -52,8 +52,9 @@ type Dialect struct {
 	mu       sync.RWMutex
 	services map[string]*Service
 
-	tke *TKE // cluster route tables (tke.go)
-	vpc *VPC // VPC route tables (vpc.go)
+	tke *TKE            // cluster route tables (tke.go)
+	vpc *VPC            // VPC route tables (vpc.go)
+	sgs *SecurityGroups // security groups (vpc_securitygroup.go)
 }
 
 // Service is one Tencent product as cloudsim emulates it.
@@ -118,9 +119,18 @@ func New(c *core.Core, opts Options) *Dialect {
 	d.tke = NewTKE(c)
 	d.Register(d.tke.Service())
 	d.vpc = NewVPC(c, d.tke)
-	d.Register(d.vpc.Service())
+	d.sgs = NewSecurityGroups(c)
+	vpcService := d.vpc.Service()
+	for name, a := range d.sgs.Actions() {
+		vpcService.Actions[name] = a
+	}
+	d.Register(vpcService)
 	return d
 }
+
+// SecurityGroups returns the dialect's security groups (vpc), which the
+// CLB service binds to and its data plane judges traffic with.
+func (d *Dialect) SecurityGroups() *SecurityGroups { return d.sgs }
 
 // Register adds (or replaces) a service and registers the documented rate
 // limit of each of its actions with the core.
