@@ -68,7 +68,7 @@ func newFakeCloud() *fakeCloud {
 		wrs: map[string]*fakeWR{}, tokens: map[string]string{},
 		subnets: map[string][]string{"ocid1.subnet.oc1.iad.a": {"ocid1.securitylist.oc1.iad.a"}, "ocid1.subnet.oc1.iad.b": {"ocid1.securitylist.oc1.iad.b"},
 			"ocid1.subnet.oc1.iad.nodes": {"ocid1.securitylist.oc1.iad.nodes"}},
-		cidrs: map[string]string{"ocid1.subnet.oc1.iad.a": "10.0.100.0/24", "ocid1.subnet.oc1.iad.b": "10.0.101.0/24", "ocid1.subnet.oc1.iad.nodes": "10.0.0.0/24"},
+		cidrs:    map[string]string{"ocid1.subnet.oc1.iad.a": "10.0.100.0/24", "ocid1.subnet.oc1.iad.b": "10.0.101.0/24", "ocid1.subnet.oc1.iad.nodes": "10.0.0.0/24"},
 		seclists: map[string]*core.SecurityList{}, etags: map[string]int{},
 	}
 }

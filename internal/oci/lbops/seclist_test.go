@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/ccmkit/ccm/internal/lbspec"
-
 )
 
 const (
