@@ -50,6 +50,12 @@ func (s *Sim) SetInstanceSecurityGroups(instanceID string, ids ...string) (Insta
 	return s.tencent.SecurityGroups().SetInstanceSecurityGroups(instanceID, ids)
 }
 
+// SetCLBSecurityGroups binds a Tencent load balancer to security groups
+// out of band, as a console user would (none unbinds).
+func (s *Sim) SetCLBSecurityGroups(lbID string, ids ...string) (CLBLoadBalancer, error) {
+	return s.clb.SetSecurityGroups(lbID, ids)
+}
+
 // SecurityGroupSeed is a security group seed file: {"securityGroups":
 // [...]} (a bare list is accepted too).
 type SecurityGroupSeed struct {
@@ -111,5 +117,15 @@ func (c *AdminClient) SetInstanceSecurityGroups(ctx context.Context, instanceID 
 	}
 	var out Instance
 	err := c.do(ctx, http.MethodPut, "tencent/instances/"+url.PathEscape(instanceID)+"/securitygroups", tencent.InstanceSecurityGroupsBody{SecurityGroupIDs: ids}, &out)
+	return out, err
+}
+
+// SetCLBSecurityGroups binds a Tencent load balancer to security groups.
+func (c *AdminClient) SetCLBSecurityGroups(ctx context.Context, lbID string, ids ...string) (CLBLoadBalancer, error) {
+	if ids == nil {
+		ids = []string{}
+	}
+	var out CLBLoadBalancer
+	err := c.do(ctx, http.MethodPut, "tencent/loadbalancers/"+url.PathEscape(lbID)+"/securitygroups", tencent.CLBSecurityGroupsBody{SecurityGroups: ids}, &out)
 	return out, err
 }

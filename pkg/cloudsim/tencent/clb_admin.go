@@ -389,6 +389,7 @@ func (li *clbListener) export() CLBListener {
 //	POST   /admin/tencent/loadbalancers                       create one out of band (CLBSpec)
 //	GET    /admin/tencent/loadbalancers/{id}                  one load balancer
 //	DELETE /admin/tencent/loadbalancers/{id}                  delete one out of band
+//	PUT    /admin/tencent/loadbalancers/{id}/securitygroups   bind security groups out of band (CLBSecurityGroupsBody)
 //	POST   /admin/tencent/loadbalancers/{id}/listeners        add a listener out of band (CLBListenerSpec)
 //	DELETE /admin/tencent/loadbalancers/{id}/listeners/{lid}  delete a listener out of band
 //	GET    /admin/tencent/loadbalancers/{id}/dataplane        VIP, listeners, target health
@@ -425,6 +426,14 @@ func (l *CLB) registerAdmin() {
 	})
 	h("DELETE "+base+"/{id}", func(r *http.Request) (int, any, error) {
 		return http.StatusNoContent, nil, l.DeleteLoadBalancer(r.PathValue("id"))
+	})
+	h("PUT "+base+"/{id}/securitygroups", func(r *http.Request) (int, any, error) {
+		var in CLBSecurityGroupsBody
+		if err := clbAdminRead(r, &in); err != nil {
+			return 0, nil, err
+		}
+		out, err := l.SetSecurityGroups(r.PathValue("id"), in.SecurityGroups)
+		return http.StatusOK, out, err
 	})
 	h("POST "+base+"/{id}/listeners", func(r *http.Request) (int, any, error) {
 		var in CLBListenerSpec

@@ -1,6 +1,7 @@
 package tencent
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -122,4 +123,28 @@ func (l *CLB) bindLocked(lb *clbLB, groups []string) {
 	lb.securityGroups = slices.Clone(groups)
 	l.sgs.bindCLB(lb.id, lb.vip, lb.securityGroups)
 	l.syncPlaneLocked(lb.id)
+}
+
+// SetSecurityGroups binds a load balancer to security groups out of band
+// (in priority order; none unbinds), validated as
+// SetLoadBalancerSecurityGroups validates them but never refused for a
+// running task: a console user's change.
+func (l *CLB) SetSecurityGroups(id string, ids []string) (CLBLoadBalancer, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lb := l.lbs[id]
+	if lb == nil {
+		return CLBLoadBalancer{}, fmt.Errorf("%w: %q", ErrCLBNotFound, id)
+	}
+	if e := l.checkSecurityGroups(lb.region, ids); e != nil {
+		return CLBLoadBalancer{}, invalid(e)
+	}
+	l.bindLocked(lb, ids)
+	return l.exportLocked(lb), nil
+}
+
+// CLBSecurityGroupsBody is the body of PUT
+// /admin/tencent/loadbalancers/{id}/securitygroups.
+type CLBSecurityGroupsBody struct {
+	SecurityGroups []string `json:"securityGroups"`
 }
