@@ -73,7 +73,7 @@ func TestTencentSecurityGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec := lbServiceSpec("firewall", sel, 8090)
-	spec.Annotations[string(annotations.HealthCheckInterval)] = "2s"
+	spec.Annotations[string(annotations.HealthCheckInterval)] = "3s"
 	spec.Annotations[string(annotations.HealthCheckHealthyThreshold)] = "2"
 	spec.Annotations[string(annotations.HealthCheckUnhealthyThreshold)] = "2"
 	np := nodePort(spec, 8090)

@@ -277,7 +277,7 @@ func TestPassToTargetAgainstCloudsim(t *testing.T) {
 	spec := func(pass bool) *lbspec.Spec {
 		return testSpec(withBackends("ins-clbops11"), withPassToTarget(pass), func(s *lbspec.Spec) {
 			s.Listeners = []lbspec.Listener{{Protocol: lbspec.TCP, Port: 8080, NodePort: int32(port)}}
-			s.HealthCheck.Interval = 2 * time.Second
+			s.HealthCheck.Interval = 3 * time.Second
 		})
 	}
 	st, err := ops.Ensure(ctx, spec(true))
