@@ -89,6 +89,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", "127.0.0.1:8080", "address to listen on; the admin API is unauthenticated, so keep it on loopback")
 	seed := fs.String("seed", "", "YAML or JSON seed file: {\"instances\": [...]}")
+	sgSeed := fs.String("security-groups", "", "YAML or JSON Tencent security group seed: {\"securityGroups\": [...]}, loaded before --seed")
 	creds := fs.String("credentials", "", "accepted Tencent credentials, SecretId:SecretKey[,SecretId:SecretKey] (default $CLOUDSIM_CREDENTIALS)")
 	region := fs.String("region", "ap-guangzhou", "default region")
 	linger := fs.Duration("terminated-linger", 2*time.Second, "how long a TERMINATING instance stays visible (negative: forever)")
@@ -151,6 +152,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if *wrLatency == 0 {
 		*wrLatency = -1
 	}
+	var groups []cloudsim.SecurityGroup
+	if *sgSeed != "" {
+		if groups, err = cloudsim.LoadSecurityGroups(*sgSeed); err != nil {
+			return fmt.Errorf("--security-groups: %w", err)
+		}
+	}
 	var network cloudsim.OCINetworkSeed
 	if *ociNetwork != "" {
 		if network, err = loadOCINetwork(*ociNetwork); err != nil {
@@ -203,6 +210,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 	sim := cloudsim.New(opts)
+	for _, sg := range groups {
+		if _, err := sim.CreateSecurityGroup(sg); err != nil {
+			sim.Close()
+			return fmt.Errorf("--security-groups %s: %w", *sgSeed, err)
+		}
+	}
 
 	if *seed != "" {
 		in, err := cloudsim.LoadSeed(*seed)

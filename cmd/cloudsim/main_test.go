@@ -102,6 +102,23 @@ func TestRunBadConfig(t *testing.T) {
 		{[]string{"--clb-target-quota", "0"}, "", "--clb-target-quota"},
 		{[]string{"--oci-nlb-backends", "0"}, "", "--oci-nlb-backends"},
 	}
+	dir := t.TempDir()
+	badSG := filepath.Join(dir, "sg.yaml")
+	if err := os.WriteFile(badSG, []byte("securityGroups:\n- id: sg-cmd00001\n  ingress: [{Protocol: TCP, Port: '80', CidrBlock: 0.0.0.0/0, Action: ALLOW}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	unknownSG := filepath.Join(dir, "seed.yaml")
+	if err := os.WriteFile(unknownSG, []byte("instances:\n- securityGroupIds: [sg-nothere1]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests = append(tests, []struct {
+		args []string
+		env  string
+		want string
+	}{
+		{[]string{"--security-groups", badSG, "--listen", "127.0.0.1:0"}, "", "ACCEPT or DROP"},
+		{[]string{"--seed", unknownSG, "--listen", "127.0.0.1:0"}, "", "sg-nothere1` does not exist"},
+	}...)
 	for _, tt := range tests {
 		var stderr syncBuffer
 		err := run(context.Background(), tt.args, func(string) string { return tt.env }, io.Discard, &stderr)
@@ -113,7 +130,11 @@ func TestRunBadConfig(t *testing.T) {
 
 func TestRunServes(t *testing.T) {
 	seed := filepath.Join(t.TempDir(), "seed.yaml")
-	if err := os.WriteFile(seed, []byte("instances:\n- id: ins-cmd00001\n  privateIP: 10.3.0.1\n"), 0o600); err != nil {
+	if err := os.WriteFile(seed, []byte("instances:\n- id: ins-cmd00001\n  privateIP: 10.3.0.1\n  securityGroupIds: [sg-cmd00001]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sgs := filepath.Join(t.TempDir(), "sg.yaml")
+	if err := os.WriteFile(sgs, []byte("- id: sg-cmd00001\n  name: nodes\n  ingress: [{Protocol: TCP, Port: 30000-32767, CidrBlock: 0.0.0.0/0, Action: ACCEPT}]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	const key = "very-secret-key-value"
@@ -123,7 +144,7 @@ func TestRunServes(t *testing.T) {
 	var stderr syncBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"--listen", "127.0.0.1:0", "--seed", seed, "--rate-limit", "DescribeInstances=100", "-v", "2"},
+		done <- run(ctx, []string{"--listen", "127.0.0.1:0", "--security-groups", sgs, "--seed", seed, "--rate-limit", "DescribeInstances=100", "-v", "2"},
 			func(k string) string {
 				if k == "CLOUDSIM_CREDENTIALS" {
 					return "AKIDcmd:" + key
@@ -155,8 +176,13 @@ func TestRunServes(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp, err := cl.DescribeInstances(cvm.NewDescribeInstancesRequest())
-	if err != nil || *resp.Response.TotalCount != 1 || *resp.Response.InstanceSet[0].InstanceId != "ins-cmd00001" {
+	if err != nil || *resp.Response.TotalCount != 1 || *resp.Response.InstanceSet[0].InstanceId != "ins-cmd00001" ||
+		len(resp.Response.InstanceSet[0].SecurityGroupIds) != 1 || *resp.Response.InstanceSet[0].SecurityGroupIds[0] != "sg-cmd00001" {
 		t.Fatalf("%v %v", resp, err)
+	}
+	groups, err := admin.SecurityGroups(ctx)
+	if err != nil || len(groups) != 1 || groups[0].Name != "nodes" || len(groups[0].Ingress) != 1 {
+		t.Fatalf("seeded security groups: %+v %v", groups, err)
 	}
 	bad, _ := cvm.NewClient(common.NewCredential("AKIDcmd", "wrong"), "ap-guangzhou", cpf)
 	_, _ = bad.DescribeInstances(cvm.NewDescribeInstancesRequest())

@@ -70,7 +70,8 @@ func demoLoadBalancer(ctx context.Context, c *testcluster.Cluster, sim *cloudsim
 		if lb.VIP != vip {
 			continue
 		}
-		fmt.Printf("\nCLB %s (%s, %s), tags %v:\n", lb.ID, lb.Name, lb.Type, lb.Tags)
+		fmt.Printf("\nCLB %s (%s, %s, LoadBalancerPassToTarget %t: the nodes' security group is not consulted), tags %v:\n",
+			lb.ID, lb.Name, lb.Type, lb.PassToTarget, lb.Tags)
 		for _, l := range lb.Listeners {
 			var targets []string
 			for _, t := range l.Targets {

@@ -28,6 +28,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	cloudapi "k8s.io/cloud-provider/api"
 
+	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
+
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 )
@@ -41,6 +43,19 @@ const (
 	demoRouteTable  = "cls-demo0001"
 	demoClusterCIDR = "10.244.0.0/16"
 )
+
+// demoNodeSG is the nodes' security group, as a user might keep it: SSH
+// and ping, nothing on the NodePorts. The CLB reaches the nodes all the
+// same, because the CCM creates it with LoadBalancerPassToTarget (only the
+// CLB's own security groups filter its traffic).
+const demoNodeSG = "sg-demo0001"
+
+func demoNodeGroup() cloudsim.SecurityGroup {
+	return cloudsim.SecurityGroup{ID: demoNodeSG, Name: "demo-nodes", Ingress: []*cloudsim.SecurityGroupPolicy{
+		{Protocol: common.StringPtr("TCP"), Port: common.StringPtr("22"), CidrBlock: common.StringPtr("0.0.0.0/0"), Action: common.StringPtr("ACCEPT")},
+		{Protocol: common.StringPtr("ICMP"), CidrBlock: common.StringPtr("0.0.0.0/0"), Action: common.StringPtr("ACCEPT")},
+	}}
+}
 
 // foreignRoute is in the table before the CCM starts, as if another tool
 // had added it: inside the cluster CIDR, to no node of ours. It must survive.
@@ -105,10 +120,11 @@ func run(ccmBinary string, check bool, timeout time.Duration) error {
 		return err
 	}
 
-	step("starting cloudsim with %d CVM instances in %s", len(fleet), demoVPC)
+	step("starting cloudsim with %d CVM instances in %s, in security group %s (SSH and ping only)", len(fleet), demoVPC, demoNodeSG)
 	sim := cloudsim.New(cloudsim.Options{Region: demoRegion, Credentials: map[string]string{demoSecretID: demoSecretKey},
 		RouteTables: []cloudsim.RouteTable{{Name: demoRouteTable, CIDR: demoClusterCIDR, VpcID: demoVPC,
-			Routes: []cloudsim.ClusterRoute{foreignRoute}}}})
+			Routes: []cloudsim.ClusterRoute{foreignRoute}}},
+		SecurityGroups: []cloudsim.SecurityGroup{demoNodeGroup()}})
 	simURL, err := sim.Start("127.0.0.1:0")
 	if err != nil {
 		return err
@@ -117,7 +133,7 @@ func run(ccmBinary string, check bool, timeout time.Duration) error {
 	var names []string
 	for i, f := range fleet {
 		in := f.instance
-		in.VpcID, in.State = demoVPC, "RUNNING"
+		in.VpcID, in.State, in.SecurityGroupIDs = demoVPC, "RUNNING", []string{demoNodeSG}
 		if _, err := sim.AddInstances(in); err != nil {
 			return err
 		}

@@ -20,6 +20,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	ocicommon "github.com/oracle/oci-go-sdk/v65/common"
+	ocicore "github.com/oracle/oci-go-sdk/v65/core"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -43,6 +45,30 @@ const (
 	ociDemoNodePort    = 30081
 	ociDemoPort        = 8080
 )
+
+// The demo's one subnet holds the load balancer and the nodes. Its
+// security list has what the CCM's default security list mode, None,
+// leaves to the user (docs/oci.md): clients to the listener port, and the
+// load balancer (in the same subnet) to the NodePorts and kube-proxy's
+// health port.
+const (
+	ociDemoCIDR = "127.0.0.0/16"
+	ociDemoList = "ocid1.securitylist.oc1..aaaaaaaademolist"
+)
+
+func ociDemoSecurityList() simoci.SecurityList {
+	tcp := func(src string, lo, hi int) ocicore.IngressSecurityRule {
+		return ocicore.IngressSecurityRule{Protocol: ocicommon.String("6"), Source: ocicommon.String(src),
+			TcpOptions: &ocicore.TcpOptions{DestinationPortRange: &ocicore.PortRange{Min: ocicommon.Int(lo), Max: ocicommon.Int(hi)}}}
+	}
+	return simoci.SecurityList{ID: ociDemoList, VCNID: ociDemoVCN, CompartmentID: ociDemoCompartment, DisplayName: "demo",
+		IngressSecurityRules: []ocicore.IngressSecurityRule{
+			tcp("0.0.0.0/0", 22, 22), tcp("0.0.0.0/0", ociDemoPort, ociDemoPort),
+			tcp(ociDemoCIDR, 30000, 32767), tcp(ociDemoCIDR, 10256, 10256),
+		},
+		EgressSecurityRules: []ocicore.EgressSecurityRule{{Protocol: ocicommon.String("all"), Destination: ocicommon.String("0.0.0.0/0")}},
+	}
+}
 
 // ociFleet: three instances and the three ways their nodes are named.
 var ociFleet = []struct {
@@ -95,9 +121,11 @@ func runOCI(ccmBinary string, check bool, timeout time.Duration) error {
 	sim := cloudsim.New(cloudsim.Options{
 		OCIKeys: map[string]string{ociDemoTenancy + "/" + ociDemoUser + "/" + fingerprint: string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))},
 		OCINetwork: cloudsim.OCINetworkSeed{
-			Compartments: []string{ociDemoCompartment},
-			VCNs:         []simoci.VCN{{ID: ociDemoVCN, CompartmentID: ociDemoCompartment, CIDRBlock: "127.0.0.0/16", DisplayName: "demo", DNSLabel: "demovcn"}},
-			Subnets:      []simoci.Subnet{{ID: ociDemoSubnet, VCNID: ociDemoVCN, CompartmentID: ociDemoCompartment, DNSLabel: "demo"}},
+			Compartments:  []string{ociDemoCompartment},
+			VCNs:          []simoci.VCN{{ID: ociDemoVCN, CompartmentID: ociDemoCompartment, CIDRBlock: ociDemoCIDR, DisplayName: "demo", DNSLabel: "demovcn"}},
+			SecurityLists: []simoci.SecurityList{ociDemoSecurityList()},
+			Subnets: []simoci.Subnet{{ID: ociDemoSubnet, VCNID: ociDemoVCN, CompartmentID: ociDemoCompartment, DNSLabel: "demo",
+				SecurityListIDs: []string{ociDemoList}}},
 		},
 	})
 	simURL, err := sim.Start("127.0.0.1:0")
@@ -105,6 +133,8 @@ func runOCI(ccmBinary string, check bool, timeout time.Duration) error {
 		return err
 	}
 	defer sim.Close()
+	step("the subnet's security list admits clients on port %d and the subnet on the NodePorts and :10256, "+
+		"as security list mode None (the default) leaves to you; cloudsim drops everything else", ociDemoPort)
 
 	var names []string
 	var instances []cloudsim.Instance

@@ -72,6 +72,19 @@ const (
 	// Default: none
 	// Providers: tencentcloud
 	TKEInternalSubnetID Name = "service.kubernetes.io/qcloud-loadbalancer-internal-subnetid"
+
+	// TKEPassToTarget sets the CLB's LoadBalancerPassToTarget. When true,
+	// only the CLB's security groups filter its traffic: the nodes accept
+	// whatever the CLB forwards, health checks included. When false, the
+	// nodes' security groups must also admit every client on the NodePorts
+	// and the CLB's VIP on the health check ports. Applied when the CCM
+	// creates the CLB and corrected on every sync of a CLB it created; an
+	// adopted CLB (TKEExistedLBID) keeps its own setting.
+	//
+	// Type: bool
+	// Default: true
+	// Providers: tencentcloud
+	TKEPassToTarget Name = "service.cloud.tencent.com/pass-to-target"
 )
 
 // The CCM's own annotations

@@ -110,6 +110,10 @@ type Spec struct {
 	// ClusterName is the service controller's --cluster-name, for the
 	// provider to label what it creates with; Build leaves it empty.
 	ClusterName string
+	// PassToTarget is Tencent CLB's LoadBalancerPassToTarget: only the
+	// load balancer's security groups filter its traffic, not the nodes'.
+	// The provider sets it from its annotation; Build leaves it false.
+	PassToTarget bool
 	// Name, Internal and SubnetID are used when the load balancer is created.
 	Name     string
 	Internal bool

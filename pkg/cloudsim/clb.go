@@ -64,6 +64,7 @@ func (s *Sim) startCLB(opts Options) {
 		DeleteFrequencyLimit:  opts.CLBDeleteFrequencyLimit,
 		DeleteFrequencyWindow: opts.CLBDeleteFrequencyWindow,
 		NullHealthCheckFields: opts.CLBNullHealthCheckFields,
+		SecurityGroups:        s.tencent.SecurityGroups(),
 	})
 	s.tencent.Register(s.clb.Service())
 }

@@ -58,6 +58,7 @@ type Options struct {
 	RouteTables      []RouteTable       // TKE cluster route tables (with routes) to start with
 	VPCRouteTables   []VPCRouteTable    // VPC route tables (with routes) to start with (see routes.go)
 	VPCs             []VPC              // Tencent VPCs with their CIDRs (others have 10.0.0.0/16; see routes.go)
+	SecurityGroups   []SecurityGroup    // Tencent security groups (with policies) to start with (see securitygroups.go)
 
 	// CLB and its data plane (see clb.go).
 	TaskLatency         time.Duration                 // how long each async CLB task runs (0: 200ms; negative: done before the call returns)
@@ -106,10 +107,10 @@ type Sim struct {
 
 // New returns a Sim serving the Tencent API at POST /, the OCI API under
 // its version prefixes and the admin API under /admin/. It panics if
-// Options.RouteTables or Options.VPCs is invalid (use CreateRouteTable and
-// AddVPC to handle the error), Options.VIPRange is malformed (check it with
-// CheckVIPRange), or an OCI key or network seed is invalid (check them with
-// CheckOCIOptions).
+// Options.RouteTables, Options.VPCs or Options.SecurityGroups is invalid (use
+// CreateRouteTable, AddVPC or CreateSecurityGroup to handle the error),
+// Options.VIPRange is malformed (check it with CheckVIPRange), or an OCI
+// key or network seed is invalid (check them with CheckOCIOptions).
 func New(opts Options) *Sim {
 	c := core.New(core.Config{
 		Region:           opts.Region,
@@ -127,6 +128,11 @@ func New(opts Options) *Sim {
 	for _, v := range opts.VPCs {
 		if _, err := s.AddVPC(v); err != nil {
 			panic(fmt.Sprintf("cloudsim: Options.VPCs: %v", err))
+		}
+	}
+	for _, sg := range opts.SecurityGroups {
+		if _, err := s.CreateSecurityGroup(sg); err != nil {
+			panic(fmt.Sprintf("cloudsim: Options.SecurityGroups: %v", err))
 		}
 	}
 	for _, rt := range opts.RouteTables {

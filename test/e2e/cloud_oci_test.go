@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/oracle/oci-go-sdk/v65/common"
+	ocicore "github.com/oracle/oci-go-sdk/v65/core"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -41,9 +43,15 @@ const (
 	ociSubnet       = "ocid1.subnet.oc1..aaaaaaaae2esubnet"
 	ociOtherVCN     = "ocid1.vcn.oc1..aaaaaaaae2eothervcn"
 	ociOtherSubnet  = "ocid1.subnet.oc1..aaaaaaaae2eothersubnet"
-	ociSecurityList = "ocid1.securitylist.oc1..aaaaaaaae2esecuritylist"
-	ociShape        = "VM.Standard3.Flex"
-	ociFaultDomain  = "FAULT-DOMAIN-2"
+	ociSecurityList = "ocid1.securitylist.oc1..aaaaaaaae2esecuritylist" // the node subnet's
+	// The load balancers' own subnet and security list (config subnet1).
+	ociLBSubnet       = "ocid1.subnet.oc1..aaaaaaaae2elbsubnet"
+	ociLBSecurityList = "ocid1.securitylist.oc1..aaaaaaaae2elbsecuritylist"
+	ociLBCIDR         = "127.0.200.0/24"
+	// ociNodeCIDR is the node subnet: every address nextIP hands out.
+	ociNodeCIDR    = "127.0.0.0/17"
+	ociShape       = "VM.Standard3.Flex"
+	ociFaultDomain = "FAULT-DOMAIN-2"
 	// ociCIDR holds the loopback addresses nextIP hands out.
 	ociCIDR = "127.0.0.0/16"
 )
@@ -118,16 +126,26 @@ func (e *ociEnv) setUp() error {
 	if err := suite.sim.AddOCIKey(ociTenancy+"/"+ociUser+"/"+e.fingerprint, publicPEM(key)); err != nil {
 		return err
 	}
+	// The network a user lays out for the CCM's default security list
+	// mode, None: a load balancer subnet open to the clients on the
+	// listener ports and to the node subnet, and a node subnet open to the
+	// load balancer subnets on the NodePorts and kube-proxy's health port
+	// (docs/oci.md).
 	state, err := suite.sim.SeedOCINetwork(cloudsim.OCINetworkSeed{
 		Compartments: []string{ociCompartment},
-		SecurityLists: []simoci.SecurityList{{ID: ociSecurityList, VCNID: ociVCN, CompartmentID: ociCompartment,
-			DisplayName: "e2e-lb-subnet"}},
+		SecurityLists: []simoci.SecurityList{
+			{ID: ociLBSecurityList, VCNID: ociVCN, CompartmentID: ociCompartment, DisplayName: "e2e-lb-subnet",
+				IngressSecurityRules: ociLBIngress(), EgressSecurityRules: []ocicore.EgressSecurityRule{allTo(ociNodeCIDR)}},
+			{ID: ociSecurityList, VCNID: ociVCN, CompartmentID: ociCompartment, DisplayName: "e2e-node-subnet",
+				IngressSecurityRules: ociNodeIngress(), EgressSecurityRules: []ocicore.EgressSecurityRule{allTo("0.0.0.0/0")}},
+		},
 		VCNs: []simoci.VCN{
 			{ID: ociVCN, CompartmentID: ociCompartment, CIDRBlock: ociCIDR, DisplayName: "e2e"},
 			{ID: ociOtherVCN, CompartmentID: ociCompartment, CIDRBlock: ociCIDR, DisplayName: "e2e-other"},
 		},
 		Subnets: []simoci.Subnet{
-			{ID: ociSubnet, VCNID: ociVCN, CompartmentID: ociCompartment, DNSLabel: "e2esubnet", SecurityListIDs: []string{ociSecurityList}},
+			{ID: ociSubnet, VCNID: ociVCN, CompartmentID: ociCompartment, CIDRBlock: ociNodeCIDR, DNSLabel: "e2esubnet", SecurityListIDs: []string{ociSecurityList}},
+			{ID: ociLBSubnet, VCNID: ociVCN, CompartmentID: ociCompartment, CIDRBlock: ociLBCIDR, DNSLabel: "e2elb", SecurityListIDs: []string{ociLBSecurityList}},
 			{ID: ociOtherSubnet, VCNID: ociOtherVCN, CompartmentID: ociCompartment},
 		},
 	})
@@ -139,6 +157,35 @@ func (e *ociEnv) setUp() error {
 	}
 	e.zone = zoneLabel(state.AvailabilityDomains[0])
 	return nil
+}
+
+// ociLBIngress admits clients to the listener ports the scenarios use.
+func ociLBIngress() []ocicore.IngressSecurityRule {
+	return []ocicore.IngressSecurityRule{tcpFrom("0.0.0.0/0", 8000, 8999), udpFrom("0.0.0.0/0", 53, 53)}
+}
+
+// ociNodeIngress admits the load balancer subnets to the NodePorts and to
+// kube-proxy's health port.
+func ociNodeIngress() []ocicore.IngressSecurityRule {
+	var out []ocicore.IngressSecurityRule
+	for _, lb := range []string{ociLBCIDR, ociFrontendLBCIDR} {
+		out = append(out, tcpFrom(lb, 30000, 32767), udpFrom(lb, 30000, 32767), tcpFrom(lb, 10256, 10256))
+	}
+	return out
+}
+
+func tcpFrom(src string, lo, hi int) ocicore.IngressSecurityRule {
+	return ocicore.IngressSecurityRule{Protocol: common.String("6"), Source: common.String(src),
+		TcpOptions: &ocicore.TcpOptions{DestinationPortRange: &ocicore.PortRange{Min: common.Int(lo), Max: common.Int(hi)}}}
+}
+
+func udpFrom(src string, lo, hi int) ocicore.IngressSecurityRule {
+	return ocicore.IngressSecurityRule{Protocol: common.String("17"), Source: common.String(src),
+		UdpOptions: &ocicore.UdpOptions{DestinationPortRange: &ocicore.PortRange{Min: common.Int(lo), Max: common.Int(hi)}}}
+}
+
+func allTo(dst string) ocicore.EgressSecurityRule {
+	return ocicore.EgressSecurityRule{Protocol: common.String("all"), Destination: common.String(dst)}
 }
 
 // ociNodeControllers are what the OCI CCM of the node scenarios runs.
@@ -184,7 +231,7 @@ loadBalancer:
   subnet1: %s
 endpoint: %s
 instanceCacheTTL: 2s
-`, ociRegion, ociTenancy, user, fingerprint, indented, ociCompartment, ociVCN, ociSubnet, suite.simURL) + extra
+`, ociRegion, ociTenancy, user, fingerprint, indented, ociCompartment, ociVCN, ociLBSubnet, suite.simURL) + extra
 }
 
 // writeConfig writes the suite's OCI config (plus extra) into the suite dir.

@@ -37,7 +37,7 @@ import (
 const lbNodeLabel = "e2e.ccmkit.io/lb"
 
 // clbWrites are the CLB actions that change something.
-var clbWrites = []string{"CreateLoadBalancer", "DeleteLoadBalancer", "CreateListener", "ModifyListener", "DeleteListener",
+var clbWrites = []string{"CreateLoadBalancer", "DeleteLoadBalancer", "ModifyLoadBalancerAttributes", "CreateListener", "ModifyListener", "DeleteListener",
 	"DeleteLoadBalancerListeners", "BatchRegisterTargets", "BatchDeregisterTargets", "RegisterTargets", "DeregisterTargets"}
 
 func clbWriteCalls() map[string]int {

@@ -38,7 +38,13 @@ func startOCIServiceController(t *testing.T) {
 // test's node selector.
 func ociLBNode(t *testing.T, selector string) cloudsim.Instance {
 	t.Helper()
-	in := theOCIEnv.newInstance(t, "oci-lb-"+selector)
+	return ociLBNodeWith(t, selector, nil)
+}
+
+// ociLBNodeWith is ociLBNode with the instance changed by setup first.
+func ociLBNodeWith(t *testing.T, selector string, setup func(*cloudsim.Instance)) cloudsim.Instance {
+	t.Helper()
+	in := theOCIEnv.newInstanceWith(t, "oci-lb-"+selector, setup)
 	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: in.PrivateIP, Labels: map[string]string{
 			corev1.LabelHostname: in.PrivateIP, lbNodeLabel: selector,

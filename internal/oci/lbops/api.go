@@ -44,6 +44,7 @@ type NLBAPI interface {
 // management uses; core.VirtualNetworkClient implements it.
 type NetworkAPI interface {
 	GetSubnet(context.Context, core.GetSubnetRequest) (core.GetSubnetResponse, error)
+	ListSubnets(context.Context, core.ListSubnetsRequest) (core.ListSubnetsResponse, error)
 	GetSecurityList(context.Context, core.GetSecurityListRequest) (core.GetSecurityListResponse, error)
 	UpdateSecurityList(context.Context, core.UpdateSecurityListRequest) (core.UpdateSecurityListResponse, error)
 }

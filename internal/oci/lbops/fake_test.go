@@ -56,6 +56,7 @@ type fakeCloud struct {
 
 	// security lists
 	subnets  map[string][]string // subnet -> security lists
+	cidrs    map[string]string   // subnet -> CIDR (all in fakeVCN)
 	seclists map[string]*core.SecurityList
 	etags    map[string]int
 	staleTag bool // the next update answers 412
@@ -65,7 +66,9 @@ func newFakeCloud() *fakeCloud {
 	return &fakeCloud{
 		lbs: map[string]*loadbalancer.LoadBalancer{}, nlbs: map[string]*networkloadbalancer.NetworkLoadBalancer{},
 		wrs: map[string]*fakeWR{}, tokens: map[string]string{},
-		subnets:  map[string][]string{"ocid1.subnet.oc1.iad.a": {"ocid1.securitylist.oc1.iad.a"}, "ocid1.subnet.oc1.iad.b": {"ocid1.securitylist.oc1.iad.b"}},
+		subnets: map[string][]string{"ocid1.subnet.oc1.iad.a": {"ocid1.securitylist.oc1.iad.a"}, "ocid1.subnet.oc1.iad.b": {"ocid1.securitylist.oc1.iad.b"},
+			"ocid1.subnet.oc1.iad.nodes": {"ocid1.securitylist.oc1.iad.nodes"}},
+		cidrs:    map[string]string{"ocid1.subnet.oc1.iad.a": "10.0.100.0/24", "ocid1.subnet.oc1.iad.b": "10.0.101.0/24", "ocid1.subnet.oc1.iad.nodes": "10.0.0.0/24"},
 		seclists: map[string]*core.SecurityList{}, etags: map[string]int{},
 	}
 }
@@ -438,7 +441,28 @@ func (f *fakeCloud) GetSubnet(_ context.Context, req core.GetSubnetRequest) (cor
 	if !ok {
 		return core.GetSubnetResponse{}, errMissing
 	}
-	return core.GetSubnetResponse{Subnet: core.Subnet{Id: req.SubnetId, SecurityListIds: sls}}, nil
+	return core.GetSubnetResponse{Subnet: f.subnetLocked(*req.SubnetId, sls)}, nil
+}
+
+const fakeVCN = "ocid1.vcn.oc1.iad.v"
+
+func (f *fakeCloud) subnetLocked(id string, sls []string) core.Subnet {
+	return core.Subnet{Id: common.String(id), SecurityListIds: sls, CidrBlock: common.String(f.cidrs[id]), VcnId: common.String(fakeVCN),
+		CompartmentId: common.String("ocid1.compartment.oc1..net"), LifecycleState: core.SubnetLifecycleStateAvailable}
+}
+
+func (f *fakeCloud) ListSubnets(_ context.Context, req core.ListSubnetsRequest) (core.ListSubnetsResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reads++
+	if deref(req.VcnId) != fakeVCN || deref(req.CompartmentId) != "ocid1.compartment.oc1..net" {
+		return core.ListSubnetsResponse{Items: []core.Subnet{}}, nil
+	}
+	var out []core.Subnet
+	for _, id := range sortedKeys(f.subnets) {
+		out = append(out, f.subnetLocked(id, f.subnets[id]))
+	}
+	return core.ListSubnetsResponse{Items: out}, nil
 }
 
 func (f *fakeCloud) GetSecurityList(_ context.Context, req core.GetSecurityListRequest) (core.GetSecurityListResponse, error) {
@@ -464,6 +488,11 @@ func (f *fakeCloud) UpdateSecurityList(_ context.Context, req core.UpdateSecurit
 		return core.UpdateSecurityListResponse{}, errEtag
 	}
 	f.etags[*req.SecurityListId]++
-	f.seclists[*req.SecurityListId].IngressSecurityRules = req.IngressSecurityRules
+	if req.IngressSecurityRules != nil {
+		f.seclists[*req.SecurityListId].IngressSecurityRules = req.IngressSecurityRules
+	}
+	if req.EgressSecurityRules != nil {
+		f.seclists[*req.SecurityListId].EgressSecurityRules = req.EgressSecurityRules
+	}
 	return core.UpdateSecurityListResponse{}, nil
 }

@@ -3,6 +3,7 @@ package lbops
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 
@@ -17,6 +18,19 @@ import (
 
 // Security list management modes (loadBalancer.securityListManagementMode
 // and the per-Service annotation).
+//
+//   - None (the default): nothing is touched; the operator opens the load
+//     balancer subnet to the clients and the node subnets to the load
+//     balancer subnet (see docs/oci.md).
+//   - Frontend: the load balancer subnets' ingress rules from the clients
+//     to the listener ports.
+//   - All: Frontend's rules, plus what the load balancer needs to reach
+//     the nodes: the load balancer subnets' egress rules to the node
+//     subnets, and the node subnets' ingress rules from the load balancer
+//     subnets, on the NodePorts and the health check port (and from the
+//     clients for an NLB that preserves their address, which the nodes
+//     then see). These are the rules the traffic needs, no more, as the
+//     public OCI CCM's modes of the same names write them.
 const (
 	SecurityListNone     = "None"
 	SecurityListFrontend = "Frontend"
@@ -28,18 +42,26 @@ const (
 // everyone else's, which are never touched.
 func ruleMarker(d *Desired) string { return "ccmkit.io/service-uid=" + string(d.Ref.UID) }
 
-// ingressKey identifies an ingress rule by what matters to us.
-type ingressKey struct {
-	source, protocol string
-	port             int
+// ruleKey identifies a rule by what matters to us: the peer (the source of
+// an ingress rule, the destination of an egress rule), the protocol and
+// the destination port.
+type ruleKey struct {
+	peer, protocol string
+	port           int
 }
 
-// ensureSecurityRules makes the security list of each load balancer subnet
-// hold exactly our ingress rules for the Service: from every source range
-// (0.0.0.0/0 without any) to every listener port. remove drops them all.
-// Mode None (the default) touches nothing. Mode All manages the same
-// frontend rules; the backend half (LB subnet to node subnets on the
-// NodePorts) is left to the operator, as documented.
+// listRules are the rules we want in one security list.
+type listRules struct{ ingress, egress map[ruleKey]bool }
+
+// subnetInfo is what the rules need to know of a subnet.
+type subnetInfo struct {
+	id, cidr, vcn, compartment string
+	list                       string // the security list managed for it
+}
+
+// ensureSecurityRules makes the managed security lists hold exactly our
+// rules for the Service, per the mode; remove drops them all. Each list is
+// written at most once per call, and only when its rules differ.
 //
 // Updates are read-modify-write with the list's etag in if-match, so that
 // a concurrent change by anyone is never overwritten: OCI answers 412 and
@@ -51,78 +73,220 @@ func (o *Ops) ensureSecurityRules(ctx context.Context, d *Desired, subnets []str
 	if o.net == nil {
 		return fmt.Errorf("security list mode %s needs the VirtualNetwork API", d.SecurityListMode)
 	}
-	want := map[ingressKey]bool{}
-	if !remove {
-		sources := d.SourceRanges
-		if len(sources) == 0 {
-			sources = []string{"0.0.0.0/0"}
-		}
-		for _, src := range sources {
-			for _, l := range d.Listeners {
-				want[ingressKey{source: src, protocol: protocolNumber(l.Protocol), port: int(l.Port)}] = true
-			}
-		}
-	}
-	for _, subnet := range subnets {
-		slID, err := o.securityListFor(ctx, subnet)
+	lbSubnets := make([]subnetInfo, 0, len(subnets))
+	for _, id := range subnets {
+		s, err := o.subnet(ctx, id)
 		if err != nil {
 			return err
 		}
-		if err := o.syncRules(ctx, slID, ruleMarker(d), want); err != nil {
+		lbSubnets = append(lbSubnets, s)
+	}
+	want := map[string]*listRules{}
+	rulesOf := func(list string) *listRules {
+		if want[list] == nil {
+			want[list] = &listRules{ingress: map[ruleKey]bool{}, egress: map[ruleKey]bool{}}
+		}
+		return want[list]
+	}
+	sources := d.SourceRanges
+	if len(sources) == 0 {
+		sources = []string{"0.0.0.0/0"}
+	}
+	for _, s := range lbSubnets {
+		r := rulesOf(s.list)
+		if remove {
+			continue
+		}
+		for _, src := range sources {
+			for _, l := range d.Listeners {
+				r.ingress[ruleKey{peer: src, protocol: protocolNumber(l.Protocol), port: int(l.Port)}] = true
+			}
+		}
+	}
+	if d.SecurityListMode == SecurityListAll && len(lbSubnets) > 0 {
+		if err := o.backendRules(ctx, d, lbSubnets, sources, remove, rulesOf); err != nil {
+			return err
+		}
+	}
+	marker := ruleMarker(d)
+	for _, id := range sortedKeys(want) {
+		if err := o.syncRules(ctx, id, marker, want[id]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// securityListFor returns the security list managed for subnet: the one
-// configured for it, else its first.
-func (o *Ops) securityListFor(ctx context.Context, subnet string) (string, error) {
-	if id := o.secLists[subnet]; id != "" {
-		return id, nil
-	}
-	resp, err := o.net.GetSubnet(ctx, core.GetSubnetRequest{SubnetId: &subnet})
+// backendRules adds mode All's rules between the load balancer subnets and
+// the node subnets: the subnets of the load balancer's VCN that hold a
+// backend's address. Every other subnet of the VCN gets no rule of ours,
+// so that the rules of nodes that moved away are removed.
+func (o *Ops) backendRules(ctx context.Context, d *Desired, lbSubnets []subnetInfo, sources []string, remove bool, rulesOf func(string) *listRules) error {
+	vcnSubnets, err := o.vcnSubnets(ctx, lbSubnets[0])
 	if err != nil {
-		return "", ocierr.Wrap("GetSubnet", subnet, err)
+		return err
 	}
-	if len(resp.SecurityListIds) == 0 {
-		return "", fmt.Errorf("subnet %s has no security list to manage (set loadBalancer.securityLists)", subnet)
+	for _, s := range vcnSubnets {
+		rulesOf(s.list)
 	}
-	return resp.SecurityListIds[0], nil
+	if remove {
+		return nil
+	}
+	var nodeSubnets []subnetInfo
+	for _, b := range d.Backends {
+		ip, err := netip.ParseAddr(b.IP)
+		if err != nil {
+			return fmt.Errorf("node %s: address %q: %w", b.NodeName, b.IP, err)
+		}
+		i := slices.IndexFunc(vcnSubnets, func(s subnetInfo) bool {
+			p, err := netip.ParsePrefix(s.cidr)
+			return err == nil && p.Contains(ip)
+		})
+		if i < 0 {
+			return fmt.Errorf("node %s (%s) is in no subnet of VCN %s (compartment %s), so security list mode All cannot open it to the load balancer: "+
+				"use mode Frontend and open the node subnets yourself", b.NodeName, ip, lbSubnets[0].vcn, lbSubnets[0].compartment)
+		}
+		if !slices.ContainsFunc(nodeSubnets, func(s subnetInfo) bool { return s.id == vcnSubnets[i].id }) {
+			nodeSubnets = append(nodeSubnets, vcnSubnets[i])
+		}
+	}
+	// The ports the load balancer opens to a node: each listener's
+	// NodePort, and its backend set's health check port.
+	type portKey struct {
+		protocol string
+		port     int
+	}
+	var backendPorts []portKey
+	add := func(k portKey) {
+		if !slices.Contains(backendPorts, k) {
+			backendPorts = append(backendPorts, k)
+		}
+	}
+	for _, l := range d.Listeners {
+		add(portKey{protocolNumber(l.Protocol), int(l.NodePort)})
+		// The backend set's health check: TCP or HTTP, on its port (a UDP
+		// set's default check is HTTP on kube-proxy's port).
+		add(portKey{"6", healthFor(d, l).Port})
+	}
+	for _, lb := range lbSubnets {
+		for _, n := range nodeSubnets {
+			for _, p := range backendPorts {
+				rulesOf(lb.list).egress[ruleKey{peer: n.cidr, protocol: p.protocol, port: p.port}] = true
+				rulesOf(n.list).ingress[ruleKey{peer: lb.cidr, protocol: p.protocol, port: p.port}] = true
+			}
+		}
+	}
+	// An NLB that preserves the client's address shows it to the nodes.
+	if d.Kind == KindNLB && d.PreserveSource {
+		for _, n := range nodeSubnets {
+			for _, src := range sources {
+				for _, l := range d.Listeners {
+					rulesOf(n.list).ingress[ruleKey{peer: src, protocol: protocolNumber(l.Protocol), port: int(l.NodePort)}] = true
+				}
+			}
+		}
+	}
+	return nil
 }
 
-// syncRules makes the rules of security list id carrying marker equal want.
-func (o *Ops) syncRules(ctx context.Context, id, marker string, want map[ingressKey]bool) error {
+// subnet reads a subnet and the security list managed for it.
+func (o *Ops) subnet(ctx context.Context, id string) (subnetInfo, error) {
+	resp, err := o.net.GetSubnet(ctx, core.GetSubnetRequest{SubnetId: &id})
+	if err != nil {
+		return subnetInfo{}, ocierr.Wrap("GetSubnet", id, err)
+	}
+	return o.subnetInfoOf(resp.Subnet)
+}
+
+func (o *Ops) subnetInfoOf(s core.Subnet) (subnetInfo, error) {
+	id := deref(s.Id)
+	out := subnetInfo{id: id, cidr: deref(s.CidrBlock), vcn: deref(s.VcnId), compartment: deref(s.CompartmentId), list: o.secLists[id]}
+	if out.list == "" {
+		if len(s.SecurityListIds) == 0 {
+			return subnetInfo{}, fmt.Errorf("subnet %s has no security list to manage (set loadBalancer.securityLists)", id)
+		}
+		out.list = s.SecurityListIds[0]
+	}
+	return out, nil
+}
+
+// vcnSubnets lists the subnets of a subnet's VCN, in its compartment.
+func (o *Ops) vcnSubnets(ctx context.Context, of subnetInfo) ([]subnetInfo, error) {
+	var out []subnetInfo
+	req := core.ListSubnetsRequest{CompartmentId: &of.compartment, VcnId: &of.vcn, Limit: common.Int(pageSize)}
+	for range maxPages {
+		resp, err := o.net.ListSubnets(ctx, req)
+		if err != nil {
+			return nil, ocierr.Wrap("ListSubnets", "VCN "+of.vcn, err)
+		}
+		for _, s := range resp.Items {
+			if s.LifecycleState != "" && s.LifecycleState != core.SubnetLifecycleStateAvailable {
+				continue
+			}
+			info, err := o.subnetInfoOf(s)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, info)
+		}
+		if resp.OpcNextPage == nil {
+			return out, nil
+		}
+		req.Page = resp.OpcNextPage
+	}
+	return nil, fmt.Errorf("ListSubnets of VCN %s: more than %d pages", of.vcn, maxPages)
+}
+
+// syncRules makes the rules of security list id carrying marker equal
+// want, writing only if they differ.
+func (o *Ops) syncRules(ctx context.Context, id, marker string, want *listRules) error {
 	resp, err := o.net.GetSecurityList(ctx, core.GetSecurityListRequest{SecurityListId: &id})
 	if err != nil {
 		return ocierr.Wrap("GetSecurityList", id, err)
 	}
-	var keep []core.IngressSecurityRule
-	have := map[ingressKey]bool{}
+	var keepIn []core.IngressSecurityRule
+	haveIn := map[ruleKey]bool{}
 	for _, r := range resp.IngressSecurityRules {
 		if deref(r.Description) != marker {
-			keep = append(keep, r)
+			keepIn = append(keepIn, r)
 			continue
 		}
-		have[keyOf(r)] = true
+		haveIn[ruleKey{peer: deref(r.Source), protocol: deref(r.Protocol), port: portOf(r.TcpOptions, r.UdpOptions)}] = true
 	}
-	if mapsEqual(have, want) {
+	var keepEg []core.EgressSecurityRule
+	haveEg := map[ruleKey]bool{}
+	for _, r := range resp.EgressSecurityRules {
+		if deref(r.Description) != marker {
+			keepEg = append(keepEg, r)
+			continue
+		}
+		haveEg[ruleKey{peer: deref(r.Destination), protocol: deref(r.Protocol), port: portOf(r.TcpOptions, r.UdpOptions)}] = true
+	}
+	if mapsEqual(haveIn, want.ingress) && mapsEqual(haveEg, want.egress) {
 		return nil
 	}
-	keys := make([]ingressKey, 0, len(want))
-	for k := range want {
-		keys = append(keys, k)
+	for _, k := range sortedRuleKeys(want.ingress) {
+		r := core.IngressSecurityRule{Source: common.String(k.peer), SourceType: core.IngressSecurityRuleSourceTypeCidrBlock,
+			Protocol: common.String(k.protocol), IsStateless: common.Bool(false), Description: common.String(marker)}
+		r.TcpOptions, r.UdpOptions = portOptions(k)
+		keepIn = append(keepIn, r)
 	}
-	slices.SortFunc(keys, func(a, b ingressKey) int {
-		return strings.Compare(fmt.Sprint(a), fmt.Sprint(b))
-	})
-	for _, k := range keys {
-		keep = append(keep, ingressRule(k, marker))
+	for _, k := range sortedRuleKeys(want.egress) {
+		r := core.EgressSecurityRule{Destination: common.String(k.peer), DestinationType: core.EgressSecurityRuleDestinationTypeCidrBlock,
+			Protocol: common.String(k.protocol), IsStateless: common.Bool(false), Description: common.String(marker)}
+		r.TcpOptions, r.UdpOptions = portOptions(k)
+		keepEg = append(keepEg, r)
 	}
-	klog.V(2).InfoS("Updating security list", "securityList", id, "rules", len(keys), "marker", marker)
+	if keepIn == nil {
+		keepIn = []core.IngressSecurityRule{}
+	}
+	if keepEg == nil {
+		keepEg = []core.EgressSecurityRule{}
+	}
+	klog.V(2).InfoS("Updating security list", "securityList", id, "ingress", len(want.ingress), "egress", len(want.egress), "marker", marker)
 	_, err = o.net.UpdateSecurityList(ctx, core.UpdateSecurityListRequest{
 		SecurityListId: &id, IfMatch: resp.Etag,
-		UpdateSecurityListDetails: core.UpdateSecurityListDetails{IngressSecurityRules: keep},
+		UpdateSecurityListDetails: core.UpdateSecurityListDetails{IngressSecurityRules: keepIn, EgressSecurityRules: keepEg},
 	})
 	if ocierr.Status(err) == 412 {
 		return api.NewRetryError(fmt.Sprintf("security list %s changed while we updated it (etag mismatch)", id), o.timing.Retry)
@@ -130,29 +294,33 @@ func (o *Ops) syncRules(ctx context.Context, id, marker string, want map[ingress
 	return ocierr.Wrap("UpdateSecurityList", id, err)
 }
 
-func keyOf(r core.IngressSecurityRule) ingressKey {
-	k := ingressKey{source: deref(r.Source), protocol: deref(r.Protocol)}
+func portOf(tcp *core.TcpOptions, udp *core.UdpOptions) int {
 	switch {
-	case r.TcpOptions != nil && r.TcpOptions.DestinationPortRange != nil:
-		k.port = deref(r.TcpOptions.DestinationPortRange.Min)
-	case r.UdpOptions != nil && r.UdpOptions.DestinationPortRange != nil:
-		k.port = deref(r.UdpOptions.DestinationPortRange.Min)
+	case tcp != nil && tcp.DestinationPortRange != nil:
+		return deref(tcp.DestinationPortRange.Min)
+	case udp != nil && udp.DestinationPortRange != nil:
+		return deref(udp.DestinationPortRange.Min)
 	}
-	return k
+	return 0
 }
 
-func ingressRule(k ingressKey, marker string) core.IngressSecurityRule {
-	r := core.IngressSecurityRule{
-		Source: common.String(k.source), Protocol: common.String(k.protocol), SourceType: core.IngressSecurityRuleSourceTypeCidrBlock,
-		IsStateless: common.Bool(false), Description: common.String(marker),
-	}
+func portOptions(k ruleKey) (*core.TcpOptions, *core.UdpOptions) {
 	ports := &core.PortRange{Min: common.Int(k.port), Max: common.Int(k.port)}
 	if k.protocol == "17" {
-		r.UdpOptions = &core.UdpOptions{DestinationPortRange: ports}
-	} else {
-		r.TcpOptions = &core.TcpOptions{DestinationPortRange: ports}
+		return nil, &core.UdpOptions{DestinationPortRange: ports}
 	}
-	return r
+	return &core.TcpOptions{DestinationPortRange: ports}, nil
+}
+
+func sortedRuleKeys(m map[ruleKey]bool) []ruleKey {
+	keys := make([]ruleKey, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b ruleKey) int {
+		return strings.Compare(fmt.Sprintf("%s/%s/%05d", a.peer, a.protocol, a.port), fmt.Sprintf("%s/%s/%05d", b.peer, b.protocol, b.port))
+	})
+	return keys
 }
 
 // protocolNumber is the IANA number OCI security rules use.
@@ -163,7 +331,7 @@ func protocolNumber(p lbspec.Protocol) string {
 	return "6"
 }
 
-func mapsEqual(a, b map[ingressKey]bool) bool {
+func mapsEqual(a, b map[ruleKey]bool) bool {
 	if len(a) != len(b) {
 		return false
 	}

@@ -19,6 +19,7 @@ type API interface {
 	CreateLoadBalancerWithContext(context.Context, *clb.CreateLoadBalancerRequest) (*clb.CreateLoadBalancerResponse, error)
 	DescribeLoadBalancersWithContext(context.Context, *clb.DescribeLoadBalancersRequest) (*clb.DescribeLoadBalancersResponse, error)
 	DeleteLoadBalancerWithContext(context.Context, *clb.DeleteLoadBalancerRequest) (*clb.DeleteLoadBalancerResponse, error)
+	ModifyLoadBalancerAttributesWithContext(context.Context, *clb.ModifyLoadBalancerAttributesRequest) (*clb.ModifyLoadBalancerAttributesResponse, error)
 
 	CreateListenerWithContext(context.Context, *clb.CreateListenerRequest) (*clb.CreateListenerResponse, error)
 	DescribeListenersWithContext(context.Context, *clb.DescribeListenersRequest) (*clb.DescribeListenersResponse, error)

@@ -124,13 +124,17 @@ func (o *Ops) reconcile(ctx context.Context, op string, spec *lbspec.Spec, creat
 	return st, nil
 }
 
-// pipeline: find, else create; then listeners; then targets; then status.
+// pipeline: find, else create; then the CLB's attributes; then listeners;
+// then targets; then status.
 func (o *Ops) pipeline(ctx context.Context, spec *lbspec.Spec, create bool) (*corev1.LoadBalancerStatus, error) {
 	if err := checkSupported(spec); err != nil {
 		return nil, err
 	}
 	lb, err := o.findOrCreate(ctx, spec, create)
 	if err != nil {
+		return nil, err
+	}
+	if err := o.reconcileAttributes(ctx, lb, spec); err != nil {
 		return nil, err
 	}
 	listeners, err := o.reconcileListeners(ctx, lb, spec)
@@ -320,7 +324,7 @@ func (o *Ops) drift(ctx context.Context, lb *loadBalancer, spec *lbspec.Spec) ([
 	if err != nil {
 		return nil, err
 	}
-	diffs := lp.describe()
+	diffs := append(attributeDiffs(lb, spec), lp.describe()...)
 	existing := lp.keep()
 	if len(existing) == 0 {
 		return diffs, nil

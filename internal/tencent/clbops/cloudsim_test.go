@@ -266,3 +266,56 @@ func getWithin(url string, d time.Duration) (string, error) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// Nodes whose security group admits nothing: with LoadBalancerPassToTarget
+// (our default) the CLB's traffic reaches them; without, the nodes' group
+// drops the clients and the VIP's health checks.
+func TestPassToTargetAgainstCloudsim(t *testing.T) {
+	sim, client := startSim(t)
+	ops := simOps(client)
+	ctx := context.Background()
+	port := backend(t, "127.0.77.11", "node")
+	sg, err := sim.CreateSecurityGroup(cloudsim.SecurityGroup{Name: "nodes-closed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sim.AddInstances(cloudsim.Instance{ID: "ins-clbops11", PrivateIP: "127.0.77.11", VpcID: testVPC, SecurityGroupIDs: []string{sg.ID}}); err != nil {
+		t.Fatal(err)
+	}
+	spec := func(pass bool) *lbspec.Spec {
+		return testSpec(withBackends("ins-clbops11"), withPassToTarget(pass), func(s *lbspec.Spec) {
+			s.Listeners = []lbspec.Listener{{Protocol: lbspec.TCP, Port: 8080, NodePort: int32(port)}}
+			s.HealthCheck.Interval = 3 * time.Second
+		})
+	}
+	st, err := ops.Ensure(ctx, spec(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := fmt.Sprintf("http://%s:8080/", st.Ingress[0].IP)
+	if body, err := getWithin(url, 10*time.Second); err != nil || body != "node" {
+		t.Fatalf("with pass-to-target: %q, %v", body, err)
+	}
+	if _, err := ops.Ensure(ctx, spec(false)); err != nil {
+		t.Fatal(err)
+	}
+	if lb := sim.CLBs()[0]; lb.PassToTarget {
+		t.Fatal("LoadBalancerPassToTarget still on")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := get(url); err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("traffic still flows with pass-to-target off and a node group that admits nothing")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := ops.Ensure(ctx, spec(true)); err != nil {
+		t.Fatal(err)
+	}
+	if body, err := getWithin(url, 10*time.Second); err != nil || body != "node" {
+		t.Fatalf("pass-to-target back on: %q, %v", body, err)
+	}
+}

@@ -243,7 +243,7 @@ func (f *fakeCLB) CreateLoadBalancerWithContext(_ context.Context, req *clb.Crea
 	lb := &fakeLB{sdk: &clb.LoadBalancer{
 		LoadBalancerId: common.StringPtr(id), LoadBalancerName: req.LoadBalancerName,
 		LoadBalancerType: req.LoadBalancerType, VpcId: req.VpcId, SubnetId: req.SubnetId,
-		Status: common.Uint64Ptr(lbCreating), Tags: req.Tags,
+		Status: common.Uint64Ptr(lbCreating), Tags: req.Tags, LoadBalancerPassToTarget: common.BoolPtr(deref(req.LoadBalancerPassToTarget)),
 	}, targets: map[string][]*clb.Backend{}}
 	f.lbs[id] = lb
 	f.order = append(f.order, id)
@@ -326,6 +326,26 @@ func (f *fakeCLB) DeleteLoadBalancerWithContext(_ context.Context, req *clb.Dele
 	}
 	resp := clb.NewDeleteLoadBalancerResponse()
 	resp.Response = &clb.DeleteLoadBalancerResponseParams{RequestId: common.StringPtr(taskID)}
+	return resp, nil
+}
+
+func (f *fakeCLB) ModifyLoadBalancerAttributesWithContext(_ context.Context, req *clb.ModifyLoadBalancerAttributesRequest) (*clb.ModifyLoadBalancerAttributesResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.begin("ModifyLoadBalancerAttributes", req); err != nil {
+		return nil, err
+	}
+	id := deref(req.LoadBalancerId)
+	taskID, err := f.startTask("ModifyLoadBalancerAttributes", id, func() {
+		if req.LoadBalancerPassToTarget != nil {
+			f.lbs[id].sdk.LoadBalancerPassToTarget = common.BoolPtr(*req.LoadBalancerPassToTarget)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	resp := clb.NewModifyLoadBalancerAttributesResponse()
+	resp.Response = &clb.ModifyLoadBalancerAttributesResponseParams{RequestId: common.StringPtr(taskID)}
 	return resp, nil
 }
 

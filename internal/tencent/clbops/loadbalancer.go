@@ -42,6 +42,8 @@ type loadBalancer struct {
 	vips             []string
 	domain           string
 	tags             map[string]string
+	// passToTarget is LoadBalancerPassToTarget (nil in the answer: false).
+	passToTarget bool
 	// adopted: found through the adoption annotation, not created for
 	// the Service. Only our listeners on it are ours.
 	adopted bool
@@ -60,6 +62,7 @@ func fromSDK(in *clb.LoadBalancer) *loadBalancer {
 		domain:   deref(in.LoadBalancerDomain),
 		tags:     map[string]string{},
 	}
+	lb.passToTarget = deref(in.LoadBalancerPassToTarget)
 	if lb.domain == "" {
 		lb.domain = deref(in.Domain)
 	}
@@ -280,12 +283,13 @@ func (o *Ops) createWithToken(ctx context.Context, spec *lbspec.Spec, token stri
 	req.LoadBalancerName = common.StringPtr(spec.Name)
 	req.VpcId = common.StringPtr(o.vpcID)
 	req.ClientToken = common.StringPtr(token)
+	req.LoadBalancerPassToTarget = common.BoolPtr(spec.PassToTarget)
 	tagMap := tags(spec)
 	for _, k := range sortedKeys(tagMap) {
 		req.Tags = append(req.Tags, &clb.TagInfo{TagKey: common.StringPtr(k), TagValue: common.StringPtr(tagMap[k])})
 	}
 	target := fmt.Sprintf("Service %s (name %q, %s)", spec.Service, spec.Name, *req.LoadBalancerType)
-	logWrite("Creating CLB", "service", spec.Service, "name", spec.Name, "type", *req.LoadBalancerType)
+	logWrite("Creating CLB", "service", spec.Service, "name", spec.Name, "type", *req.LoadBalancerType, "passToTarget", spec.PassToTarget)
 	var resp *clb.CreateLoadBalancerResponse
 	if err := o.call(ctx, "CreateLoadBalancer", target, func() (err error) {
 		resp, err = o.api.CreateLoadBalancerWithContext(ctx, req)

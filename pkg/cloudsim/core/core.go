@@ -62,8 +62,9 @@ type Core struct {
 	clock  func() time.Time
 	onCall func(CallInfo)
 
-	mu    sync.Mutex // guards fleet
-	fleet fleet
+	mu     sync.Mutex // guards fleet and checks
+	fleet  fleet
+	checks []func(Instance) error // the dialects' checks of new instances (firewall.go)
 
 	limMu     sync.Mutex
 	overrides map[string]float64 // from Config or SetRateLimit
@@ -119,6 +120,9 @@ func (c *Core) Now() time.Time { return c.clock() }
 // a VPC, unique public IP, valid ids/IPs/states), fills defaults and adds
 // them all, or none if any is invalid. It returns the stored instances.
 func (c *Core) AddInstances(in ...Instance) ([]Instance, error) {
+	if err := c.runChecks(in); err != nil {
+		return nil, err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.clock()

@@ -36,6 +36,12 @@ type Instance struct {
 	FaultDomain        string `json:"faultDomain,omitempty"`        // empty: the OCI dialect's default (FAULT-DOMAIN-1)
 	Shape              string `json:"shape,omitempty"`              // empty: the OCI dialect's default shape
 	HostnameLabel      string `json:"hostnameLabel,omitempty"`      // the primary VNIC's hostname label; none if empty
+
+	// Firewalls (see firewall.go). SecurityGroupIDs are the Tencent
+	// security groups bound to the instance, in priority order; NSGIDs are
+	// the OCI network security groups of its primary VNIC.
+	SecurityGroupIDs []string `json:"securityGroupIds,omitempty"` // "sg-xxxxxxxx"
+	NSGIDs           []string `json:"nsgIds,omitempty"`           // "ocid1.networksecuritygroup..."
 }
 
 // Defaults filled in by AddInstances.
@@ -270,6 +276,9 @@ func (f *fleet) add(now time.Time, region string, in []Instance) ([]Instance, er
 			return nil, fmt.Errorf("%w: %s: unknown state %q (valid: %s)", ErrInvalid, where, inst.State, strings.Join(States, ", "))
 		}
 		inst.State = st
+		if err := checkFirewalls(&inst); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, where, err)
+		}
 		for k := range inst.Tags {
 			if strings.TrimSpace(k) == "" {
 				return nil, fmt.Errorf("%w: %s: empty tag key", ErrInvalid, where)
@@ -332,5 +341,7 @@ func (f *fleet) allocIP(vpc string, used map[ipKey]string) string {
 
 func (i Instance) clone() Instance {
 	i.Tags = maps.Clone(i.Tags)
+	i.SecurityGroupIDs = slices.Clone(i.SecurityGroupIDs)
+	i.NSGIDs = slices.Clone(i.NSGIDs)
 	return i
 }

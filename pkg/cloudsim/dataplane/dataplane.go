@@ -59,6 +59,8 @@ type LoadBalancer struct {
 	ID        string
 	VIP       netip.Addr // from Plane.AllocVIP
 	Listeners []Listener
+	// Firewall filters the load balancer's flows; nil carries everything.
+	Firewall Firewall
 }
 
 // Listener is the desired state of one listener.
@@ -136,6 +138,7 @@ type lbRuntime struct {
 	id        string
 	vip       netip.Addr
 	listeners map[string]*listener // by listener ID
+	fw        *fwRef               // shared by the listeners
 }
 
 // New returns a Plane, or an error for a malformed VIP range.
@@ -198,9 +201,10 @@ func (p *Plane) Sync(lb LoadBalancer) {
 	}
 	rt := p.lbs[lb.ID]
 	if rt == nil {
-		rt = &lbRuntime{id: lb.ID, vip: lb.VIP, listeners: map[string]*listener{}}
+		rt = &lbRuntime{id: lb.ID, vip: lb.VIP, listeners: map[string]*listener{}, fw: &fwRef{}}
 		p.lbs[lb.ID] = rt
 	}
+	rt.fw.set(lb.Firewall)
 	if rt.vip != lb.VIP {
 		for id, l := range rt.listeners {
 			l.stop()
@@ -218,7 +222,7 @@ func (p *Plane) Sync(lb LoadBalancer) {
 			}
 			l.stop()
 		}
-		rt.listeners[spec.ID] = p.startListener(lb.ID, lb.VIP, spec)
+		rt.listeners[spec.ID] = p.startListener(lb.ID, lb.VIP, spec, rt.fw)
 	}
 	for id, l := range rt.listeners {
 		if !want[id] {
@@ -281,6 +285,7 @@ type ListenerStatus struct {
 	Targets        []TargetStatus `json:"targets"`
 	Connections    uint64         `json:"connections"` // accepted TCP connections / UDP sessions so far
 	Refused        uint64         `json:"refused"`     // closed or dropped for want of a healthy target
+	Denied         uint64         `json:"denied"`      // reset or dropped by the firewall
 }
 
 // Target health states in TargetStatus.Health.

@@ -111,6 +111,15 @@ func (l *listener) probe(hc *HealthCheck, onlyUnknown bool) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			addr := t.Addr
+			if hc.Port > 0 {
+				addr = netip.AddrPortFrom(addr.Addr(), uint16(hc.Port))
+			}
+			// A probe the firewall drops times out on a real network.
+			if err := l.admitProbe(hc, proto, t, addr); err != nil {
+				errs[i] = fmt.Errorf("probe of %s dropped by the firewall: %w", addr, err)
+				return
+			}
 			ctx, cancel := context.WithTimeout(l.ctx, hc.Timeout)
 			defer cancel()
 			errs[i] = check(ctx, hc, proto, t.Addr)

@@ -31,6 +31,8 @@ type listener struct {
 	stopped  bool
 	accepted uint64
 	refused  uint64
+	denied   uint64
+	fw       *fwRef // the load balancer's firewall
 
 	closer io.Closer          // the listening socket
 	ctx    context.Context    // ends when the listener stops
@@ -60,8 +62,9 @@ type stickyEntry struct {
 }
 
 // startListener binds the socket and starts serving. Callers hold p.mu.
-func (p *Plane) startListener(lbID string, vip netip.Addr, spec Listener) *listener {
+func (p *Plane) startListener(lbID string, vip netip.Addr, spec Listener, fw *fwRef) *listener {
 	l := &listener{
+		fw:       fw,
 		plane:    p,
 		lbID:     lbID,
 		id:       spec.ID,
@@ -321,6 +324,7 @@ func (l *listener) status() ListenerStatus {
 		Targets:     []TargetStatus{},
 		Connections: l.accepted,
 		Refused:     l.refused,
+		Denied:      l.denied,
 	}
 	if st.Scheduler == "" {
 		st.Scheduler = WRR

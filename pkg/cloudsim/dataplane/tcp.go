@@ -45,27 +45,34 @@ func (l *listener) proxyTCP(client net.Conn) {
 	defer l.untrack(client)
 	defer client.Close()
 
-	var from netip.Addr
+	var from netip.AddrPort
 	if ap, err := netip.ParseAddrPort(client.RemoteAddr().String()); err == nil {
-		from = ap.Addr().Unmap()
+		from = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 	}
-	t := l.acquire(from)
+	// A firewall that drops the flow: the client would see its SYN go
+	// unanswered and time out; a reset tells it the same without the wait,
+	// and no byte reaches a target either way.
+	if l.admitInbound(from) != nil {
+		reset(client)
+		return
+	}
+	t := l.acquire(from.Addr())
 	if t == nil {
-		if tc, ok := client.(*net.TCPConn); ok {
-			_ = tc.SetLinger(0) // RST rather than FIN: the connection is refused
-		}
+		reset(client) // RST rather than FIN: the connection is refused
 		return
 	}
 	defer l.release(t)
+	if l.admitForward(from, t) != nil {
+		reset(client)
+		return
+	}
 
 	ctx, cancel := context.WithTimeout(l.ctx, l.plane.cfg.DialTimeout)
 	up, err := (&net.Dialer{}).DialContext(ctx, "tcp", t.Addr.String())
 	cancel()
 	if err != nil {
 		l.noteDialError(t, err)
-		if tc, ok := client.(*net.TCPConn); ok {
-			_ = tc.SetLinger(0)
-		}
+		reset(client)
 		return
 	}
 	if !l.track(up) {
@@ -75,6 +82,13 @@ func (l *listener) proxyTCP(client net.Conn) {
 	defer l.untrack(up)
 	defer up.Close()
 	splice(client, up, l.idleTimeout())
+}
+
+// reset makes closing the connection send an RST instead of a FIN.
+func reset(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
 }
 
 func (l *listener) noteDialError(t *target, err error) {

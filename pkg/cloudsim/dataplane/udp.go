@@ -52,8 +52,17 @@ func (l *listener) udpSession(pc *net.UDPConn, from netip.AddrPort) *udpSession 
 	if s != nil {
 		return s
 	}
+	// A firewall drops the datagrams of a denied flow; the next datagram
+	// asks again.
+	if l.admitInbound(from) != nil {
+		return nil
+	}
 	t := l.acquire(from.Addr())
 	if t == nil {
+		return nil
+	}
+	if l.admitForward(from, t) != nil {
+		l.release(t)
 		return nil
 	}
 	up, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(t.Addr))

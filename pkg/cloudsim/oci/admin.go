@@ -177,14 +177,18 @@ func (d *Dialect) Keys() []Key { return d.keys.list() }
 // SeedNetwork adds compartments, availability domains, VCNs, subnets and
 // security lists, all or none.
 func (d *Dialect) SeedNetwork(s NetworkSeed) (NetworkState, error) {
-	if err := d.net.seed(s); err != nil {
+	if err := d.seedNetwork(s); err != nil {
 		return NetworkState{}, err
 	}
-	return d.net.state(), nil
+	return d.Network(), nil
 }
 
 // Network returns the whole network.
-func (d *Dialect) Network() NetworkState { return d.net.state() }
+func (d *Dialect) Network() NetworkState {
+	st := d.net.state()
+	st.NetworkSecurityGroups = d.nsgs.export()
+	return st
+}
 
 // LoadBalancers lists load balancers of both kinds (DELETED ones while they
 // are retained), oldest first.

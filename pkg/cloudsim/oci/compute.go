@@ -313,7 +313,7 @@ func (d *Dialect) getVnic(c *call) (*reply, error) {
 		PublicIp:            strPtrOrNil(r.PublicIP),
 		SkipSourceDestCheck: common.Bool(false),
 		SubnetId:            common.String(p.subnet),
-		NsgIds:              []string{},
+		NsgIds:              append([]string{}, r.NSGIDs...),
 		FreeformTags:        map[string]string{},
 		DefinedTags:         map[string]map[string]interface{}{},
 	}

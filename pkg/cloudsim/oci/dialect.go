@@ -113,9 +113,10 @@ type Dialect struct {
 	tasks     *core.Tasks
 	mux       *http.ServeMux
 
-	net *network
-	lbs *balancers
-	wrs *workRequests
+	net  *network
+	nsgs *nsgStore // network security groups (nsg.go)
+	lbs  *balancers
+	wrs  *workRequests
 
 	tokMu  sync.Mutex
 	tokens map[string]*storedReply
@@ -161,15 +162,18 @@ func New(c *core.Core, opts Options) (*Dialect, error) {
 		}
 	}
 	d.net = newNetwork(d.region)
-	if err := d.net.seed(opts.Network); err != nil {
+	d.nsgs = newNSGStore()
+	if err := d.seedNetwork(opts.Network); err != nil {
 		return nil, fmt.Errorf("oci: Options.Network: %w", err)
 	}
+	c.AddInstanceCheck(d.checkInstanceNSGs)
 	d.lbs = newBalancers()
 	d.lbLimits, d.nlbLimits = opts.LBLimits.or(DefaultLBLimits), opts.NLBLimits.or(DefaultNLBLimits)
 	d.wrs = newWorkRequests()
 	d.mux = http.NewServeMux()
 	d.routeCompute()
 	d.routeNetwork()
+	d.routeNSG()
 	d.routeLoadBalancer()
 	d.routeNLB()
 	for _, p := range []string{PrefixCore, PrefixLoadBalancer, PrefixNLB} {

@@ -336,6 +336,9 @@ func (d *Dialect) createLoadBalancer(c *call) (*reply, error) {
 	if err := d.checkSubnets(req.SubnetIds); err != nil {
 		return nil, err
 	}
+	if err := d.checkBalancerNSGs(req.SubnetIds[0], req.NetworkSecurityGroupIds); err != nil {
+		return nil, err
+	}
 	b := &balancer{
 		kind: kindLB, compartmentID: *req.CompartmentId, displayName: *req.DisplayName, isPrivate: private,
 		subnetIDs: slices.Clone(req.SubnetIds), nsgIDs: slices.Clone(req.NetworkSecurityGroupIds),

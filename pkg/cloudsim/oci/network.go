@@ -34,6 +34,8 @@ const (
 	// MaxSecurityRules is OCI's limit of ingress (and of egress) rules per
 	// security list.
 	MaxSecurityRules = 200
+	// MaxSecurityListsPerSubnet: see seed.
+	MaxSecurityListsPerSubnet = 5
 )
 
 // NetworkSeed adds compartments, availability domains, VCNs, subnets and
@@ -52,6 +54,8 @@ type NetworkSeed struct {
 	VCNs                []VCN          `json:"vcns,omitempty"`
 	SecurityLists       []SecurityList `json:"securityLists,omitempty"`
 	Subnets             []Subnet       `json:"subnets,omitempty"`
+	// NetworkSecurityGroups are added with their rules (nsg.go).
+	NetworkSecurityGroups []NSG `json:"networkSecurityGroups,omitempty"`
 }
 
 // VCN is a virtual cloud network.
@@ -99,6 +103,8 @@ type NetworkState struct {
 	VCNs                []VCN          `json:"vcns"`
 	SecurityLists       []SecurityList `json:"securityLists"`
 	Subnets             []Subnet       `json:"subnets"`
+	// NetworkSecurityGroups, with their rules.
+	NetworkSecurityGroups []NSG `json:"networkSecurityGroups"`
 }
 
 type vcnRec struct {
@@ -308,6 +314,11 @@ func (n *network) seed(s NetworkSeed) error {
 		}
 		if len(sn.SecurityListIDs) == 0 {
 			sn.SecurityListIDs = []string{vcn.DefaultSecurityListID}
+		}
+		// "A subnet can be associated with a maximum of five security
+		// lists" (https://docs.oracle.com/en-us/iaas/Content/Network/Concepts/securityrules.htm).
+		if len(sn.SecurityListIDs) > MaxSecurityListsPerSubnet {
+			return fmt.Errorf("%w: %s: %d security lists; a subnet has at most %d", core.ErrInvalid, where, len(sn.SecurityListIDs), MaxSecurityListsPerSubnet)
 		}
 		for _, id := range sn.SecurityListIDs {
 			if sl := secLists[id]; sl == nil || sl.VCNID != sn.VCNID {

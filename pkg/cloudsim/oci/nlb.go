@@ -311,6 +311,9 @@ func (d *Dialect) createNLB(c *call) (*reply, error) {
 	if err := d.checkSubnets([]string{*req.SubnetId}); err != nil {
 		return nil, err
 	}
+	if err := d.checkBalancerNSGs(*req.SubnetId, req.NetworkSecurityGroupIds); err != nil {
+		return nil, err
+	}
 	b := &balancer{
 		kind: kindNLB, compartmentID: *req.CompartmentId, displayName: *req.DisplayName,
 		isPrivate: req.IsPrivate != nil && *req.IsPrivate, subnetIDs: []string{*req.SubnetId},

@@ -20,10 +20,13 @@ func (d *Dialect) syncPlaneLocked(b *balancer) {
 	switch b.lifecycle {
 	case stateActive, stateUpdating, stateDeleting:
 	default:
+		if b.lifecycle == stateDeleted {
+			d.nsgs.bindLB(b.id, netip.Addr{}, nil)
+		}
 		d.plane.Remove(b.id)
 		return
 	}
-	want := dataplane.LoadBalancer{ID: b.id, VIP: b.vip}
+	want := dataplane.LoadBalancer{ID: b.id, VIP: b.vip, Firewall: d.firewallFor(b)}
 	if b.kind == kindLB {
 		for _, name := range slices.Sorted(maps.Keys(b.listeners)) {
 			l := b.listeners[name]

@@ -13,6 +13,7 @@ import (
 	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 	"github.com/ccmkit/ccm/pkg/cloudsim/dataplane"
 	"github.com/oracle/oci-go-sdk/v65/common"
+	ocicore "github.com/oracle/oci-go-sdk/v65/core"
 	"github.com/oracle/oci-go-sdk/v65/loadbalancer"
 	nlb "github.com/oracle/oci-go-sdk/v65/networkloadbalancer"
 )
@@ -40,7 +41,17 @@ func trafficEnv(t *testing.T) *testEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(plane.Close)
-	return newTestEnv(t, Options{Plane: plane, WorkRequestLatency: 20 * time.Millisecond}, core.Config{})
+	// The default security list admits SSH only: open it, as a user would
+	// for a load balancer and its backends in the default subnet.
+	return newTestEnv(t, Options{Plane: plane, WorkRequestLatency: 20 * time.Millisecond,
+		Network: NetworkSeed{SecurityLists: []SecurityList{openList(DefaultSecurityListID, DefaultVCNID)}}}, core.Config{})
+}
+
+// openList is a security list that admits everything, both ways.
+func openList(id, vcn string) SecurityList {
+	return SecurityList{ID: id, VCNID: vcn,
+		IngressSecurityRules: []ocicore.IngressSecurityRule{{Protocol: common.String("all"), Source: common.String("0.0.0.0/0")}},
+		EgressSecurityRules:  []ocicore.EgressSecurityRule{{Protocol: common.String("all"), Destination: common.String("0.0.0.0/0")}}}
 }
 
 func get(url string) (string, error) {

@@ -91,6 +91,9 @@ type CLBOptions struct {
 	// type, so that clients prove they cope. Off: only the fields that do
 	// not apply to the check type are null.
 	NullHealthCheckFields bool
+	// SecurityGroups are the groups CLBs can be bound to (the dialect's,
+	// Dialect.SecurityGroups); nil: a private set without admin endpoints.
+	SecurityGroups *SecurityGroups
 }
 
 // CLB is the emulated Cloud Load Balancer service: its API state, the
@@ -105,6 +108,7 @@ type CLB struct {
 	quota    map[string]int // OPEN / INTERNAL -> load balancers per region
 	// targetQuota is TOTAL_TARGET_BIND_QUOTA: targets per listener.
 	targetQuota int
+	sgs         *SecurityGroups
 
 	deleteLimit  int
 	deleteWindow time.Duration
@@ -127,6 +131,7 @@ type clbLB struct {
 	status                uint64 // 0 creating, 1 normal
 	tags                  []clbTag
 	passToTarget          bool
+	securityGroups        []string // bound security groups, in priority order
 	created, statusTime   time.Time
 	seq                   int64
 	listeners             []*clbListener // in creation order
@@ -189,6 +194,7 @@ func NewCLB(c *core.Core, opts CLBOptions) *CLB {
 		tasks:   core.NewTasks(c, 0),
 		latency: opts.TaskLatency,
 		quota:   map[string]int{lbTypeOpen: opts.QuotaOpen, lbTypeInternal: opts.QuotaInternal},
+		sgs:     opts.SecurityGroups,
 		lbs:     map[string]*clbLB{},
 		tokens:  map[string]*clbToken{},
 
@@ -216,6 +222,9 @@ func NewCLB(c *core.Core, opts CLBOptions) *CLB {
 	if l.latency == 0 {
 		l.latency = DefaultTaskLatency
 	}
+	if l.sgs == nil {
+		l.sgs = newSecurityGroups(c)
+	}
 	for k, v := range l.quota {
 		if v <= 0 {
 			l.quota[k] = DefaultCLBQuota
@@ -228,24 +237,26 @@ func NewCLB(c *core.Core, opts CLBOptions) *CLB {
 // Service is the clb service for Dialect.Register.
 func (l *CLB) Service() *Service {
 	acts := map[string]ActionFunc{
-		"CreateLoadBalancer":           l.createLoadBalancer,
-		"DescribeLoadBalancers":        l.describeLoadBalancers,
-		"DeleteLoadBalancer":           l.deleteLoadBalancer,
-		"ModifyLoadBalancerAttributes": l.modifyLoadBalancerAttributes,
-		"DescribeQuota":                l.describeQuota,
-		"CreateListener":               l.createListener,
-		"DescribeListeners":            l.describeListeners,
-		"ModifyListener":               l.modifyListener,
-		"DeleteListener":               l.deleteListener,
-		"DeleteLoadBalancerListeners":  l.deleteLoadBalancerListeners,
-		"RegisterTargets":              l.registerTargets,
-		"DeregisterTargets":            l.deregisterTargets,
-		"BatchRegisterTargets":         l.batchRegisterTargets,
-		"BatchDeregisterTargets":       l.batchDeregisterTargets,
-		"ModifyTargetWeight":           l.modifyTargetWeight,
-		"DescribeTargets":              l.describeTargets,
-		"DescribeTargetHealth":         l.describeTargetHealth,
-		"DescribeTaskStatus":           l.describeTaskStatus,
+		"CreateLoadBalancer":               l.createLoadBalancer,
+		"DescribeLoadBalancers":            l.describeLoadBalancers,
+		"DeleteLoadBalancer":               l.deleteLoadBalancer,
+		"ModifyLoadBalancerAttributes":     l.modifyLoadBalancerAttributes,
+		"DescribeQuota":                    l.describeQuota,
+		"CreateListener":                   l.createListener,
+		"DescribeListeners":                l.describeListeners,
+		"ModifyListener":                   l.modifyListener,
+		"DeleteListener":                   l.deleteListener,
+		"DeleteLoadBalancerListeners":      l.deleteLoadBalancerListeners,
+		"RegisterTargets":                  l.registerTargets,
+		"DeregisterTargets":                l.deregisterTargets,
+		"BatchRegisterTargets":             l.batchRegisterTargets,
+		"BatchDeregisterTargets":           l.batchDeregisterTargets,
+		"ModifyTargetWeight":               l.modifyTargetWeight,
+		"DescribeTargets":                  l.describeTargets,
+		"DescribeTargetHealth":             l.describeTargetHealth,
+		"DescribeTaskStatus":               l.describeTaskStatus,
+		"SetLoadBalancerSecurityGroups":    l.setLoadBalancerSecurityGroups,
+		"SetSecurityGroupForLoadbalancers": l.setSecurityGroupForLoadbalancers,
 	}
 	s := &Service{Name: "clb", Version: CLBVersion, Actions: map[string]Action{}}
 	for name, h := range acts {

@@ -27,6 +27,12 @@ type CLBSpec struct {
 	SubnetID  string            `json:"subnetID,omitempty"`
 	Tags      map[string]string `json:"tags,omitempty"`
 	Listeners []CLBListenerSpec `json:"listeners,omitempty"`
+	// PassToTarget is LoadBalancerPassToTarget: the instances' security
+	// groups do not filter the CLB's traffic.
+	PassToTarget bool `json:"passToTarget,omitempty"`
+	// SecurityGroups are bound to the CLB, in priority order; they must
+	// exist.
+	SecurityGroups []string `json:"securityGroups,omitempty"`
 }
 
 // CLBListenerSpec describes a listener created out of band.
@@ -63,10 +69,12 @@ type CLBLoadBalancer struct {
 	Status   int    `json:"status"` // 0 creating, 1 normal
 	// InOperation is the action of the task running on it, if any: another
 	// mutation now gets FailedOperation.ResourceInOperating.
-	InOperation string            `json:"inOperation,omitempty"`
-	Tags        map[string]string `json:"tags,omitempty"`
-	Created     time.Time         `json:"created"`
-	Listeners   []CLBListener     `json:"listeners"`
+	InOperation    string            `json:"inOperation,omitempty"`
+	Tags           map[string]string `json:"tags,omitempty"`
+	PassToTarget   bool              `json:"passToTarget"`
+	SecurityGroups []string          `json:"securityGroups,omitempty"`
+	Created        time.Time         `json:"created"`
+	Listeners      []CLBListener     `json:"listeners"`
 }
 
 // CLBListener is a listener as the admin API shows it.
@@ -119,6 +127,9 @@ func (l *CLB) CreateLoadBalancer(spec CLBSpec) (CLBLoadBalancer, error) {
 	if e != nil {
 		return CLBLoadBalancer{}, invalid(e)
 	}
+	if e := l.checkSecurityGroups(region, spec.SecurityGroups); e != nil {
+		return CLBLoadBalancer{}, invalid(e)
+	}
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -129,6 +140,7 @@ func (l *CLB) CreateLoadBalancer(spec CLBSpec) (CLBLoadBalancer, error) {
 	lb := &clbLB{
 		id: l.newLBIDLocked(), typ: cs.typ, region: region, vpcID: cs.vpcID, subnetID: cs.subnetID,
 		tags: cs.tags, status: 1, created: now, statusTime: now,
+		passToTarget: spec.PassToTarget, securityGroups: slices.Clone(spec.SecurityGroups),
 	}
 	lb.name = l.uniqueNameLocked(region, cs.name, lb.id)
 	for _, ls := range spec.Listeners {
@@ -146,6 +158,7 @@ func (l *CLB) CreateLoadBalancer(spec CLBSpec) (CLBLoadBalancer, error) {
 	l.seq++
 	lb.seq = l.seq
 	l.lbs[lb.id] = lb
+	l.sgs.bindCLB(lb.id, vip, lb.securityGroups)
 	l.syncPlaneLocked(lb.id)
 	return l.exportLocked(lb), nil
 }
@@ -338,6 +351,7 @@ func (l *CLB) exportLocked(lb *clbLB) CLBLoadBalancer {
 	out := CLBLoadBalancer{
 		ID: lb.id, Name: lb.name, Type: lb.typ, Region: lb.region, VpcID: lb.vpcID, SubnetID: lb.subnetID,
 		Status: int(lb.status), Created: lb.created, Listeners: []CLBListener{},
+		PassToTarget: lb.passToTarget, SecurityGroups: slices.Clone(lb.securityGroups),
 	}
 	if lb.status == 1 {
 		out.VIP = lb.vip.String()
@@ -375,6 +389,7 @@ func (li *clbListener) export() CLBListener {
 //	POST   /admin/tencent/loadbalancers                       create one out of band (CLBSpec)
 //	GET    /admin/tencent/loadbalancers/{id}                  one load balancer
 //	DELETE /admin/tencent/loadbalancers/{id}                  delete one out of band
+//	PUT    /admin/tencent/loadbalancers/{id}/securitygroups   bind security groups out of band (CLBSecurityGroupsBody)
 //	POST   /admin/tencent/loadbalancers/{id}/listeners        add a listener out of band (CLBListenerSpec)
 //	DELETE /admin/tencent/loadbalancers/{id}/listeners/{lid}  delete a listener out of band
 //	GET    /admin/tencent/loadbalancers/{id}/dataplane        VIP, listeners, target health
@@ -411,6 +426,14 @@ func (l *CLB) registerAdmin() {
 	})
 	h("DELETE "+base+"/{id}", func(r *http.Request) (int, any, error) {
 		return http.StatusNoContent, nil, l.DeleteLoadBalancer(r.PathValue("id"))
+	})
+	h("PUT "+base+"/{id}/securitygroups", func(r *http.Request) (int, any, error) {
+		var in CLBSecurityGroupsBody
+		if err := clbAdminRead(r, &in); err != nil {
+			return 0, nil, err
+		}
+		out, err := l.SetSecurityGroups(r.PathValue("id"), in.SecurityGroups)
+		return http.StatusOK, out, err
 	})
 	h("POST "+base+"/{id}/listeners", func(r *http.Request) (int, any, error) {
 		var in CLBListenerSpec

@@ -22,7 +22,7 @@ func (l *CLB) syncPlaneLocked(id string) {
 	if lb.status != 1 {
 		return
 	}
-	want := dataplane.LoadBalancer{ID: lb.id, VIP: lb.vip}
+	want := dataplane.LoadBalancer{ID: lb.id, VIP: lb.vip, Firewall: l.firewall(lb)}
 	for _, li := range lb.listeners {
 		want.Listeners = append(want.Listeners, li.toPlane())
 	}

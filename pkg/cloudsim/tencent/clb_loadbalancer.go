@@ -2,6 +2,7 @@ package tencent
 
 import (
 	"fmt"
+	"net/netip"
 	"slices"
 	"sort"
 	"strings"
@@ -329,6 +330,7 @@ func (l *CLB) uniqueNameLocked(region, name, id string) string {
 // traffic and frees its VIP.
 func (l *CLB) removeLocked(lb *clbLB) {
 	delete(l.lbs, lb.id)
+	l.sgs.bindCLB(lb.id, netip.Addr{}, nil)
 	l.plane.Remove(lb.id)
 	l.plane.ReleaseVIP(lb.vip)
 }
@@ -523,8 +525,8 @@ func lbMatches(lb *clbLB, req *clb.DescribeLoadBalancersRequestParams, ids []str
 	if v := ptrStr(req.VpcId); v != "" && v != lb.vpcID {
 		return false
 	}
-	if req.SecurityGroup != nil && *req.SecurityGroup != "" {
-		return false // no security groups are emulated
+	if sg := ptrStr(req.SecurityGroup); sg != "" && !slices.Contains(lb.securityGroups, sg) {
+		return false
 	}
 	if req.MasterZone != nil && *req.MasterZone != "" {
 		return false
@@ -591,7 +593,7 @@ func toSDKLoadBalancer(lb *clbLB, withTargetCount bool) *clb.LoadBalancer {
 		Snat:                     common.BoolPtr(false),
 		Isolation:                common.Uint64Ptr(0),
 		Tags:                     tags,
-		SecureGroups:             []*string{},
+		SecureGroups:             common.StringPtrs(lb.securityGroups),
 		AddressIPVersion:         common.StringPtr("ipv4"),
 		ChargeType:               common.StringPtr("POSTPAID_BY_HOUR"),
 		IsDDos:                   common.BoolPtr(false),

@@ -54,6 +54,7 @@ func newCLBEnvWith(t *testing.T, cfg core.Config, opts CLBOptions, pcfg dataplan
 		opts.TaskLatency = -1
 	}
 	opts.Plane = plane
+	opts.SecurityGroups = d.SecurityGroups()
 	l := NewCLB(c, opts)
 	d.Register(l.Service())
 	// Table-driven tests call faster than the documented 20/s; the limits

@@ -53,8 +53,8 @@ func anyEqual(field func(*core.Record) string) instanceFilter {
 func matchNone(*core.Record, []string) bool { return false }
 
 // cvmFilters are the DescribeInstances filters cloudsim implements ("tag:<key>"
-// is handled separately). host-id, dedicated-cluster-id and security-group-id
-// are valid but match nothing, since simulated instances have none.
+// is handled separately). host-id and dedicated-cluster-id are valid but
+// match nothing, since simulated instances have none.
 var cvmFilters = map[string]instanceFilter{
 	"zone":        anyEqual(func(r *core.Record) string { return r.Zone }),
 	"project-id":  anyEqual(func(*core.Record) string { return "0" }),
@@ -107,7 +107,9 @@ var cvmFilters = map[string]instanceFilter{
 	},
 	"host-id":              matchNone,
 	"dedicated-cluster-id": matchNone,
-	"security-group-id":    matchNone,
+	"security-group-id": func(r *core.Record, values []string) bool {
+		return slices.ContainsFunc(r.SecurityGroupIDs, func(id string) bool { return slices.Contains(values, id) })
+	},
 }
 
 func filterNames() string {
@@ -316,9 +318,10 @@ func toCVMInstance(r *core.Record) *cvm.Instance {
 			SubnetId:     common.StringPtr(r.SubnetID),
 			AsVpcGateway: common.BoolPtr(false),
 		},
-		Tags:        tags,
-		Uuid:        common.StringPtr(r.UUID),
-		CreatedTime: common.StringPtr(r.Created.UTC().Format("2006-01-02T15:04:05Z")),
+		Tags:             tags,
+		SecurityGroupIds: common.StringPtrs(r.SecurityGroupIDs),
+		Uuid:             common.StringPtr(r.UUID),
+		CreatedTime:      common.StringPtr(r.Created.UTC().Format("2006-01-02T15:04:05Z")),
 	}
 	if cpu, mem, ok := instanceSize(r.Type); ok {
 		inst.CPU, inst.Memory = common.Int64Ptr(cpu), common.Int64Ptr(mem)

@@ -52,9 +52,10 @@ type Dialect struct {
 	mu       sync.RWMutex
 	services map[string]*Service
 
-	tke  *TKE      // cluster route tables (tke.go)
-	vpc  *VPC      // VPC route tables (vpc.go)
-	nets *Networks // VPCs and their CIDRs (vpc_networks.go)
+	tke  *TKE            // cluster route tables (tke.go)
+	vpc  *VPC            // VPC route tables (vpc.go)
+	nets *Networks       // VPCs and their CIDRs (vpc_networks.go)
+	sgs  *SecurityGroups // security groups (vpc_securitygroup.go)
 }
 
 // Service is one Tencent product as cloudsim emulates it.
@@ -122,7 +123,12 @@ func New(c *core.Core, opts Options) *Dialect {
 	d.Register(d.tke.Service())
 	d.vpc = NewVPC(c, d.tke)
 	d.vpc.nets = d.nets
-	d.Register(d.vpc.Service())
+	d.sgs = NewSecurityGroups(c)
+	vpcService := d.vpc.Service()
+	for name, a := range d.sgs.Actions() {
+		vpcService.Actions[name] = a
+	}
+	d.Register(vpcService)
 	d.nets.refs = func() map[string]string {
 		refs := map[string]string{}
 		for _, t := range d.tke.RouteTables() {
@@ -135,6 +141,10 @@ func New(c *core.Core, opts Options) *Dialect {
 	}
 	return d
 }
+
+// SecurityGroups returns the dialect's security groups (vpc), which the
+// CLB service binds to and its data plane judges traffic with.
+func (d *Dialect) SecurityGroups() *SecurityGroups { return d.sgs }
 
 // Register adds (or replaces) a service and registers the documented rate
 // limit of each of its actions with the core.

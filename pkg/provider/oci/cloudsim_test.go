@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	ocicommon "github.com/oracle/oci-go-sdk/v65/common"
+	ocicore "github.com/oracle/oci-go-sdk/v65/core"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	cloudprovider "k8s.io/cloud-provider"
@@ -31,7 +33,18 @@ const (
 	simCompartment = "ocid1.compartment.oc1..aaaaaaaaprovidertest"
 	simVCN         = "ocid1.vcn.oc1..aaaaaaaaprovidertest"
 	simSubnet      = "ocid1.subnet.oc1..aaaaaaaaprovidertest"
+	simList        = "ocid1.securitylist.oc1..aaaaaaaaprovidertest"
+	// Subnets whose lists start empty, for mode All.
+	simAllLBSubnet   = "ocid1.subnet.oc1..aaaaaaaaprovideralllb"
+	simAllLBList     = "ocid1.securitylist.oc1..aaaaaaaaprovideralllb"
+	simAllNodeSubnet = "ocid1.subnet.oc1..aaaaaaaaprovidernodes"
+	simAllNodeList   = "ocid1.securitylist.oc1..aaaaaaaaprovidernodes"
 )
+
+func tcpIngress(src string, lo, hi int) ocicore.IngressSecurityRule {
+	return ocicore.IngressSecurityRule{Protocol: ocicommon.String("6"), Source: ocicommon.String(src),
+		TcpOptions: &ocicore.TcpOptions{DestinationPortRange: &ocicore.PortRange{Min: ocicommon.Int(lo), Max: ocicommon.Int(hi)}}}
+}
 
 func startSim(t *testing.T) (*cloudsim.Sim, *Cloud) {
 	t.Helper()
@@ -47,7 +60,21 @@ func startSim(t *testing.T) (*cloudsim.Sim, *Cloud) {
 		OCINetwork: cloudsim.OCINetworkSeed{
 			Compartments: []string{simCompartment},
 			VCNs:         []simoci.VCN{{ID: simVCN, CompartmentID: simCompartment, CIDRBlock: "127.0.0.0/16"}},
-			Subnets:      []simoci.Subnet{{ID: simSubnet, VCNID: simVCN, CompartmentID: simCompartment}},
+			// The LB and the nodes share simSubnet, whose list admits the
+			// clients on every TCP port and the subnet (the LB) to the
+			// nodes, as a user of mode None would set it up.
+			SecurityLists: []simoci.SecurityList{
+				{ID: simList, VCNID: simVCN, CompartmentID: simCompartment,
+					IngressSecurityRules: []ocicore.IngressSecurityRule{tcpIngress("0.0.0.0/0", 1, 65535)},
+					EgressSecurityRules:  []ocicore.EgressSecurityRule{{Protocol: ocicommon.String("all"), Destination: ocicommon.String("0.0.0.0/0")}}},
+				{ID: simAllLBList, VCNID: simVCN, CompartmentID: simCompartment},
+				{ID: simAllNodeList, VCNID: simVCN, CompartmentID: simCompartment},
+			},
+			Subnets: []simoci.Subnet{
+				{ID: simSubnet, VCNID: simVCN, CompartmentID: simCompartment, CIDRBlock: "127.0.0.0/17", SecurityListIDs: []string{simList}},
+				{ID: simAllLBSubnet, VCNID: simVCN, CompartmentID: simCompartment, CIDRBlock: "127.0.200.0/24", SecurityListIDs: []string{simAllLBList}},
+				{ID: simAllNodeSubnet, VCNID: simVCN, CompartmentID: simCompartment, CIDRBlock: "127.0.150.0/24", SecurityListIDs: []string{simAllNodeList}},
+			},
 		},
 		OCIWorkRequestLatency: 50 * time.Millisecond,
 		HealthCheckInterval:   200 * time.Millisecond,
@@ -257,5 +284,67 @@ func TestCloudsimSecurityListFrontend(t *testing.T) {
 	}
 	if rules, others := ours(); len(rules) != 0 || others != othersBefore {
 		t.Errorf("after delete: ours %v, others %d (before %d)", rules, others, othersBefore)
+	}
+}
+
+// Security list mode All against cloudsim: on a load balancer subnet and a
+// node subnet whose lists start empty (so cloudsim's data plane carries
+// nothing), the CCM's rules, and only they, make the traffic flow.
+func TestCloudsimSecurityListAll(t *testing.T) {
+	sim, c := startSim(t)
+	ln, err := net.Listen("tcp", "127.0.150.1:0")
+	if err != nil {
+		t.Skipf("no loopback alias: %v", err)
+	}
+	nodePort := ln.Addr().(*net.TCPAddr).Port
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "hello from node") })}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	added, err := sim.AddInstances(cloudsim.Instance{Name: "all-node", PrivateIP: "127.0.150.1", VpcID: simVCN, SubnetID: simAllNodeSubnet, CompartmentID: simCompartment})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := node("all-node", internalIP("127.0.150.1"), providerID("oci://"+added[0].OCID))
+	svc := lbService(map[string]string{string(annotations.OCILBSecurityListManagementMode): "All", string(annotations.OCILBSubnet1): simAllLBSubnet},
+		corev1.ServicePort{Protocol: corev1.ProtocolTCP, Port: 8080, NodePort: int32(nodePort)})
+	svc.UID = "uid-cloudsim-all"
+	lb, _ := c.LoadBalancer()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st, err := lb.EnsureLoadBalancer(ctx, "k", svc, []*corev1.Node{n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body, err := getUntil(ctx, fmt.Sprintf("http://%s:8080/", st.Ingress[0].IP)); err != nil || body != "hello from node" {
+		t.Fatalf("through the VIP: %q, %v", body, err)
+	}
+	rules := func(id string) []string {
+		var out []string
+		for _, sl := range sim.OCI().Network().SecurityLists {
+			if sl.ID != id {
+				continue
+			}
+			for _, r := range sl.IngressSecurityRules {
+				out = append(out, fmt.Sprintf("in %s %s %d", *r.Source, *r.Protocol, *r.TcpOptions.DestinationPortRange.Min))
+			}
+			for _, r := range sl.EgressSecurityRules {
+				out = append(out, fmt.Sprintf("out %s %s %d", *r.Destination, *r.Protocol, *r.TcpOptions.DestinationPortRange.Min))
+			}
+		}
+		return out
+	}
+	wantLB := []string{"in 0.0.0.0/0 6 8080", fmt.Sprintf("out 127.0.150.0/24 6 %d", nodePort)}
+	wantNode := []string{fmt.Sprintf("in 127.0.200.0/24 6 %d", nodePort)}
+	if got := rules(simAllLBList); strings.Join(got, ",") != strings.Join(wantLB, ",") {
+		t.Errorf("LB subnet's rules = %v, want %v", got, wantLB)
+	}
+	if got := rules(simAllNodeList); strings.Join(got, ",") != strings.Join(wantNode, ",") {
+		t.Errorf("node subnet's rules = %v, want %v", got, wantNode)
+	}
+	if err := lb.EnsureLoadBalancerDeleted(ctx, "k", svc); err != nil {
+		t.Fatal(err)
+	}
+	if got := append(rules(simAllLBList), rules(simAllNodeList)...); len(got) != 0 {
+		t.Errorf("rules left after delete: %v", got)
 	}
 }

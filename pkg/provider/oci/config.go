@@ -121,7 +121,9 @@ type LoadBalancerConfig struct {
 	// SecurityListManagementMode is None (default: the CCM never edits
 	// security lists), Frontend (ingress to the LB subnets' security lists
 	// from loadBalancerSourceRanges to the listener ports) or All (Frontend,
-	// plus the LB-to-node rules on the node subnets' security lists).
+	// plus egress from the LB subnets to the node subnets and ingress to the
+	// node subnets from the LB subnets, on the NodePorts and the health
+	// check port).
 	SecurityListManagementMode string `json:"securityListManagementMode,omitempty"`
 	// SecurityLists maps a subnet OCID to the security list the CCM manages
 	// for it. Optional; default: the subnet's first security list.

@@ -40,10 +40,6 @@ type loadBalancers struct {
 var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
 
 func newLoadBalancer(cfg *Config, c *clients, subsets *lbsubset.Subsetter) cloudprovider.LoadBalancer {
-	if cfg.LoadBalancer.SecurityListMode() == SecurityListModeAll {
-		klog.InfoS("loadBalancer.securityListManagementMode All manages the load balancer subnets' ingress rules, " +
-			"as Frontend does; the rules from the load balancer subnets to the node subnets are left to you (see docs/oci.md)")
-	}
 	return &loadBalancers{cfg: cfg.LoadBalancer, subsets: subsets, ops: lbops.New(c.lb, c.nlb, c.network, lbops.Config{
 		Compartment: cfg.Compartment, SecurityLists: cfg.LoadBalancer.SecurityLists,
 	})}

@@ -35,6 +35,7 @@ var badAnnotations = []struct {
 	{annotations.HealthCheckHealthyThreshold, "1"},
 	{annotations.NodeSelector, "a=b=c"},
 	{annotations.HealthCheckUnhealthyThreshold, "11"},
+	{annotations.TKEPassToTarget, "sometimes"},
 }
 
 func lbTestService(ann map[string]string) *v1.Service {

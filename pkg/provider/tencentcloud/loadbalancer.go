@@ -67,8 +67,21 @@ var clbLimits = lbspec.Limits{
 // spec builds the Service's spec; every problem is reported before any
 // cloud call, so a bad annotation leaves the CLB as it is.
 func (l *loadBalancers) spec(clusterName string, svc *v1.Service, nodes []*v1.Node) (*lbspec.Spec, error) {
+	passToTarget := true
 	spec, err := lbspec.Build(svc, nodes, lbspec.Options{
-		Placement:  func(svc *v1.Service) (lbspec.Placement, error) { return placement(clusterName, svc) },
+		// The Tencent annotations are read here, so that their problems
+		// are reported together with the neutral ones.
+		Placement: func(svc *v1.Service) (lbspec.Placement, error) {
+			p, err := placement(clusterName, svc)
+			v, perr := annotations.TKEPassToTarget.BoolFromService(svc)
+			switch {
+			case perr == nil:
+				passToTarget = v
+			case !errors.Is(perr, annotations.ErrNotSet):
+				err = errors.Join(err, perr)
+			}
+			return p, err
+		},
 		InstanceID: nodeInstanceID,
 		Limits:     clbLimits,
 	})
@@ -76,6 +89,7 @@ func (l *loadBalancers) spec(clusterName string, svc *v1.Service, nodes []*v1.No
 		return nil, err
 	}
 	spec.ClusterName = clusterName
+	spec.PassToTarget = passToTarget
 	return spec, nil
 }
 

@@ -159,3 +159,30 @@ func TestRefIgnoresMalformedAdoption(t *testing.T) {
 		t.Errorf("ref = %+v", r)
 	}
 }
+
+func TestSpecPassToTarget(t *testing.T) {
+	tests := []struct {
+		value string
+		want  bool
+	}{
+		{"", true}, // TKE's default: only the CLB's security groups filter
+		{"true", true},
+		{"false", false},
+		{" FALSE ", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.value, func(t *testing.T) {
+			ann := map[string]string{}
+			if tc.value != "" {
+				ann[string(annotations.TKEPassToTarget)] = tc.value
+			}
+			spec, err := (&loadBalancers{}).spec("kubernetes", lbTestService(ann), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if spec.PassToTarget != tc.want {
+				t.Errorf("PassToTarget = %v, want %v", spec.PassToTarget, tc.want)
+			}
+		})
+	}
+}
