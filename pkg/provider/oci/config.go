@@ -8,19 +8,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/url"
-	"os"
 	"reflect"
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/oracle/oci-go-sdk/v65/common"
 	"sigs.k8s.io/yaml"
+
+	"github.com/ccmkit/ccm/internal/cloudconfig"
 )
 
 // Config is the OCI provider's configuration: the --cloud-config file
@@ -69,14 +68,7 @@ type Config struct {
 
 // instanceCacheTTL parses instanceCacheTTL.
 func (c *Config) instanceCacheTTL() (time.Duration, error) {
-	if c.InstanceCacheTTL == "" {
-		return DefaultInstanceCacheTTL, nil
-	}
-	d, err := time.ParseDuration(c.InstanceCacheTTL)
-	if err != nil || d < 0 {
-		return 0, errors.New(`must be a duration like "60s" or "2m" (0s disables caching)`)
-	}
-	return d, nil
+	return cloudconfig.Duration(c.InstanceCacheTTL, DefaultInstanceCacheTTL, 0, `must be a duration like "60s" or "2m" (0s disables caching)`)
 }
 
 // AuthConfig is an OCI API signing key and the identities it belongs to.
@@ -189,54 +181,12 @@ func (a *AuthConfig) passphrase() Secret {
 	return a.KeyPassphrase
 }
 
-// ---- secrets ----
-
-// redacted is what a Secret looks like in any output.
-const redacted = "[redacted]"
-
-// Secret is a credential (the private key, its passphrase). It never prints
-// its value: every fmt verb, JSON and logr output show [redacted]. Use
-// string(s) only to hand it to the SDK.
-type Secret string
-
-// String implements fmt.Stringer.
-func (Secret) String() string { return redacted }
-
-// GoString implements fmt.GoStringer.
-func (Secret) GoString() string { return strconv.Quote(redacted) }
-
-// Format implements fmt.Formatter so that no verb reveals the value.
-func (Secret) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, redacted) }
-
-// MarshalJSON keeps the value out of JSON logs and dumps.
-func (Secret) MarshalJSON() ([]byte, error) { return []byte(strconv.Quote(redacted)), nil }
-
-// MarshalLog implements logr.Marshaler for structured logs.
-func (Secret) MarshalLog() any { return redacted }
-
-// ---- loading ----
+// Secret is a credential (the private key, its passphrase) that never
+// prints (see cloudconfig.Secret).
+type Secret = cloudconfig.Secret
 
 // ConfigError lists every problem found in the cloud config.
-type ConfigError struct {
-	Problems []error
-}
-
-// Error puts every problem on one line, numbered, so that the single klog
-// line the CCM exits with shows them all.
-func (e *ConfigError) Error() string {
-	if len(e.Problems) == 1 {
-		return "oci config: " + e.Problems[0].Error()
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "oci config: %d problems:", len(e.Problems))
-	for i, p := range e.Problems {
-		fmt.Fprintf(&b, " (%d) %v;", i+1, p)
-	}
-	return strings.TrimSuffix(b.String(), ";")
-}
-
-// Unwrap lets errors.Is/As see the individual problems.
-func (e *ConfigError) Unwrap() []error { return e.Problems }
+type ConfigError = cloudconfig.Error
 
 var (
 	// regionPattern: us-ashburn-1, eu-frankfurt-1, us-gov-ashburn-1, us-sim-1.
@@ -272,25 +222,25 @@ func LoadConfig(r io.Reader) (*Config, error) {
 	l := &loader{}
 	cfg := &Config{}
 	if r == nil {
-		l.addf("no cloud config: start the CCM with --cloud-config naming a cloud-provider.yaml")
-		return nil, l.err()
+		l.Addf("no cloud config: start the CCM with --cloud-config naming a cloud-provider.yaml")
+		return nil, l.Err("oci")
 	}
 	data, err := io.ReadAll(r)
 	if err != nil {
-		l.addf("read cloud config: %v", err)
-		return nil, l.err()
+		l.Addf("read cloud config: %v", err)
+		return nil, l.Err("oci")
 	}
 	var raw map[string]any
 	if err := yaml.UnmarshalStrict(data, &raw); err != nil {
 		l.rememberFileSecrets(data)
 		// Keep it on one line; go-yaml lists multiple errors on new lines.
-		l.addf("parse cloud config: %s", strings.Join(strings.Fields(err.Error()), " "))
-		return nil, l.err()
+		l.Addf("parse cloud config: %s", cloudconfig.OneLine(err.Error()))
+		return nil, l.Err("oci")
 	}
 	l.rememberFileSecrets(data)
 	l.decode("", raw, reflect.ValueOf(cfg).Elem())
 	l.validate(cfg)
-	if err := l.err(); err != nil {
+	if err := l.Err("oci"); err != nil {
 		return nil, err
 	}
 	return cfg, nil
@@ -298,66 +248,9 @@ func LoadConfig(r io.Reader) (*Config, error) {
 
 // loader accumulates problems so that all are reported at once.
 type loader struct {
-	problems []error
-	// secrets holds every secret value seen, so that err() can scrub them
-	// from messages that quote user input.
-	secrets []string
-}
-
-func (l *loader) addf(format string, args ...any) {
-	l.problems = append(l.problems, fmt.Errorf(format, args...))
-}
-
-// err returns the ConfigError with every secret scrubbed from every message.
-func (l *loader) err() error {
-	if len(l.problems) == 0 {
-		return nil
-	}
-	out := make([]error, len(l.problems))
-	for i, p := range l.problems {
-		msg := p.Error()
-		if clean := scrub(msg, l.secrets); clean != msg {
-			out[i] = errors.New(clean)
-		} else {
-			out[i] = p
-		}
-	}
-	return &ConfigError{Problems: out}
-}
-
-// minScrubLen: shorter "secrets" are not scrubbed, because they would mangle
-// ordinary words and no real credential is that short.
-const minScrubLen = 4
-
-// scrub replaces every secret in msg by [redacted]; if the marker joined
-// with its neighbours still spells one, the whole message is hidden.
-func scrub(msg string, secrets []string) string {
-	for _, s := range secrets {
-		if len(s) >= minScrubLen {
-			msg = strings.ReplaceAll(msg, s, redacted)
-		}
-	}
-	for _, s := range secrets {
-		if len(s) >= minScrubLen && strings.Contains(msg, s) {
-			return "(message hidden because it would reveal a secret)"
-		}
-	}
-	return msg
-}
-
-// remember records a secret for scrubbing: the value, trimmed, and each
-// long line of it, since a PEM key could be quoted one line at a time.
-func (l *loader) remember(v string) {
-	if strings.TrimSpace(v) == "" {
-		return
-	}
-	l.secrets = append(l.secrets, v, strings.TrimSpace(v))
-	for line := range strings.SplitSeq(v, "\n") {
-		line = strings.TrimSpace(line)
-		if len(line) >= 16 && !strings.HasPrefix(line, "-----") {
-			l.secrets = append(l.secrets, line)
-		}
-	}
+	// Problems holds the problems and every secret value seen, scrubbed
+	// from the messages that quote user input.
+	cloudconfig.Problems
 }
 
 // secretPaths are the keys whose values are secrets.
@@ -373,7 +266,7 @@ func (l *loader) rememberFileSecrets(data []byte) {
 	for _, p := range secretPaths {
 		if auth, ok := raw[p[0]].(map[string]any); ok {
 			if s, ok := auth[p[1]].(string); ok {
-				l.remember(s)
+				l.Remember(s)
 			}
 		}
 	}
@@ -383,12 +276,9 @@ func (l *loader) rememberFileSecrets(data []byte) {
 // and values of the wrong type are problems, each named by its dotted path.
 func (l *loader) decode(prefix string, raw map[string]any, v reflect.Value) {
 	fields := map[string]reflect.Value{}
-	var known []string
-	t := v.Type()
-	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+	known := cloudconfig.JSONKeys(v.Type())
+	for i, name := range known {
 		fields[name] = v.Field(i)
-		known = append(known, name)
 	}
 	keys := make([]string, 0, len(raw))
 	for k := range raw {
@@ -399,7 +289,7 @@ func (l *loader) decode(prefix string, raw map[string]any, v reflect.Value) {
 		path := prefix + k
 		f, ok := fields[k]
 		if !ok {
-			l.addf("unknown key %q in the cloud config%s", path, suggestKey(prefix, k, known))
+			l.Addf("unknown key %q in the cloud config%s", path, suggestKey(prefix, k, known))
 			continue
 		}
 		val := raw[k]
@@ -416,49 +306,49 @@ func (l *loader) set(path string, val any, f reflect.Value) {
 	case reflect.String:
 		s, ok := val.(string)
 		if !ok {
-			l.addf("%s: must be a string, got %s (quote the value)", path, yamlKind(val))
+			l.Addf("%s: must be a string, got %s (quote the value)", path, cloudconfig.YAMLKind(val))
 			return
 		}
 		f.SetString(strings.TrimSpace(s))
 	case reflect.Bool:
 		b, ok := val.(bool)
 		if !ok {
-			l.addf("%s: must be true or false, got %s", path, yamlKind(val))
+			l.Addf("%s: must be true or false, got %s", path, cloudconfig.YAMLKind(val))
 			return
 		}
 		f.SetBool(b)
 	case reflect.Float64:
 		n, ok := val.(float64)
 		if !ok {
-			l.addf("%s: must be a number, got %s", path, yamlKind(val))
+			l.Addf("%s: must be a number, got %s", path, cloudconfig.YAMLKind(val))
 			return
 		}
 		f.SetFloat(n)
 	case reflect.Int:
 		n, ok := val.(float64)
 		if !ok || n != float64(int(n)) {
-			l.addf("%s: must be a whole number, got %s", path, yamlKind(val))
+			l.Addf("%s: must be a whole number, got %s", path, cloudconfig.YAMLKind(val))
 			return
 		}
 		f.SetInt(int64(n))
 	case reflect.Struct:
 		m, ok := val.(map[string]any)
 		if !ok {
-			l.addf("%s: must be a mapping of keys, got %s", path, yamlKind(val))
+			l.Addf("%s: must be a mapping of keys, got %s", path, cloudconfig.YAMLKind(val))
 			return
 		}
 		l.decode(path+".", m, f)
 	case reflect.Map: // map[string]string
 		m, ok := val.(map[string]any)
 		if !ok {
-			l.addf("%s: must be a mapping of subnet OCID to security list OCID, got %s", path, yamlKind(val))
+			l.Addf("%s: must be a mapping of subnet OCID to security list OCID, got %s", path, cloudconfig.YAMLKind(val))
 			return
 		}
 		out := make(map[string]string, len(m))
 		for k, v := range m {
 			s, ok := v.(string)
 			if !ok {
-				l.addf("%s.%s: must be a string, got %s", path, k, yamlKind(v))
+				l.Addf("%s.%s: must be a string, got %s", path, k, cloudconfig.YAMLKind(v))
 				continue
 			}
 			out[strings.TrimSpace(k)] = strings.TrimSpace(s)
@@ -472,13 +362,8 @@ func (l *loader) set(path string, val any, f reflect.Value) {
 // suggestKey offers the known key an unknown one was probably meant to be
 // (subnet_1, Subnet1 -> subnet1), or where a key of the right name lives.
 func suggestKey(prefix, k string, known []string) string {
-	norm := func(s string) string {
-		return strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(s))
-	}
-	for _, want := range known {
-		if norm(k) == norm(want) {
-			return fmt.Sprintf(" (did you mean %s%s?)", prefix, want)
-		}
+	if s := cloudconfig.SuggestKey(prefix, k, known); s != "" {
+		return s
 	}
 	sections := []struct {
 		prefix string
@@ -493,29 +378,12 @@ func suggestKey(prefix, k string, known []string) string {
 		}
 		for i := range sec.t.NumField() {
 			name, _, _ := strings.Cut(sec.t.Field(i).Tag.Get("json"), ",")
-			if norm(name) == norm(k) && sec.t.Field(i).Type.Kind() != reflect.Struct {
+			if cloudconfig.SameKey(name, k) && sec.t.Field(i).Type.Kind() != reflect.Struct {
 				return fmt.Sprintf(" (did you mean %s%s?)", sec.prefix, name)
 			}
 		}
 	}
 	return ""
-}
-
-func yamlKind(v any) string {
-	switch v.(type) {
-	case bool:
-		return "a boolean"
-	case float64, int64, int:
-		return "a number"
-	case string:
-		return "a string"
-	case []any:
-		return "a list"
-	case map[string]any:
-		return "a mapping"
-	default:
-		return fmt.Sprintf("%T", v)
-	}
 }
 
 // validate checks every value and how they combine, after decoding.
@@ -526,13 +394,13 @@ func (l *loader) validate(cfg *Config) {
 		if a.UseInstancePrincipals {
 			key = "auth.useInstancePrincipals"
 		}
-		l.addf("%s: instance principals are out of scope for this CCM; set it to false and configure an API key "+
+		l.Addf("%s: instance principals are out of scope for this CCM; set it to false and configure an API key "+
 			"(auth.user, auth.key or auth.key_file, auth.fingerprint)", key)
 	}
 	if cfg.Compartment == "" && a.Compartment != "" {
 		cfg.Compartment = a.Compartment // the public format's older place
 	} else if cfg.Compartment != "" && a.Compartment != "" && a.Compartment != cfg.Compartment {
-		l.addf("auth.compartment and compartment differ: set only the top-level compartment")
+		l.Addf("auth.compartment and compartment differ: set only the top-level compartment")
 	}
 	l.checkOCID("auth.region", a.Region, regionPattern, "us-ashburn-1")
 	l.checkOCID("auth.tenancy", a.Tenancy, tenancyOCID, "ocid1.tenancy.oc1..<unique id>")
@@ -540,16 +408,16 @@ func (l *loader) validate(cfg *Config) {
 	l.checkOCID("compartment", cfg.Compartment, compartmentOCID, "ocid1.compartment.oc1..<unique id> (or the tenancy OCID for the root compartment)")
 	l.checkOCID("vcn", cfg.VCN, vcnOCID, "ocid1.vcn.oc1.<region>.<unique id>")
 	if a.Passphrase != "" && a.KeyPassphrase != "" {
-		l.addf("auth.passphrase and auth.key_passphrase are both set: set only auth.passphrase")
+		l.Addf("auth.passphrase and auth.key_passphrase are both set: set only auth.passphrase")
 	}
 	l.checkKey(a)
 	if cfg.Endpoint != "" {
 		if err := checkEndpoint(cfg.Endpoint); err != nil {
-			l.addf("endpoint %q: %v", cfg.Endpoint, err)
+			l.Addf("endpoint %q: %v", cfg.Endpoint, err)
 		}
 	}
 	if _, err := cfg.instanceCacheTTL(); err != nil {
-		l.addf("instanceCacheTTL %q: %v", cfg.InstanceCacheTTL, err)
+		l.Addf("instanceCacheTTL %q: %v", cfg.InstanceCacheTTL, err)
 	}
 	l.checkLoadBalancer(&cfg.LoadBalancer)
 	l.checkRateLimiter(&cfg.RateLimiter)
@@ -559,9 +427,9 @@ func (l *loader) validate(cfg *Config) {
 func (l *loader) checkOCID(key, v string, re *regexp.Regexp, example string) {
 	switch {
 	case v == "":
-		l.addf("%s: required", key)
+		l.Addf("%s: required", key)
 	case !re.MatchString(v):
-		l.addf("%s %q: must look like %s", key, v, example)
+		l.Addf("%s %q: must look like %s", key, v, example)
 	}
 }
 
@@ -572,18 +440,18 @@ func (l *loader) checkKey(a *AuthConfig) {
 	key := l.loadKey(a)
 	switch {
 	case a.Fingerprint == "" && key != nil:
-		l.addf("auth.fingerprint: required (the API key's fingerprint, %s for this key)", fingerprintOf(key))
+		l.Addf("auth.fingerprint: required (the API key's fingerprint, %s for this key)", fingerprintOf(key))
 	case a.Fingerprint == "" && !a.UseInstancePrincipals:
-		l.addf("auth.fingerprint: required (the API key's fingerprint, aa:bb:...:ff)")
+		l.Addf("auth.fingerprint: required (the API key's fingerprint, aa:bb:...:ff)")
 	case a.Fingerprint == "":
 	case !fingerprintPattern.MatchString(a.Fingerprint):
-		l.addf("auth.fingerprint %q: must be 16 colon-separated lowercase hex bytes, like 12:34:56:78:9a:bc:de:f0:12:34:56:78:9a:bc:de:f0", a.Fingerprint)
+		l.Addf("auth.fingerprint %q: must be 16 colon-separated lowercase hex bytes, like 12:34:56:78:9a:bc:de:f0:12:34:56:78:9a:bc:de:f0", a.Fingerprint)
 	case key != nil && a.Fingerprint != fingerprintOf(key):
 		what := "auth.key"
 		if a.KeyFile != "" {
 			what = "auth.key_file " + a.KeyFile
 		}
-		l.addf("auth.fingerprint %q: is not the fingerprint of %s (%s); OCI would reject every call with 401",
+		l.Addf("auth.fingerprint %q: is not the fingerprint of %s (%s); OCI would reject every call with 401",
 			a.Fingerprint, what, fingerprintOf(key))
 	}
 }
@@ -592,38 +460,38 @@ func (l *loader) checkKey(a *AuthConfig) {
 // passphrase; nil after reporting why it cannot.
 func (l *loader) loadKey(a *AuthConfig) *rsa.PrivateKey {
 	if a.Key != "" {
-		l.remember(string(a.Key))
+		l.Remember(string(a.Key))
 	}
 	what := "auth.key"
 	switch {
 	case a.Key != "" && a.KeyFile != "":
-		l.addf("auth.key and auth.key_file are both set: set only one")
+		l.Addf("auth.key and auth.key_file are both set: set only one")
 		return nil
 	case a.Key == "" && a.KeyFile == "":
 		if !a.UseInstancePrincipals {
-			l.addf("auth.key: required (the PEM private key inline, or auth.key_file naming a file holding it)")
+			l.Addf("auth.key: required (the PEM private key inline, or auth.key_file naming a file holding it)")
 		}
 		return nil
 	case a.KeyFile != "":
 		what = "auth.key_file " + a.KeyFile
 		pem, err := readKeyFile(a.KeyFile)
 		if err != nil {
-			l.addf("%s: %v", what, err)
+			l.Addf("%s: %v", what, err)
 			return nil
 		}
-		l.remember(pem)
+		l.Remember(pem)
 		a.Key = Secret(pem)
 	}
 	var pass *string
 	if p := a.passphrase(); p != "" {
 		s := string(p)
-		l.remember(s)
+		l.Remember(s)
 		pass = &s
 	}
 	key, err := common.PrivateKeyFromBytes([]byte(a.Key), pass)
 	if err != nil {
 		// The SDK's message names the format problem, never the key.
-		l.addf("%s: not a usable PEM RSA private key (the value is not shown): %v", what, err)
+		l.Addf("%s: not a usable PEM RSA private key (the value is not shown): %v", what, err)
 		return nil
 	}
 	return key
@@ -646,33 +514,14 @@ func fingerprintOf(key crypto.Signer) string {
 
 // readKeyFile reads a regular file of at most maxKeyFileSize bytes.
 func readKeyFile(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			return "", fmt.Errorf("%s: %w", pe.Op, pe.Err)
-		}
-		return "", err
-	}
-	defer func() { _ = f.Close() }()
-	st, err := f.Stat()
+	data, err := cloudconfig.ReadSmallFile(path, maxKeyFileSize, "a PEM key")
 	if err != nil {
 		return "", err
 	}
-	if !st.Mode().IsRegular() {
-		return "", errors.New("not a regular file")
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxKeyFileSize+1))
-	if err != nil {
-		return "", err
-	}
-	if len(data) > maxKeyFileSize {
-		return "", fmt.Errorf("larger than %d bytes, not a PEM key", maxKeyFileSize)
-	}
-	if strings.TrimSpace(string(data)) == "" {
+	if strings.TrimSpace(data) == "" {
 		return "", errors.New("file is empty")
 	}
-	return string(data), nil
+	return data, nil
 }
 
 // checkEndpoint accepts http[s]://host[:port] with nothing after it, the
@@ -696,22 +545,22 @@ func checkEndpoint(s string) error {
 func (l *loader) checkLoadBalancer(lb *LoadBalancerConfig) {
 	for _, s := range []struct{ key, v string }{{"loadBalancer.subnet1", lb.Subnet1}, {"loadBalancer.subnet2", lb.Subnet2}} {
 		if s.v != "" && !subnetOCID.MatchString(s.v) {
-			l.addf("%s %q: must look like ocid1.subnet.oc1.<region>.<unique id>", s.key, s.v)
+			l.Addf("%s %q: must look like ocid1.subnet.oc1.<region>.<unique id>", s.key, s.v)
 		}
 	}
 	if lb.Subnet2 != "" && lb.Subnet1 == "" {
-		l.addf("loadBalancer.subnet2 is set without loadBalancer.subnet1: set subnet1 (subnet2 is the optional second one)")
+		l.Addf("loadBalancer.subnet2 is set without loadBalancer.subnet1: set subnet1 (subnet2 is the optional second one)")
 	}
 	if m := lb.SecurityListManagementMode; m != "" {
 		modes := []string{SecurityListModeNone, SecurityListModeFrontend, SecurityListModeAll}
 		i := slices.IndexFunc(modes, func(want string) bool { return strings.EqualFold(want, m) })
 		if i < 0 {
-			l.addf("loadBalancer.securityListManagementMode %q: must be None, Frontend or All", m)
+			l.Addf("loadBalancer.securityListManagementMode %q: must be None, Frontend or All", m)
 		} else {
 			lb.SecurityListManagementMode = modes[i]
 		}
 		if lb.DisableSecurityListManagement && i >= 0 && modes[i] != SecurityListModeNone {
-			l.addf("loadBalancer.disableSecurityListManagement is true but securityListManagementMode is %s: set only securityListManagementMode", modes[i])
+			l.Addf("loadBalancer.disableSecurityListManagement is true but securityListManagementMode is %s: set only securityListManagementMode", modes[i])
 		}
 	}
 	subnets := make([]string, 0, len(lb.SecurityLists))
@@ -721,10 +570,10 @@ func (l *loader) checkLoadBalancer(lb *LoadBalancerConfig) {
 	slices.Sort(subnets)
 	for _, s := range subnets {
 		if !subnetOCID.MatchString(s) {
-			l.addf("loadBalancer.securityLists: key %q must be a subnet OCID", s)
+			l.Addf("loadBalancer.securityLists: key %q must be a subnet OCID", s)
 		}
 		if sl := lb.SecurityLists[s]; !securityOCID.MatchString(sl) {
-			l.addf("loadBalancer.securityLists[%s] %q: must be a security list OCID (ocid1.securitylist...)", s, sl)
+			l.Addf("loadBalancer.securityLists[%s] %q: must be a security list OCID (ocid1.securitylist...)", s, sl)
 		}
 	}
 }
@@ -737,7 +586,7 @@ func (l *loader) checkRateLimiter(r *RateLimiterConfig) {
 		v   float64
 	}{{"rateLimiter.rateLimitQPSRead", r.RateLimitQPSRead}, {"rateLimiter.rateLimitQPSWrite", r.RateLimitQPSWrite}} {
 		if q.v < 0 {
-			l.addf("%s %v: must be a positive number of requests per second (0 or unset: %v)", q.key, q.v, DefaultRateLimitQPS)
+			l.Addf("%s %v: must be a positive number of requests per second (0 or unset: %v)", q.key, q.v, DefaultRateLimitQPS)
 		}
 	}
 	for _, b := range []struct {
@@ -745,7 +594,7 @@ func (l *loader) checkRateLimiter(r *RateLimiterConfig) {
 		v   int
 	}{{"rateLimiter.rateLimitBucketRead", r.RateLimitBucketRead}, {"rateLimiter.rateLimitBucketWrite", r.RateLimitBucketWrite}} {
 		if b.v < 0 {
-			l.addf("%s %d: must be a positive burst size (0 or unset: %d)", b.key, b.v, DefaultRateLimitBucket)
+			l.Addf("%s %d: must be a positive burst size (0 or unset: %d)", b.key, b.v, DefaultRateLimitBucket)
 		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/netip"
 	"net/url"
 	"os"
@@ -17,6 +16,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/ccmkit/ccm/internal/cloudconfig"
 	"github.com/ccmkit/ccm/internal/tcapi"
 )
 
@@ -173,40 +173,20 @@ func (c *Config) rateLimits() (tcapi.Limits, error) { return tcapi.ParseLimits(c
 
 // instanceCacheTTL parses instance_cache_ttl.
 func (c *Config) instanceCacheTTL() (time.Duration, error) {
-	if c.InstanceCacheTTL == "" {
-		return DefaultInstanceCacheTTL, nil
-	}
-	d, err := time.ParseDuration(c.InstanceCacheTTL)
-	if err != nil || d < 0 {
-		return 0, errors.New(`must be a duration like "60s" or "2m" (0s disables caching)`)
-	}
-	return d, nil
+	return cloudconfig.Duration(c.InstanceCacheTTL, DefaultInstanceCacheTTL, 0, `must be a duration like "60s" or "2m" (0s disables caching)`)
 }
 
 // inventoryEnabled reports whether instance lookups are batched and cached.
 func (c *Config) inventoryEnabled() bool { return !strings.EqualFold(c.Inventory, "off") }
 
+// Secret is a credential that never prints (see cloudconfig.Secret).
+type Secret = cloudconfig.Secret
+
+// ConfigError lists every problem found in the configuration.
+type ConfigError = cloudconfig.Error
+
 // redacted is what a Secret looks like in any output.
-const redacted = "[redacted]"
-
-// Secret is a credential. It never prints its value: every fmt verb, JSON
-// and logr output show [redacted]. Use string(s) only to hand it to the SDK.
-type Secret string
-
-// String implements fmt.Stringer.
-func (Secret) String() string { return redacted }
-
-// GoString implements fmt.GoStringer.
-func (Secret) GoString() string { return strconv.Quote(redacted) }
-
-// Format implements fmt.Formatter so that no verb (%x, %q, %d...) reveals the value.
-func (Secret) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, redacted) }
-
-// MarshalJSON keeps the value out of JSON logs and dumps.
-func (Secret) MarshalJSON() ([]byte, error) { return []byte(strconv.Quote(redacted)), nil }
-
-// MarshalLog implements logr.Marshaler for structured logs.
-func (Secret) MarshalLog() any { return redacted }
+const redacted = cloudconfig.Redacted
 
 var (
 	// regionPattern: ap-guangzhou, ap-shanghai-fsi, na-siliconvalley, eu-frankfurt.
@@ -245,21 +225,21 @@ func LoadConfig(r io.Reader, getenv func(string) string) (*Config, error) {
 	l.checkPattern(vpcID, "vpc_id", EnvVpcID, vpcIDPattern, "vpc-xxxxxxxx")
 	if endpoint.value != "" {
 		if _, _, err := parseEndpoint(endpoint.value); err != nil {
-			l.addf("api_endpoint %q%s: %v", endpoint.value, endpoint.suffix(), err)
+			l.Addf("api_endpoint %q%s: %v", endpoint.value, endpoint.suffix(), err)
 		}
 	}
 	if _, err := cfg.rateLimits(); err != nil {
-		l.addf("api_rate_limits%s: %v", rateLimits.suffix(), err)
+		l.Addf("api_rate_limits%s: %v", rateLimits.suffix(), err)
 	}
 	if _, err := cfg.instanceCacheTTL(); err != nil {
-		l.addf("instance_cache_ttl %q%s: %v", cacheTTL.value, cacheTTL.suffix(), err)
+		l.Addf("instance_cache_ttl %q%s: %v", cacheTTL.value, cacheTTL.suffix(), err)
 	}
 	if v := inventory.value; v != "" && !strings.EqualFold(v, "on") && !strings.EqualFold(v, "off") {
-		l.addf("inventory %q%s: must be on or off", v, inventory.suffix())
+		l.Addf("inventory %q%s: must be on or off", v, inventory.suffix())
 	}
 	l.checkSecret(secretID)
 	l.checkSecret(secretKey)
-	if err := l.err(); err != nil {
+	if err := l.Err("tencentcloud"); err != nil {
 		return nil, err
 	}
 	return cfg, nil
@@ -304,38 +284,12 @@ func parseEndpoint(s string) (host, scheme string, err error) {
 	return u.Host, strings.ToUpper(u.Scheme), nil
 }
 
-// ConfigError lists every problem found in the configuration.
-type ConfigError struct {
-	Problems []error
-	// secrets are scrubbed from Error() as a whole, since a secret could
-	// also span the joins between problems.
-	secrets []string
-}
-
-// Error implements error. One problem reads as a plain message; several
-// are numbered on one line so that a single klog line shows them all.
-func (e *ConfigError) Error() string {
-	if len(e.Problems) == 1 {
-		return scrub("tencentcloud config: "+e.Problems[0].Error(), e.secrets)
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "tencentcloud config: %d problems:", len(e.Problems))
-	for i, p := range e.Problems {
-		fmt.Fprintf(&b, " (%d) %v;", i+1, p)
-	}
-	return scrub(strings.TrimSuffix(b.String(), ";"), e.secrets)
-}
-
-// Unwrap lets errors.Is/As see the individual problems (e.g. fs.ErrNotExist).
-func (e *ConfigError) Unwrap() []error { return e.Problems }
-
 // loader accumulates problems while reading, so that all are reported at once.
 type loader struct {
-	getenv   func(string) string
-	problems []error
-	// secrets holds every secret value seen in any source, so that err()
-	// can scrub them from messages that quote user input.
-	secrets []string
+	getenv func(string) string
+	// Problems holds the problems and every secret value seen in any
+	// source, scrubbed from the messages that quote user input.
+	cloudconfig.Problems
 	// fileUnparsed is set when the cloud config could not be parsed; then
 	// "required" would only repeat that error, so it is not reported.
 	fileUnparsed bool
@@ -355,77 +309,8 @@ func (s sourced) suffix() string {
 	return " (from " + s.from + ")"
 }
 
-func (l *loader) addf(format string, args ...any) {
-	l.problems = append(l.problems, fmt.Errorf(format, args...))
-}
-
-// err returns the ConfigError, with any secret value scrubbed from every
-// message. Messages quote user input (a bad region, an unknown key), and a
-// user could have pasted a secret there.
-func (l *loader) err() error {
-	if len(l.problems) == 0 {
-		return nil
-	}
-	out := make([]error, len(l.problems))
-	for i, p := range l.problems {
-		msg := p.Error()
-		if clean := scrub(msg, l.secrets); clean != msg {
-			out[i] = errors.New(clean)
-		} else {
-			out[i] = p
-		}
-	}
-	return &ConfigError{Problems: out, secrets: l.secrets}
-}
-
-// minScrubLen: shorter "secrets" are not scrubbed, because they would mangle
-// ordinary words and no real credential is that short.
-const minScrubLen = 4
-
-// scrub replaces every secret in msg by [redacted]. If that is not enough
-// (the marker itself, joined with its neighbours, can spell a contrived
-// secret), the message is replaced by one that cannot contain a secret.
-func scrub(msg string, secrets []string) string {
-	for _, s := range secrets {
-		if len(s) >= minScrubLen {
-			msg = strings.ReplaceAll(msg, s, redacted)
-		}
-	}
-	for _, fallback := range []string{"(message hidden because it would reveal a secret)", "***"} {
-		if !containsSecret(msg, secrets) {
-			return msg
-		}
-		msg = fallback // "***" is shorter than minScrubLen
-	}
-	return msg
-}
-
-func containsSecret(msg string, secrets []string) bool {
-	for _, s := range secrets {
-		if len(s) >= minScrubLen && strings.Contains(msg, s) {
-			return true
-		}
-	}
-	return false
-}
-
-// remember records a secret value (raw and trimmed) for scrubbing.
-func (l *loader) remember(v string) {
-	if v != "" {
-		l.secrets = append(l.secrets, v, strings.TrimSpace(v))
-	}
-}
-
 // configKeys lists the file keys: the json tags of Config.
-func configKeys() []string {
-	t := reflect.TypeFor[Config]()
-	keys := make([]string, 0, t.NumField())
-	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		keys = append(keys, name)
-	}
-	return keys
-}
+func configKeys() []string { return cloudconfig.JSONKeys(reflect.TypeFor[Config]()) }
 
 // readFile parses the cloud config into trimmed string values by key.
 // An empty or absent file is fine: everything may come from the environment.
@@ -436,7 +321,7 @@ func (l *loader) readFile(r io.Reader) map[string]string {
 	}
 	data, err := io.ReadAll(r)
 	if err != nil {
-		l.addf("read cloud config: %v", err)
+		l.Addf("read cloud config: %v", err)
 		return values
 	}
 	var raw map[string]any
@@ -444,12 +329,12 @@ func (l *loader) readFile(r io.Reader) map[string]string {
 		l.rememberFileSecrets(data)
 		l.fileUnparsed = true
 		// Keep it on one line; go-yaml lists multiple errors on new lines.
-		l.addf("parse cloud config: %s", strings.Join(strings.Fields(err.Error()), " "))
+		l.Addf("parse cloud config: %s", cloudconfig.OneLine(err.Error()))
 		return values
 	}
 	for _, k := range []string{"secret_id", "secret_key"} {
 		if s, ok := raw[k].(string); ok {
-			l.remember(s)
+			l.Remember(s)
 		}
 	}
 	known := configKeys()
@@ -460,7 +345,7 @@ func (l *loader) readFile(r io.Reader) map[string]string {
 	slices.Sort(keys) // stable messages
 	for _, k := range keys {
 		if !slices.Contains(known, k) {
-			l.addf("unknown key %q in the cloud config%s", k, suggestKey(k, known))
+			l.Addf("unknown key %q in the cloud config%s", k, cloudconfig.SuggestKey("", k, known))
 			continue
 		}
 		switch v := raw[k].(type) {
@@ -469,12 +354,12 @@ func (l *loader) readFile(r io.Reader) map[string]string {
 			values[k] = strings.TrimSpace(v)
 		case bool:
 			if !slices.Contains(boolKeys, k) {
-				l.addf("%s: must be a string, got %s (quote the value)", k, yamlKind(v))
+				l.Addf("%s: must be a string, got %s (quote the value)", k, cloudconfig.YAMLKind(v))
 				break
 			}
 			values[k] = strconv.FormatBool(v)
 		default:
-			l.addf("%s: must be a string, got %s (quote the value)", k, yamlKind(v))
+			l.Addf("%s: must be a string, got %s (quote the value)", k, cloudconfig.YAMLKind(v))
 		}
 	}
 	return values
@@ -489,37 +374,8 @@ func (l *loader) rememberFileSecrets(data []byte) {
 	}
 	for _, k := range []string{"secret_id", "secret_key"} {
 		if s, ok := raw[k].(string); ok {
-			l.remember(s)
+			l.Remember(s)
 		}
-	}
-}
-
-// suggestKey offers the known key an unknown one was probably meant to be
-// (vpcId, VPC_ID, vpc-id -> vpc_id).
-func suggestKey(k string, known []string) string {
-	norm := func(s string) string {
-		return strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(s))
-	}
-	for _, want := range known {
-		if norm(k) == norm(want) {
-			return fmt.Sprintf(" (did you mean %s?)", want)
-		}
-	}
-	return ""
-}
-
-func yamlKind(v any) string {
-	switch v.(type) {
-	case bool:
-		return "a boolean"
-	case float64, int64, int:
-		return "a number"
-	case []any:
-		return "a list"
-	case map[string]any:
-		return "a mapping"
-	default:
-		return fmt.Sprintf("%T", v)
 	}
 }
 
@@ -549,10 +405,10 @@ func (l *loader) secret(file map[string]string, key, ccmEnv, sdkEnv string) (sou
 	}
 	for i := range levels {
 		lv := &levels[i]
-		l.remember(lv.value)
+		l.Remember(lv.value)
 		lv.value, lv.file = strings.TrimSpace(lv.value), strings.TrimSpace(lv.file)
 		if lv.value != "" && lv.file != "" {
-			l.addf("%s and %s are both set: set only one", lv.valueName, lv.fileName)
+			l.Addf("%s and %s are both set: set only one", lv.valueName, lv.fileName)
 		}
 	}
 	for _, lv := range levels {
@@ -564,7 +420,7 @@ func (l *loader) secret(file map[string]string, key, ccmEnv, sdkEnv string) (sou
 		}
 	}
 	if !l.fileUnparsed {
-		l.addf("%s: required (set %s or %s_file in the cloud config, or %s, %s, %s or %s)",
+		l.Addf("%s: required (set %s or %s_file in the cloud config, or %s, %s, %s or %s)",
 			key, key, key, ccmEnv, ccmEnv+"_FILE", sdkEnv, sdkEnv+"_FILE")
 	}
 	return sourced{}, ""
@@ -577,47 +433,17 @@ const maxSecretFileSize = 4096
 
 // readSecretFile reads a secret from path, named by setting for messages.
 func (l *loader) readSecretFile(setting, path string) string {
-	data, err := readSmallFile(path)
+	data, err := cloudconfig.ReadSmallFile(path, maxSecretFileSize, "a credential")
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			// pe's own message repeats the path; keep the op and the cause.
-			l.addf("%s %s: %s: %w", setting, path, pe.Op, pe.Err)
-		} else {
-			l.addf("%s %s: %w", setting, path, err)
-		}
+		l.Addf("%s %s: %w", setting, path, err)
 		return ""
 	}
-	l.remember(data)
+	l.Remember(data)
 	v := strings.TrimSpace(data)
 	if v == "" {
-		l.addf("%s %s: file is empty", setting, path)
+		l.Addf("%s %s: file is empty", setting, path)
 	}
 	return v
-}
-
-// readSmallFile reads a regular file of at most maxSecretFileSize bytes.
-func readSmallFile(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = f.Close() }()
-	st, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
-	if !st.Mode().IsRegular() {
-		return "", errors.New("not a regular file")
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxSecretFileSize+1))
-	if err != nil {
-		return "", err
-	}
-	if len(data) > maxSecretFileSize {
-		return "", fmt.Errorf("larger than %d bytes, not a credential", maxSecretFileSize)
-	}
-	return string(data), nil
 }
 
 // checkPattern reports a missing required value or one of the wrong shape.
@@ -625,9 +451,9 @@ func (l *loader) checkPattern(v sourced, key, env string, re *regexp.Regexp, exa
 	switch {
 	case v.value == "" && l.fileUnparsed:
 	case v.value == "":
-		l.addf("%s: required (set %s in the cloud config or %s)", key, key, env)
+		l.Addf("%s: required (set %s in the cloud config or %s)", key, key, env)
 	case !re.MatchString(v.value):
-		l.addf("%s %q%s: must look like %s", key, v.value, v.suffix(), example)
+		l.Addf("%s %q%s: must look like %s", key, v.value, v.suffix(), example)
 	}
 }
 
@@ -640,7 +466,7 @@ func (l *loader) checkSecret(v sourced) {
 	}
 	for _, c := range v.value {
 		if c <= ' ' || c > '~' || c == '"' || c == '\'' {
-			l.addf("%s: must be printable ASCII without spaces or quotes (the value is not shown)", v.from)
+			l.Addf("%s: must be printable ASCII without spaces or quotes (the value is not shown)", v.from)
 			return
 		}
 	}
@@ -689,44 +515,44 @@ func (l *loader) routeSettings(file map[string]string, cfg *Config) {
 	if create.value != "" {
 		b, err := strconv.ParseBool(create.value)
 		if err != nil {
-			l.addf("create_cluster_route_table %q%s: must be true or false", create.value, create.suffix())
+			l.Addf("create_cluster_route_table %q%s: must be true or false", create.value, create.suffix())
 		}
 		cfg.CreateClusterRouteTable = b
 	}
 	if cidr.value != "" {
 		if _, err := parseClusterCIDR(cidr.value); err != nil {
-			l.addf("cluster_cidr %q%s: %v", cidr.value, cidr.suffix(), err)
+			l.Addf("cluster_cidr %q%s: %v", cidr.value, cidr.suffix(), err)
 		}
 	}
 	if _, err := cfg.routeCacheTTL(); err != nil {
-		l.addf("route_cache_ttl %q%s: %v", ttl.value, ttl.suffix(), err)
+		l.Addf("route_cache_ttl %q%s: %v", ttl.value, ttl.suffix(), err)
 	}
 	switch cfg.RouteBackend {
 	case "", RouteBackendTKE:
 		if tableID.value != "" {
-			l.addf("route_table_id%s is for route_backend vpc; with route_backend tke set cluster_route_table", tableID.suffix())
+			l.Addf("route_table_id%s is for route_backend vpc; with route_backend tke set cluster_route_table", tableID.suffix())
 		}
 		if cfg.CreateClusterRouteTable && table.value == "" {
-			l.addf("create_cluster_route_table%s needs cluster_route_table: the name of the table to create", create.suffix())
+			l.Addf("create_cluster_route_table%s needs cluster_route_table: the name of the table to create", create.suffix())
 		}
 		if cfg.CreateClusterRouteTable && cidr.value == "" {
-			l.addf("create_cluster_route_table%s needs cluster_cidr: the CIDR of the table to create (the same as --cluster-cidr)", create.suffix())
+			l.Addf("create_cluster_route_table%s needs cluster_cidr: the CIDR of the table to create (the same as --cluster-cidr)", create.suffix())
 		}
 	case RouteBackendVPC:
 		if table.value != "" || cfg.CreateClusterRouteTable {
-			l.addf("cluster_route_table and create_cluster_route_table are for route_backend tke; with route_backend vpc set route_table_id")
+			l.Addf("cluster_route_table and create_cluster_route_table are for route_backend tke; with route_backend vpc set route_table_id")
 		}
 		switch {
 		case tableID.value == "":
-			l.addf("route_table_id: required with route_backend vpc (set route_table_id in the cloud config or %s)", EnvRouteTableID)
+			l.Addf("route_table_id: required with route_backend vpc (set route_table_id in the cloud config or %s)", EnvRouteTableID)
 		case !routeTableIDPattern.MatchString(tableID.value):
-			l.addf("route_table_id %q%s: must look like rtb-xxxxxxxx", tableID.value, tableID.suffix())
+			l.Addf("route_table_id %q%s: must look like rtb-xxxxxxxx", tableID.value, tableID.suffix())
 		}
 		if cidr.value == "" {
-			l.addf("cluster_cidr: required with route_backend vpc, so that routes of other tools in the table are never touched (set it to --cluster-cidr)")
+			l.Addf("cluster_cidr: required with route_backend vpc, so that routes of other tools in the table are never touched (set it to --cluster-cidr)")
 		}
 	default:
-		l.addf("route_backend %q%s: must be tke or vpc", backend.value, backend.suffix())
+		l.Addf("route_backend %q%s: must be tke or vpc", backend.value, backend.suffix())
 	}
 }
 
@@ -758,14 +584,7 @@ func parseClusterCIDR(s string) (netip.Prefix, error) {
 
 // routeCacheTTL parses route_cache_ttl.
 func (c *Config) routeCacheTTL() (time.Duration, error) {
-	if c.RouteCacheTTL == "" {
-		return DefaultRouteCacheTTL, nil
-	}
-	d, err := time.ParseDuration(c.RouteCacheTTL)
-	if err != nil || d < 0 {
-		return 0, errors.New(`must be a duration like "9s" (0s disables caching)`)
-	}
-	return d, nil
+	return cloudconfig.Duration(c.RouteCacheTTL, DefaultRouteCacheTTL, 0, `must be a duration like "9s" (0s disables caching)`)
 }
 
 // ---- load balancer settings ----
@@ -784,36 +603,22 @@ func (l *loader) lbSettings(file map[string]string, cfg *Config) {
 	period := l.plain(file, "lb_drift_check_period", EnvLBDriftCheckPeriod)
 	cfg.LBDriftCheckPeriod = period.value
 	if _, err := cfg.lbDriftCheckPeriod(); err != nil {
-		l.addf("lb_drift_check_period %q%s: %v", period.value, period.suffix(), err)
+		l.Addf("lb_drift_check_period %q%s: %v", period.value, period.suffix(), err)
 	}
 	retry := l.plain(file, "lb_delete_retry_after", EnvLBDeleteRetryAfter)
 	cfg.LBDeleteRetryAfter = retry.value
 	if _, err := cfg.lbDeleteRetryAfter(); err != nil {
-		l.addf("lb_delete_retry_after %q%s: %v", retry.value, retry.suffix(), err)
+		l.Addf("lb_delete_retry_after %q%s: %v", retry.value, retry.suffix(), err)
 	}
 }
 
 // lbDeleteRetryAfter parses lb_delete_retry_after; 0 means the default
 // (clbops.DefaultTiming.DeleteRetryAfter).
 func (c *Config) lbDeleteRetryAfter() (time.Duration, error) {
-	if c.LBDeleteRetryAfter == "" {
-		return 0, nil
-	}
-	d, err := time.ParseDuration(c.LBDeleteRetryAfter)
-	if err != nil || d <= 0 {
-		return 0, errors.New(`must be a positive duration like "1m" or "30s"`)
-	}
-	return d, nil
+	return cloudconfig.Duration(c.LBDeleteRetryAfter, 0, time.Nanosecond, `must be a positive duration like "1m" or "30s"`)
 }
 
 // lbDriftCheckPeriod parses lb_drift_check_period; 0 means off.
 func (c *Config) lbDriftCheckPeriod() (time.Duration, error) {
-	if c.LBDriftCheckPeriod == "" {
-		return DefaultLBDriftCheckPeriod, nil
-	}
-	d, err := time.ParseDuration(c.LBDriftCheckPeriod)
-	if err != nil || d < 0 {
-		return 0, errors.New(`must be a duration like "5m" or "30s" (0s turns the drift check off)`)
-	}
-	return d, nil
+	return cloudconfig.Duration(c.LBDriftCheckPeriod, DefaultLBDriftCheckPeriod, 0, `must be a duration like "5m" or "30s" (0s turns the drift check off)`)
 }
