@@ -85,12 +85,23 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 	if got.LifecycleState != loadbalancer.LoadBalancerLifecycleStateCreating || len(got.IpAddresses) != 0 {
 		t.Fatalf("while creating: %s %v", got.LifecycleState, got.IpAddresses)
 	}
-	// One change at a time: the create holds the load balancer.
-	_, err = c.DeleteLoadBalancer(ctx(t), loadbalancer.DeleteLoadBalancerRequest{LoadBalancerId: common.String(lbID)})
-	wantErr(t, err, http.StatusConflict, CodeIncorrectState)
+	// One change at a time: a change while the create runs is queued
+	// behind it (ACCEPTED), and runs once the load balancer is ACTIVE.
+	tagged, err := c.UpdateLoadBalancer(ctx(t), loadbalancer.UpdateLoadBalancerRequest{LoadBalancerId: common.String(lbID),
+		UpdateLoadBalancerDetails: loadbalancer.UpdateLoadBalancerDetails{FreeformTags: map[string]string{"queued": "yes"}}})
+	if err != nil {
+		t.Fatalf("a change during the create: %v", err)
+	}
+	if q, err := c.GetWorkRequest(ctx(t), loadbalancer.GetWorkRequestRequest{WorkRequestId: tagged.OpcWorkRequestId}); err != nil ||
+		q.LifecycleState != loadbalancer.WorkRequestLifecycleStateAccepted {
+		t.Fatalf("queued work request: %v %v", q.LifecycleState, err)
+	}
 
 	if wr := waitLBWorkRequest(t, c, wrID); wr.LifecycleState != loadbalancer.WorkRequestLifecycleStateSucceeded || wr.TimeFinished == nil {
 		t.Fatalf("work request: %+v", wr)
+	}
+	if wr := waitLBWorkRequest(t, c, *tagged.OpcWorkRequestId); wr.LifecycleState != loadbalancer.WorkRequestLifecycleStateSucceeded {
+		t.Fatalf("queued work request: %+v", wr)
 	}
 	got, err = c.GetLoadBalancer(ctx(t), loadbalancer.GetLoadBalancerRequest{LoadBalancerId: common.String(lbID)})
 	if err != nil {
@@ -121,9 +132,20 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.DeleteListener(ctx(t), loadbalancer.DeleteListenerRequest{LoadBalancerId: common.String(lbID), ListenerName: common.String("TCP-80")})
-	wantErr(t, err, http.StatusConflict, CodeIncorrectState)
-	waitLBWorkRequest(t, c, *upd.OpcWorkRequestId)
+	idle, err := c.UpdateListener(ctx(t), loadbalancer.UpdateListenerRequest{LoadBalancerId: common.String(lbID), ListenerName: common.String("TCP-80"),
+		UpdateListenerDetails: loadbalancer.UpdateListenerDetails{DefaultBackendSetName: common.String("TCP-80"), Port: common.Int(80), Protocol: common.String("TCP"),
+			ConnectionConfiguration: &loadbalancer.ConnectionConfiguration{IdleTimeout: common.Int64(120)}}})
+	if err != nil {
+		t.Fatalf("a second change is queued, not refused: %v", err)
+	}
+	first, second := waitLBWorkRequest(t, c, *upd.OpcWorkRequestId), waitLBWorkRequest(t, c, *idle.OpcWorkRequestId)
+	if second.LifecycleState != loadbalancer.WorkRequestLifecycleStateSucceeded || second.TimeFinished.Before(first.TimeFinished.Time) {
+		t.Fatalf("queued work request: %+v after %+v", second, first)
+	}
+	if l, err := c.GetLoadBalancer(ctx(t), loadbalancer.GetLoadBalancerRequest{LoadBalancerId: common.String(lbID)}); err != nil ||
+		*l.Listeners["TCP-80"].ConnectionConfiguration.IdleTimeout != 120 || l.FreeformTags["queued"] != "yes" {
+		t.Fatalf("after the queued changes: %+v %v", l.LoadBalancer, err)
+	}
 	bs, err := c.GetBackendSet(ctx(t), loadbalancer.GetBackendSetRequest{LoadBalancerId: common.String(lbID), BackendSetName: common.String("TCP-80")})
 	if err != nil || len(bs.Backends) != 2 || *bs.Policy != "LEAST_CONNECTIONS" || *bs.Backends[1].Weight != 3 {
 		t.Fatalf("backend set: %+v %v", bs.BackendSet, err)
@@ -146,7 +168,8 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 	wantErr(t, err, http.StatusPreconditionFailed, CodeNoEtagMatch)
 
 	wrs, err := c.ListWorkRequests(ctx(t), loadbalancer.ListWorkRequestsRequest{LoadBalancerId: common.String(lbID)})
-	if err != nil || len(wrs.Items) != 2 || *wrs.Items[0].Type != "UpdateBackendSet" || *wrs.Items[1].Type != "CreateLoadBalancer" {
+	if err != nil || len(wrs.Items) != 4 || *wrs.Items[0].Type != "UpdateListener" || *wrs.Items[1].Type != "UpdateBackendSet" ||
+		*wrs.Items[2].Type != "UpdateLoadBalancer" || *wrs.Items[3].Type != "CreateLoadBalancer" {
 		t.Fatalf("work requests: %v %v", wrs.Items, err)
 	}
 
@@ -170,7 +193,7 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 	wantErr(t, err, http.StatusConflict, CodeInvalidatedRetryToken)
 
 	calls := e.core.Calls()
-	if calls["oci:CreateLoadBalancer"]["OK"] != 2 || calls["oci:DeleteLoadBalancer"][CodeIncorrectState] != 1 {
+	if calls["oci:CreateLoadBalancer"]["OK"] != 2 || calls["oci:UpdateLoadBalancer"]["OK"] != 1 || calls["oci:UpdateListener"]["OK"] != 1 {
 		t.Fatalf("calls: %v", calls)
 	}
 }
@@ -184,9 +207,12 @@ func TestCreateLoadBalancerValidation(t *testing.T) {
 		status int
 		code   string
 	}{
+		// CreateLoadBalancerDetails.ShapeName: "After May 2023, Fixed shapes -
+		// 10Mbps, 100Mbps, 400Mbps, 8000Mbps would be deprecated and only
+		// shape allowed would be `Flexible`" (cloudsim plays a newer tenancy).
 		{"fixed shape", func(d *loadbalancer.CreateLoadBalancerDetails) {
 			d.ShapeName, d.ShapeDetails = common.String("100Mbps"), nil
-		}, 0, ""},
+		}, 400, CodeInvalidParameter},
 		{"unknown shape", func(d *loadbalancer.CreateLoadBalancerDetails) { d.ShapeName = common.String("huge") }, 400, CodeInvalidParameter},
 		{"flexible without details", func(d *loadbalancer.CreateLoadBalancerDetails) { d.ShapeDetails = nil }, 400, CodeInvalidParameter},
 		{"min above max", func(d *loadbalancer.CreateLoadBalancerDetails) {

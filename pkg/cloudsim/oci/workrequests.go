@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ccmkit/ccm/pkg/cloudsim/core"
@@ -34,6 +35,9 @@ type workRequest struct {
 	acceptedReal  time.Time // real time: latency is real time even with a fake clock
 	latency       time.Duration
 	seq           int64
+	// queued: accepted behind another work request on the same load
+	// balancer (Load Balancing only, queue.go); no task yet.
+	queued atomic.Bool
 }
 
 type workRequests struct {
@@ -68,6 +72,9 @@ type wrView struct {
 func (d *Dialect) viewOf(wr *workRequest) (wrView, bool) {
 	t, ok := d.tasks.Get(wr.id)
 	if !ok {
+		if wr.queued.Load() {
+			return wrView{state: wrAccepted}, true
+		}
 		return wrView{}, false
 	}
 	v := wrView{started: t.Started}
@@ -99,22 +106,59 @@ func runningPhase(elapsed, latency time.Duration) (string, float32) {
 // apply runs when the work request succeeds; abort (optional) when an
 // injected task fault fails it. res holds the load balancer busy.
 func (d *Dialect) startWorkRequest(b *balancer, action, op, actionType string, res *core.Reservation, apply func() error, abort func(string)) string {
+	wr := d.newWorkRequest(b, op, actionType)
+	d.runWorkRequest(wr, action, res, apply, abort)
+	return wr.id
+}
+
+// newWorkRequest registers a work request (not started yet).
+func (d *Dialect) newWorkRequest(b *balancer, op, actionType string) *workRequest {
 	prefix := "loadbalancerworkrequest"
 	if b.kind == kindNLB {
 		prefix = "nlbworkrequest"
 	}
-	lat := max(d.latency, 0)
 	wr := &workRequest{
 		id: core.NewOCID(prefix), kind: b.kind, lbID: b.id, compartmentID: b.compartmentID,
-		op: op, actionType: actionType, accepted: d.core.Now(), acceptedReal: time.Now(), latency: lat,
+		op: op, actionType: actionType, accepted: d.core.Now(), acceptedReal: time.Now(), latency: max(d.latency, 0),
 	}
 	d.wrs.mu.Lock()
 	d.wrs.seq++
 	wr.seq = d.wrs.seq
 	d.wrs.byID[wr.id] = wr
 	d.wrs.mu.Unlock()
+	return wr
+}
+
+// runWorkRequest starts wr's task on res. For Load Balancing, the end of
+// the task starts the next queued work request of the load balancer.
+func (d *Dialect) runWorkRequest(wr *workRequest, action string, res *core.Reservation, apply func() error, abort func(string)) {
+	if wr.kind == kindLB {
+		lbID, inner, innerAbort := wr.lbID, apply, abort
+		apply = func() error {
+			defer d.kickQueue(lbID)
+			if inner == nil {
+				return nil
+			}
+			return inner()
+		}
+		abort = func(msg string) {
+			defer d.kickQueue(lbID)
+			if innerAbort != nil {
+				innerAbort(msg)
+			}
+		}
+	}
+	wr.acceptedReal = time.Now() // a queued one runs its full latency once started
 	d.tasks.Start(res, core.TaskSpec{ID: wr.id, Action: action, Latency: d.latency, Apply: apply, Abort: abort})
-	return wr.id
+	wr.queued.Store(false) // after Start: a reader always finds the task or the queued flag
+}
+
+// forgetWorkRequest drops a work request that was registered but never
+// started (its call was refused).
+func (d *Dialect) forgetWorkRequest(id string) {
+	d.wrs.mu.Lock()
+	defer d.wrs.mu.Unlock()
+	delete(d.wrs.byID, id)
 }
 
 // workRequestsOf lists the live work requests matching keep, oldest first.
@@ -125,7 +169,7 @@ func (d *Dialect) workRequestsOf(keep func(*workRequest) bool) []*workRequest {
 	defer d.wrs.mu.Unlock()
 	var out []*workRequest
 	for id, wr := range d.wrs.byID {
-		if _, live := d.tasks.Get(id); !live {
+		if _, live := d.tasks.Get(id); !live && !wr.queued.Load() {
 			delete(d.wrs.byID, id)
 			continue
 		}
