@@ -316,13 +316,9 @@ func (d *Dialect) submit(c *call, kind, id, op, nlbOp, actionType string, prepar
 		}
 		d.lbs.mu.Unlock()
 		if err != nil && deferred {
-			// Its turn came and it no longer applies: the work request fails.
-			msg := err.Error()
-			var e *Error
-			if errors.As(err, &e) {
-				msg = e.Message
-			}
-			d.runWorkRequest(wr, c.action, res, func() error { return errors.New(msg) }, nil)
+			// Its turn came and it no longer applies: the work request
+			// fails, with the error's code and message (wrErrorOf).
+			d.runWorkRequest(wr, c.action, res, func() error { return err }, nil)
 			return nil
 		}
 		if err != nil {

@@ -60,6 +60,7 @@ func (d *Dialect) routeLoadBalancer() {
 	d.mux.Handle("PUT "+p+"/{loadBalancerId}/listeners/{listenerName}", d.route(svc, "UpdateListener", true, d.updateLBListener))
 	d.mux.Handle("DELETE "+p+"/{loadBalancerId}/listeners/{listenerName}", d.route(svc, "DeleteListener", true, d.deleteLBListener))
 	d.mux.Handle("GET "+p+"/{loadBalancerId}/workRequests", d.route(svc, "ListWorkRequests", false, d.listLBWorkRequests))
+	d.mux.Handle("GET "+PrefixLoadBalancer+"/loadBalancerShapes", d.route(svc, "ListShapes", false, d.listShapes))
 	d.mux.Handle("GET "+PrefixLoadBalancer+"/loadBalancerWorkRequests/{workRequestId}", d.route(svc, "GetWorkRequest", false, d.getLBWorkRequest))
 }
 
@@ -481,6 +482,22 @@ func (d *Dialect) updateLoadBalancerShape(c *call) (*reply, error) {
 			return nil
 		}, nil
 	})
+}
+
+// listShapes implements ListShapes: the shapes this tenancy may create,
+// "flexible", and the fixed ones only for a tenancy older than May 2023
+// (Options.FixedShapes).
+func (d *Dialect) listShapes(c *call) (*reply, error) {
+	if _, err := d.compartmentParam(c); err != nil {
+		return nil, err
+	}
+	items := []loadbalancer.LoadBalancerShape{{Name: common.String(ShapeFlexible)}}
+	if d.fixedShapes {
+		for _, s := range fixedShapes {
+			items = append(items, loadbalancer.LoadBalancerShape{Name: common.String(s)})
+		}
+	}
+	return page(c, items, nil)
 }
 
 // ---- backend sets ----

@@ -2,6 +2,7 @@ package oci
 
 import (
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -308,6 +309,43 @@ func TestRunningPhase(t *testing.T) {
 		state, pct := runningPhase(tt.elapsed, tt.latency)
 		if state != tt.state || pct < tt.minPct || pct > tt.maxPct {
 			t.Errorf("runningPhase(%s, %s) = %s %.1f, want %s %.0f..%.0f", tt.elapsed, tt.latency, state, pct, tt.state, tt.minPct, tt.maxPct)
+		}
+	}
+}
+
+// A tenancy older than May 2023 (Options.FixedShapes) may still create the
+// fixed shapes; a newer one (the default) only "flexible", and ListShapes
+// says which (CreateLoadBalancerDetails.ShapeName: "After May 2023, Fixed
+// shapes - 10Mbps, 100Mbps, 400Mbps, 8000Mbps would be deprecated and only
+// shape allowed would be `Flexible`").
+func TestFixedShapes(t *testing.T) {
+	for _, old := range []bool{false, true} {
+		e := newTestEnv(t, Options{FixedShapes: old, WorkRequestLatency: -1}, core.Config{})
+		c := e.lb()
+		shapes, err := c.ListShapes(ctx(t), loadbalancer.ListShapesRequest{CompartmentId: common.String(DefaultCompartmentID)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, s := range shapes.Items {
+			names = append(names, *s.Name)
+		}
+		for _, shape := range []string{"10Mbps", "100Mbps", "400Mbps", "8000Mbps"} {
+			d := lbDetails("fixed-"+shape, "10.0.0.5")
+			d.ShapeName, d.ShapeDetails = common.String(shape), nil
+			_, err := c.CreateLoadBalancer(ctx(t), loadbalancer.CreateLoadBalancerRequest{CreateLoadBalancerDetails: d})
+			switch {
+			case old && err != nil:
+				t.Errorf("older tenancy, %s: %v", shape, err)
+			case !old:
+				wantErr(t, err, 400, CodeInvalidParameter)
+			}
+			if listed := slices.Contains(names, shape); listed != old {
+				t.Errorf("fixed shapes allowed %v: ListShapes %v", old, names)
+			}
+		}
+		if !slices.Contains(names, ShapeFlexible) {
+			t.Errorf("ListShapes %v: no flexible", names)
 		}
 	}
 }

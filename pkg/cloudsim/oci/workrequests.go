@@ -2,6 +2,7 @@ package oci
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -227,10 +228,52 @@ func (d *Dialect) lbWorkRequestModel(wr *workRequest, v wrView) loadbalancer.Wor
 		m.TimeFinished = sdkTime(v.finished)
 	}
 	if v.state == wrFailed {
-		m.Message = common.String(v.message)
-		m.ErrorDetails = []loadbalancer.WorkRequestError{{ErrorCode: loadbalancer.WorkRequestErrorErrorCodeInternalError, Message: common.String(v.message)}}
+		e := wrErrorOf(wr, v.message)
+		m.Message = common.String(e.message)
+		m.ErrorDetails = []loadbalancer.WorkRequestError{{ErrorCode: e.lbCode, Message: common.String(e.message)}}
 	}
 	return m
+}
+
+// wrError is why a work request failed, as both services report it.
+type wrError struct {
+	code    string                                     // NLB WorkRequestError.code: an API error code
+	lbCode  loadbalancer.WorkRequestErrorErrorCodeEnum // LB WorkRequestError.errorCode: BAD_INPUT or INTERNAL_ERROR
+	message string
+}
+
+// injectedTask matches core's message for an injected task failure.
+var injectedTask = regexp.MustCompile(`^cloudsim: injected task failure \(([^)]*)\)`)
+
+// apiError matches an *Error's text: "400 InvalidParameter: message".
+var apiError = regexp.MustCompile(`^\d{3} ([A-Za-z.]+): (.*)$`)
+
+// wrErrorOf turns a failed task's message into the error a work request
+// reports. The Load Balancing API has no ListWorkRequestErrors: its
+// WorkRequest carries errorDetails, each an errorCode, "BAD_INPUT" or
+// "INTERNAL_ERROR", and a message (loadbalancer/work_request_error.go);
+// Network Load Balancing lists WorkRequestError{code, message, timestamp}
+// (networkloadbalancer/work_request_error.go: "A machine-usable code for
+// the error that occured", "A human-readable error string"). The messages
+// name the operation and the load balancer; their wording is cloudsim's.
+func wrErrorOf(wr *workRequest, msg string) wrError {
+	what := fmt.Sprintf("%s of %s %s failed", wr.op, kindName(wr.kind), wr.lbID)
+	if m := injectedTask.FindStringSubmatch(msg); m != nil {
+		code := m[1]
+		if code == "" || code == core.DefaultFaultCode {
+			code = CodeInternalServerError
+		}
+		return wrError{code: code, lbCode: loadbalancer.WorkRequestErrorErrorCodeInternalError,
+			message: fmt.Sprintf("%s: an internal error occurred (%s)", what, msg)}
+	}
+	if m := apiError.FindStringSubmatch(msg); m != nil {
+		lbCode := loadbalancer.WorkRequestErrorErrorCodeBadInput
+		if m[1] == CodeInternalServerError {
+			lbCode = loadbalancer.WorkRequestErrorErrorCodeInternalError
+		}
+		return wrError{code: m[1], lbCode: lbCode, message: fmt.Sprintf("%s: %s", what, m[2])}
+	}
+	return wrError{code: CodeIncorrectState, lbCode: loadbalancer.WorkRequestErrorErrorCodeBadInput, message: fmt.Sprintf("%s: %s", what, msg)}
 }
 
 func (d *Dialect) getLBWorkRequest(c *call) (*reply, error) {
@@ -339,14 +382,15 @@ func (d *Dialect) listNLBWorkRequestErrors(c *call) (*reply, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, v, err := d.workRequest(id, kindNLB)
+	wr, v, err := d.workRequest(id, kindNLB)
 	if err != nil {
 		return nil, err
 	}
 	items := []networkloadbalancer.WorkRequestError{}
 	if v.state == wrFailed {
+		e := wrErrorOf(wr, v.message)
 		items = append(items, networkloadbalancer.WorkRequestError{
-			Code: common.String(CodeInternalServerError), Message: common.String(v.message), Timestamp: sdkTime(v.finished),
+			Code: common.String(e.code), Message: common.String(e.message), Timestamp: sdkTime(v.finished),
 		})
 	}
 	return page(c, items, func(p []networkloadbalancer.WorkRequestError) any {
