@@ -74,7 +74,7 @@ func lbActual(lb loadbalancer.LoadBalancer) *actual {
 	}
 	for _, ip := range lb.IpAddresses {
 		if v := deref(ip.IpAddress); v != "" {
-			a.IPs = append(a.IPs, v)
+			a.IPs = append(a.IPs, ipModel{IP: v, Public: isPublic(ip.IsPublic, a.Internal)})
 		}
 	}
 	for name, l := range lb.Listeners {
@@ -102,6 +102,15 @@ func lbActual(lb loadbalancer.LoadBalancer) *actual {
 		a.BackendSets[name] = m
 	}
 	return a
+}
+
+// isPublic reads IpAddress.isPublic; an address without it is as public
+// as its load balancer.
+func isPublic(flag *bool, internal bool) bool {
+	if flag == nil {
+		return !internal
+	}
+	return *flag
 }
 
 func lbListenerDetails(l listenerModel) (string, int, *loadbalancer.ConnectionConfiguration) {
