@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/oracle/oci-go-sdk/v65/common"
 	"github.com/oracle/oci-go-sdk/v65/loadbalancer"
@@ -240,7 +241,9 @@ func (d lbDriver) workRequest(ctx context.Context, id string) (wrState, string, 
 	case loadbalancer.WorkRequestLifecycleStateFailed:
 		msg := deref(wr.Message)
 		for _, e := range wr.ErrorDetails {
-			msg += "; " + deref(e.Message)
+			if m := deref(e.Message); m != "" && !strings.Contains(msg, m) {
+				msg += "; " + string(e.ErrorCode) + ": " + m
+			}
 		}
 		return wrFailed, msg, deref(wr.LoadBalancerId), nil
 	}
