@@ -57,7 +57,7 @@ type fakeCloud struct {
 	busyCode    string   // the code of the 409 while busy (default IncorrectState)
 	usedTokens  []string // the retry token of every create call
 	writes      []string
-	reads            int
+	reads       int
 
 	// security lists
 	subnets  map[string][]string // subnet -> security lists

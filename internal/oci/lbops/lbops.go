@@ -320,7 +320,9 @@ type wrFailedError struct {
 	ID, Message string
 }
 
-func (e *wrFailedError) Error() string { return fmt.Sprintf("work request %s failed: %s", e.ID, e.Message) }
+func (e *wrFailedError) Error() string {
+	return fmt.Sprintf("work request %s failed: %s", e.ID, e.Message)
+}
 
 // waitActive waits for a CREATING load balancer to become ACTIVE.
 func (o *Ops) waitActive(ctx context.Context, drv driver, a *actual) (*actual, error) {

@@ -16,8 +16,8 @@ import (
 	"github.com/oracle/oci-go-sdk/v65/networkloadbalancer"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/cloud-provider/api"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/cloud-provider/api"
 
 	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
