@@ -268,13 +268,24 @@ func TestWorkRequestFailure(t *testing.T) {
 	e := newTestEnv(t, Options{WorkRequestLatency: 50 * time.Millisecond}, core.Config{})
 	e.core.SetFault(core.Fault{Action: "oci:CreateLoadBalancer", ErrorRate: 1, FailTask: true})
 	c := e.lb()
-	created, err := c.CreateLoadBalancer(ctx(t), loadbalancer.CreateLoadBalancerRequest{CreateLoadBalancerDetails: lbDetails("doomed")})
+	token := common.String("doomed-token")
+	created, err := c.CreateLoadBalancer(ctx(t), loadbalancer.CreateLoadBalancerRequest{CreateLoadBalancerDetails: lbDetails("doomed"), OpcRetryToken: token})
 	if err != nil {
 		t.Fatal(err)
 	}
 	wr := waitLBWorkRequest(t, c, *created.OpcWorkRequestId)
 	if wr.LifecycleState != loadbalancer.WorkRequestLifecycleStateFailed || len(wr.ErrorDetails) != 1 {
 		t.Fatalf("work request: %+v", wr)
+	}
+	// The same opc-retry-token replays the first answer, the FAILED work
+	// request: a retry within 24 hours returns what the first call did
+	// (CreateNetworkLoadBalancerRequest.OpcRetryToken: "retried in case of
+	// a timeout or server error without risk of rerunning that same
+	// action"), so a new attempt needs a new token.
+	e.core.ClearFaults()
+	again, err := c.CreateLoadBalancer(ctx(t), loadbalancer.CreateLoadBalancerRequest{CreateLoadBalancerDetails: lbDetails("doomed"), OpcRetryToken: token})
+	if err != nil || *again.OpcWorkRequestId != *created.OpcWorkRequestId {
+		t.Fatalf("retry with the same token: %v %v, want the FAILED work request %s", again.OpcWorkRequestId, err, *created.OpcWorkRequestId)
 	}
 	got, err := c.GetLoadBalancer(ctx(t), loadbalancer.GetLoadBalancerRequest{LoadBalancerId: wr.LoadBalancerId})
 	if err != nil || got.LifecycleState != loadbalancer.LoadBalancerLifecycleStateFailed {
@@ -291,6 +302,11 @@ func TestWorkRequestFailure(t *testing.T) {
 	if wr := waitLBWorkRequest(t, c, *del.OpcWorkRequestId); wr.LifecycleState != loadbalancer.WorkRequestLifecycleStateSucceeded {
 		t.Fatalf("delete: %s", wr.LifecycleState)
 	}
+	// Its load balancer deleted, the token is invalidated ("if a resource
+	// has been deleted and purged from the system, then a retry of the
+	// original creation request might be rejected").
+	_, err = c.CreateLoadBalancer(ctx(t), loadbalancer.CreateLoadBalancerRequest{CreateLoadBalancerDetails: lbDetails("doomed"), OpcRetryToken: token})
+	wantErr(t, err, http.StatusConflict, CodeInvalidatedRetryToken)
 }
 
 func TestRunningPhase(t *testing.T) {

@@ -78,7 +78,11 @@ func TestNetworkLoadBalancer(t *testing.T) {
 		t.Fatal(err)
 	}
 	backends := got.BackendSets["TCP-80"].Backends
-	// A public NLB lists its private address too (IsPublic false).
+	// A public NLB lists its private address too (IsPublic false): OKE,
+	// "Provisioning Network Load Balancers": "by default, the kubectl get
+	// service command returns both the network load balancer's public IP
+	// address and its private IP address"; networkloadbalancer/ip_address.go
+	// IsPublic: "If "false", then the IP address is private".
 	if len(got.IpAddresses) != 2 || *got.IpAddresses[0].IsPublic || !*got.IpAddresses[1].IsPublic ||
 		!strings.HasPrefix(*got.IpAddresses[0].IpAddress, "10.0.") {
 		t.Fatalf("addresses of a public NLB: %+v", got.IpAddresses)
