@@ -184,10 +184,12 @@ const (
 	// private address too; true publishes only the public address(es) in
 	// the Service status, false publishes the private one as well, after the
 	// public ones. No effect on a private (internal) one, which publishes
-	// its private address. The public OCI CCM's default is false (OKE docs:
-	// "If you do not explicitly include the annotation ... returns both");
-	// ours is true, so that a client taking the first address never gets
-	// one it cannot reach.
+	// its private address. The public OCI CCM's default is false (OKE,
+	// "Configuring Load Balancers and Network Load Balancers": "Note that
+	// "false" is the default value"; without it "the kubectl get service
+	// command ... returns both the network load balancer's public IP
+	// address and private IP address"); ours is true, so that a client
+	// taking the first address never gets one it cannot reach.
 	//
 	// Type: bool
 	// Default: true

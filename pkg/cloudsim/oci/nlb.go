@@ -289,7 +289,7 @@ func (d *Dialect) nlbModel(b *balancer) nlb.NetworkLoadBalancer {
 			// its private IP too", ../shared/reference/oci-api.md; OKE's
 			// docs: "by default, the kubectl get service command returns
 			// both the network load balancer's public IP address and its
-			// private IP address", https://docs.oracle.com/en-us/iaas/Content/ContEng/Tasks/contengcreatingnetworkloadbalancers.htm).
+			// private IP address", https://docs.oracle.com/en-us/iaas/Content/ContEng/Tasks/contengconfiguringloadbalancersnetworkloadbalancers-subtopic.htm).
 			// Private first, so that a client sorting or taking the first
 			// address is caught: the order is cloudsim's choice.
 			if p := d.privateAddrOf(b); p.IsValid() {

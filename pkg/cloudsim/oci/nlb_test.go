@@ -79,7 +79,7 @@ func TestNetworkLoadBalancer(t *testing.T) {
 	}
 	backends := got.BackendSets["TCP-80"].Backends
 	// A public NLB lists its private address too (IsPublic false): OKE,
-	// "Provisioning Network Load Balancers": "by default, the kubectl get
+	// "Configuring Load Balancers and Network Load Balancers": "by default, the kubectl get
 	// service command returns both the network load balancer's public IP
 	// address and its private IP address"; networkloadbalancer/ip_address.go
 	// IsPublic: "If "false", then the IP address is private".
