@@ -10,15 +10,15 @@ import (
 
 // Load Balancing queues the work requests of one load balancer and runs
 // them one after the other, where Network Load Balancing refuses a change
-// while one is in flight (409 Conflict, see busyError). The Load Balancing
-// API reference ("Work requests": https://docs.oracle.com/en-us/iaas/Content/Balance/Tasks/viewingworkrequest.htm)
-// describes each change as a work request the service tracks to its end;
-// that it accepts a second one at once and runs it after the first is what
-// issue 11 item 11 reports of the real service. A queued work request is
-// ACCEPTED until its turn. Its request was validated when it was made; what
-// depends on the load balancer's state (does the backend set exist, the
-// limits, if-match) is checked when it starts, and a failure then FAILS the
-// work request instead of answering an error: cloudsim's choice.
+// while one is in flight (409 Conflict, see busyError). That the Load
+// Balancing service accepts a second change at once and runs it after the
+// first is what issue 11 item 11 reports of the real service; no SDK
+// comment says so, and the details are cloudsim's choice. A queued work
+// request is ACCEPTED until its turn. Its request was validated when it was
+// made; what depends on the load balancer's state (does the backend set
+// exist, the limits, if-match) is checked when it starts, and a failure
+// then FAILS the work request (errorDetails BAD_INPUT) instead of answering
+// an error.
 
 // queued is a change waiting for its turn: start runs it on the
 // reservation that made it the load balancer's only work request.
