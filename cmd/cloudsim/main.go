@@ -114,6 +114,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	lbBackends := fs.Int("oci-lb-backends", oci.DefaultLBLimits.Backends, "backends per OCI load balancer, across its backend sets")
 	nlbPerSet := fs.Int("oci-nlb-backends-per-set", oci.DefaultNLBLimits.BackendsPerSet, "backends per OCI network load balancer backend set")
 	nlbBackends := fs.Int("oci-nlb-backends", oci.DefaultNLBLimits.Backends, "backends per OCI network load balancer, across its backend sets")
+	fixedShapes := fs.Bool("oci-fixed-shapes", false, "play an OCI tenancy created before May 2023, which may still create the fixed LB shapes (10Mbps, 100Mbps, 400Mbps, 8000Mbps); by default only flexible")
+	retention := fs.Duration("oci-terminated-retention", oci.DefaultTerminatedRetention, "how long a terminated OCI instance stays visible as TERMINATED (0: it disappears with --terminated-linger, then GetInstance answers 404)")
 	wrLatency := fs.Duration("oci-work-request-latency", oci.DefaultWorkRequestLatency, "how long each OCI load balancer work request runs (0: done before the call returns)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -152,6 +154,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if *wrLatency == 0 {
 		*wrLatency = -1
 	}
+	if *retention == 0 {
+		*retention = -1 // Options: negative means none, 0 the default
+	}
 	var groups []cloudsim.SecurityGroup
 	if *sgSeed != "" {
 		if groups, err = cloudsim.LoadSecurityGroups(*sgSeed); err != nil {
@@ -189,6 +194,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		OCIWorkRequestLatency: *wrLatency,
 		OCILBLimits:           cloudsim.OCIBalancerLimits{BackendsPerSet: *lbPerSet, Backends: *lbBackends},
 		OCINLBLimits:          cloudsim.OCIBalancerLimits{BackendsPerSet: *nlbPerSet, Backends: *nlbBackends},
+
+		OCIFixedShapes:         *fixedShapes,
+		OCITerminatedRetention: *retention,
 	}
 	if err := cloudsim.CheckOCIOptions(opts); err != nil {
 		return err

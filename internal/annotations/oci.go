@@ -36,9 +36,13 @@ const (
 
 	// OCILBShape is the load balancer shape: flexible (sized by
 	// shape-flex-min and shape-flex-max) or a legacy fixed shape (10Mbps,
-	// 100Mbps, 400Mbps, 8000Mbps). Fixed at creation.
+	// 100Mbps, 400Mbps, 8000Mbps). OCI creates only flexible load balancers
+	// since May 2023, so a fixed shape is created as flexible with minimum
+	// = maximum = its bandwidth (100Mbps: 100-100 Mbps), with a Warning
+	// Event saying so; an existing load balancer of that fixed shape is kept
+	// as it is. Fixed at creation.
 	//
-	// Type: string
+	// Type: string (flexible, 10Mbps, 100Mbps, 400Mbps, 8000Mbps)
 	// Default: flexible
 	// Providers: oci (lb)
 	OCILBShape Name = OCILBPrefix + "shape"
@@ -175,6 +179,22 @@ const (
 	// Default: false
 	// Providers: oci (nlb)
 	OCINLBIsPreserveSource Name = OCINLBPrefix + "is-preserve-source"
+
+	// OCINLBExternalIPOnly: a public network load balancer lists its
+	// private address too; true publishes only the public address(es) in
+	// the Service status, false publishes the private one as well, after the
+	// public ones. No effect on a private (internal) one, which publishes
+	// its private address. The public OCI CCM's default is false (OKE,
+	// "Configuring Load Balancers and Network Load Balancers": "Note that
+	// "false" is the default value"; without it "the kubectl get service
+	// command ... returns both the network load balancer's public IP
+	// address and private IP address"); ours is true, so that a client
+	// taking the first address never gets one it cannot reach.
+	//
+	// Type: bool
+	// Default: true
+	// Providers: oci (nlb)
+	OCINLBExternalIPOnly Name = OCINLBPrefix + "external-ip-only"
 
 	// OCINLBSecurityListManagementMode overrides the cloud config's
 	// loadBalancer.securityListManagementMode for this Service.

@@ -76,6 +76,12 @@ func (c *AdminClient) OCIDataPlane(ctx context.Context, id string) (DataPlaneSta
 	return out, err
 }
 
+// PurgeOCITerminated makes a terminated instance disappear from the OCI
+// API at once, before its retention ends (GetInstance then answers 404).
+func (c *AdminClient) PurgeOCITerminated(ctx context.Context, id string) error {
+	return c.do(ctx, http.MethodDelete, "oci/instances/"+url.PathEscape(id), nil, nil)
+}
+
 // OCIWorkRequests lists the OCI work requests cloudsim remembers.
 func (c *AdminClient) OCIWorkRequests(ctx context.Context) ([]OCIWorkRequest, error) {
 	var out []OCIWorkRequest

@@ -88,6 +88,14 @@ type Options struct {
 	OCIWorkRequestLatency time.Duration     // how long each LB/NLB work request runs (0: 300ms; negative: done before the call returns)
 	OCILBLimits           OCIBalancerLimits // per load balancer: listeners, backend sets, backends per set and in all (zero fields: oci.DefaultLBLimits)
 	OCINLBLimits          OCIBalancerLimits // the same for network load balancers (zero fields: oci.DefaultNLBLimits)
+	// OCIFixedShapes plays a tenancy created before May 2023, which may
+	// still create the fixed LB shapes (10Mbps, 100Mbps, 400Mbps,
+	// 8000Mbps); by default only "flexible" is accepted, as since then.
+	OCIFixedShapes bool
+	// OCITerminatedRetention is how long a terminated instance stays
+	// visible as TERMINATED in the OCI API (0: 12h, OCI's documented
+	// minimum; negative: it disappears with TerminatedLinger).
+	OCITerminatedRetention time.Duration
 }
 
 // Sim is a running emulator. It is safe for concurrent use.

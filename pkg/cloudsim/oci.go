@@ -48,6 +48,9 @@ func ociOptions(opts Options, s *Sim) oci.Options {
 		WorkRequestLatency: opts.OCIWorkRequestLatency,
 		LBLimits:           opts.OCILBLimits,
 		NLBLimits:          opts.OCINLBLimits,
+
+		FixedShapes:         opts.OCIFixedShapes,
+		TerminatedRetention: opts.OCITerminatedRetention,
 	}
 	if s != nil {
 		o.Plane = s.plane // one VIP pool and data plane for every dialect
@@ -97,6 +100,10 @@ func (s *Sim) DeleteOCILoadBalancer(id string) error { return s.oci.DeleteLoadBa
 
 // DeleteOCIListener deletes a listener out of band, at once (drift).
 func (s *Sim) DeleteOCIListener(lbID, name string) error { return s.oci.DeleteListener(lbID, name) }
+
+// PurgeOCITerminated makes a terminated instance disappear from the OCI
+// API at once, before its retention ends (GetInstance then answers 404).
+func (s *Sim) PurgeOCITerminated(id string) error { return s.oci.PurgeTerminated(id) }
 
 // OCIDataPlane reports an OCI load balancer's VIP, running listeners and
 // backend health.

@@ -67,8 +67,9 @@ func TestOCIThroughSim(t *testing.T) {
 	lbc.Host = url
 	lbc.Configuration.CircuitBreaker = nil
 	created, err := lbc.CreateLoadBalancer(ctx, loadbalancer.CreateLoadBalancerRequest{CreateLoadBalancerDetails: loadbalancer.CreateLoadBalancerDetails{
-		CompartmentId: ocicommon.String(oci.DefaultCompartmentID), DisplayName: ocicommon.String("svc"), ShapeName: ocicommon.String("100Mbps"),
-		SubnetIds: []string{oci.DefaultSubnetID},
+		CompartmentId: ocicommon.String(oci.DefaultCompartmentID), DisplayName: ocicommon.String("svc"), ShapeName: ocicommon.String("flexible"),
+		ShapeDetails: &loadbalancer.ShapeDetails{MinimumBandwidthInMbps: ocicommon.Int(10), MaximumBandwidthInMbps: ocicommon.Int(100)},
+		SubnetIds:    []string{oci.DefaultSubnetID},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -105,6 +106,21 @@ func TestOCIThroughSim(t *testing.T) {
 	}
 	if _, err := admin.OCINetwork(ctx); err != nil {
 		t.Fatal(err)
+	}
+
+	// A terminated instance stays TERMINATED (12 h by default) until the
+	// admin API purges it; then GetInstance answers 404.
+	if err := admin.PurgeOCITerminated(ctx, in[0].OCID); err == nil {
+		t.Fatal("purged an instance that is not terminated")
+	}
+	if err := admin.SetInstanceState(ctx, in[0].OCID, "TERMINATED"); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.PurgeOCITerminated(ctx, in[0].OCID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cc.GetInstance(ctx, ocicore.GetInstanceRequest{InstanceId: ocicommon.String(in[0].OCID)}); err == nil {
+		t.Fatal("a purged instance is still there")
 	}
 }
 

@@ -38,6 +38,7 @@ type NLBAPI interface {
 	UpdateListener(context.Context, networkloadbalancer.UpdateListenerRequest) (networkloadbalancer.UpdateListenerResponse, error)
 	DeleteListener(context.Context, networkloadbalancer.DeleteListenerRequest) (networkloadbalancer.DeleteListenerResponse, error)
 	GetWorkRequest(context.Context, networkloadbalancer.GetWorkRequestRequest) (networkloadbalancer.GetWorkRequestResponse, error)
+	ListWorkRequestErrors(context.Context, networkloadbalancer.ListWorkRequestErrorsRequest) (networkloadbalancer.ListWorkRequestErrorsResponse, error)
 }
 
 // NetworkAPI is the slice of the VirtualNetwork API that security list

@@ -51,8 +51,13 @@ type fakeCloud struct {
 	// 409 InvalidatedRetryToken (else it replays the old creation).
 	invalidateTokens bool
 	failWR           bool // the next work request fails
-	writes           []string
-	reads            int
+	// failCreates: so many creations fail (FAILED work request, the load
+	// balancer FAILED), as an injected task fault does in cloudsim.
+	failCreates int
+	busyCode    string   // the code of the 409 while busy (default IncorrectState)
+	usedTokens  []string // the retry token of every create call
+	writes      []string
+	reads       int
 
 	// security lists
 	subnets  map[string][]string // subnet -> security lists
@@ -76,6 +81,9 @@ func newFakeCloud() *fakeCloud {
 func (f *fakeCloud) write(op string) error {
 	f.writes = append(f.writes, op)
 	if f.busy {
+		if f.busyCode != "" {
+			return svcErr{http.StatusConflict, f.busyCode}
+		}
 		return errBusy
 	}
 	return nil
@@ -87,6 +95,17 @@ func (f *fakeCloud) newWR(lbID string) *string {
 	f.wrs[id] = &fakeWR{lbID: lbID, polls: f.wrPolls, failed: f.failWR}
 	f.failWR = false
 	return &id
+}
+
+// failingCreate reports whether this creation fails (failCreates), and
+// makes its work request fail.
+func (f *fakeCloud) failingCreate() bool {
+	if f.failCreates == 0 {
+		return false
+	}
+	f.failCreates--
+	f.failWR = true
+	return true
 }
 
 func (f *fakeCloud) nextID(kind string) string {
@@ -133,6 +152,7 @@ func (f *fakeCloud) CreateLoadBalancer(_ context.Context, req loadbalancer.Creat
 	if err := f.write("CreateLoadBalancer"); err != nil {
 		return loadbalancer.CreateLoadBalancerResponse{}, err
 	}
+	f.usedTokens = append(f.usedTokens, *req.OpcRetryToken)
 	if id, ok := f.tokens[*req.OpcRetryToken]; ok {
 		if _, alive := f.lbs[id]; !alive && f.invalidateTokens {
 			return loadbalancer.CreateLoadBalancerResponse{}, svcErr{http.StatusConflict, "InvalidatedRetryToken"}
@@ -156,6 +176,9 @@ func (f *fakeCloud) CreateLoadBalancer(_ context.Context, req loadbalancer.Creat
 	}
 	f.lbs[id] = lb
 	f.tokens[*req.OpcRetryToken] = id
+	if f.failingCreate() {
+		lb.LifecycleState = loadbalancer.LoadBalancerLifecycleStateFailed
+	}
 	return loadbalancer.CreateLoadBalancerResponse{OpcWorkRequestId: f.newWR(id)}, nil
 }
 
@@ -326,6 +349,10 @@ func (f *fakeCloud) CreateNetworkLoadBalancer(_ context.Context, req networkload
 		n.Listeners[name] = networkloadbalancer.Listener{Name: l.Name, DefaultBackendSetName: l.DefaultBackendSetName, Port: l.Port, Protocol: l.Protocol}
 	}
 	f.nlbs[id] = n
+	f.usedTokens = append(f.usedTokens, *req.OpcRetryToken)
+	if f.failingCreate() {
+		n.LifecycleState = networkloadbalancer.LifecycleStateFailed
+	}
 	return networkloadbalancer.CreateNetworkLoadBalancerResponse{OpcWorkRequestId: f.newWR(id)}, nil
 }
 
@@ -429,6 +456,17 @@ func (f nlbFake) GetWorkRequest(_ context.Context, req networkloadbalancer.GetWo
 	}
 	return networkloadbalancer.GetWorkRequestResponse{WorkRequest: networkloadbalancer.WorkRequest{Id: req.WorkRequestId, Status: status,
 		Resources: []networkloadbalancer.WorkRequestResource{{Identifier: &wr.lbID}}}}, nil
+}
+
+func (f nlbFake) ListWorkRequestErrors(_ context.Context, req networkloadbalancer.ListWorkRequestErrorsRequest) (networkloadbalancer.ListWorkRequestErrorsResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reads++
+	var items []networkloadbalancer.WorkRequestError
+	if wr := f.wrs[*req.WorkRequestId]; wr != nil && wr.failed {
+		items = append(items, networkloadbalancer.WorkRequestError{Code: common.String("InternalServerError"), Message: common.String("injected NLB failure")})
+	}
+	return networkloadbalancer.ListWorkRequestErrorsResponse{WorkRequestErrorCollection: networkloadbalancer.WorkRequestErrorCollection{Items: items}}, nil
 }
 
 // ---- VirtualNetwork (security lists) ----

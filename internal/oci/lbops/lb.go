@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/oracle/oci-go-sdk/v65/common"
 	"github.com/oracle/oci-go-sdk/v65/loadbalancer"
@@ -74,7 +75,7 @@ func lbActual(lb loadbalancer.LoadBalancer) *actual {
 	}
 	for _, ip := range lb.IpAddresses {
 		if v := deref(ip.IpAddress); v != "" {
-			a.IPs = append(a.IPs, v)
+			a.IPs = append(a.IPs, ipModel{IP: v, Public: isPublic(ip.IsPublic, a.Internal)})
 		}
 	}
 	for name, l := range lb.Listeners {
@@ -102,6 +103,15 @@ func lbActual(lb loadbalancer.LoadBalancer) *actual {
 		a.BackendSets[name] = m
 	}
 	return a
+}
+
+// isPublic reads IpAddress.isPublic; an address without it is as public
+// as its load balancer.
+func isPublic(flag *bool, internal bool) bool {
+	if flag == nil {
+		return !internal
+	}
+	return *flag
 }
 
 func lbListenerDetails(l listenerModel) (string, int, *loadbalancer.ConnectionConfiguration) {
@@ -231,7 +241,9 @@ func (d lbDriver) workRequest(ctx context.Context, id string) (wrState, string, 
 	case loadbalancer.WorkRequestLifecycleStateFailed:
 		msg := deref(wr.Message)
 		for _, e := range wr.ErrorDetails {
-			msg += "; " + deref(e.Message)
+			if m := deref(e.Message); m != "" && !strings.Contains(msg, m) {
+				msg += "; " + string(e.ErrorCode) + ": " + m
+			}
 		}
 		return wrFailed, msg, deref(wr.LoadBalancerId), nil
 	}

@@ -125,15 +125,16 @@ func (o *Ops) driver(k Kind) driver {
 	return o.lb
 }
 
-// Get reports the Service's load balancer status, of either kind.
-func (o *Ops) Get(ctx context.Context, displayName string) (*corev1.LoadBalancerStatus, bool, error) {
+// Get reports the Service's load balancer status, of either kind (see
+// status for publishPrivate).
+func (o *Ops) Get(ctx context.Context, displayName string, publishPrivate bool) (*corev1.LoadBalancerStatus, bool, error) {
 	for _, drv := range []driver{o.lb, o.nlb} {
 		a, err := drv.find(ctx, displayName)
 		if err != nil {
 			return nil, false, err
 		}
 		if a != nil {
-			return status(a), true, nil
+			return status(a, publishPrivate), true, nil
 		}
 	}
 	return nil, false, nil
@@ -210,38 +211,59 @@ func (o *Ops) reconcile(ctx context.Context, d *Desired, create bool) (*corev1.L
 	// What OCI cannot change in place is reported after the rest is
 	// reconciled, so that traffic keeps reaching the current nodes.
 	if err := immutableDiff(d, a); err != nil {
-		return status(a), fmt.Errorf("Service %s: %s %s: %w", svc, d.Kind, a.ID, err)
+		return status(a, d.PublishPrivate), fmt.Errorf("Service %s: %s %s: %w", svc, d.Kind, a.ID, err)
 	}
-	return status(a), nil
+	return status(a, d.PublishPrivate), nil
 }
 
 // create starts the load balancer with everything inline and waits for it.
 //
-// The retry token is the Service UID: a create retried after a timeout or
-// a crash returns the same load balancer instead of making a second one.
-// OCI keeps a token for 24 hours, so after the Service's load balancer was
-// deleted (out of band, FAILED, or a switch of kind and back) the same
-// token is refused with 409 InvalidatedRetryToken, or replays the old
-// creation (a work request whose load balancer is gone); either way the
-// create is sent again once, with a token of its own.
+// Retry tokens (opc-retry-token): OCI answers a create retried with the same
+// token with the first answer, for 24 hours, so the token is what makes a
+// create retried after a timeout or a crash return the same load balancer
+// instead of a second one. The first token is the Service UID. It is spent
+// when OCI refuses it (409 InvalidatedRetryToken: its load balancer was
+// deleted), when it replays a creation whose load balancer is gone, or
+// when its work request FAILED: creating again with it would replay the
+// failure. The create is then sent with the second token, derived from the
+// UID (retryToken), so that it is as restart-safe as the first; the FAILED
+// load balancer goes first, so that one display name never names two. Only
+// when the second is spent the same way too (a Service recreated twice
+// within 24 hours) a fresh token is used. A second FAILED work request is
+// returned as the error.
 func (o *Ops) create(ctx context.Context, drv driver, d *Desired, ls []listenerModel, bss []backendSetModel) (*actual, error) {
 	if len(d.Subnets) == 0 {
 		return nil, errors.New("no subnet to create the load balancer in")
 	}
-	klog.InfoS("Creating load balancer", "service", d.Ref.Service.String(), "kind", d.Kind, "displayName", d.DisplayName,
+	svc := d.Ref.Service.String()
+	klog.InfoS("Creating load balancer", "service", svc, "kind", d.Kind, "displayName", d.DisplayName,
 		"listeners", len(ls), "backends", len(d.Backends))
-	tokens := []string{string(d.Ref.UID), fmt.Sprintf("%s-%x", d.Ref.UID, time.Now().UnixNano())}
+	tokens := []string{retryToken(d, 0), retryToken(d, 1), fmt.Sprintf("%s-%x", d.Ref.UID, time.Now().UnixNano())}
+	var failed []string // messages of FAILED creations
 	for i, token := range tokens {
+		last := i == len(tokens)-1
 		wr, err := drv.create(ctx, d, ls, bss, token)
-		if ocierr.Code(err) == "InvalidatedRetryToken" && i == 0 {
-			klog.InfoS("The Service's retry token belongs to a deleted load balancer; creating with a new token",
-				"service", d.Ref.Service.String(), "kind", d.Kind)
+		if ocierr.Code(err) == "InvalidatedRetryToken" && !last {
+			klog.InfoS("The retry token belongs to a deleted load balancer; creating with the next token", "service", svc, "kind", d.Kind, "token", i)
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
 		lbID, err := o.wait(ctx, drv, "", wr)
+		var wf *wrFailedError
+		if errors.As(err, &wf) {
+			failed = append(failed, wf.Error())
+			if len(failed) > 1 || last {
+				return nil, fmt.Errorf("%s (an earlier creation failed too: %s)", wf.Error(), failed[0])
+			}
+			klog.InfoS("The creation's work request FAILED; creating again with the next retry token, since the same one would replay the failure",
+				"service", svc, "kind", d.Kind, "workRequest", wr, "error", wf.Message)
+			if err := o.removeFailed(ctx, drv, lbID); err != nil {
+				return nil, fmt.Errorf("%s; removing the FAILED %s %s: %w", wf.Error(), d.Kind, lbID, err)
+			}
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -252,9 +274,9 @@ func (o *Ops) create(ctx context.Context, drv driver, d *Desired, ls []listenerM
 			a, err = drv.find(ctx, d.DisplayName)
 		}
 		stale := ocierr.IsNotFound(err) || (err == nil && (a == nil || a.State == "DELETED" || a.State == "DELETING"))
-		if stale && i == 0 {
-			klog.InfoS("The create was answered from an earlier request with the same retry token, whose load balancer is gone; creating it afresh",
-				"service", d.Ref.Service.String(), "kind", d.Kind, "workRequest", wr)
+		if stale && !last {
+			klog.InfoS("The create was answered from an earlier request with the same retry token, whose load balancer is gone; creating with the next token",
+				"service", svc, "kind", d.Kind, "workRequest", wr, "token", i)
 			continue
 		}
 		if err == nil && a == nil {
@@ -262,7 +284,44 @@ func (o *Ops) create(ctx context.Context, drv driver, d *Desired, ls []listenerM
 		}
 		return a, err
 	}
-	return nil, fmt.Errorf("%s %s: created twice, and the load balancer is gone both times", d.Kind, d.DisplayName)
+	return nil, fmt.Errorf("%s %s: every retry token was spent, and the load balancer is gone each time", d.Kind, d.DisplayName)
+}
+
+// retryToken is the n-th opc-retry-token of the Service's create: the UID,
+// then the UID with a suffix (OCI allows 64 characters; a UID has 36).
+func retryToken(d *Desired, n int) string {
+	if n == 0 {
+		return string(d.Ref.UID)
+	}
+	return fmt.Sprintf("%s-retry-%d", d.Ref.UID, n)
+}
+
+// removeFailed deletes the load balancer a FAILED creation left (if any,
+// and if it is FAILED) and waits for it to go.
+func (o *Ops) removeFailed(ctx context.Context, drv driver, lbID string) error {
+	if lbID == "" {
+		return nil
+	}
+	a, err := drv.get(ctx, lbID)
+	if ocierr.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if a.State == "DELETED" || a.State == "DELETING" {
+		return nil
+	}
+	return o.remove(ctx, drv, lbID)
+}
+
+// wrFailedError is a work request that ended FAILED, with why.
+type wrFailedError struct {
+	ID, Message string
+}
+
+func (e *wrFailedError) Error() string {
+	return fmt.Sprintf("work request %s failed: %s", e.ID, e.Message)
 }
 
 // waitActive waits for a CREATING load balancer to become ACTIVE.
@@ -351,7 +410,7 @@ func (o *Ops) wait(ctx context.Context, drv driver, lbID, wr string) (string, er
 			}
 			o.mu.Unlock()
 			if state == wrFailed {
-				return id, fmt.Errorf("work request %s failed: %s", wr, msg)
+				return id, &wrFailedError{ID: wr, Message: msg}
 			}
 			return id, nil
 		}
@@ -412,7 +471,7 @@ func immutableDiff(d *Desired, a *actual) error {
 	if want := slices.Sorted(slices.Values(d.Subnets)); len(want) > 0 && len(a.Subnets) > 0 && !slices.Equal(want, a.Subnets) {
 		diffs = append(diffs, fmt.Sprintf("subnets are %v but the Service asks for %v", a.Subnets, want))
 	}
-	if d.Kind == KindLB && a.Shape != "" {
+	if d.Kind == KindLB && a.Shape != "" && (d.FixedShape == "" || a.Shape != d.FixedShape) {
 		if a.Shape != d.Shape {
 			diffs = append(diffs, fmt.Sprintf("shape is %s but the Service asks for %s", a.Shape, d.Shape))
 		} else if d.Shape == ShapeFlexible && a.FlexMaxMbps != 0 && (a.FlexMinMbps != d.FlexMinMbps || a.FlexMaxMbps != d.FlexMaxMbps) {
@@ -427,10 +486,38 @@ func immutableDiff(d *Desired, a *actual) error {
 		"(listeners and backends are up to date); to change them, delete and recreate the Service", strings.Join(diffs, "; "))
 }
 
-// status is the Service's load balancer status: every IP address.
-func status(a *actual) *corev1.LoadBalancerStatus {
+// status is the Service's load balancer status. A public load balancer
+// publishes its public addresses only: a public NLB lists its private
+// address too (isPublic false), and a client taking the first address of
+// the status must not get one it cannot reach. With publishPrivate the
+// private ones follow. A private load balancer publishes its private
+// addresses. Each group is sorted, so the order is stable; if the filter
+// leaves nothing, every address is published.
+func status(a *actual, publishPrivate bool) *corev1.LoadBalancerStatus {
+	var public, private []string
+	for _, ip := range a.IPs {
+		if ip.Public {
+			public = append(public, ip.IP)
+		} else {
+			private = append(private, ip.IP)
+		}
+	}
+	slices.Sort(public)
+	slices.Sort(private)
+	var ips []string
+	switch {
+	case a.Internal:
+		ips = private
+	case publishPrivate:
+		ips = append(public, private...)
+	default:
+		ips = public
+	}
+	if len(ips) == 0 {
+		ips = append(public, private...)
+	}
 	st := &corev1.LoadBalancerStatus{}
-	for _, ip := range slices.Sorted(slices.Values(a.IPs)) {
+	for _, ip := range ips {
 		st.Ingress = append(st.Ingress, corev1.LoadBalancerIngress{IP: ip})
 	}
 	return st

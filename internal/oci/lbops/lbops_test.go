@@ -83,7 +83,7 @@ func TestEnsureCreatesThenResyncWritesNothing(t *testing.T) {
 
 func mustGet(t *testing.T, o *Ops, name string) bool {
 	t.Helper()
-	_, exists, err := o.Get(context.Background(), name)
+	_, exists, err := o.Get(context.Background(), name, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,13 +209,74 @@ func TestBusyLoadBalancerIsRetried(t *testing.T) {
 	}
 }
 
-func TestFailedWorkRequestIsAnError(t *testing.T) {
+// An NLB with a work request in flight answers 409 Conflict ("Invalid
+// State Transition of NLB lifeCycle state from Updating to Updating"): the
+// change is retried later (a RetryError with the configured delay), after
+// one attempt, not in a loop.
+func TestBusyNLBConflictIsRetriedLater(t *testing.T) {
 	f := newFakeCloud()
 	o := newTestOps(f)
-	f.failWR = true
-	_, err := o.Ensure(context.Background(), desired(KindLB, "10.0.0.1"))
-	if err == nil || !strings.Contains(err.Error(), "failed") {
-		t.Fatalf("err = %v", err)
+	d := desired(KindNLB, "10.0.0.1")
+	if _, err := o.Ensure(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	f.busy, f.busyCode = true, "Conflict"
+	f.resetWrites()
+	d.Backends = append(d.Backends, Backend{NodeName: "n2", IP: "10.0.0.2"})
+	_, err := o.Ensure(context.Background(), d)
+	var re *api.RetryError
+	if !errors.As(err, &re) || re.RetryAfter() != DefaultTiming.Retry {
+		t.Fatalf("err = %v, want a RetryError after %s", err, DefaultTiming.Retry)
+	}
+	if w := f.writesOf(); len(w) != 1 {
+		t.Errorf("writes = %v, want one attempt", w)
+	}
+	f.busy = false
+	if _, err := o.Ensure(context.Background(), d); err != nil {
+		t.Fatalf("once the NLB is free: %v", err)
+	}
+}
+
+// A creation whose work request FAILED: creating again with the same
+// opc-retry-token would replay the failure, so the FAILED load balancer is
+// deleted and the create sent with the second, derived token, which works
+// across restarts as the first does. A second failure is the error, and
+// names both; for the NLB the reason comes from ListWorkRequestErrors.
+func TestFailedCreationUsesTheSecondToken(t *testing.T) {
+	for _, kind := range []Kind{KindLB, KindNLB} {
+		t.Run(string(kind), func(t *testing.T) {
+			f := newFakeCloud()
+			o := newTestOps(f)
+			f.failCreates = 1
+			st, err := o.Ensure(context.Background(), desired(kind, "10.0.0.1"))
+			if err != nil || len(st.Ingress) != 1 {
+				t.Fatalf("Ensure after one failed creation: %v %v", st, err)
+			}
+			create, del := "CreateLoadBalancer", "DeleteLoadBalancer"
+			if kind == KindNLB {
+				create, del = "CreateNetworkLoadBalancer", "DeleteNetworkLoadBalancer"
+			}
+			if w := f.writesOf(); !slices.Equal(w, []string{create, del, create}) {
+				t.Errorf("writes = %v", w)
+			}
+			if !slices.Equal(f.usedTokens, []string{"uid-1", "uid-1-retry-1"}) {
+				t.Errorf("tokens = %v", f.usedTokens)
+			}
+			if n := len(f.lbs) + len(f.nlbs); n != 1 {
+				t.Errorf("%d load balancers, want 1", n)
+			}
+
+			f2 := newFakeCloud()
+			f2.failCreates = 2
+			_, err = newTestOps(f2).Ensure(context.Background(), desired(kind, "10.0.0.1"))
+			want := "injected failure"
+			if kind == KindNLB {
+				want = "InternalServerError: injected NLB failure"
+			}
+			if err == nil || strings.Count(err.Error(), want) != 2 || !strings.Contains(err.Error(), "an earlier creation failed too") {
+				t.Fatalf("err = %v, want both failures with %q", err, want)
+			}
+		})
 	}
 }
 
@@ -411,5 +472,41 @@ func TestOwnedName(t *testing.T) {
 		if ownedName(name) != want {
 			t.Errorf("ownedName(%q) = %v", name, !want)
 		}
+	}
+}
+
+// A public NLB lists its private address too (IsPublic false); the status
+// publishes only what clients can reach, in a stable order.
+func TestStatusAddresses(t *testing.T) {
+	pub := func(ip string) ipModel { return ipModel{IP: ip, Public: true} }
+	priv := func(ip string) ipModel { return ipModel{IP: ip} }
+	tests := []struct {
+		name           string
+		internal       bool
+		publishPrivate bool
+		ips            []ipModel
+		want           []string
+	}{
+		{"public: the private address is left out, though it sorts first", false, false,
+			[]ipModel{priv("10.0.0.9"), pub("203.0.113.7")}, []string{"203.0.113.7"}},
+		{"public, external-ip-only false: public first", false, true,
+			[]ipModel{priv("10.0.0.9"), pub("203.0.113.7")}, []string{"203.0.113.7", "10.0.0.9"}},
+		{"public: several, sorted", false, false,
+			[]ipModel{pub("203.0.113.9"), priv("10.0.0.9"), pub("203.0.113.10")}, []string{"203.0.113.10", "203.0.113.9"}},
+		{"private", true, false, []ipModel{priv("10.0.0.9")}, []string{"10.0.0.9"}},
+		{"nothing matches: everything", false, false, []ipModel{priv("10.0.0.9")}, []string{"10.0.0.9"}},
+		{"no address yet", false, false, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := status(&actual{Internal: tt.internal, IPs: tt.ips}, tt.publishPrivate)
+			var got []string
+			for _, in := range st.Ingress {
+				got = append(got, in.IP)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("status = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

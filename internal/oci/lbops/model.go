@@ -30,9 +30,13 @@ type Desired struct {
 	Internal    bool
 	Subnets     []string // LB: one or two; NLB: one
 
-	// Shape is the LB shape: "flexible" (with FlexMin/MaxMbps) or a fixed
-	// shape name. LB only.
-	Shape            string
+	// Shape is the LB shape: "flexible" (with FlexMin/MaxMbps). LB only.
+	Shape string
+	// FixedShape is the legacy fixed shape the Service named (100Mbps),
+	// created as flexible with FlexMin = FlexMax = its bandwidth, since OCI
+	// creates only flexible ones after May 2023; an existing load balancer
+	// of that fixed shape (an older tenancy) is left as it is. LB only.
+	FixedShape       string
 	FlexMinMbps      int
 	FlexMaxMbps      int
 	ListenerProtocol string // LB: TCP or HTTP (backend-protocol annotation)
@@ -50,6 +54,10 @@ type Desired struct {
 	// SourceRanges are the client CIDRs allowed in (nil: everyone), for
 	// security list management.
 	SourceRanges []string
+	// PublishPrivate also publishes a public NLB's private address, after
+	// its public one (external-ip-only: false); by default a public load
+	// balancer publishes only its public addresses.
+	PublishPrivate bool
 	// SecurityListMode is None, Frontend or All (see seclist.go).
 	SecurityListMode string
 }
@@ -82,6 +90,13 @@ type listenerModel struct {
 	BackendSet string
 	// IdleTimeoutSec is 0 when not managed (LB only).
 	IdleTimeoutSec int64
+}
+
+// ipModel is one address of a load balancer. OCI says whether each is
+// public (IpAddress.isPublic); a public NLB lists its private address too.
+type ipModel struct {
+	IP     string
+	Public bool
 }
 
 // backendModel is one backend of a backend set.
@@ -119,7 +134,7 @@ type actual struct {
 	Shape       string
 	FlexMinMbps int
 	FlexMaxMbps int
-	IPs         []string
+	IPs         []ipModel
 	Listeners   map[string]listenerModel
 	BackendSets map[string]backendSetModel
 }

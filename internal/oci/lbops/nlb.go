@@ -3,6 +3,7 @@ package lbops
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/oracle/oci-go-sdk/v65/common"
 	"github.com/oracle/oci-go-sdk/v65/networkloadbalancer"
@@ -62,7 +63,7 @@ func (d nlbDriver) get(ctx context.Context, id string) (*actual, error) {
 	}
 	for _, ip := range n.IpAddresses {
 		if v := deref(ip.IpAddress); v != "" {
-			a.IPs = append(a.IPs, v)
+			a.IPs = append(a.IPs, ipModel{IP: v, Public: isPublic(ip.IsPublic, a.Internal)})
 		}
 	}
 	for name, l := range n.Listeners {
@@ -217,7 +218,27 @@ func (d nlbDriver) workRequest(ctx context.Context, id string) (wrState, string,
 	case networkloadbalancer.OperationStatusSucceeded:
 		return wrSucceeded, "", lbID, nil
 	case networkloadbalancer.OperationStatusFailed, networkloadbalancer.OperationStatusCanceled:
-		return wrFailed, fmt.Sprintf("work request %s %s", id, wr.Status), lbID, nil
+		return wrFailed, d.workRequestErrors(ctx, id, wr.Status), lbID, nil
 	}
 	return wrPending, "", lbID, nil
+}
+
+// workRequestErrors says why an NLB work request failed: the NLB work
+// request itself carries no message, ListWorkRequestErrors does ("code:
+// message" for each). A failure to list them is said, not returned: the
+// work request's outcome is known either way.
+func (d nlbDriver) workRequestErrors(ctx context.Context, id string, st networkloadbalancer.OperationStatusEnum) string {
+	resp, err := d.api.ListWorkRequestErrors(ctx, networkloadbalancer.ListWorkRequestErrorsRequest{
+		WorkRequestId: &id, CompartmentId: &d.compartment, Limit: common.Int(pageSize)})
+	if err != nil {
+		return fmt.Sprintf("%s (the reason is unknown: %v)", st, ocierr.Wrap("ListWorkRequestErrors", id, err))
+	}
+	var msgs []string
+	for _, e := range resp.Items {
+		msgs = append(msgs, strings.TrimPrefix(deref(e.Code)+": ", ": ")+deref(e.Message))
+	}
+	if len(msgs) == 0 {
+		return fmt.Sprintf("%s (OCI lists no error for it)", st)
+	}
+	return strings.Join(msgs, "; ")
 }

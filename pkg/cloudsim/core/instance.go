@@ -135,6 +135,8 @@ func (r Record) Region(defaultRegion string) string {
 
 // fleet is the set of instances. Callers hold Core.mu.
 type fleet struct {
+	// gone are called with each instance the linger drops (Core.OnInstanceGone).
+	gone   []func(Record)
 	byID   map[string]*Record
 	byOCID map[string]*Record // OCI dialect lookups; kept in step with byID
 	seq    int64
@@ -185,6 +187,11 @@ func (f *fleet) gc(now time.Time, linger time.Duration) {
 		if r.State == StateTerminating && !now.Before(r.Terminated.Add(linger)) {
 			delete(f.byID, id)
 			delete(f.byOCID, r.OCID)
+			for _, fn := range f.gone {
+				out := *r
+				out.Instance = r.Instance.clone()
+				fn(out)
+			}
 		}
 	}
 }

@@ -352,6 +352,13 @@ func (d *Dialect) RegisterAdmin(c *core.Core) {
 		}
 		writeAdmin(w, http.StatusOK, st)
 	}))
+	c.HandleAdmin("DELETE /admin/oci/instances/{id}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := d.PurgeTerminated(r.PathValue("id")); err != nil {
+			writeAdminErr(w, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
 	c.HandleAdmin("GET /admin/oci/workrequests", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		wrs := d.WorkRequests()
 		if wrs == nil {

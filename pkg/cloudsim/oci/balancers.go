@@ -149,13 +149,31 @@ func (d *Dialect) exists(id string) bool {
 func busyKey(id string) string { return "oci/" + id }
 
 // busyError is the 409 for a change while a work request is in flight.
-func busyError(kind, id string, err error) error {
+// Network Load Balancing answers Conflict, naming the lifecycle states:
+// "Invalid State Transition of NLB lifeCycle state from Updating to
+// Updating" is what a change of an NLB that is updating gets (issue 11 item
+// 11, ../shared/reference/oci-api.md "NLB busy"). The wording for other
+// states (Creating, Deleting) follows it: cloudsim's choice. Load
+// Balancing queues instead (queue.go) and never gets here busy.
+func busyError(kind, lifecycle, id string, err error) error {
 	var be *core.BusyError
-	if errors.As(err, &be) {
-		return incorrectState("The %s %s has a work request in progress (%s); retry when it has finished.",
-			kindName(kind), id, strings.TrimPrefix(be.Holder, ActionPrefix))
+	if !errors.As(err, &be) {
+		return err
 	}
-	return err
+	if kind == kindNLB {
+		return Errorf(http.StatusConflict, CodeConflict, "Invalid State Transition of NLB lifeCycle state from %s to Updating",
+			titleCase(lifecycle))
+	}
+	return incorrectState("The %s %s has a work request in progress (%s); retry when it has finished.",
+		kindName(kind), id, strings.TrimPrefix(be.Holder, ActionPrefix))
+}
+
+// titleCase turns UPDATING into Updating.
+func titleCase(s string) string {
+	if s == "" {
+		return s
+	}
+	return s[:1] + strings.ToLower(s[1:])
 }
 
 // listBalancers filters and sorts for ListLoadBalancers and
@@ -260,54 +278,97 @@ func (d *Dialect) create(c *call, b *balancer, op, nlbOp string) (string, error)
 // applies (the state changed out of band meanwhile).
 type change func(b *balancer) error
 
-// mutate runs one change of an existing load balancer as a work request:
-// 404 if it does not exist, 409 IncorrectState if it is busy or not
-// ACTIVE, 412 NoEtagMatch for a stale if-match; then plan validates the
-// request against the current state and returns the change.
-func (d *Dialect) mutate(c *call, kind, id, op, nlbOp, actionType string, plan func(b *balancer) (change, error)) (*reply, error) {
-	if _, err := d.lbs.get(id, kind, d.core.Now(), d.retention); err != nil {
-		return nil, err
-	}
-	res, err := d.tasks.Reserve(c.action, busyKey(id))
-	if err != nil {
-		return nil, busyError(kind, id, err)
-	}
-	d.lbs.mu.Lock()
-	b := d.lbs.byID[id]
-	var ch change
-	switch {
-	case b == nil || b.kind != kind || b.lifecycle == stateDeleted:
-		err = notFound(kindName(kind), id)
-	case b.lifecycle != stateActive:
-		err = incorrectState("The %s %s is %s; it must be ACTIVE to be changed.", kindName(kind), id, b.lifecycle)
-	case c.r.Header.Get("if-match") != "" && c.r.Header.Get("if-match") != b.etag():
-		err = Errorf(http.StatusPreconditionFailed, CodeNoEtagMatch, "The if-match etag does not match the %s's current etag.", kindName(kind))
-	default:
-		ch, err = plan(b.clone())
-	}
-	if err != nil {
-		d.lbs.mu.Unlock()
-		res.Release()
-		return nil, err
-	}
-	if kind == kindNLB {
-		// An NLB shows UPDATING while a change is in flight.
-		b.lifecycle = stateUpdating
-	}
-	snapshot := b.clone()
-	d.lbs.mu.Unlock()
+// prepareFunc validates a change against the current load balancer b
+// (callers hold d.lbs.mu; it may set b's lifecycle) and returns what the
+// work request runs when it succeeds (apply) or an injected fault fails it
+// (abort).
+type prepareFunc func(b *balancer) (apply func() error, abort func(string), err error)
 
+// submit runs one change of an existing load balancer as a work request:
+// 404 if it does not exist; then, for Network Load Balancing, 409 Conflict
+// if a work request is in flight, where Load Balancing queues the change
+// behind it (queue.go); 412 NoEtagMatch for a stale if-match; then prepare
+// validates it against the current state.
+func (d *Dialect) submit(c *call, kind, id, op, nlbOp, actionType string, prepare prepareFunc) (*reply, error) {
+	cur, err := d.lbs.get(id, kind, d.core.Now(), d.retention)
+	if err != nil {
+		return nil, err
+	}
 	opName := op
 	if kind == kindNLB {
 		opName = nlbOp
 	}
-	restore := func() {
-		if cur := d.lbs.byID[id]; cur != nil && cur.lifecycle == stateUpdating {
-			cur.lifecycle = stateActive
+	ifMatch := c.r.Header.Get("if-match")
+	wr := d.newWorkRequest(cur, opName, actionType)
+	begin := func(res *core.Reservation, deferred bool) error {
+		d.lbs.mu.Lock()
+		b := d.lbs.byID[id]
+		var apply func() error
+		var abort func(string)
+		var err error
+		switch {
+		case b == nil || b.kind != kind || b.lifecycle == stateDeleted:
+			err = notFound(kindName(kind), id)
+		case ifMatch != "" && ifMatch != b.etag():
+			err = Errorf(http.StatusPreconditionFailed, CodeNoEtagMatch, "The if-match etag does not match the %s's current etag.", kindName(kind))
+		default:
+			apply, abort, err = prepare(b)
 		}
+		d.lbs.mu.Unlock()
+		if err != nil && deferred {
+			// Its turn came and it no longer applies: the work request
+			// fails, with the error's code and message (wrErrorOf).
+			d.runWorkRequest(wr, c.action, res, func() error { return err }, nil)
+			return nil
+		}
+		if err != nil {
+			res.Release()
+			return err
+		}
+		d.runWorkRequest(wr, c.action, res, apply, abort)
+		return nil
 	}
-	wr := d.startWorkRequest(snapshot, c.action, opName, actionType, res,
-		func() error {
+	var res *core.Reservation
+	if kind == kindLB {
+		res, err = d.reserveOrQueue(c.action, id, &queued{wr: wr, action: c.action, start: func(res *core.Reservation) { _ = begin(res, true) }})
+		if err == nil && res == nil {
+			return (&reply{status: http.StatusNoContent}).with("opc-work-request-id", wr.id), nil
+		}
+	} else {
+		res, err = d.tasks.Reserve(c.action, busyKey(id))
+	}
+	if err == nil {
+		err = begin(res, false)
+	}
+	if err != nil {
+		d.forgetWorkRequest(wr.id)
+		return nil, busyError(kind, cur.lifecycle, id, err)
+	}
+	return (&reply{status: http.StatusNoContent}).with("opc-work-request-id", wr.id), nil
+}
+
+// mutate runs one change of an existing load balancer (see submit); it
+// must be ACTIVE, and plan validates the request against its state and
+// returns the change.
+func (d *Dialect) mutate(c *call, kind, id, op, nlbOp, actionType string, plan func(b *balancer) (change, error)) (*reply, error) {
+	return d.submit(c, kind, id, op, nlbOp, actionType, func(b *balancer) (func() error, func(string), error) {
+		if b.lifecycle != stateActive {
+			return nil, nil, incorrectState("The %s %s is %s; it must be ACTIVE to be changed.", kindName(kind), id, b.lifecycle)
+		}
+		ch, err := plan(b.clone())
+		if err != nil {
+			return nil, nil, err
+		}
+		if kind == kindNLB {
+			// An NLB shows UPDATING while a change is in flight.
+			b.lifecycle = stateUpdating
+		}
+		restore := func() {
+			if cur := d.lbs.byID[id]; cur != nil && cur.lifecycle == stateUpdating {
+				cur.lifecycle = stateActive
+			}
+		}
+		apply := func() error {
 			d.lbs.mu.Lock()
 			defer d.lbs.mu.Unlock()
 			defer restore()
@@ -325,69 +386,47 @@ func (d *Dialect) mutate(c *call, kind, id, op, nlbOp, actionType string, plan f
 			d.lbs.byID[id] = next
 			d.syncPlaneLocked(next)
 			return nil
-		},
-		func(string) {
+		}
+		abort := func(string) {
 			d.lbs.mu.Lock()
 			defer d.lbs.mu.Unlock()
 			restore()
-		})
-	return (&reply{status: http.StatusNoContent}).with("opc-work-request-id", wr), nil
+		}
+		return apply, abort, nil
+	})
 }
 
 // remove deletes a load balancer through a work request: DELETING at
 // once, DELETED (no traffic, VIP released) when it ends.
 func (d *Dialect) remove(c *call, kind, id, op, nlbOp string) (*reply, error) {
-	if _, err := d.lbs.get(id, kind, d.core.Now(), d.retention); err != nil {
-		return nil, err
-	}
-	res, err := d.tasks.Reserve(c.action, busyKey(id))
-	if err != nil {
-		return nil, busyError(kind, id, err)
-	}
-	d.lbs.mu.Lock()
-	b := d.lbs.byID[id]
-	switch {
-	case b == nil || b.kind != kind || b.lifecycle == stateDeleted:
-		err = notFound(kindName(kind), id)
-	case b.lifecycle != stateActive && b.lifecycle != stateFailed:
-		err = incorrectState("The %s %s is %s and cannot be deleted now.", kindName(kind), id, b.lifecycle)
-	case b.deleteProtection:
-		err = incorrectState("The %s %s has delete protection enabled.", kindName(kind), id)
-	case c.r.Header.Get("if-match") != "" && c.r.Header.Get("if-match") != b.etag():
-		err = Errorf(http.StatusPreconditionFailed, CodeNoEtagMatch, "The if-match etag does not match the %s's current etag.", kindName(kind))
-	}
-	if err != nil {
-		d.lbs.mu.Unlock()
-		res.Release()
-		return nil, err
-	}
-	before := b.lifecycle
-	b.lifecycle = stateDeleting
-	b.version++
-	snapshot := b.clone()
-	d.lbs.mu.Unlock()
-	opName := op
-	if kind == kindNLB {
-		opName = nlbOp
-	}
-	wr := d.startWorkRequest(snapshot, c.action, opName, "DELETED", res,
-		func() error {
+	return d.submit(c, kind, id, op, nlbOp, "DELETED", func(b *balancer) (func() error, func(string), error) {
+		switch {
+		case b.lifecycle != stateActive && b.lifecycle != stateFailed:
+			return nil, nil, incorrectState("The %s %s is %s and cannot be deleted now.", kindName(kind), id, b.lifecycle)
+		case b.deleteProtection:
+			return nil, nil, incorrectState("The %s %s has delete protection enabled.", kindName(kind), id)
+		}
+		before := b.lifecycle
+		b.lifecycle = stateDeleting
+		b.version++
+		apply := func() error {
 			d.lbs.mu.Lock()
 			defer d.lbs.mu.Unlock()
 			if cur := d.lbs.byID[id]; cur != nil {
 				d.deleteLocked(cur)
 			}
 			return nil
-		},
-		func(string) {
+		}
+		abort := func(string) {
 			d.lbs.mu.Lock()
 			defer d.lbs.mu.Unlock()
 			if cur := d.lbs.byID[id]; cur != nil && cur.lifecycle == stateDeleting {
 				cur.lifecycle = before
 				cur.version++
 			}
-		})
-	return (&reply{status: http.StatusNoContent}).with("opc-work-request-id", wr), nil
+		}
+		return apply, abort, nil
+	})
 }
 
 // deleteLocked makes a load balancer DELETED: it stops its traffic and

@@ -22,8 +22,8 @@ func (d *Dialect) routeCompute() {
 
 // ociState maps a fleet state (Tencent's names) to OCI's instance
 // lifecycle. A TERMINATING instance is TERMINATING for the first half of
-// its linger and TERMINATED for the second, as OCI shows a terminated
-// instance for a while before it disappears.
+// the fleet's linger and TERMINATED after it; once the fleet drops it, the
+// dialect keeps it TERMINATED for the retention (terminated.go).
 func (d *Dialect) ociState(r core.Record, now time.Time) ocicore.InstanceLifecycleStateEnum {
 	switch r.State {
 	case core.StatePending:
@@ -154,7 +154,7 @@ func (d *Dialect) listInstances(c *call) (*reply, error) {
 		return nil, err
 	}
 	now := d.core.Now()
-	recs := d.core.Snapshot()
+	recs := d.instances()
 	defs := d.placementDefaults()
 	type row struct {
 		m   ocicore.Instance
@@ -193,8 +193,14 @@ func (d *Dialect) listInstances(c *call) (*reply, error) {
 }
 
 func (d *Dialect) instanceRecord(id string) (core.Record, error) {
+	if d.gone.isPurged(id) {
+		return core.Record{}, notFound("instance", id)
+	}
 	r, err := d.core.InstanceRecord(id)
 	if err != nil || r.OCID != id {
+		if kept, ok := d.gone.get(id, d.core.Now()); ok {
+			return kept, nil // TERMINATED, within the retention
+		}
 		return core.Record{}, notFound("instance", id)
 	}
 	return r, nil
@@ -265,7 +271,7 @@ func (d *Dialect) listVnicAttachments(c *call) (*reply, error) {
 	now := d.core.Now()
 	defs := d.placementDefaults()
 	items := []ocicore.VnicAttachment{}
-	for _, r := range d.core.Snapshot() {
+	for _, r := range d.instances() {
 		p := placementWith(r, defs)
 		if p.compartment != comp || (inst != "" && inst != r.OCID) || (vnic != "" && vnic != vnicID(r.OCID)) || (ad != "" && ad != p.ad) {
 			continue

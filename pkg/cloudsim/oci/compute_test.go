@@ -1,6 +1,7 @@
 package oci
 
 import (
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -84,7 +85,12 @@ func TestListInstancesPagination(t *testing.T) {
 
 func TestGetInstanceAndStates(t *testing.T) {
 	clk := newFakeClock()
-	e := newTestEnv(t, Options{}, core.Config{Clock: clk.Now, TerminatedLinger: 10 * time.Second})
+	// A retention of a minute, not the default 12 h: the fake clock must
+	// stay within the signature's 5-minute skew of the client's.
+	e := newTestEnv(t, Options{TerminatedRetention: time.Minute}, core.Config{Clock: clk.Now, TerminatedLinger: 10 * time.Second})
+	if d := newTerminated(0).retention; d != 12*time.Hour {
+		t.Fatalf("default retention %s, want 12h", d)
+	}
 	in := e.addInstances(core.Instance{Name: "node-1", Shape: "VM.Standard.A1.Flex", FaultDomain: "FAULT-DOMAIN-2"})[0]
 	cc := e.compute()
 
@@ -128,8 +134,23 @@ func TestGetInstanceAndStates(t *testing.T) {
 			t.Fatalf("after %q: %s, want %s", s.state, got, s.want)
 		}
 	}
-	clk.Advance(5 * time.Second) // past the linger: gone
-	_, err := cc.GetInstance(ctx(t), ocicore.GetInstanceRequest{InstanceId: common.String(in.OCID)})
+	// Past the fleet's linger (Tencent's view drops it), OCI keeps it
+	// TERMINATED for at least 12 hours: core/core_compute_client.go,
+	// TerminateInstance: "the record remains visible in the list of
+	// instances with the state TERMINATED for at least 12 hours".
+	clk.Advance(5 * time.Second)
+	if got := get().LifecycleState; got != ocicore.InstanceLifecycleStateTerminated {
+		t.Fatalf("past the linger: %s, want TERMINATED", got)
+	}
+	if _, err := e.core.InstanceRecord(in.OCID); err == nil {
+		t.Fatal("the fleet (Tencent's view) still has the instance")
+	}
+	listed, err := cc.ListInstances(ctx(t), ocicore.ListInstancesRequest{CompartmentId: common.String(DefaultCompartmentID)})
+	if err != nil || len(listed.Items) != 1 || listed.Items[0].LifecycleState != ocicore.InstanceLifecycleStateTerminated {
+		t.Fatalf("listing within the retention: %+v %v", listed.Items, err)
+	}
+	clk.Advance(time.Minute) // past the retention: gone
+	_, err = cc.GetInstance(ctx(t), ocicore.GetInstanceRequest{InstanceId: common.String(in.OCID)})
 	wantErr(t, err, 404, CodeNotAuthorizedOrNotFound)
 	_, err = cc.GetInstance(ctx(t), ocicore.GetInstanceRequest{InstanceId: common.String(in.ID)})
 	wantErr(t, err, 404, CodeInvalidParameter) // a Tencent id is not an OCID
@@ -193,4 +214,44 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
+}
+
+// The 404 path: with no retention (or once the admin API purges it), a
+// terminated instance disappears with the fleet's linger, and GetInstance
+// answers 404 NotAuthorizedOrNotFound.
+func TestTerminatedWithoutRetention(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		retention time.Duration
+		purge     bool
+	}{
+		{"retention off", -1, false},
+		{"purged", 0, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := newFakeClock()
+			e := newTestEnv(t, Options{TerminatedRetention: tt.retention}, core.Config{Clock: clk.Now})
+			in := e.addInstances(core.Instance{Name: "node-1"})[0]
+			cc := e.compute()
+			if err := e.d.PurgeTerminated(in.OCID); !errors.Is(err, core.ErrInvalid) {
+				t.Fatalf("purging a running instance: %v", err)
+			}
+			if _, err := e.core.SetInstanceState(in.OCID, "TERMINATING"); err != nil {
+				t.Fatal(err)
+			}
+			if tt.purge {
+				if err := e.d.PurgeTerminated(in.OCID); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				clk.Advance(5 * time.Second) // past the linger
+			}
+			_, err := cc.GetInstance(ctx(t), ocicore.GetInstanceRequest{InstanceId: common.String(in.OCID)})
+			wantErr(t, err, 404, CodeNotAuthorizedOrNotFound)
+			listed, err := cc.ListInstances(ctx(t), ocicore.ListInstancesRequest{CompartmentId: common.String(DefaultCompartmentID)})
+			if err != nil || len(listed.Items) != 0 {
+				t.Fatalf("listing: %+v %v", listed.Items, err)
+			}
+		})
+	}
 }

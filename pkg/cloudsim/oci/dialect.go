@@ -97,6 +97,16 @@ type Options struct {
 	// of one load balancer (listeners, backend sets, backends; see
 	// limits.go); zero fields keep DefaultLBLimits / DefaultNLBLimits.
 	LBLimits, NLBLimits BalancerLimits
+	// FixedShapes plays a tenancy created before May 2023, which may
+	// still create load balancers of the fixed shapes (10Mbps, 100Mbps,
+	// 400Mbps, 8000Mbps); by default only "flexible" is accepted (see
+	// loadbalancer.go for the source).
+	FixedShapes bool
+	// TerminatedRetention is how long a terminated instance stays visible
+	// as TERMINATED (see compute.go for the source): 0 means
+	// DefaultTerminatedRetention, negative means not past the fleet's own
+	// linger, after which GetInstance answers 404.
+	TerminatedRetention time.Duration
 }
 
 // Dialect serves the OCI API. It is an http.Handler for the paths under
@@ -113,15 +123,19 @@ type Dialect struct {
 	tasks     *core.Tasks
 	mux       *http.ServeMux
 
-	net  *network
-	nsgs *nsgStore // network security groups (nsg.go)
-	lbs  *balancers
-	wrs  *workRequests
+	net   *network
+	nsgs  *nsgStore // network security groups (nsg.go)
+	lbs   *balancers
+	wrs   *workRequests
+	queue lbQueues // Load Balancing's queued work requests (queue.go)
 
 	tokMu  sync.Mutex
 	tokens map[string]*storedReply
 
 	lbLimits, nlbLimits BalancerLimits
+	fixedShapes         bool
+
+	gone *terminated // terminated instances kept visible (terminated.go)
 }
 
 // New returns the dialect. Invalid keys or network seeds are errors.
@@ -136,6 +150,8 @@ func New(c *core.Core, opts Options) (*Dialect, error) {
 		plane:     opts.Plane,
 		tasks:     core.NewTasks(c, 0),
 		tokens:    map[string]*storedReply{},
+
+		fixedShapes: opts.FixedShapes,
 	}
 	if d.region == "" {
 		d.region = DefaultRegion
@@ -167,9 +183,12 @@ func New(c *core.Core, opts Options) (*Dialect, error) {
 		return nil, fmt.Errorf("oci: Options.Network: %w", err)
 	}
 	c.AddInstanceCheck(d.checkInstanceNSGs)
+	d.gone = newTerminated(opts.TerminatedRetention)
+	c.OnInstanceGone(d.gone.keep)
 	d.lbs = newBalancers()
 	d.lbLimits, d.nlbLimits = opts.LBLimits.or(DefaultLBLimits), opts.NLBLimits.or(DefaultNLBLimits)
 	d.wrs = newWorkRequests()
+	d.queue.byLB = map[string][]*queued{}
 	d.mux = http.NewServeMux()
 	d.routeCompute()
 	d.routeNetwork()

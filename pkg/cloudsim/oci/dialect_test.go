@@ -79,7 +79,7 @@ func TestFaults(t *testing.T) {
 
 func TestUnknownOperation(t *testing.T) {
 	e := newTestEnv(t, Options{}, core.Config{})
-	for _, path := range []string{PrefixCore + "/nothing", PrefixLoadBalancer + "/loadBalancerShapes", PrefixNLB + "/networkLoadBalancersPolicies"} {
+	for _, path := range []string{PrefixCore + "/nothing", PrefixLoadBalancer + "/loadBalancerPolicies", PrefixNLB + "/networkLoadBalancersPolicies"} {
 		resp, err := http.DefaultClient.Do(signed(t, http.MethodGet, e.url+path, nil))
 		if err != nil {
 			t.Fatal(err)

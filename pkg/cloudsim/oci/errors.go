@@ -36,6 +36,7 @@ const (
 	CodeIncorrectState          = "IncorrectState"                         // 409
 	CodeInvalidatedRetryToken   = "InvalidatedRetryToken"                  // 409
 	CodeAlreadyExists           = "NotAuthorizedOrResourceAlreadyExists"   // 409
+	CodeConflict                = "Conflict"                               // 409: NLB busy (balancers.go)
 	CodeNoEtagMatch             = "NoEtagMatch"                            // 412
 	CodeTooManyRequests         = "TooManyRequests"                        // 429
 	CodeInternalServerError     = "InternalServerError"                    // 500

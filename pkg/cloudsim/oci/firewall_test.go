@@ -236,7 +236,7 @@ func TestNLBPreservedSourceNeedsClientRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := fmt.Sprintf("http://%s:80/", *got.IpAddresses[0].IpAddress)
+	url := fmt.Sprintf("http://%s:80/", nlbPublicIP(t, got.IpAddresses))
 	eventually(t, 5*time.Second, func() error {
 		st, _ := e.d.DataPlane(*created.Id)
 		if len(st.Listeners) != 1 || st.Listeners[0].HealthyTargets != 1 {

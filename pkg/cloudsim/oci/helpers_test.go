@@ -217,3 +217,16 @@ func eventually(t *testing.T, timeout time.Duration, f func() error) {
 }
 
 func errorf(format string, a ...any) error { return fmt.Errorf(format, a...) }
+
+// nlbPublicIP is the public address of a public NLB, which lists its
+// private address too.
+func nlbPublicIP(t *testing.T, ips []networkloadbalancer.IpAddress) string {
+	t.Helper()
+	for _, ip := range ips {
+		if ip.IsPublic != nil && *ip.IsPublic {
+			return *ip.IpAddress
+		}
+	}
+	t.Fatalf("no public address in %+v", ips)
+	return ""
+}

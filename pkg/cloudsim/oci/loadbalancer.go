@@ -12,7 +12,16 @@ import (
 )
 
 // Load Balancing shapes: "flexible" with a bandwidth range, or one of the
-// fixed (legacy) shapes.
+// fixed (legacy) shapes, which only a tenancy older than May 2023 may still
+// create (Options.FixedShapes):
+//
+//	oci-go-sdk v65.129.0 loadbalancer/create_load_balancer_details.go,
+//	CreateLoadBalancerDetails.ShapeName: "NOTE: After May 2023, Fixed
+//	shapes - 10Mbps, 100Mbps, 400Mbps, 8000Mbps would be deprecated and
+//	only shape allowed would be `Flexible`"
+//
+// The answer to a fixed shape in a newer tenancy (400 InvalidParameter) is
+// cloudsim's choice of code: the SDK names none.
 const (
 	ShapeFlexible   = "flexible"
 	MinFlexMbps     = 10
@@ -51,12 +60,13 @@ func (d *Dialect) routeLoadBalancer() {
 	d.mux.Handle("PUT "+p+"/{loadBalancerId}/listeners/{listenerName}", d.route(svc, "UpdateListener", true, d.updateLBListener))
 	d.mux.Handle("DELETE "+p+"/{loadBalancerId}/listeners/{listenerName}", d.route(svc, "DeleteListener", true, d.deleteLBListener))
 	d.mux.Handle("GET "+p+"/{loadBalancerId}/workRequests", d.route(svc, "ListWorkRequests", false, d.listLBWorkRequests))
+	d.mux.Handle("GET "+PrefixLoadBalancer+"/loadBalancerShapes", d.route(svc, "ListShapes", false, d.listShapes))
 	d.mux.Handle("GET "+PrefixLoadBalancer+"/loadBalancerWorkRequests/{workRequestId}", d.route(svc, "GetWorkRequest", false, d.getLBWorkRequest))
 }
 
 // ---- validation: details in, models out ----
 
-func checkShape(name *string, det *loadbalancer.ShapeDetails) error {
+func checkShape(name *string, det *loadbalancer.ShapeDetails, allowFixed bool) error {
 	if name == nil || *name == "" {
 		return missing("shapeName")
 	}
@@ -72,6 +82,10 @@ func checkShape(name *string, det *loadbalancer.ShapeDetails) error {
 	}
 	if !slices.Contains(fixedShapes, *name) {
 		return badRequest("The shape %q is not a load balancer shape (%s or one of %s).", *name, ShapeFlexible, strings.Join(fixedShapes, ", "))
+	}
+	if !allowFixed {
+		return badRequest("The fixed shape %q is deprecated: since May 2023 only the %s shape can be created "+
+			"(cloudsim plays a tenancy created after May 2023; start it with --oci-fixed-shapes for an older one).", *name, ShapeFlexible)
 	}
 	if det != nil {
 		return badRequest("shapeDetails apply only to the %s shape, not %q.", ShapeFlexible, *name)
@@ -315,7 +329,7 @@ func (d *Dialect) createLoadBalancer(c *call) (*reply, error) {
 	if req.DisplayName == nil || strings.TrimSpace(*req.DisplayName) == "" {
 		return nil, missing("displayName")
 	}
-	if err := checkShape(req.ShapeName, req.ShapeDetails); err != nil {
+	if err := checkShape(req.ShapeName, req.ShapeDetails, d.fixedShapes); err != nil {
 		return nil, err
 	}
 	private := req.IsPrivate != nil && *req.IsPrivate
@@ -459,7 +473,7 @@ func (d *Dialect) updateLoadBalancerShape(c *call) (*reply, error) {
 	if err := c.decode(&req); err != nil {
 		return nil, err
 	}
-	if err := checkShape(req.ShapeName, req.ShapeDetails); err != nil {
+	if err := checkShape(req.ShapeName, req.ShapeDetails, d.fixedShapes); err != nil {
 		return nil, err
 	}
 	return d.mutate(c, kindLB, id, "UpdateLoadBalancerShape", "", "UPDATED", func(*balancer) (change, error) {
@@ -468,6 +482,22 @@ func (d *Dialect) updateLoadBalancerShape(c *call) (*reply, error) {
 			return nil
 		}, nil
 	})
+}
+
+// listShapes implements ListShapes: the shapes this tenancy may create,
+// "flexible", and the fixed ones only for a tenancy older than May 2023
+// (Options.FixedShapes).
+func (d *Dialect) listShapes(c *call) (*reply, error) {
+	if _, err := d.compartmentParam(c); err != nil {
+		return nil, err
+	}
+	items := []loadbalancer.LoadBalancerShape{{Name: common.String(ShapeFlexible)}}
+	if d.fixedShapes {
+		for _, s := range fixedShapes {
+			items = append(items, loadbalancer.LoadBalancerShape{Name: common.String(s)})
+		}
+	}
+	return page(c, items, nil)
 }
 
 // ---- backend sets ----

@@ -2,6 +2,7 @@ package oci
 
 import (
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -85,12 +86,23 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 	if got.LifecycleState != loadbalancer.LoadBalancerLifecycleStateCreating || len(got.IpAddresses) != 0 {
 		t.Fatalf("while creating: %s %v", got.LifecycleState, got.IpAddresses)
 	}
-	// One change at a time: the create holds the load balancer.
-	_, err = c.DeleteLoadBalancer(ctx(t), loadbalancer.DeleteLoadBalancerRequest{LoadBalancerId: common.String(lbID)})
-	wantErr(t, err, http.StatusConflict, CodeIncorrectState)
+	// One change at a time: a change while the create runs is queued
+	// behind it (ACCEPTED), and runs once the load balancer is ACTIVE.
+	tagged, err := c.UpdateLoadBalancer(ctx(t), loadbalancer.UpdateLoadBalancerRequest{LoadBalancerId: common.String(lbID),
+		UpdateLoadBalancerDetails: loadbalancer.UpdateLoadBalancerDetails{FreeformTags: map[string]string{"queued": "yes"}}})
+	if err != nil {
+		t.Fatalf("a change during the create: %v", err)
+	}
+	if q, err := c.GetWorkRequest(ctx(t), loadbalancer.GetWorkRequestRequest{WorkRequestId: tagged.OpcWorkRequestId}); err != nil ||
+		q.LifecycleState != loadbalancer.WorkRequestLifecycleStateAccepted {
+		t.Fatalf("queued work request: %v %v", q.LifecycleState, err)
+	}
 
 	if wr := waitLBWorkRequest(t, c, wrID); wr.LifecycleState != loadbalancer.WorkRequestLifecycleStateSucceeded || wr.TimeFinished == nil {
 		t.Fatalf("work request: %+v", wr)
+	}
+	if wr := waitLBWorkRequest(t, c, *tagged.OpcWorkRequestId); wr.LifecycleState != loadbalancer.WorkRequestLifecycleStateSucceeded {
+		t.Fatalf("queued work request: %+v", wr)
 	}
 	got, err = c.GetLoadBalancer(ctx(t), loadbalancer.GetLoadBalancerRequest{LoadBalancerId: common.String(lbID)})
 	if err != nil {
@@ -121,9 +133,20 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.DeleteListener(ctx(t), loadbalancer.DeleteListenerRequest{LoadBalancerId: common.String(lbID), ListenerName: common.String("TCP-80")})
-	wantErr(t, err, http.StatusConflict, CodeIncorrectState)
-	waitLBWorkRequest(t, c, *upd.OpcWorkRequestId)
+	idle, err := c.UpdateListener(ctx(t), loadbalancer.UpdateListenerRequest{LoadBalancerId: common.String(lbID), ListenerName: common.String("TCP-80"),
+		UpdateListenerDetails: loadbalancer.UpdateListenerDetails{DefaultBackendSetName: common.String("TCP-80"), Port: common.Int(80), Protocol: common.String("TCP"),
+			ConnectionConfiguration: &loadbalancer.ConnectionConfiguration{IdleTimeout: common.Int64(120)}}})
+	if err != nil {
+		t.Fatalf("a second change is queued, not refused: %v", err)
+	}
+	first, second := waitLBWorkRequest(t, c, *upd.OpcWorkRequestId), waitLBWorkRequest(t, c, *idle.OpcWorkRequestId)
+	if second.LifecycleState != loadbalancer.WorkRequestLifecycleStateSucceeded || second.TimeFinished.Before(first.TimeFinished.Time) {
+		t.Fatalf("queued work request: %+v after %+v", second, first)
+	}
+	if l, err := c.GetLoadBalancer(ctx(t), loadbalancer.GetLoadBalancerRequest{LoadBalancerId: common.String(lbID)}); err != nil ||
+		*l.Listeners["TCP-80"].ConnectionConfiguration.IdleTimeout != 120 || l.FreeformTags["queued"] != "yes" {
+		t.Fatalf("after the queued changes: %+v %v", l.LoadBalancer, err)
+	}
 	bs, err := c.GetBackendSet(ctx(t), loadbalancer.GetBackendSetRequest{LoadBalancerId: common.String(lbID), BackendSetName: common.String("TCP-80")})
 	if err != nil || len(bs.Backends) != 2 || *bs.Policy != "LEAST_CONNECTIONS" || *bs.Backends[1].Weight != 3 {
 		t.Fatalf("backend set: %+v %v", bs.BackendSet, err)
@@ -146,7 +169,8 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 	wantErr(t, err, http.StatusPreconditionFailed, CodeNoEtagMatch)
 
 	wrs, err := c.ListWorkRequests(ctx(t), loadbalancer.ListWorkRequestsRequest{LoadBalancerId: common.String(lbID)})
-	if err != nil || len(wrs.Items) != 2 || *wrs.Items[0].Type != "UpdateBackendSet" || *wrs.Items[1].Type != "CreateLoadBalancer" {
+	if err != nil || len(wrs.Items) != 4 || *wrs.Items[0].Type != "UpdateListener" || *wrs.Items[1].Type != "UpdateBackendSet" ||
+		*wrs.Items[2].Type != "UpdateLoadBalancer" || *wrs.Items[3].Type != "CreateLoadBalancer" {
 		t.Fatalf("work requests: %v %v", wrs.Items, err)
 	}
 
@@ -170,7 +194,7 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 	wantErr(t, err, http.StatusConflict, CodeInvalidatedRetryToken)
 
 	calls := e.core.Calls()
-	if calls["oci:CreateLoadBalancer"]["OK"] != 2 || calls["oci:DeleteLoadBalancer"][CodeIncorrectState] != 1 {
+	if calls["oci:CreateLoadBalancer"]["OK"] != 2 || calls["oci:UpdateLoadBalancer"]["OK"] != 1 || calls["oci:UpdateListener"]["OK"] != 1 {
 		t.Fatalf("calls: %v", calls)
 	}
 }
@@ -184,9 +208,12 @@ func TestCreateLoadBalancerValidation(t *testing.T) {
 		status int
 		code   string
 	}{
+		// CreateLoadBalancerDetails.ShapeName: "After May 2023, Fixed shapes -
+		// 10Mbps, 100Mbps, 400Mbps, 8000Mbps would be deprecated and only
+		// shape allowed would be `Flexible`" (cloudsim plays a newer tenancy).
 		{"fixed shape", func(d *loadbalancer.CreateLoadBalancerDetails) {
 			d.ShapeName, d.ShapeDetails = common.String("100Mbps"), nil
-		}, 0, ""},
+		}, 400, CodeInvalidParameter},
 		{"unknown shape", func(d *loadbalancer.CreateLoadBalancerDetails) { d.ShapeName = common.String("huge") }, 400, CodeInvalidParameter},
 		{"flexible without details", func(d *loadbalancer.CreateLoadBalancerDetails) { d.ShapeDetails = nil }, 400, CodeInvalidParameter},
 		{"min above max", func(d *loadbalancer.CreateLoadBalancerDetails) {
@@ -241,13 +268,24 @@ func TestWorkRequestFailure(t *testing.T) {
 	e := newTestEnv(t, Options{WorkRequestLatency: 50 * time.Millisecond}, core.Config{})
 	e.core.SetFault(core.Fault{Action: "oci:CreateLoadBalancer", ErrorRate: 1, FailTask: true})
 	c := e.lb()
-	created, err := c.CreateLoadBalancer(ctx(t), loadbalancer.CreateLoadBalancerRequest{CreateLoadBalancerDetails: lbDetails("doomed")})
+	token := common.String("doomed-token")
+	created, err := c.CreateLoadBalancer(ctx(t), loadbalancer.CreateLoadBalancerRequest{CreateLoadBalancerDetails: lbDetails("doomed"), OpcRetryToken: token})
 	if err != nil {
 		t.Fatal(err)
 	}
 	wr := waitLBWorkRequest(t, c, *created.OpcWorkRequestId)
 	if wr.LifecycleState != loadbalancer.WorkRequestLifecycleStateFailed || len(wr.ErrorDetails) != 1 {
 		t.Fatalf("work request: %+v", wr)
+	}
+	// The same opc-retry-token replays the first answer, the FAILED work
+	// request: a retry within 24 hours returns what the first call did
+	// (CreateNetworkLoadBalancerRequest.OpcRetryToken: "retried in case of
+	// a timeout or server error without risk of rerunning that same
+	// action"), so a new attempt needs a new token.
+	e.core.ClearFaults()
+	again, err := c.CreateLoadBalancer(ctx(t), loadbalancer.CreateLoadBalancerRequest{CreateLoadBalancerDetails: lbDetails("doomed"), OpcRetryToken: token})
+	if err != nil || *again.OpcWorkRequestId != *created.OpcWorkRequestId {
+		t.Fatalf("retry with the same token: %v %v, want the FAILED work request %s", again.OpcWorkRequestId, err, *created.OpcWorkRequestId)
 	}
 	got, err := c.GetLoadBalancer(ctx(t), loadbalancer.GetLoadBalancerRequest{LoadBalancerId: wr.LoadBalancerId})
 	if err != nil || got.LifecycleState != loadbalancer.LoadBalancerLifecycleStateFailed {
@@ -264,6 +302,11 @@ func TestWorkRequestFailure(t *testing.T) {
 	if wr := waitLBWorkRequest(t, c, *del.OpcWorkRequestId); wr.LifecycleState != loadbalancer.WorkRequestLifecycleStateSucceeded {
 		t.Fatalf("delete: %s", wr.LifecycleState)
 	}
+	// Its load balancer deleted, the token is invalidated ("if a resource
+	// has been deleted and purged from the system, then a retry of the
+	// original creation request might be rejected").
+	_, err = c.CreateLoadBalancer(ctx(t), loadbalancer.CreateLoadBalancerRequest{CreateLoadBalancerDetails: lbDetails("doomed"), OpcRetryToken: token})
+	wantErr(t, err, http.StatusConflict, CodeInvalidatedRetryToken)
 }
 
 func TestRunningPhase(t *testing.T) {
@@ -282,6 +325,43 @@ func TestRunningPhase(t *testing.T) {
 		state, pct := runningPhase(tt.elapsed, tt.latency)
 		if state != tt.state || pct < tt.minPct || pct > tt.maxPct {
 			t.Errorf("runningPhase(%s, %s) = %s %.1f, want %s %.0f..%.0f", tt.elapsed, tt.latency, state, pct, tt.state, tt.minPct, tt.maxPct)
+		}
+	}
+}
+
+// A tenancy older than May 2023 (Options.FixedShapes) may still create the
+// fixed shapes; a newer one (the default) only "flexible", and ListShapes
+// says which (CreateLoadBalancerDetails.ShapeName: "After May 2023, Fixed
+// shapes - 10Mbps, 100Mbps, 400Mbps, 8000Mbps would be deprecated and only
+// shape allowed would be `Flexible`").
+func TestFixedShapes(t *testing.T) {
+	for _, old := range []bool{false, true} {
+		e := newTestEnv(t, Options{FixedShapes: old, WorkRequestLatency: -1}, core.Config{})
+		c := e.lb()
+		shapes, err := c.ListShapes(ctx(t), loadbalancer.ListShapesRequest{CompartmentId: common.String(DefaultCompartmentID)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, s := range shapes.Items {
+			names = append(names, *s.Name)
+		}
+		for _, shape := range []string{"10Mbps", "100Mbps", "400Mbps", "8000Mbps"} {
+			d := lbDetails("fixed-"+shape, "10.0.0.5")
+			d.ShapeName, d.ShapeDetails = common.String(shape), nil
+			_, err := c.CreateLoadBalancer(ctx(t), loadbalancer.CreateLoadBalancerRequest{CreateLoadBalancerDetails: d})
+			switch {
+			case old && err != nil:
+				t.Errorf("older tenancy, %s: %v", shape, err)
+			case !old:
+				wantErr(t, err, 400, CodeInvalidParameter)
+			}
+			if listed := slices.Contains(names, shape); listed != old {
+				t.Errorf("fixed shapes allowed %v: ListShapes %v", old, names)
+			}
+		}
+		if !slices.Contains(names, ShapeFlexible) {
+			t.Errorf("ListShapes %v: no flexible", names)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
 
@@ -124,7 +125,7 @@ func (d *Dialect) nlbBackends(where string, in []nlb.BackendDetails) ([]nlb.Back
 			if !core.ValidOCID(*b.TargetId, "instance") {
 				return nil, badRequest("%s.targetId %q is not an instance OCID.", w, *b.TargetId)
 			}
-			if _, err := d.instanceRecord(*b.TargetId); err != nil {
+			if r, err := d.instanceRecord(*b.TargetId); err != nil || r.State == core.StateTerminating {
 				return nil, relatedNotFound("instance", *b.TargetId)
 			}
 			target, key = *b.TargetId, *b.TargetId
@@ -280,9 +281,41 @@ func (d *Dialect) nlbModel(b *balancer) nlb.NetworkLoadBalancer {
 		FreeformTags: orEmpty(b.freeformTags), DefinedTags: orEmptyDefined(b.definedTags), SystemTags: map[string]map[string]interface{}{},
 	}
 	if b.vip.IsValid() && b.lifecycle != stateCreating && b.lifecycle != stateFailed && b.lifecycle != stateDeleted {
-		m.IpAddresses = []nlb.IpAddress{{IpAddress: common.String(b.vip.String()), IsPublic: common.Bool(!b.isPrivate), IpVersion: nlb.IpVersionIpv4}}
+		vip := nlb.IpAddress{IpAddress: common.String(b.vip.String()), IsPublic: common.Bool(!b.isPrivate), IpVersion: nlb.IpVersionIpv4}
+		m.IpAddresses = []nlb.IpAddress{vip}
+		if !b.isPrivate {
+			// A public NLB lists its private address in its subnet too,
+			// IsPublic false, as the real one does ("A public NLB lists
+			// its private IP too", ../shared/reference/oci-api.md; OKE's
+			// docs: "by default, the kubectl get service command returns
+			// both the network load balancer's public IP address and its
+			// private IP address", https://docs.oracle.com/en-us/iaas/Content/ContEng/Tasks/contengconfiguringloadbalancersnetworkloadbalancers-subtopic.htm).
+			// Private first, so that a client sorting or taking the first
+			// address is caught: the order is cloudsim's choice.
+			if p := d.privateAddrOf(b); p.IsValid() {
+				priv := nlb.IpAddress{IpAddress: common.String(p.String()), IsPublic: common.Bool(false), IpVersion: nlb.IpVersionIpv4}
+				m.IpAddresses = []nlb.IpAddress{priv, vip}
+			}
+		}
 	}
 	return m
+}
+
+// privateAddrOf is a load balancer's private address in its (first)
+// subnet: the address it sends to backends from (firewall.go).
+func (d *Dialect) privateAddrOf(b *balancer) netip.Addr {
+	if len(b.subnetIDs) == 0 {
+		return netip.Addr{}
+	}
+	s, ok := d.net.subnet(b.subnetIDs[0])
+	if !ok {
+		return netip.Addr{}
+	}
+	p, err := netip.ParsePrefix(s.CIDRBlock)
+	if err != nil {
+		return netip.Addr{}
+	}
+	return lbPrivateAddr(p, b.id)
 }
 
 // ---- network load balancers ----

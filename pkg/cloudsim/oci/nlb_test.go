@@ -2,6 +2,7 @@ package oci
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,7 +78,16 @@ func TestNetworkLoadBalancer(t *testing.T) {
 		t.Fatal(err)
 	}
 	backends := got.BackendSets["TCP-80"].Backends
-	if got.LifecycleState != nlb.LifecycleStateActive || len(got.IpAddresses) != 1 || len(backends) != 2 ||
+	// A public NLB lists its private address too (IsPublic false): OKE,
+	// "Configuring Load Balancers and Network Load Balancers": "by default, the kubectl get
+	// service command returns both the network load balancer's public IP
+	// address and its private IP address"; networkloadbalancer/ip_address.go
+	// IsPublic: "If "false", then the IP address is private".
+	if len(got.IpAddresses) != 2 || *got.IpAddresses[0].IsPublic || !*got.IpAddresses[1].IsPublic ||
+		!strings.HasPrefix(*got.IpAddresses[0].IpAddress, "10.0.") {
+		t.Fatalf("addresses of a public NLB: %+v", got.IpAddresses)
+	}
+	if got.LifecycleState != nlb.LifecycleStateActive || len(backends) != 2 ||
 		*backends[1].Name != node.OCID+":30080" || !*got.BackendSets["TCP-80"].IsPreserveSource {
 		t.Fatalf("active NLB: %+v", got.NetworkLoadBalancer)
 	}
@@ -95,8 +105,14 @@ func TestNetworkLoadBalancer(t *testing.T) {
 	if err != nil || mid.LifecycleState != nlb.LifecycleStateUpdating {
 		t.Fatalf("during the update: %v %v", mid.LifecycleState, err)
 	}
+	// Issue 11 item 11 (../shared/reference/oci-api.md, "NLB busy"): 409
+	// Conflict "Invalid State Transition of NLB lifeCycle state from
+	// Updating to Updating"; the NLB does not queue.
 	_, err = c.DeleteListener(ctx(t), nlb.DeleteListenerRequest{NetworkLoadBalancerId: common.String(id), ListenerName: common.String("TCP-80")})
-	wantErr(t, err, http.StatusConflict, CodeIncorrectState)
+	wantErr(t, err, http.StatusConflict, CodeConflict)
+	if msg := err.(common.ServiceError).GetMessage(); msg != "Invalid State Transition of NLB lifeCycle state from Updating to Updating" {
+		t.Errorf("busy message = %q", msg)
+	}
 	waitNLBWorkRequest(t, c, *upd.OpcWorkRequestId)
 	bs, err := c.GetBackendSet(ctx(t), nlb.GetBackendSetRequest{NetworkLoadBalancerId: common.String(id), BackendSetName: common.String("TCP-80")})
 	if err != nil || len(bs.Backends) != 1 || *bs.Backends[0].Name != "10.0.0.9:30080" || bs.HealthChecker.Protocol != nlb.HealthCheckProtocolsTcp {
@@ -131,7 +147,7 @@ func TestNetworkLoadBalancer(t *testing.T) {
 		t.Fatalf("delete: %+v", wr)
 	}
 	// The action names are apart from Load Balancing's.
-	if calls := e.core.Calls(); calls["oci:nlb:CreateNetworkLoadBalancer"]["OK"] != 1 || calls["oci:nlb:DeleteListener"][CodeIncorrectState] != 1 {
+	if calls := e.core.Calls(); calls["oci:nlb:CreateNetworkLoadBalancer"]["OK"] != 1 || calls["oci:nlb:DeleteListener"][CodeConflict] != 1 {
 		t.Fatalf("calls: %v", calls)
 	}
 }

@@ -134,7 +134,7 @@ func TestTrafficThroughNLBToTargetInstance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := fmt.Sprintf("http://%s:80/", *got.IpAddresses[0].IpAddress)
+	url := fmt.Sprintf("http://%s:80/", nlbPublicIP(t, got.IpAddresses))
 	eventually(t, 5*time.Second, func() error {
 		body, err := get(url)
 		if err == nil && body != "node-b" {
@@ -186,7 +186,7 @@ func TestUDPThroughNLB(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 5*time.Second, func() error {
-		conn, err := net.Dial("udp", net.JoinHostPort(*got.IpAddresses[0].IpAddress, "53"))
+		conn, err := net.Dial("udp", net.JoinHostPort(nlbPublicIP(t, got.IpAddresses), "53"))
 		if err != nil {
 			return err
 		}

@@ -2,8 +2,10 @@ package oci
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ccmkit/ccm/pkg/cloudsim/core"
@@ -34,6 +36,9 @@ type workRequest struct {
 	acceptedReal  time.Time // real time: latency is real time even with a fake clock
 	latency       time.Duration
 	seq           int64
+	// queued: accepted behind another work request on the same load
+	// balancer (Load Balancing only, queue.go); no task yet.
+	queued atomic.Bool
 }
 
 type workRequests struct {
@@ -68,6 +73,9 @@ type wrView struct {
 func (d *Dialect) viewOf(wr *workRequest) (wrView, bool) {
 	t, ok := d.tasks.Get(wr.id)
 	if !ok {
+		if wr.queued.Load() {
+			return wrView{state: wrAccepted}, true
+		}
 		return wrView{}, false
 	}
 	v := wrView{started: t.Started}
@@ -99,22 +107,59 @@ func runningPhase(elapsed, latency time.Duration) (string, float32) {
 // apply runs when the work request succeeds; abort (optional) when an
 // injected task fault fails it. res holds the load balancer busy.
 func (d *Dialect) startWorkRequest(b *balancer, action, op, actionType string, res *core.Reservation, apply func() error, abort func(string)) string {
+	wr := d.newWorkRequest(b, op, actionType)
+	d.runWorkRequest(wr, action, res, apply, abort)
+	return wr.id
+}
+
+// newWorkRequest registers a work request (not started yet).
+func (d *Dialect) newWorkRequest(b *balancer, op, actionType string) *workRequest {
 	prefix := "loadbalancerworkrequest"
 	if b.kind == kindNLB {
 		prefix = "nlbworkrequest"
 	}
-	lat := max(d.latency, 0)
 	wr := &workRequest{
 		id: core.NewOCID(prefix), kind: b.kind, lbID: b.id, compartmentID: b.compartmentID,
-		op: op, actionType: actionType, accepted: d.core.Now(), acceptedReal: time.Now(), latency: lat,
+		op: op, actionType: actionType, accepted: d.core.Now(), acceptedReal: time.Now(), latency: max(d.latency, 0),
 	}
 	d.wrs.mu.Lock()
 	d.wrs.seq++
 	wr.seq = d.wrs.seq
 	d.wrs.byID[wr.id] = wr
 	d.wrs.mu.Unlock()
+	return wr
+}
+
+// runWorkRequest starts wr's task on res. For Load Balancing, the end of
+// the task starts the next queued work request of the load balancer.
+func (d *Dialect) runWorkRequest(wr *workRequest, action string, res *core.Reservation, apply func() error, abort func(string)) {
+	if wr.kind == kindLB {
+		lbID, inner, innerAbort := wr.lbID, apply, abort
+		apply = func() error {
+			defer d.kickQueue(lbID)
+			if inner == nil {
+				return nil
+			}
+			return inner()
+		}
+		abort = func(msg string) {
+			defer d.kickQueue(lbID)
+			if innerAbort != nil {
+				innerAbort(msg)
+			}
+		}
+	}
+	wr.acceptedReal = time.Now() // a queued one runs its full latency once started
 	d.tasks.Start(res, core.TaskSpec{ID: wr.id, Action: action, Latency: d.latency, Apply: apply, Abort: abort})
-	return wr.id
+	wr.queued.Store(false) // after Start: a reader always finds the task or the queued flag
+}
+
+// forgetWorkRequest drops a work request that was registered but never
+// started (its call was refused).
+func (d *Dialect) forgetWorkRequest(id string) {
+	d.wrs.mu.Lock()
+	defer d.wrs.mu.Unlock()
+	delete(d.wrs.byID, id)
 }
 
 // workRequestsOf lists the live work requests matching keep, oldest first.
@@ -125,7 +170,7 @@ func (d *Dialect) workRequestsOf(keep func(*workRequest) bool) []*workRequest {
 	defer d.wrs.mu.Unlock()
 	var out []*workRequest
 	for id, wr := range d.wrs.byID {
-		if _, live := d.tasks.Get(id); !live {
+		if _, live := d.tasks.Get(id); !live && !wr.queued.Load() {
 			delete(d.wrs.byID, id)
 			continue
 		}
@@ -183,10 +228,52 @@ func (d *Dialect) lbWorkRequestModel(wr *workRequest, v wrView) loadbalancer.Wor
 		m.TimeFinished = sdkTime(v.finished)
 	}
 	if v.state == wrFailed {
-		m.Message = common.String(v.message)
-		m.ErrorDetails = []loadbalancer.WorkRequestError{{ErrorCode: loadbalancer.WorkRequestErrorErrorCodeInternalError, Message: common.String(v.message)}}
+		e := wrErrorOf(wr, v.message)
+		m.Message = common.String(e.message)
+		m.ErrorDetails = []loadbalancer.WorkRequestError{{ErrorCode: e.lbCode, Message: common.String(e.message)}}
 	}
 	return m
+}
+
+// wrError is why a work request failed, as both services report it.
+type wrError struct {
+	code    string                                     // NLB WorkRequestError.code: an API error code
+	lbCode  loadbalancer.WorkRequestErrorErrorCodeEnum // LB WorkRequestError.errorCode: BAD_INPUT or INTERNAL_ERROR
+	message string
+}
+
+// injectedTask matches core's message for an injected task failure.
+var injectedTask = regexp.MustCompile(`^cloudsim: injected task failure \(([^)]*)\)`)
+
+// apiError matches an *Error's text: "400 InvalidParameter: message".
+var apiError = regexp.MustCompile(`^\d{3} ([A-Za-z.]+): (.*)$`)
+
+// wrErrorOf turns a failed task's message into the error a work request
+// reports. The Load Balancing API has no ListWorkRequestErrors: its
+// WorkRequest carries errorDetails, each an errorCode, "BAD_INPUT" or
+// "INTERNAL_ERROR", and a message (loadbalancer/work_request_error.go);
+// Network Load Balancing lists WorkRequestError{code, message, timestamp}
+// (networkloadbalancer/work_request_error.go: "A machine-usable code for
+// the error that occured", "A human-readable error string"). The messages
+// name the operation and the load balancer; their wording is cloudsim's.
+func wrErrorOf(wr *workRequest, msg string) wrError {
+	what := fmt.Sprintf("%s of %s %s failed", wr.op, kindName(wr.kind), wr.lbID)
+	if m := injectedTask.FindStringSubmatch(msg); m != nil {
+		code := m[1]
+		if code == "" || code == core.DefaultFaultCode {
+			code = CodeInternalServerError
+		}
+		return wrError{code: code, lbCode: loadbalancer.WorkRequestErrorErrorCodeInternalError,
+			message: fmt.Sprintf("%s: an internal error occurred (%s)", what, msg)}
+	}
+	if m := apiError.FindStringSubmatch(msg); m != nil {
+		lbCode := loadbalancer.WorkRequestErrorErrorCodeBadInput
+		if m[1] == CodeInternalServerError {
+			lbCode = loadbalancer.WorkRequestErrorErrorCodeInternalError
+		}
+		return wrError{code: m[1], lbCode: lbCode, message: fmt.Sprintf("%s: %s", what, m[2])}
+	}
+	return wrError{code: CodeIncorrectState, lbCode: loadbalancer.WorkRequestErrorErrorCodeBadInput, message: fmt.Sprintf("%s: %s", what, msg)}
 }
 
 func (d *Dialect) getLBWorkRequest(c *call) (*reply, error) {
@@ -295,14 +382,15 @@ func (d *Dialect) listNLBWorkRequestErrors(c *call) (*reply, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, v, err := d.workRequest(id, kindNLB)
+	wr, v, err := d.workRequest(id, kindNLB)
 	if err != nil {
 		return nil, err
 	}
 	items := []networkloadbalancer.WorkRequestError{}
 	if v.state == wrFailed {
+		e := wrErrorOf(wr, v.message)
 		items = append(items, networkloadbalancer.WorkRequestError{
-			Code: common.String(CodeInternalServerError), Message: common.String(v.message), Timestamp: sdkTime(v.finished),
+			Code: common.String(e.code), Message: common.String(e.message), Timestamp: sdkTime(v.finished),
 		})
 	}
 	return page(c, items, func(p []networkloadbalancer.WorkRequestError) any {

@@ -37,7 +37,7 @@ func init() {
 type Cloud struct {
 	cfg       *Config
 	instances *instances
-	lb        cloudprovider.LoadBalancer // nil when loadBalancer.disabled
+	lb        *loadBalancers // nil when loadBalancer.disabled
 	// subsets chooses backends past the backend limits (subset.go); kube
 	// and stop come from Initialize for its Events and EndpointSlice watch.
 	subsets *lbsubset.Subsetter

@@ -48,12 +48,20 @@ func tcpIngress(src string, lo, hi int) ocicore.IngressSecurityRule {
 
 func startSim(t *testing.T) (*cloudsim.Sim, *Cloud) {
 	t.Helper()
+	sim, c, _ := startSimWith(t, nil)
+	return sim, c
+}
+
+// startSimWith is startSim with changed cloudsim options; it returns the
+// provider's config too, for tests that call OCI directly.
+func startSimWith(t *testing.T, mod func(*cloudsim.Options)) (*cloudsim.Sim, *Cloud, *Config) {
+	t.Helper()
 	k, _ := testKey()
 	pub, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim := cloudsim.New(cloudsim.Options{
+	opts := cloudsim.Options{
 		OCIKeys: map[string]string{
 			testTenancy + "/" + testUser + "/" + testFingerprint(): string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})),
 		},
@@ -78,7 +86,11 @@ func startSim(t *testing.T) (*cloudsim.Sim, *Cloud) {
 		},
 		OCIWorkRequestLatency: 50 * time.Millisecond,
 		HealthCheckInterval:   200 * time.Millisecond,
-	})
+	}
+	if mod != nil {
+		mod(&opts)
+	}
+	sim := cloudsim.New(opts)
 	url, err := sim.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +106,7 @@ func startSim(t *testing.T) (*cloudsim.Sim, *Cloud) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sim, c
+	return sim, c, cfg
 }
 
 func TestCloudsimNodes(t *testing.T) {

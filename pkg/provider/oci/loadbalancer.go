@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
@@ -21,7 +22,7 @@ import (
 
 // lbOps is what the interface layer needs of internal/oci/lbops; tests fake it.
 type lbOps interface {
-	Get(ctx context.Context, displayName string) (*corev1.LoadBalancerStatus, bool, error)
+	Get(ctx context.Context, displayName string, publishPrivate bool) (*corev1.LoadBalancerStatus, bool, error)
 	Ensure(ctx context.Context, d *lbops.Desired) (*corev1.LoadBalancerStatus, error)
 	Update(ctx context.Context, d *lbops.Desired) error
 	Delete(ctx context.Context, d *lbops.Desired) error
@@ -35,11 +36,18 @@ type loadBalancers struct {
 	cfg     LoadBalancerConfig
 	ops     lbOps
 	subsets *lbsubset.Subsetter // nil: subsets chosen without Events or Local narrowing
+	// events records the Warning Events of what the provider changed
+	// in a Service's request (a fixed shape made flexible); nil: none.
+	events record.EventRecorder
 }
+
+// EventReasonFixedShape is the reason of the Warning Event on a Service
+// whose fixed LB shape is created as flexible.
+const EventReasonFixedShape = "FixedShapeIsFlexible"
 
 var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
 
-func newLoadBalancer(cfg *Config, c *clients, subsets *lbsubset.Subsetter) cloudprovider.LoadBalancer {
+func newLoadBalancer(cfg *Config, c *clients, subsets *lbsubset.Subsetter) *loadBalancers {
 	return &loadBalancers{cfg: cfg.LoadBalancer, subsets: subsets, ops: lbops.New(c.lb, c.nlb, c.network, lbops.Config{
 		Compartment: cfg.Compartment, SecurityLists: cfg.LoadBalancer.SecurityLists,
 	})}
@@ -54,26 +62,36 @@ func (l *loadBalancers) GetLoadBalancerName(_ context.Context, _ string, svc *co
 
 // GetLoadBalancer reports the Service's load balancer, of either kind.
 func (l *loadBalancers) GetLoadBalancer(ctx context.Context, _ string, svc *corev1.Service) (*corev1.LoadBalancerStatus, bool, error) {
-	return l.ops.Get(ctx, string(svc.UID))
+	return l.ops.Get(ctx, string(svc.UID), publishPrivate(svc))
+}
+
+// publishPrivate reads external-ip-only (default true: a public load
+// balancer publishes only its public addresses). A bad value keeps the
+// default; Ensure reports it.
+func publishPrivate(svc *corev1.Service) bool {
+	v, err := annotations.OCINLBExternalIPOnly.BoolFromService(svc)
+	return err == nil && !v
 }
 
 // EnsureLoadBalancer creates or updates the Service's load balancer. A bad
 // annotation is reported (every problem at once) before any API call, so
 // the existing load balancer stays as it is.
 func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *corev1.Service, nodes []*corev1.Node) (*corev1.LoadBalancerStatus, error) {
-	d, err := l.desired(svc, nodes)
+	d, warnings, err := l.desired(svc, nodes)
 	if err != nil {
 		return nil, err
 	}
+	l.warn(svc, warnings)
 	return l.ops.Ensure(ctx, d)
 }
 
 // UpdateLoadBalancer updates the backends when nodes change.
 func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *corev1.Service, nodes []*corev1.Node) error {
-	d, err := l.desired(svc, nodes)
+	d, warnings, err := l.desired(svc, nodes)
 	if err != nil {
 		return err
 	}
+	l.warn(svc, warnings)
 	return l.ops.Update(ctx, d)
 }
 
@@ -106,19 +124,38 @@ const (
 	defaultFlexMaxMbps = 100
 )
 
-// fixedShapes are the legacy fixed LB shapes still accepted.
+// fixedShapes are the legacy fixed LB shapes and their bandwidth in Mbps.
+// oci-go-sdk v65.129.0, CreateLoadBalancerDetails.ShapeName: "After May
+// 2023, Fixed shapes - 10Mbps, 100Mbps, 400Mbps, 8000Mbps would be
+// deprecated and only shape allowed would be `Flexible`": a tenancy created
+// since refuses them, so they are created as flexible with that bandwidth
+// as minimum and maximum, which every tenancy accepts.
 var fixedShapes = []string{"10Mbps", "100Mbps", "400Mbps", "8000Mbps"}
 
-// desired builds what the Service needs. Every problem, neutral or OCI,
-// comes back in one error naming each annotation or field.
-func (l *loadBalancers) desired(svc *corev1.Service, nodes []*corev1.Node) (*lbops.Desired, error) {
+var fixedShapeMbps = map[string]int{"10Mbps": 10, "100Mbps": 100, "400Mbps": 400, "8000Mbps": 8000}
+
+// warn records a Warning Event on the Service for each warning.
+func (l *loadBalancers) warn(svc *corev1.Service, warnings []string) {
+	for _, w := range warnings {
+		klog.InfoS("Service load balancer request changed", "service", klog.KObj(svc), "change", w)
+		if l.events != nil {
+			l.events.Event(svc, corev1.EventTypeWarning, EventReasonFixedShape, w)
+		}
+	}
+}
+
+// desired builds what the Service needs, and the warnings about what was
+// changed on the way (a fixed shape made flexible). Every problem, neutral
+// or OCI, comes back in one error naming each annotation or field.
+func (l *loadBalancers) desired(svc *corev1.Service, nodes []*corev1.Node) (*lbops.Desired, []string, error) {
 	d := &lbops.Desired{DisplayName: string(svc.UID)}
 	var hco hcOverrides
+	var warnings []string
 	spec, err := lbspec.Build(svc, nodes, lbspec.Options{
 		// The OCI annotations are read here, so that their problems are
 		// reported together with the neutral ones.
 		Placement: func(svc *corev1.Service) (lbspec.Placement, error) {
-			errs := l.readOCI(svc, d)
+			errs := l.readOCI(svc, d, &warnings)
 			errs = append(errs, hco.read(svc, d.Kind)...)
 			return lbspec.Placement{Internal: d.Internal, Name: d.DisplayName}, errors.Join(errs...)
 		},
@@ -126,7 +163,7 @@ func (l *loadBalancers) desired(svc *corev1.Service, nodes []*corev1.Node) (*lbo
 		Limits:     ociLimits,
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	d.Ref, d.Listeners, d.SourceRanges = spec.Ref, spec.Listeners, spec.SourceRanges
 	hc := spec.HealthCheck
@@ -135,18 +172,18 @@ func (l *loadBalancers) desired(svc *corev1.Service, nodes []*corev1.Node) (*lbo
 		Retries: hc.UnhealthyThreshold, Interval: hc.Interval, Timeout: hc.Timeout,
 	}
 	if err := hco.apply(&d.HealthCheck); err != nil {
-		return nil, &lbspec.Error{Service: spec.Service, Problems: []error{err}}
+		return nil, nil, &lbspec.Error{Service: spec.Service, Problems: []error{err}}
 	}
 	if spec.SessionAffinity.ClientIP && !annotations.OCINLBBackendPolicy.IsSet(svc) {
 		d.Policy = map[lbops.Kind]string{lbops.KindLB: "IP_HASH", lbops.KindNLB: "TWO_TUPLE"}[d.Kind]
 	}
 	if d.Backends, err = l.chooseBackends(svc, spec, nodes, d.Kind); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(spec.SourceRanges) > 0 && d.SecurityListMode == SecurityListModeNone {
 		klog.InfoS("loadBalancerSourceRanges are not enforced with security list mode None", "service", klog.KObj(svc))
 	}
-	return d, nil
+	return d, warnings, nil
 }
 
 // hcOverrides are the OCI health check annotations (retries, and interval
@@ -204,7 +241,7 @@ func (h *hcOverrides) apply(hc *lbops.HealthCheck) error {
 }
 
 // readOCI reads the OCI annotations and the cloud config into d.
-func (l *loadBalancers) readOCI(svc *corev1.Service, d *lbops.Desired) []error {
+func (l *loadBalancers) readOCI(svc *corev1.Service, d *lbops.Desired, warnings *[]string) []error {
 	var errs []error
 	collect := func(err error) bool {
 		if err != nil && !errors.Is(err, annotations.ErrNotSet) {
@@ -256,6 +293,9 @@ func (l *loadBalancers) readOCI(svc *corev1.Service, d *lbops.Desired) []error {
 		if v, err := annotations.OCINLBIsPreserveSource.BoolFromService(svc); collect(err) {
 			d.PreserveSource = v
 		}
+		if v, err := annotations.OCINLBExternalIPOnly.BoolFromService(svc); collect(err) {
+			d.PublishPrivate = !v
+		}
 		return errs
 	}
 
@@ -282,7 +322,7 @@ func (l *loadBalancers) readOCI(svc *corev1.Service, d *lbops.Desired) []error {
 		switch {
 		case strings.EqualFold(v, lbops.ShapeFlexible):
 		case canonical(fixedShapes, v) != "":
-			d.Shape = canonical(fixedShapes, v)
+			d.FixedShape = canonical(fixedShapes, v)
 		default:
 			errs = append(errs, annotations.OCILBShape.Invalid(v, "must be flexible or one of %s", strings.Join(fixedShapes, ", ")))
 		}
@@ -293,6 +333,17 @@ func (l *loadBalancers) readOCI(svc *corev1.Service, d *lbops.Desired) []error {
 	}
 	if v, err := annotations.OCILBShapeFlexMax.IntInRangeFromService(svc, 10, 8000); collect(err) {
 		d.FlexMaxMbps = v
+	}
+	if d.FixedShape != "" {
+		mbps := fixedShapeMbps[d.FixedShape]
+		msg := fmt.Sprintf("%s %s is a fixed shape, which OCI no longer creates (only flexible since May 2023): "+
+			"the load balancer is flexible with %d-%d Mbps instead; set %s: flexible with %s and %s to choose the bandwidth",
+			annotations.OCILBShape, d.FixedShape, mbps, mbps, annotations.OCILBShape, annotations.OCILBShapeFlexMin, annotations.OCILBShapeFlexMax)
+		if annotations.OCILBShapeFlexMin.IsSet(svc) || annotations.OCILBShapeFlexMax.IsSet(svc) {
+			msg += fmt.Sprintf(" (%s and %s are ignored with a fixed shape)", annotations.OCILBShapeFlexMin, annotations.OCILBShapeFlexMax)
+		}
+		*warnings = append(*warnings, msg)
+		d.FlexMinMbps, d.FlexMaxMbps = mbps, mbps
 	}
 	if d.FlexMaxMbps < d.FlexMinMbps {
 		errs = append(errs, annotations.OCILBShapeFlexMax.Invalid(strconv.Itoa(d.FlexMaxMbps), "must be at least shape-flex-min (%d)", d.FlexMinMbps))

@@ -2,12 +2,14 @@ package oci
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
 
 	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/internal/oci/lbops"
@@ -18,7 +20,7 @@ type fakeOps struct {
 	ensured, updated, deleted []*lbops.Desired
 }
 
-func (f *fakeOps) Get(context.Context, string) (*corev1.LoadBalancerStatus, bool, error) {
+func (f *fakeOps) Get(context.Context, string, bool) (*corev1.LoadBalancerStatus, bool, error) {
 	return nil, false, nil
 }
 func (f *fakeOps) Ensure(_ context.Context, d *lbops.Desired) (*corev1.LoadBalancerStatus, error) {
@@ -116,10 +118,17 @@ func TestEnsureLoadBalancerAnnotations(t *testing.T) {
 				t.Errorf("desired = %+v", d)
 			}
 		}},
-		{name: "fixed shape", svc: lbService(map[string]string{string(annotations.OCILBShape): "100mbps"}),
+		{name: "nlb external-ip-only false", svc: lbService(map[string]string{
+			string(annotations.OCILoadBalancerType): "nlb", string(annotations.OCINLBExternalIPOnly): "false"}),
 			check: func(t *testing.T, d *lbops.Desired) {
-				if d.Shape != "100Mbps" {
-					t.Errorf("shape = %q", d.Shape)
+				if !d.PublishPrivate {
+					t.Errorf("desired = %+v", d)
+				}
+			}},
+		{name: "nlb publishes public addresses only by default", svc: lbService(map[string]string{string(annotations.OCILoadBalancerType): "nlb"}),
+			check: func(t *testing.T, d *lbops.Desired) {
+				if d.PublishPrivate {
+					t.Errorf("desired = %+v", d)
 				}
 			}},
 		{name: "local policy", svc: func() *corev1.Service {
@@ -150,6 +159,48 @@ func TestEnsureLoadBalancerAnnotations(t *testing.T) {
 			}
 			tt.check(t, f.ensured[0])
 		})
+	}
+}
+
+// A fixed shape (deprecated since May 2023) is created as flexible with
+// minimum = maximum = its bandwidth, with a Warning Event saying so.
+func TestFixedShapeIsFlexible(t *testing.T) {
+	for _, tt := range []struct {
+		shape string
+		mbps  int
+	}{{"10Mbps", 10}, {"100mbps", 100}, {"400Mbps", 400}, {"8000Mbps", 8000}} {
+		t.Run(tt.shape, func(t *testing.T) {
+			lb, f := testLB(lbCfg)
+			events := record.NewFakeRecorder(10)
+			lb.events = events
+			svc := lbService(map[string]string{string(annotations.OCILBShape): tt.shape, string(annotations.OCILBShapeFlexMax): "800"})
+			if _, err := lb.EnsureLoadBalancer(context.Background(), "k", svc, []*corev1.Node{lbNode("a", "10.0.0.1", true)}); err != nil {
+				t.Fatal(err)
+			}
+			d := f.ensured[0]
+			if d.Shape != lbops.ShapeFlexible || d.FlexMinMbps != tt.mbps || d.FlexMaxMbps != tt.mbps || !strings.EqualFold(d.FixedShape, tt.shape) {
+				t.Errorf("desired shape %s %d-%d (fixed %q)", d.Shape, d.FlexMinMbps, d.FlexMaxMbps, d.FixedShape)
+			}
+			select {
+			case e := <-events.Events:
+				want := fmt.Sprintf("Warning %s %s %s is a fixed shape", EventReasonFixedShape, annotations.OCILBShape, d.FixedShape)
+				if !strings.HasPrefix(e, want) || !strings.Contains(e, fmt.Sprintf("flexible with %d-%d Mbps", tt.mbps, tt.mbps)) ||
+					!strings.Contains(e, "are ignored") {
+					t.Errorf("event %q, want %q...", e, want)
+				}
+			default:
+				t.Error("no Warning Event")
+			}
+		})
+	}
+	lb, _ := testLB(lbCfg)
+	events := record.NewFakeRecorder(10)
+	lb.events = events
+	if _, err := lb.EnsureLoadBalancer(context.Background(), "k", lbService(nil), []*corev1.Node{lbNode("a", "10.0.0.1", true)}); err != nil {
+		t.Fatal(err)
+	}
+	if len(events.Events) != 0 {
+		t.Errorf("an event for a flexible shape: %q", <-events.Events)
 	}
 }
 
@@ -232,7 +283,7 @@ func TestOCIAnnotationNames(t *testing.T) {
 	}
 	for _, n := range []annotations.Name{annotations.OCINLBInternal, annotations.OCINLBSubnet, annotations.OCINLBHealthCheckRetries,
 		annotations.OCINLBHealthCheckInterval, annotations.OCINLBHealthCheckTimeout, annotations.OCINLBBackendPolicy,
-		annotations.OCINLBIsPreserveSource, annotations.OCINLBSecurityListManagementMode} {
+		annotations.OCINLBIsPreserveSource, annotations.OCINLBSecurityListManagementMode, annotations.OCINLBExternalIPOnly} {
 		if !strings.HasPrefix(string(n), "oci-network-load-balancer.oraclecloud.com/") {
 			t.Errorf("%s: not the public OCI CCM's NLB prefix", n)
 		}

@@ -52,7 +52,8 @@ func (l *loadBalancers) chooseBackends(svc *corev1.Service, spec *lbspec.Spec, n
 // startSubsets gives the subsetting a recorder for its Normal Events and
 // the shared EndpointSlice informer, and runs the watch that re-ensures a
 // Local Service whose endpoint nodes change (the service controller does
-// not watch endpoints).
+// not watch endpoints). The load balancers get a recorder for their
+// Warning Events too.
 func (c *Cloud) startSubsets(f informers.SharedInformerFactory) {
 	if c.subsets == nil || c.kube == nil {
 		return
@@ -71,6 +72,9 @@ func (c *Cloud) startSubsets(f informers.SharedInformerFactory) {
 		broadcaster.Shutdown()
 	}()
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "service-lb-subset"})
+	if c.lb != nil {
+		c.lb.events = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "oci-load-balancer"})
+	}
 	if err := c.subsets.Start(ctx, f, client, recorder); err != nil {
 		klog.ErrorS(err, "Watching EndpointSlices; Local Services with a subset of the nodes are not re-ensured when their endpoints move")
 	}
