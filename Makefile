@@ -10,6 +10,10 @@ CLOUD      ?= tencentcloud
 E2E_FLAGS  ?=
 BENCH_FLAGS ?=
 BENCH_ROUTES_FLAGS ?=
+# --version and ccmkit_build_info: git describe and the commit, stamped at link time.
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS   := -X github.com/ccmkit/ccm/internal/buildinfo.version=$(VERSION) -X github.com/ccmkit/ccm/internal/buildinfo.revision=$(REVISION)
 
 .PHONY: chaos all build tools test unit e2e bench bench-routes bench-smoke demo lint fmt tidy clean image
 
@@ -18,7 +22,7 @@ all: build
 ## build: the cloud-controller-manager and cloudsim binaries, into bin/
 build:
 	@mkdir -p $(BIN)
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ ./cmd/cloud-controller-manager ./cmd/cloudsim
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/cloud-controller-manager ./cmd/cloudsim
 
 ## tools: etcd and kube-apiserver for the local control plane (cached outside the repo)
 tools:

@@ -23,12 +23,19 @@ import (
 	_ "k8s.io/component-base/metrics/prometheus/version"  // build info metric
 	"k8s.io/klog/v2"
 
+	"github.com/ccmkit/ccm/internal/buildinfo"
+
 	// Providers register themselves by name.
 	_ "github.com/ccmkit/ccm/pkg/provider/oci"
 	_ "github.com/ccmkit/ccm/pkg/provider/tencentcloud"
 )
 
 func main() {
+	if versionRequested(os.Args[1:]) {
+		fmt.Print(buildinfo.Get())
+		return
+	}
+	buildinfo.RegisterMetric()
 	opts, err := options.NewCloudControllerManagerOptions()
 	if err != nil {
 		klog.Fatalf("unable to initialize command options: %v", err)

@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ccmkit/ccm/internal/buildinfo"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 	"github.com/ccmkit/ccm/pkg/cloudsim/dataplane"
 	"github.com/ccmkit/ccm/pkg/cloudsim/oci"
@@ -117,11 +118,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fixedShapes := fs.Bool("oci-fixed-shapes", false, "play an OCI tenancy created before May 2023, which may still create the fixed LB shapes (10Mbps, 100Mbps, 400Mbps, 8000Mbps); by default only flexible")
 	retention := fs.Duration("oci-terminated-retention", oci.DefaultTerminatedRetention, "how long a terminated OCI instance stays visible as TERMINATED (0: it disappears with --terminated-linger, then GetInstance answers 404)")
 	wrLatency := fs.Duration("oci-work-request-latency", oci.DefaultWorkRequestLatency, "how long each OCI load balancer work request runs (0: done before the call returns)")
+	showVersion := fs.Bool("version", false, "print the version, commit and SDK versions, and exit")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if *showVersion {
+		_, err := fmt.Fprint(stdout, buildinfo.Get())
+		return err
 	}
 	logger := log.New(stderr, "cloudsim ", log.LstdFlags|log.Lmicroseconds)
 
