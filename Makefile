@@ -33,6 +33,7 @@ test: tools build unit e2e bench-smoke
 
 unit:
 	$(GO) test -race -count=1 ./...
+	cd hack/promcheck && $(GO) test -race -count=1 ./...
 
 e2e:
 	CCM_BINARY=$(CURDIR)/$(BIN)/cloud-controller-manager \
@@ -66,6 +67,7 @@ lint:
 	@out=$$(gofmt -l cmd pkg internal test hack bench); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./test/e2e/ ./bench/...
+	cd hack/promcheck && $(GO) vet ./...
 
 ## image: container images (needs a Docker engine with buildx; none runs on the dev machines)
 IMAGE ?= ghcr.io/ccmkit/cloud-controller-manager
@@ -77,6 +79,7 @@ image:
 tidy:
 	$(GO) mod tidy
 	cd hack/tools && $(GO) mod tidy
+	cd hack/promcheck && $(GO) mod tidy
 
 clean:
 	rm -rf $(BIN)

@@ -7,6 +7,7 @@ replace github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common => githu
 require (
 	github.com/go-logr/logr v1.4.4
 	github.com/oracle/oci-go-sdk/v65 v65.129.0
+	github.com/prometheus/common v0.70.0
 	github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb v1.3.105
 	github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common v1.3.209
 	github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm v1.3.183
@@ -84,7 +85,6 @@ require (
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
 	github.com/prometheus/client_golang v1.24.0 // indirect
 	github.com/prometheus/client_model v0.6.2 // indirect
-	github.com/prometheus/common v0.70.0 // indirect
 	github.com/prometheus/procfs v0.21.1 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/shopspring/decimal v1.4.0 // indirect
