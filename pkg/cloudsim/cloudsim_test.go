@@ -29,6 +29,9 @@ func start(t *testing.T, opts cloudsim.Options) (*cloudsim.Sim, string) {
 	if opts.Credentials == nil {
 		opts.Credentials = map[string]string{secretID: secretKey}
 	}
+	if opts.Latency == nil {
+		opts.Latency = cloudsim.ZeroLatency // unit tests: answers at once
+	}
 	sim := cloudsim.New(opts)
 	url, err := sim.Start("127.0.0.1:0")
 	if err != nil {
@@ -240,7 +243,7 @@ func TestSimGoAPI(t *testing.T) {
 }
 
 func TestHandlerWithoutStart(t *testing.T) {
-	sim := cloudsim.New(cloudsim.Options{})
+	sim := cloudsim.New(cloudsim.Options{Latency: cloudsim.ZeroLatency})
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest(http.MethodGet, "/admin/healthz", nil)
 	sim.Handler().ServeHTTP(rec, req)
@@ -269,7 +272,7 @@ func TestLoadSeedIntoSim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim := cloudsim.New(cloudsim.Options{})
+	sim := cloudsim.New(cloudsim.Options{Latency: cloudsim.ZeroLatency})
 	out, err := sim.AddInstances(in...)
 	if err != nil || len(out) != 2 || out[0].Tags["cluster"] != "demo" || out[1].State != "STOPPED" {
 		t.Fatalf("%+v %v", out, err)
