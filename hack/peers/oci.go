@@ -151,7 +151,11 @@ func runOCI(binary, listen string, duration time.Duration) (int, error) {
 			"service.beta.kubernetes.io/oci-load-balancer-shape":          "flexible",
 			"service.beta.kubernetes.io/oci-load-balancer-shape-flex-min": "10",
 			"service.beta.kubernetes.io/oci-load-balancer-shape-flex-max": "100"}),
-		lbService("peer-nlb", map[string]string{"oci.oraclecloud.com/load-balancer-type": "nlb"}),
+		// A public NLB also lists its private address (IsPublic=false), and
+		// the peer publishes every address unless told external-ip-only:
+		// without it the Service's first ingress IP is the private one.
+		lbService("peer-nlb", map[string]string{"oci.oraclecloud.com/load-balancer-type": "nlb",
+			"oci-network-load-balancer.oraclecloud.com/external-ip-only": "true"}),
 	}
 	for i, svc := range services {
 		svc.Spec.Ports[0].NodePort = int32(ociNodePort + i)
