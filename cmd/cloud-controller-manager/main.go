@@ -23,6 +23,10 @@ import (
 	_ "k8s.io/component-base/metrics/prometheus/version"  // build info metric
 	"k8s.io/klog/v2"
 
+	// CA roots inside the binary: the image has no CA file, and a host's
+	// system roots, where present, still take precedence.
+	_ "golang.org/x/crypto/x509roots/fallback"
+
 	"github.com/ccmkit/ccm/internal/buildinfo"
 
 	// Providers register themselves by name.

@@ -19,6 +19,10 @@ import (
 	"syscall"
 	"time"
 
+	// CA roots inside the binary: the image has no CA file, and a host's
+	// system roots, where present, still take precedence.
+	_ "golang.org/x/crypto/x509roots/fallback"
+
 	"github.com/ccmkit/ccm/internal/buildinfo"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 	"github.com/ccmkit/ccm/pkg/cloudsim/dataplane"
