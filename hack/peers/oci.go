@@ -8,20 +8,14 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	ocicommon "github.com/oracle/oci-go-sdk/v65/common"
 	ocicore "github.com/oracle/oci-go-sdk/v65/core"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	cloudapi "k8s.io/cloud-provider/api"
 
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
@@ -48,17 +42,6 @@ var ociAlsoRefused = map[string]string{}
 func runOCI(binary, listen string, duration time.Duration) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), duration+time.Minute)
 	defer cancel()
-	dir, err := os.MkdirTemp("", "peer-ccm-oci-")
-	if err != nil {
-		return 0, err
-	}
-	fmt.Println("== OCI: starting etcd and kube-apiserver", testcluster.K8sVersion, "in", dir)
-	cluster, err := testcluster.Start(dir)
-	if err != nil {
-		return 0, err
-	}
-	defer cluster.Stop()
-
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return 0, err
@@ -78,9 +61,7 @@ func runOCI(binary, listen string, duration time.Duration) (int, error) {
 		return ocicore.IngressSecurityRule{Protocol: ocicommon.String("6"), Source: ocicommon.String(src),
 			TcpOptions: &ocicore.TcpOptions{DestinationPortRange: &ocicore.PortRange{Min: ocicommon.Int(lo), Max: ocicommon.Int(hi)}}}
 	}
-	var mu sync.Mutex
-	var refusals []refusal
-	sim := cloudsim.New(cloudsim.Options{
+	w, err := newWorld(ctx, "oci", listen, cloudsim.Options{
 		OCIKeys: map[string]string{ociTenancy + "/" + ociUser + "/" + fingerprint: string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))},
 		OCINetwork: cloudsim.OCINetworkSeed{
 			Compartments: []string{ociCompartment},
@@ -91,31 +72,18 @@ func runOCI(binary, listen string, duration time.Duration) (int, error) {
 			Subnets: []simoci.Subnet{{ID: ociSubnet, VCNID: ociVCN, CompartmentID: ociCompartment, DNSLabel: "peer", SecurityListIDs: []string{ociList}}},
 		},
 		VIPRange: "127.78.1.1-127.78.1.254",
-		OnCall: func(c cloudsim.Call) {
-			if c.Code != "OK" {
-				mu.Lock()
-				refusals = append(refusals, refusal{c.Action, c.Code, c.Message})
-				mu.Unlock()
-			}
-		},
-	})
-	simURL, err := sim.Start("127.0.0.1:0")
+	}, []string{"*.us-ashburn-1.oraclecloud.com", "*.us-ashburn-1.oci.oraclecloud.com"})
 	if err != nil {
 		return 0, err
 	}
-	defer sim.Close()
-	caFile, stopTLS, err := serveTLS(listen, simURL, dir, []string{"*.us-ashburn-1.oraclecloud.com", "*.us-ashburn-1.oci.oraclecloud.com"})
-	if err != nil {
-		return 0, fmt.Errorf("serving TLS on %s (run as root, see run.sh): %w", listen, err)
-	}
-	defer stopTLS()
+	defer w.close()
 
 	var names []string
 	for i := 1; i <= 3; i++ {
 		ip := fmt.Sprintf("127.78.0.%d", i)
 		in := cloudsim.Instance{Name: fmt.Sprintf("peer-%d", i), PrivateIP: ip, Shape: "VM.Standard.E4.Flex",
 			FaultDomain: fmt.Sprintf("FAULT-DOMAIN-%d", i), VpcID: ociVCN, SubnetID: ociSubnet, CompartmentID: ociCompartment, State: "RUNNING"}
-		added, err := sim.AddInstances(in)
+		added, err := w.sim.AddInstances(in)
 		if err != nil {
 			return 0, err
 		}
@@ -127,21 +95,14 @@ func runOCI(binary, listen string, duration time.Duration) (int, error) {
 		if i == 2 {
 			name = ip
 		}
-		if _, err := cluster.RegisterNode(ctx, testcluster.NodeSpec{Name: name, InternalIP: ip, ProviderID: added[0].OCID}); err != nil {
+		if _, err := w.cluster.RegisterNode(ctx, testcluster.NodeSpec{Name: name, InternalIP: ip, ProviderID: added[0].OCID}); err != nil {
 			return 0, err
 		}
 		names = append(names, name)
-		// kube-proxy's health port, which the peer's health checks probe
-		// (HTTP /healthz on 10256) for externalTrafficPolicy Cluster.
-		for _, port := range []int{ociNodePort, ociNodePort + 1, 10256} {
-			ln, err := net.Listen("tcp", fmt.Sprintf("%s:%d", ip, port))
-			if err != nil {
-				return 0, err
-			}
-			srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "hello from", ip) }),
-				ReadHeaderTimeout: 5 * time.Second}
-			go func() { _ = srv.Serve(ln) }()
-			defer srv.Close()
+		// kube-proxy's health port too, which the peer's health checks
+		// probe (HTTP /healthz on 10256) for externalTrafficPolicy Cluster.
+		if err := w.serveNode(ip, ociNodePort, ociNodePort+1, 10256); err != nil {
+			return 0, err
 		}
 	}
 	// A load balancer (flexible, as tenancies since May 2023 require) and a
@@ -157,68 +118,25 @@ func runOCI(binary, listen string, duration time.Duration) (int, error) {
 		lbService("peer-nlb", map[string]string{"oci.oraclecloud.com/load-balancer-type": "nlb",
 			"oci-network-load-balancer.oraclecloud.com/external-ip-only": "true"}),
 	}
-	for i, svc := range services {
-		svc.Spec.Ports[0].NodePort = int32(ociNodePort + i)
-		if _, err := cluster.Client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
-			return 0, err
-		}
+	if err := w.createServices(services, ociNodePort); err != nil {
+		return 0, err
 	}
 
 	keyPEM := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}))
-	cfgPath := filepath.Join(dir, "cloud-provider.yaml")
+	cfgPath := filepath.Join(w.dir, "cloud-provider.yaml")
 	cfg := fmt.Sprintf("auth:\n  region: us-ashburn-1\n  tenancy: %s\n  user: %s\n  fingerprint: %s\n  key: |\n    %s\ncompartment: %s\nvcn: %s\nloadBalancer:\n  subnet1: %s\n  securityListManagementMode: None\n",
 		ociTenancy, ociUser, fingerprint, strings.ReplaceAll(strings.TrimSpace(keyPEM), "\n", "\n    "), ociCompartment, ociVCN, ociSubnet)
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return 0, err
 	}
-	logPath := filepath.Join(dir, "peer.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return 0, err
-	}
-	defer logFile.Close()
-	cmd := exec.Command(binary, "--cloud-provider=oci", "--cloud-config="+cfgPath, "--kubeconfig="+cluster.AdminKubeconfig,
+	if err := w.startPeer(binary, []string{"--cloud-provider=oci", "--cloud-config=" + cfgPath, "--kubeconfig=" + w.cluster.AdminKubeconfig,
 		"--leader-elect=false", "--use-service-account-credentials=false", "--configure-cloud-routes=false",
-		"--secure-port=0", "--v=2")
-	cmd.Env = append(os.Environ(), "SSL_CERT_FILE="+caFile)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	fmt.Println("== starting the OCI peer:", binary, "(log:", logPath+")")
-	if err := cmd.Start(); err != nil {
+		"--secure-port=0", "--v=2"}, nil); err != nil {
 		return 0, err
 	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 
-	deadline := time.Now().Add(duration)
-	var initialized int
-	vips := map[string]string{}
-	for time.Now().Before(deadline) {
-		time.Sleep(2 * time.Second)
-		initialized = 0
-		for _, n := range names {
-			node, err := cluster.Client.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{})
-			if err == nil && !testcluster.HasTaint(node, cloudapi.TaintExternalCloudProvider) && node.Spec.ProviderID != "" {
-				initialized++
-			}
-		}
-		for _, svc := range services {
-			if s, err := cluster.Client.CoreV1().Services("default").Get(ctx, svc.Name, metav1.GetOptions{}); err == nil && len(s.Status.LoadBalancer.Ingress) > 0 {
-				vips[svc.Name] = s.Status.LoadBalancer.Ingress[0].IP
-			}
-		}
-		if initialized == len(names) && len(vips) == len(services) {
-			break
-		}
-	}
+	initialized, vips := w.await(duration, names, services, nil)
 	fmt.Printf("== the OCI peer initialized %d/%d nodes, load balancer ingress %v\n", initialized, len(names), vips)
-	for name, vip := range vips {
-		if resp, err := http.Get("http://" + vip + "/"); err == nil {
-			fmt.Println("== through", name+"'s address:", resp.Status)
-			_ = resp.Body.Close()
-		} else {
-			fmt.Println("== through", name+"'s address:", err)
-		}
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	return report(sim, refusals, ociAlsoRefused), nil
+	probe(vips)
+	return w.report(ociAlsoRefused), nil
 }
