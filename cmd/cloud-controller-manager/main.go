@@ -3,7 +3,9 @@
 //
 // It is the upstream k8s.io/cloud-provider command with every upstream flag;
 // this file only registers our providers and picks the one named by
-// --cloud-provider.
+// --cloud-provider. Two things run before upstream's command: --version, and
+// `cloud-controller-manager preflight`, which checks a setup before it is
+// deployed (preflight.go, internal/preflight).
 package main
 
 import (
@@ -38,6 +40,9 @@ func main() {
 	if versionRequested(os.Args[1:]) {
 		fmt.Print(buildinfo.Get())
 		return
+	}
+	if preflightRequested(os.Args[1:]) {
+		os.Exit(runPreflight(os.Args[2:], os.Stdout, os.Stderr))
 	}
 	buildinfo.RegisterMetric()
 	opts, err := options.NewCloudControllerManagerOptions()

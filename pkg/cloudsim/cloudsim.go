@@ -174,8 +174,19 @@ func New(opts Options) *Sim {
 	for _, p := range []string{oci.PrefixCore, oci.PrefixLoadBalancer, oci.PrefixNLB} {
 		mux.Handle(p+"/", s.oci) // the OCI dialect: REST paths under its API versions
 	}
-	s.handler = mux
+	s.handler = serverDate(c.Now, mux)
 	return s
+}
+
+// serverDate sets every answer's Date header from cloudsim's clock (which
+// Options.Clock may skew), as the real APIs date their answers from theirs:
+// clients such as the preflight check measure clock skew against it.
+// net/http would otherwise stamp the host's time.
+func serverDate(now func() time.Time, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Date", now().UTC().Format(http.TimeFormat))
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Core exposes the dialect-neutral state, for dialect and data-plane code.

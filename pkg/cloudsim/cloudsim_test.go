@@ -252,6 +252,21 @@ func TestHandlerWithoutStart(t *testing.T) {
 	}
 }
 
+// Answers are dated by cloudsim's clock, so that a skewed Clock shows in
+// the Date header as a real API's clock would.
+func TestAnswersDatedByTheSimClock(t *testing.T) {
+	ahead := time.Now().Add(10 * time.Minute)
+	sim := cloudsim.New(cloudsim.Options{Latency: cloudsim.ZeroLatency, Clock: func() time.Time { return ahead }})
+	for _, path := range []string{"/admin/healthz", "/", "/20160918/instances"} {
+		rec := httptest.NewRecorder()
+		sim.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		got, err := http.ParseTime(rec.Header().Get("Date"))
+		if err != nil || !got.Equal(ahead.Truncate(time.Second)) {
+			t.Errorf("%s: Date %q, want %s", path, rec.Header().Get("Date"), ahead.UTC().Format(http.TimeFormat))
+		}
+	}
+}
+
 func TestLoadSeedIntoSim(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "seed.yaml")
 	seed := `instances:
