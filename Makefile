@@ -10,15 +10,19 @@ CLOUD      ?= tencentcloud
 E2E_FLAGS  ?=
 BENCH_FLAGS ?=
 BENCH_ROUTES_FLAGS ?=
+# --version and ccmkit_build_info: git describe and the commit, stamped at link time.
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS   := -X github.com/ccmkit/ccm/internal/buildinfo.version=$(VERSION) -X github.com/ccmkit/ccm/internal/buildinfo.revision=$(REVISION)
 
-.PHONY: chaos all build tools test unit e2e bench bench-routes bench-smoke demo lint fmt tidy clean image
+.PHONY: chaos all build tools test unit e2e bench bench-routes bench-smoke demo lint fmt tidy clean image docker-image
 
 all: build
 
 ## build: the cloud-controller-manager and cloudsim binaries, into bin/
 build:
 	@mkdir -p $(BIN)
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ ./cmd/cloud-controller-manager ./cmd/cloudsim
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/cloud-controller-manager ./cmd/cloudsim
 
 ## tools: etcd and kube-apiserver for the local control plane (cached outside the repo)
 tools:
@@ -29,6 +33,8 @@ test: tools build unit e2e bench-smoke
 
 unit:
 	$(GO) test -race -count=1 ./...
+	cd hack/promcheck && $(GO) test -race -count=1 ./...
+	cd hack/image && $(GO) test -race -count=1 ./...
 
 e2e:
 	CCM_BINARY=$(CURDIR)/$(BIN)/cloud-controller-manager \
@@ -62,17 +68,30 @@ lint:
 	@out=$$(gofmt -l cmd pkg internal test hack bench); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./test/e2e/ ./bench/...
+	cd hack/promcheck && $(GO) vet ./...
+	cd hack/image && $(GO) vet ./...
 
-## image: container images (needs a Docker engine with buildx; none runs on the dev machines)
-IMAGE ?= ghcr.io/ccmkit/cloud-controller-manager
-VERSION ?= v0.1.0
+IMAGE_REPO ?= ghcr.io/ccmkit
+## image: the CCM and cloudsim images for linux/amd64 and linux/arm64 without a Docker engine (hack/image):
+## OCI layouts and docker-load tarballs in bin/image; IMAGE_PUSH=1 pushes them to IMAGE_REPO
 image:
+	@for arch in amd64 arm64; do \
+	  mkdir -p $(BIN)/linux_$$arch && \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/linux_$$arch/ ./cmd/cloud-controller-manager ./cmd/cloudsim || exit 1; \
+	done
+	cd hack/image && $(GO) run . --bin-dir $(CURDIR)/$(BIN) --out $(CURDIR)/$(BIN)/image --repo $(IMAGE_REPO) --version $(VERSION) --revision $(REVISION)
+
+## docker-image: the same images with a Docker engine, from the Dockerfile
+IMAGE ?= $(IMAGE_REPO)/cloud-controller-manager
+docker-image:
 	docker build --target cloud-controller-manager --build-arg VERSION=$(VERSION) -t $(IMAGE):$(VERSION) .
-	docker build --target cloudsim -t $(IMAGE:cloud-controller-manager=cloudsim):$(VERSION) .
+	docker build --target cloudsim --build-arg VERSION=$(VERSION) -t $(IMAGE_REPO)/cloudsim:$(VERSION) .
 
 tidy:
 	$(GO) mod tidy
 	cd hack/tools && $(GO) mod tidy
+	cd hack/promcheck && $(GO) mod tidy
+	cd hack/image && $(GO) mod tidy
 
 clean:
 	rm -rf $(BIN)

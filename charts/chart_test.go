@@ -122,6 +122,9 @@ func TestChartSnapshots(t *testing.T) {
 			if r.find("PodMonitor", "") != nil {
 				t.Error("PodMonitor rendered although monitoring is off")
 			}
+			if r.find("ConfigMap", "") != nil || r.find("PrometheusRule", "") != nil {
+				t.Error("dashboard ConfigMap or PrometheusRule rendered although both are off by default")
+			}
 		}},
 		{"single-replica", map[string]any{"replicaCount": 1}, func(t *testing.T, r rendered) {
 			d := decode[appsv1.Deployment](t, r.find("Deployment", ""))
@@ -167,6 +170,13 @@ func TestChartSnapshots(t *testing.T) {
 			if len(eps) != 1 || eps[0].(map[string]any)["port"] != "https" {
 				t.Errorf("PodMonitor endpoints = %v, want the https port", eps)
 			}
+		}},
+		{"observability", map[string]any{
+			"grafanaDashboard": map[string]any{"enabled": true, "annotations": map[string]any{"grafana_folder": "Kubernetes"}},
+			"prometheusRule":   map[string]any{"enabled": true, "labels": map[string]any{"release": "kube-prometheus-stack"}},
+		}, func(t *testing.T, r rendered) {
+			checkDashboardConfigMap(t, r.find("ConfigMap", "cloud-controller-manager-dashboard"))
+			checkPrometheusRule(t, r.find("PrometheusRule", "cloud-controller-manager"))
 		}},
 		{"oci", map[string]any{"provider": "oci"}, func(t *testing.T, r rendered) {
 			d := decode[appsv1.Deployment](t, r.find("Deployment", ""))

@@ -3,7 +3,9 @@
 //
 // It is the upstream k8s.io/cloud-provider command with every upstream flag;
 // this file only registers our providers and picks the one named by
-// --cloud-provider.
+// --cloud-provider. Two things run before upstream's command: --version, and
+// `cloud-controller-manager preflight`, which checks a setup before it is
+// deployed (preflight.go, internal/preflight).
 package main
 
 import (
@@ -23,12 +25,26 @@ import (
 	_ "k8s.io/component-base/metrics/prometheus/version"  // build info metric
 	"k8s.io/klog/v2"
 
+	// CA roots inside the binary: the image has no CA file, and a host's
+	// system roots, where present, still take precedence.
+	_ "golang.org/x/crypto/x509roots/fallback"
+
+	"github.com/ccmkit/ccm/internal/buildinfo"
+
 	// Providers register themselves by name.
 	_ "github.com/ccmkit/ccm/pkg/provider/oci"
 	_ "github.com/ccmkit/ccm/pkg/provider/tencentcloud"
 )
 
 func main() {
+	if versionRequested(os.Args[1:]) {
+		fmt.Print(buildinfo.Get())
+		return
+	}
+	if preflightRequested(os.Args[1:]) {
+		os.Exit(runPreflight(os.Args[2:], os.Stdout, os.Stderr))
+	}
+	buildinfo.RegisterMetric()
 	opts, err := options.NewCloudControllerManagerOptions()
 	if err != nil {
 		klog.Fatalf("unable to initialize command options: %v", err)

@@ -19,6 +19,11 @@ import (
 	"syscall"
 	"time"
 
+	// CA roots inside the binary: the image has no CA file, and a host's
+	// system roots, where present, still take precedence.
+	_ "golang.org/x/crypto/x509roots/fallback"
+
+	"github.com/ccmkit/ccm/internal/buildinfo"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 	"github.com/ccmkit/ccm/pkg/cloudsim/dataplane"
 	"github.com/ccmkit/ccm/pkg/cloudsim/oci"
@@ -117,11 +122,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fixedShapes := fs.Bool("oci-fixed-shapes", false, "play an OCI tenancy created before May 2023, which may still create the fixed LB shapes (10Mbps, 100Mbps, 400Mbps, 8000Mbps); by default only flexible")
 	retention := fs.Duration("oci-terminated-retention", oci.DefaultTerminatedRetention, "how long a terminated OCI instance stays visible as TERMINATED (0: it disappears with --terminated-linger, then GetInstance answers 404)")
 	wrLatency := fs.Duration("oci-work-request-latency", oci.DefaultWorkRequestLatency, "how long each OCI load balancer work request runs (0: done before the call returns)")
+	latencyFlag := fs.String("latency", "default", "how long each API call takes to answer: default (realistic, per cloud: see docs/cloudsim.md#latency), zero, or read=<median>/<p99>,write=<median>/<p99> (e.g. read=40ms/200ms,write=80ms/400ms)")
+	showVersion := fs.Bool("version", false, "print the version, commit and SDK versions, and exit")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if *showVersion {
+		_, err := fmt.Fprint(stdout, buildinfo.Get())
+		return err
 	}
 	logger := log.New(stderr, "cloudsim ", log.LstdFlags|log.Lmicroseconds)
 
@@ -147,6 +158,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if *deleteLimit < 1 || *deleteWindow <= 0 {
 		return errors.New("--clb-delete-frequency-limit must be at least 1 and --clb-delete-frequency-window positive")
+	}
+	latency, err := cloudsim.ParseLatency(*latencyFlag)
+	if err != nil {
+		return fmt.Errorf("--latency: %w", err)
 	}
 	if *taskLatency == 0 {
 		*taskLatency = -1 // Options: negative means instant, 0 the default
@@ -175,6 +190,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Credentials:      credentials,
 		RateLimits:       limits,
 		TerminatedLinger: *linger,
+		Latency:          latency,
 
 		TaskLatency:         *taskLatency,
 		CLBQuotaOpen:        *quotaOpen,

@@ -101,6 +101,8 @@ func TestRunBadConfig(t *testing.T) {
 		{[]string{"--clb-quota-open", "0"}, "", "clb-quota"},
 		{[]string{"--clb-target-quota", "0"}, "", "--clb-target-quota"},
 		{[]string{"--oci-nlb-backends", "0"}, "", "--oci-nlb-backends"},
+		{[]string{"--latency", "fast"}, "", "--latency: latency \"fast\""},
+		{[]string{"--latency", "read=50ms/10ms"}, "", "p99 \"10ms\" is not a duration at least the median"},
 	}
 	dir := t.TempDir()
 	badSG := filepath.Join(dir, "sg.yaml")

@@ -18,17 +18,15 @@ import (
 )
 
 // The demo's LoadBalancer Service: port 8080, forwarded by the CLB to
-// NodePort demoNodePort on every node. No kube-proxy runs here, so a small
-// HTTP server on each instance's private IP stands in for it.
-const (
-	demoServicePort = 8080
-	demoNodePort    = 30080
-)
+// the run's NodePort (addresses.go) on every node. No kube-proxy runs
+// here, so a small HTTP server on each instance's private IP stands in
+// for it.
+const demoServicePort = 8080
 
 // demoLoadBalancer creates the Service, waits for its CLB's VIP and shows
 // requests through the VIP reaching the nodes. It returns the VIP and a
 // function that stops the node servers.
-func demoLoadBalancer(ctx context.Context, c *testcluster.Cluster, sim *cloudsim.Sim, instances []cloudsim.Instance, timeout time.Duration) (string, func(), error) {
+func demoLoadBalancer(ctx context.Context, c *testcluster.Cluster, sim *cloudsim.Sim, instances []cloudsim.Instance, nodePort int32, timeout time.Duration) (string, func(), error) {
 	var servers []*http.Server
 	stop := func() {
 		for _, s := range servers {
@@ -36,7 +34,7 @@ func demoLoadBalancer(ctx context.Context, c *testcluster.Cluster, sim *cloudsim
 		}
 	}
 	for _, in := range instances {
-		ln, err := net.Listen("tcp", fmt.Sprintf("%s:%d", in.PrivateIP, demoNodePort))
+		ln, err := net.Listen("tcp", fmt.Sprintf("%s:%d", in.PrivateIP, nodePort))
 		if err != nil {
 			stop()
 			return "", nil, err
@@ -48,12 +46,12 @@ func demoLoadBalancer(ctx context.Context, c *testcluster.Cluster, sim *cloudsim
 		servers = append(servers, srv)
 	}
 
-	step("creating a LoadBalancer Service (port %d -> NodePort %d on every node)", demoServicePort, demoNodePort)
+	step("creating a LoadBalancer Service (port %d -> NodePort %d on every node)", demoServicePort, nodePort)
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "hello"},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "hello"},
 			Ports: []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: demoServicePort,
-				TargetPort: intstr.FromInt32(8080), NodePort: demoNodePort}}},
+				TargetPort: intstr.FromInt32(8080), NodePort: nodePort}}},
 	}
 	if _, err := c.Client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 		stop()

@@ -59,7 +59,9 @@ func demoNodeGroup() cloudsim.SecurityGroup {
 
 // foreignRoute is in the table before the CCM starts, as if another tool
 // had added it: inside the cluster CIDR, to no node of ours. It must survive.
-var foreignRoute = cloudsim.ClusterRoute{DestinationCIDR: "10.244.200.0/24", GatewayIP: "127.0.100.200"}
+func foreignRoute(n demoNet) cloudsim.ClusterRoute {
+	return cloudsim.ClusterRoute{DestinationCIDR: "10.244.200.0/24", GatewayIP: n.gateway()}
+}
 
 func main() {
 	check := flag.Bool("check", false, "exit 0 once every node is initialized, instead of waiting for Ctrl-C")
@@ -84,15 +86,18 @@ func main() {
 }
 
 // The fleet: three instances, and three naming schemes for their nodes.
+// Addresses are given at run time (addresses.go); public says whether an
+// instance has a public address.
 var fleet = []struct {
 	instance cloudsim.Instance
+	public   bool
 	nodeName func(cloudsim.Instance) string
 }{
-	{cloudsim.Instance{ID: "ins-demo0001", Name: "web-1", Type: "S5.MEDIUM4", Zone: "ap-guangzhou-3", PrivateIP: "127.0.100.1", PublicIP: "127.0.200.1"},
+	{cloudsim.Instance{ID: "ins-demo0001", Name: "web-1", Type: "S5.MEDIUM4", Zone: "ap-guangzhou-3"}, true,
 		func(i cloudsim.Instance) string { return i.PrivateIP }}, // the seed project's convention
-	{cloudsim.Instance{ID: "ins-demo0002", Name: "web-2", Type: "S5.LARGE8", Zone: "ap-guangzhou-4", PrivateIP: "127.0.100.2"},
+	{cloudsim.Instance{ID: "ins-demo0002", Name: "web-2", Type: "S5.LARGE8", Zone: "ap-guangzhou-4"}, false,
 		func(i cloudsim.Instance) string { return i.Name }}, // named by hostname
-	{cloudsim.Instance{ID: "ins-demo0003", Name: "db-1", Type: "M5.2XLARGE32", Zone: "ap-guangzhou-6", PrivateIP: "127.0.100.3"},
+	{cloudsim.Instance{ID: "ins-demo0003", Name: "db-1", Type: "M5.2XLARGE32", Zone: "ap-guangzhou-6"}, false,
 		func(i cloudsim.Instance) string { return i.ID }}, // named by instance ID
 }
 
@@ -120,20 +125,32 @@ func run(ccmBinary string, check bool, timeout time.Duration) error {
 		return err
 	}
 
+	n, err := pickDemoNet(len(fleet), demoServicePort)
+	if err != nil {
+		return err
+	}
+	step("this run's addresses: nodes %s.., load balancer VIPs %s, NodePort %d", n.node(0), n.vipRange(), n.nodePort)
+
 	step("starting cloudsim with %d CVM instances in %s, in security group %s (SSH and ping only)", len(fleet), demoVPC, demoNodeSG)
 	sim := cloudsim.New(cloudsim.Options{Region: demoRegion, Credentials: map[string]string{demoSecretID: demoSecretKey},
 		RouteTables: []cloudsim.RouteTable{{Name: demoRouteTable, CIDR: demoClusterCIDR, VpcID: demoVPC,
-			Routes: []cloudsim.ClusterRoute{foreignRoute}}},
-		SecurityGroups: []cloudsim.SecurityGroup{demoNodeGroup()}})
+			Routes: []cloudsim.ClusterRoute{foreignRoute(n)}}},
+		SecurityGroups: []cloudsim.SecurityGroup{demoNodeGroup()}, VIPRange: n.vipRange()})
 	simURL, err := sim.Start("127.0.0.1:0")
 	if err != nil {
 		return err
 	}
 	defer sim.Close()
 	var names []string
+	var instances []cloudsim.Instance
 	for i, f := range fleet {
 		in := f.instance
 		in.VpcID, in.State, in.SecurityGroupIDs = demoVPC, "RUNNING", []string{demoNodeSG}
+		in.PrivateIP = n.node(i)
+		if f.public {
+			in.PublicIP = n.public(i)
+		}
+		instances = append(instances, in)
 		if _, err := sim.AddInstances(in); err != nil {
 			return err
 		}
@@ -189,11 +206,7 @@ func run(ccmBinary string, check bool, timeout time.Duration) error {
 	step("cloudsim answered DescribeClusterRoutes %d times, CreateClusterRoute %d times",
 		sum(all["DescribeClusterRoutes"]), sum(all["CreateClusterRoute"]))
 
-	var instances []cloudsim.Instance
-	for _, f := range fleet {
-		instances = append(instances, f.instance)
-	}
-	vip, stopServers, err := demoLoadBalancer(ctx, cluster, sim, instances, timeout)
+	vip, stopServers, err := demoLoadBalancer(ctx, cluster, sim, instances, n.nodePort, timeout)
 	if err != nil {
 		fmt.Println(lastLines(ccm.Output(), 20))
 		return err

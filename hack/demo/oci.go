@@ -42,7 +42,6 @@ const (
 	ociDemoCompartment = "ocid1.compartment.oc1..aaaaaaaademocompartment"
 	ociDemoVCN         = "ocid1.vcn.oc1..aaaaaaaademovcn"
 	ociDemoSubnet      = "ocid1.subnet.oc1..aaaaaaaademosubnet"
-	ociDemoNodePort    = 30081
 	ociDemoPort        = 8080
 )
 
@@ -51,12 +50,9 @@ const (
 // leaves to the user (docs/oci.md): clients to the listener port, and the
 // load balancer (in the same subnet) to the NodePorts and kube-proxy's
 // health port.
-const (
-	ociDemoCIDR = "127.0.0.0/16"
-	ociDemoList = "ocid1.securitylist.oc1..aaaaaaaademolist"
-)
+const ociDemoList = "ocid1.securitylist.oc1..aaaaaaaademolist"
 
-func ociDemoSecurityList() simoci.SecurityList {
+func ociDemoSecurityList(vcnCIDR string) simoci.SecurityList {
 	tcp := func(src string, lo, hi int) ocicore.IngressSecurityRule {
 		return ocicore.IngressSecurityRule{Protocol: ocicommon.String("6"), Source: ocicommon.String(src),
 			TcpOptions: &ocicore.TcpOptions{DestinationPortRange: &ocicore.PortRange{Min: ocicommon.Int(lo), Max: ocicommon.Int(hi)}}}
@@ -64,23 +60,26 @@ func ociDemoSecurityList() simoci.SecurityList {
 	return simoci.SecurityList{ID: ociDemoList, VCNID: ociDemoVCN, CompartmentID: ociDemoCompartment, DisplayName: "demo",
 		IngressSecurityRules: []ocicore.IngressSecurityRule{
 			tcp("0.0.0.0/0", 22, 22), tcp("0.0.0.0/0", ociDemoPort, ociDemoPort),
-			tcp(ociDemoCIDR, 30000, 32767), tcp(ociDemoCIDR, 10256, 10256),
+			tcp(vcnCIDR, 30000, 32767), tcp(vcnCIDR, 10256, 10256),
 		},
 		EgressSecurityRules: []ocicore.EgressSecurityRule{{Protocol: ocicommon.String("all"), Destination: ocicommon.String("0.0.0.0/0")}},
 	}
 }
 
 // ociFleet: three instances and the three ways their nodes are named.
+// Addresses are given at run time (addresses.go); public says whether an
+// instance has a public address.
 var ociFleet = []struct {
 	instance cloudsim.Instance
+	public   bool
 	nodeName func(cloudsim.Instance) string
 	how      string
 }{
-	{cloudsim.Instance{Name: "web-1", PrivateIP: "127.0.110.1", PublicIP: "127.0.210.1", Shape: "VM.Standard.E4.Flex", FaultDomain: "FAULT-DOMAIN-1"},
+	{cloudsim.Instance{Name: "web-1", Shape: "VM.Standard.E4.Flex", FaultDomain: "FAULT-DOMAIN-1"}, true,
 		func(i cloudsim.Instance) string { return i.Name }, "display name"},
-	{cloudsim.Instance{Name: "web-2", PrivateIP: "127.0.110.2", Shape: "VM.Standard.E4.Flex", FaultDomain: "FAULT-DOMAIN-2"},
+	{cloudsim.Instance{Name: "web-2", Shape: "VM.Standard.E4.Flex", FaultDomain: "FAULT-DOMAIN-2"}, false,
 		func(i cloudsim.Instance) string { return i.PrivateIP }, "VNIC private IP"},
-	{cloudsim.Instance{Name: "db-1", PrivateIP: "127.0.110.3", Shape: "VM.Standard3.Flex", FaultDomain: "FAULT-DOMAIN-3", HostnameLabel: "db-1-host"},
+	{cloudsim.Instance{Name: "db-1", Shape: "VM.Standard3.Flex", FaultDomain: "FAULT-DOMAIN-3", HostnameLabel: "db-1-host"}, false,
 		func(i cloudsim.Instance) string { return i.HostnameLabel + ".demo.demovcn.oraclevcn.com" }, "VNIC hostname label"},
 }
 
@@ -118,12 +117,18 @@ func runOCI(ccmBinary string, check bool, timeout time.Duration) error {
 		return err
 	}
 	fingerprint := md5Fingerprint(der)
+	n, err := pickDemoNet(len(ociFleet), ociDemoPort)
+	if err != nil {
+		return err
+	}
+	step("this run's addresses: nodes %s.., load balancer VIPs %s, NodePort %d", n.node(0), n.vipRange(), n.nodePort)
 	sim := cloudsim.New(cloudsim.Options{
-		OCIKeys: map[string]string{ociDemoTenancy + "/" + ociDemoUser + "/" + fingerprint: string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))},
+		VIPRange: n.vipRange(),
+		OCIKeys:  map[string]string{ociDemoTenancy + "/" + ociDemoUser + "/" + fingerprint: string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))},
 		OCINetwork: cloudsim.OCINetworkSeed{
 			Compartments:  []string{ociDemoCompartment},
-			VCNs:          []simoci.VCN{{ID: ociDemoVCN, CompartmentID: ociDemoCompartment, CIDRBlock: ociDemoCIDR, DisplayName: "demo", DNSLabel: "demovcn"}},
-			SecurityLists: []simoci.SecurityList{ociDemoSecurityList()},
+			VCNs:          []simoci.VCN{{ID: ociDemoVCN, CompartmentID: ociDemoCompartment, CIDRBlock: n.vcnCIDR(), DisplayName: "demo", DNSLabel: "demovcn"}},
+			SecurityLists: []simoci.SecurityList{ociDemoSecurityList(n.vcnCIDR())},
 			Subnets: []simoci.Subnet{{ID: ociDemoSubnet, VCNID: ociDemoVCN, CompartmentID: ociDemoCompartment, DNSLabel: "demo",
 				SecurityListIDs: []string{ociDemoList}}},
 		},
@@ -138,9 +143,13 @@ func runOCI(ccmBinary string, check bool, timeout time.Duration) error {
 
 	var names []string
 	var instances []cloudsim.Instance
-	for _, f := range ociFleet {
+	for i, f := range ociFleet {
 		in := f.instance
 		in.VpcID, in.SubnetID, in.CompartmentID, in.State = ociDemoVCN, ociDemoSubnet, ociDemoCompartment, "RUNNING"
+		in.PrivateIP = n.node(i)
+		if f.public {
+			in.PublicIP = n.public(i)
+		}
 		added, err := sim.AddInstances(in)
 		if err != nil {
 			return err
@@ -188,7 +197,7 @@ func runOCI(ccmBinary string, check bool, timeout time.Duration) error {
 	}
 	step("cloudsim answered %s", ociCallSummary(sim))
 
-	vip, stopServers, err := ociDemoLoadBalancer(ctx, cluster, sim, instances, timeout)
+	vip, stopServers, err := ociDemoLoadBalancer(ctx, cluster, sim, instances, n.nodePort, timeout)
 	if err != nil {
 		fmt.Println(lastLines(ccm.Output(), 20))
 		return err
@@ -254,7 +263,7 @@ func ociCallSummary(sim *cloudsim.Sim) string {
 // ociDemoLoadBalancer creates a LoadBalancer Service, waits for its OCI
 // load balancer's IP and shows requests through it reaching the nodes. It
 // returns the IP and a function that stops the node servers.
-func ociDemoLoadBalancer(ctx context.Context, c *testcluster.Cluster, sim *cloudsim.Sim, instances []cloudsim.Instance, timeout time.Duration) (string, func(), error) {
+func ociDemoLoadBalancer(ctx context.Context, c *testcluster.Cluster, sim *cloudsim.Sim, instances []cloudsim.Instance, nodePort int32, timeout time.Duration) (string, func(), error) {
 	var servers []*http.Server
 	stop := func() {
 		for _, s := range servers {
@@ -262,7 +271,7 @@ func ociDemoLoadBalancer(ctx context.Context, c *testcluster.Cluster, sim *cloud
 		}
 	}
 	for _, in := range instances {
-		ln, err := net.Listen("tcp", fmt.Sprintf("%s:%d", in.PrivateIP, ociDemoNodePort))
+		ln, err := net.Listen("tcp", fmt.Sprintf("%s:%d", in.PrivateIP, nodePort))
 		if err != nil {
 			stop()
 			return "", nil, err
@@ -273,12 +282,12 @@ func ociDemoLoadBalancer(ctx context.Context, c *testcluster.Cluster, sim *cloud
 		go func() { _ = srv.Serve(ln) }()
 		servers = append(servers, srv)
 	}
-	step("creating a LoadBalancer Service (port %d -> NodePort %d on every node): an OCI flexible load balancer", ociDemoPort, ociDemoNodePort)
+	step("creating a LoadBalancer Service (port %d -> NodePort %d on every node): an OCI flexible load balancer", ociDemoPort, nodePort)
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "hello-oci"},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "hello"},
 			Ports: []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: ociDemoPort,
-				TargetPort: intstr.FromInt32(8080), NodePort: ociDemoNodePort}}},
+				TargetPort: intstr.FromInt32(8080), NodePort: nodePort}}},
 	}
 	if _, err := c.Client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 		stop()

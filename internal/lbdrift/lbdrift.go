@@ -90,9 +90,11 @@ func (c *Checker) Run(ctx context.Context) {
 
 // CheckOnce runs one check and returns the number of Services found drifted.
 func (c *Checker) CheckOnce(ctx context.Context) int {
+	registerMetrics()
 	services, err := c.Services.List(labels.Everything())
 	if err != nil {
 		klog.ErrorS(err, "Drift check: listing Services")
+		checks.WithLabelValues("error").Inc()
 		return 0
 	}
 	var candidates []*corev1.Service
@@ -102,6 +104,7 @@ func (c *Checker) CheckOnce(ctx context.Context) int {
 		}
 	}
 	if len(candidates) == 0 {
+		checks.WithLabelValues("ok").Inc()
 		return 0
 	}
 	slices.SortFunc(candidates, func(a, b *corev1.Service) int {
@@ -110,11 +113,12 @@ func (c *Checker) CheckOnce(ctx context.Context) int {
 	nodes, err := c.Nodes.List(labels.Everything())
 	if err != nil {
 		klog.ErrorS(err, "Drift check: listing Nodes")
+		checks.WithLabelValues("error").Inc()
 		return 0
 	}
 	start := time.Now()
 	results := c.Check(ctx, candidates, nodes)
-	drifted := 0
+	drifted, failed := 0, 0
 	for _, svc := range candidates {
 		r, ok := results[svc.UID]
 		switch {
@@ -123,11 +127,18 @@ func (c *Checker) CheckOnce(ctx context.Context) int {
 			// Invalid annotations, API errors: the service controller
 			// reports those on its own syncs; do not add noise.
 			klog.V(2).InfoS("Drift check skipped a Service", "service", klog.KObj(svc), "err", r.Err)
+			failed++
 		case len(r.Diffs) > 0:
 			drifted++
+			detected.Inc()
 			c.report(ctx, svc, r.Diffs)
 		}
 	}
+	result := "ok"
+	if failed > 0 {
+		result = "error"
+	}
+	checks.WithLabelValues(result).Inc()
 	klog.V(2).InfoS("Drift check done", "services", len(candidates), "drifted", drifted, "duration", time.Since(start).Round(time.Millisecond))
 	return drifted
 }

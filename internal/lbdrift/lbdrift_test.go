@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/testutil"
 
 	"github.com/ccmkit/ccm/internal/annotations"
 )
@@ -85,8 +87,19 @@ func TestCheckOnce(t *testing.T) {
 			return out
 		},
 	}
+	registerMetrics()
+	detectedBefore := counterValue(t, detected)
+	errorsBefore := counterValue(t, checks.WithLabelValues("error"))
 	if n := c.CheckOnce(context.Background()); n != 1 {
 		t.Errorf("drifted = %d, want 1", n)
+	}
+	// One drifted Service counted; the round is an error round because
+	// "broken" could not be checked.
+	if d := counterValue(t, detected) - detectedBefore; d != 1 {
+		t.Errorf("ccmkit_lb_drift_detected_total grew by %v, want 1", d)
+	}
+	if d := counterValue(t, checks.WithLabelValues("error")) - errorsBefore; d != 1 {
+		t.Errorf("ccmkit_lb_drift_checks_total{result=error} grew by %v, want 1", d)
 	}
 	if got := strings.Join(checked, ","); got != "broken,drifted,in-sync" {
 		t.Errorf("checked = %s, want broken,drifted,in-sync", got)
@@ -119,4 +132,13 @@ func TestSummarize(t *testing.T) {
 	if got := summarize(diffs); got != "a; b; c; d; e; and 2 more" {
 		t.Errorf("summarize = %q", got)
 	}
+}
+
+func counterValue(t *testing.T, c metrics.CounterMetric) float64 {
+	t.Helper()
+	v, err := testutil.GetCounterMetricValue(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

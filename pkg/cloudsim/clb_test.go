@@ -149,7 +149,7 @@ func TestCLBAdmin(t *testing.T) {
 // TestCloseStopsDataPlane checks that Sim.Close closes the listeners, even
 // for a Sim that was never started.
 func TestCloseStopsDataPlane(t *testing.T) {
-	sim := cloudsim.New(cloudsim.Options{VIPRange: simVIPs})
+	sim := cloudsim.New(cloudsim.Options{Latency: cloudsim.ZeroLatency, VIPRange: simVIPs})
 	lb, err := sim.CreateCLB(cloudsim.CLBSpec{Listeners: []cloudsim.CLBListenerSpec{{Protocol: "TCP", Port: 9100}}})
 	if err != nil {
 		t.Fatal(err)

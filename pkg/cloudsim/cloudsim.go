@@ -41,6 +41,15 @@ type Fault = core.Fault
 // Call describes one finished API call, for Options.OnCall.
 type Call = core.CallInfo
 
+// Latency is the answer time per kind of call; see Options.Latency.
+type Latency = core.Latency
+
+// ZeroLatency answers every call at once: unit tests ask for it explicitly.
+var ZeroLatency = core.ZeroLatency
+
+// ParseLatency reads a --latency flag value (see core.ParseLatency).
+func ParseLatency(s string) (*Latency, error) { return core.ParseLatency(s) }
+
 // RouteTable is a TKE cluster route table (see tencent.RouteTable).
 type RouteTable = tencent.RouteTable
 
@@ -59,6 +68,11 @@ type Options struct {
 	VPCRouteTables   []VPCRouteTable    // VPC route tables (with routes) to start with (see routes.go)
 	VPCs             []VPC              // Tencent VPCs with their CIDRs (others have 10.0.0.0/16; see routes.go)
 	SecurityGroups   []SecurityGroup    // Tencent security groups (with policies) to start with (see securitygroups.go)
+
+	// Latency is how long every call takes to answer (core/latency.go).
+	// nil: each dialect's realistic default (tencent.DefaultLatency,
+	// oci.DefaultLatency); ZeroLatency: at once, for unit tests only.
+	Latency *Latency
 
 	// CLB and its data plane (see clb.go).
 	TaskLatency         time.Duration                 // how long each async CLB task runs (0: 200ms; negative: done before the call returns)
@@ -126,6 +140,7 @@ func New(opts Options) *Sim {
 		TerminatedLinger: opts.TerminatedLinger,
 		Clock:            opts.Clock,
 		OnCall:           opts.OnCall,
+		Latency:          opts.Latency,
 	})
 	s := &Sim{
 		core:    c,
@@ -159,8 +174,19 @@ func New(opts Options) *Sim {
 	for _, p := range []string{oci.PrefixCore, oci.PrefixLoadBalancer, oci.PrefixNLB} {
 		mux.Handle(p+"/", s.oci) // the OCI dialect: REST paths under its API versions
 	}
-	s.handler = mux
+	s.handler = serverDate(c.Now, mux)
 	return s
+}
+
+// serverDate sets every answer's Date header from cloudsim's clock (which
+// Options.Clock may skew), as the real APIs date their answers from theirs:
+// clients such as the preflight check measure clock skew against it.
+// net/http would otherwise stamp the host's time.
+func serverDate(now func() time.Time, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Date", now().UTC().Format(http.TimeFormat))
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Core exposes the dialect-neutral state, for dialect and data-plane code.

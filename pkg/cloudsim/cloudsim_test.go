@@ -29,6 +29,9 @@ func start(t *testing.T, opts cloudsim.Options) (*cloudsim.Sim, string) {
 	if opts.Credentials == nil {
 		opts.Credentials = map[string]string{secretID: secretKey}
 	}
+	if opts.Latency == nil {
+		opts.Latency = cloudsim.ZeroLatency // unit tests: answers at once
+	}
 	sim := cloudsim.New(opts)
 	url, err := sim.Start("127.0.0.1:0")
 	if err != nil {
@@ -240,12 +243,27 @@ func TestSimGoAPI(t *testing.T) {
 }
 
 func TestHandlerWithoutStart(t *testing.T) {
-	sim := cloudsim.New(cloudsim.Options{})
+	sim := cloudsim.New(cloudsim.Options{Latency: cloudsim.ZeroLatency})
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest(http.MethodGet, "/admin/healthz", nil)
 	sim.Handler().ServeHTTP(rec, req)
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "ok") {
 		t.Fatalf("healthz: %d %s", rec.Code, rec.Body.String())
+	}
+}
+
+// Answers are dated by cloudsim's clock, so that a skewed Clock shows in
+// the Date header as a real API's clock would.
+func TestAnswersDatedByTheSimClock(t *testing.T) {
+	ahead := time.Now().Add(10 * time.Minute)
+	sim := cloudsim.New(cloudsim.Options{Latency: cloudsim.ZeroLatency, Clock: func() time.Time { return ahead }})
+	for _, path := range []string{"/admin/healthz", "/", "/20160918/instances"} {
+		rec := httptest.NewRecorder()
+		sim.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		got, err := http.ParseTime(rec.Header().Get("Date"))
+		if err != nil || !got.Equal(ahead.Truncate(time.Second)) {
+			t.Errorf("%s: Date %q, want %s", path, rec.Header().Get("Date"), ahead.UTC().Format(http.TimeFormat))
+		}
 	}
 }
 
@@ -269,7 +287,7 @@ func TestLoadSeedIntoSim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim := cloudsim.New(cloudsim.Options{})
+	sim := cloudsim.New(cloudsim.Options{Latency: cloudsim.ZeroLatency})
 	out, err := sim.AddInstances(in...)
 	if err != nil || len(out) != 2 || out[0].Tags["cluster"] != "demo" || out[1].State != "STOPPED" {
 		t.Fatalf("%+v %v", out, err)

@@ -193,33 +193,40 @@ func runChaosRound(t *testing.T, round int, f chaosFault, nNodes, nServices int,
 
 	// Converge: every node initialized, the terminated ones deleted, one CLB
 	// per Service with every node as a target, and traffic through each VIP.
-	converged := waitConverged(bound, func() bool {
+	converged, missing := waitConverged(bound, func() string {
 		for _, in := range fresh {
 			n, err := suite.cluster.Client.CoreV1().Nodes().Get(context.Background(), in.PrivateIP, metav1.GetOptions{})
 			if err != nil || !initialized(n) {
-				return false
+				return fmt.Sprintf("node %s not initialized (err=%v)", in.PrivateIP, err)
 			}
 		}
 		for _, in := range doomed {
 			if _, err := suite.cluster.Client.CoreV1().Nodes().Get(context.Background(), in.PrivateIP, metav1.GetOptions{}); err == nil {
-				return false
+				return fmt.Sprintf("node %s (instance terminated) still exists", in.PrivateIP)
 			}
 		}
 		for _, svc := range svcs {
 			s, err := suite.cluster.Client.CoreV1().Services(svc.Namespace).Get(context.Background(), svc.Name, metav1.GetOptions{})
 			if err != nil || len(s.Status.LoadBalancer.Ingress) == 0 {
-				return false
+				return fmt.Sprintf("Service %s/%s has no ingress (err=%v)", svc.Namespace, svc.Name, err)
 			}
 			lbs := clbsOf(svc.UID)
-			if len(lbs) != 1 || len(lbs[0].Listeners) != 1 || len(targetInstances(lbs[0].Listeners[0])) != len(fresh) {
-				return false
+			if len(lbs) != 1 || len(lbs[0].Listeners) != 1 {
+				return fmt.Sprintf("Service %s/%s has %d CLBs (want 1 with 1 listener)", svc.Namespace, svc.Name, len(lbs))
+			}
+			if got := len(targetInstances(lbs[0].Listeners[0])); got != len(fresh) {
+				return fmt.Sprintf("Service %s/%s: CLB %s has %d targets, want %d", svc.Namespace, svc.Name, lbs[0].ID, got, len(fresh))
 			}
 			if body, err := httpGet(fmt.Sprintf("http://%s:80/", s.Status.LoadBalancer.Ingress[0].IP)); err != nil || body != "ok" {
-				return false
+				return fmt.Sprintf("Service %s/%s: GET through %s: %q, %v", svc.Namespace, svc.Name, s.Status.LoadBalancer.Ingress[0].IP, body, err)
 			}
 		}
-		return true
+		return ""
 	})
+	if !converged {
+		t.Logf("not converged %s after the fault cleared: %s (CCM logs in %s); the CCM's last errors:\n%s",
+			bound, missing, suite.dir, lastErrors(suite.ccm.Output(), 30))
+	}
 	res.Converged = converged
 	res.ConvergeSeconds = time.Since(cleared).Seconds()
 	for _, svc := range svcs {
@@ -232,13 +239,13 @@ func runChaosRound(t *testing.T, round int, f chaosFault, nNodes, nServices int,
 	for _, svc := range svcs {
 		_ = suite.cluster.Client.CoreV1().Services(svc.Namespace).Delete(context.Background(), svc.Name, metav1.DeleteOptions{})
 	}
-	waitConverged(bound, func() bool {
+	waitConverged(bound, func() string {
 		for _, svc := range svcs {
-			if len(clbsOf(svc.UID)) > 0 {
-				return false
+			if n := len(clbsOf(svc.UID)); n > 0 {
+				return fmt.Sprintf("Service %s/%s still has %d CLBs", svc.Namespace, svc.Name, n)
 			}
 		}
-		return true
+		return ""
 	})
 	for _, svc := range svcs {
 		res.LBsLeaked += len(clbsOf(svc.UID))
@@ -266,15 +273,36 @@ func registerChaosNode(t *testing.T, in cloudsim.Instance, selector string) {
 	registered.Store(in.PrivateIP, true)
 }
 
-func waitConverged(bound time.Duration, cond func() bool) bool {
+// waitConverged polls cond, which names what is still missing ("" once
+// converged), until it is satisfied or bound passes; it returns the last
+// thing missing so that a failure says what did not converge.
+func waitConverged(bound time.Duration, cond func() string) (bool, string) {
 	deadline := time.Now().Add(bound)
 	for time.Now().Before(deadline) {
-		if cond() {
-			return true
+		if cond() == "" {
+			return true, ""
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	return cond()
+	missing := cond()
+	return missing == "", missing
+}
+
+// lastErrors returns the last n error and warning lines of a klog output.
+func lastErrors(log string, n int) string {
+	var lines []string
+	for _, l := range strings.Split(log, "\n") {
+		if strings.HasPrefix(l, "E") || strings.HasPrefix(l, "W") {
+			if len(l) > 600 {
+				l = l[:600] + "…"
+			}
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }
 
 func totalCalls() int {

@@ -41,6 +41,9 @@ func TestChartDryRun(t *testing.T) {
 		"daemonset":       {"kind": "DaemonSet"},
 		"single-replica":  {"replicaCount": 1, "extraArgs": []any{"--v=4"}},
 		"existing-secret": {"config": map[string]any{"existingSecret": "cloud-controller-manager-config"}},
+		// The dashboard ConfigMap (the PrometheusRule needs the operator's
+		// CRD, which this apiserver does not have; chart tests cover it).
+		"grafana-dashboard": {"grafanaDashboard": map[string]any{"enabled": true}},
 	}
 	for name, values := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -84,13 +84,14 @@ var idSeq atomic.Int32
 // newInstance adds a RUNNING instance in our VPC to cloudsim.
 func newInstance(t *testing.T, name string) cloudsim.Instance {
 	t.Helper()
+	n := idSeq.Add(1) // one read: parallel tests add too, and a second Load could see their number
 	in := cloudsim.Instance{
-		ID:        fmt.Sprintf("ins-e2e%05d", idSeq.Add(1)),
+		ID:        fmt.Sprintf("ins-e2e%05d", n),
 		Name:      name,
 		Type:      "S5.MEDIUM4",
 		Zone:      zone,
 		PrivateIP: nextIP(),
-		PublicIP:  fmt.Sprintf("127.1.%d.%d", idSeq.Load()/250, 1+idSeq.Load()%250),
+		PublicIP:  fmt.Sprintf("127.1.%d.%d", n/250, 1+n%250),
 		VpcID:     vpcID,
 		SubnetID:  "subnet-e2e00001",
 		State:     "RUNNING",

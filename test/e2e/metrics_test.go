@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"bufio"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -70,6 +71,15 @@ func TestCloudAPIMetricsMatchCloudsim(t *testing.T) {
 		if v := sumMetric(body, name, map[string]string{"action": "DescribeInstances"}); v < 1 {
 			t.Errorf("%s{action=DescribeInstances} = %v after a throttling burst, want >= 1", name, v)
 		}
+	}
+	// The build that runs: the same version and SDK as --version prints.
+	out, err := exec.Command(suite.ccmBinary, "--version").Output()
+	if err != nil {
+		t.Fatalf("cloud-controller-manager --version: %v", err)
+	}
+	version, _, _ := strings.Cut(strings.TrimPrefix(string(out), "version "), ",")
+	if v := sumMetric(body, "ccmkit_build_info", map[string]string{"version": version, "oci_sdk": "v65.129.0"}); v != 1 {
+		t.Errorf("ccmkit_build_info{version=%q,oci_sdk=v65.129.0} = %v, want 1 (--version said %q)", version, v, out)
 	}
 	mustNotContainSecret(t, "/metrics", body)
 }

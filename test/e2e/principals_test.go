@@ -16,8 +16,12 @@ var haSecretIDs = []string{"AKIDccmkitHAPROCESS0A00000000000000", "AKIDccmkitHAP
 // metricsSecretID is the principal of the CCM whose metrics are checked.
 const metricsSecretID = "AKIDccmkitMETRICS00000000000000000"
 
+// upstreamMetricsSecretID is the principal of the leader-electing CCM of
+// TestUpstreamMetricsServed.
+const upstreamMetricsSecretID = "AKIDccmkitUPSTREAMMETRICS000000000"
+
 func credentials() map[string]string {
-	creds := map[string]string{secretID: secretKey, metricsSecretID: secretKey}
+	creds := map[string]string{secretID: secretKey, metricsSecretID: secretKey, upstreamMetricsSecretID: secretKey}
 	for _, id := range haSecretIDs {
 		creds[id] = secretKey
 	}

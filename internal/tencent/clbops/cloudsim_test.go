@@ -38,6 +38,7 @@ func startSim(t *testing.T) (*cloudsim.Sim, *clb.Client) {
 func startSimWith(t *testing.T, mod func(*cloudsim.Options)) (*cloudsim.Sim, *clb.Client) {
 	t.Helper()
 	opts := cloudsim.Options{
+		Latency:             cloudsim.ZeroLatency, // unit test: answers at once
 		Credentials:         map[string]string{simID: simKey},
 		TaskLatency:         20 * time.Millisecond,
 		HealthCheckInterval: 200 * time.Millisecond,

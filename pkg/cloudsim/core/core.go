@@ -34,6 +34,9 @@ type Config struct {
 	Clock func() time.Time
 	// OnCall, if set, is called after every API call (for logging).
 	OnCall func(CallInfo)
+	// Latency overrides every dialect's default answer time (latency.go);
+	// nil keeps the defaults, ZeroLatency answers at once.
+	Latency *Latency
 }
 
 // CallInfo describes one finished API call.
@@ -77,6 +80,11 @@ type Core struct {
 	callMu sync.Mutex
 	calls  map[string]map[string]int
 
+	latMu       sync.Mutex // guards latDefaults and latRand
+	latency     *Latency   // from Config; nil: latDefaults
+	latDefaults map[string]Latency
+	latRand     *rand.Rand
+
 	adminMux *http.ServeMux
 }
 
@@ -93,6 +101,10 @@ func New(cfg Config) *Core {
 		limiters:  map[string]*rate.Limiter{},
 		faults:    map[string]Fault{},
 		calls:     map[string]map[string]int{},
+
+		latency:     cfg.Latency,
+		latDefaults: map[string]Latency{},
+		latRand:     rand.New(rand.NewPCG(1, 2)), // fixed seed: runs see the same sequence of answer times
 	}
 	if c.region == "" {
 		c.region = DefaultRegion

@@ -162,6 +162,7 @@ func New(c *core.Core, opts Options) (*Dialect, error) {
 	if d.latency == 0 {
 		d.latency = DefaultWorkRequestLatency
 	}
+	c.SetDefaultLatency(DialectName, DefaultLatency)
 	if d.retention <= 0 {
 		d.retention = DefaultDeletedRetention
 	}
@@ -260,8 +261,8 @@ type storedReply struct {
 	at      time.Time
 }
 
-// route wraps an operation: authentication, then the rate limit, then
-// injected faults, then opc-retry-token replay, then the operation; the
+// route wraps an operation: authentication, then the rate limit, then the
+// answer time (latency.go), then injected faults, then opc-retry-token replay, then the operation; the
 // call is counted under its action either way.
 func (d *Dialect) route(service, op string, mutation bool, fn opFunc) http.Handler {
 	action := ActionPrefix + op
@@ -269,7 +270,7 @@ func (d *Dialect) route(service, op string, mutation bool, fn opFunc) http.Handl
 		started := time.Now()
 		ci := core.CallInfo{
 			Time:       d.core.Now(),
-			Dialect:    "oci",
+			Dialect:    DialectName,
 			Service:    service,
 			Action:     action,
 			Region:     d.region,
@@ -315,6 +316,11 @@ func (d *Dialect) serve(r *http.Request, ci *core.CallInfo, mutation bool, fn op
 		return fail(Errorf(http.StatusTooManyRequests, CodeTooManyRequests,
 			"Too many requests for the operation %s (cloudsim limit: %g per second).", strings.TrimPrefix(ci.Action, ActionPrefix), limit))
 	}
+	kind := core.Read
+	if mutation {
+		kind = core.Write
+	}
+	d.core.Delay(r.Context(), DialectName, kind)
 	if f := d.core.Fault(r.Context(), ci.Action); f != nil {
 		e := faultError(f, ci.Action)
 		st, h, b := fail(e)

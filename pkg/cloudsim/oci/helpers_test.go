@@ -79,6 +79,9 @@ type testEnv struct {
 func newTestEnv(t *testing.T, opts Options, cfg core.Config) *testEnv {
 	t.Helper()
 	a, _ := testKeys(t)
+	if cfg.Latency == nil {
+		cfg.Latency = core.ZeroLatency // unit tests: answers at once
+	}
 	c := core.New(cfg)
 	if opts.Keys == nil {
 		opts.Keys = map[string]string{keyIDOf(a): publicPEM(t, &a.PublicKey)}

@@ -41,6 +41,9 @@ func newCLBEnv(t *testing.T, opts CLBOptions, pcfg dataplane.Config) *clbEnv {
 // newCLBEnvWith is newCLBEnv with a core configuration (e.g. a clock).
 func newCLBEnvWith(t *testing.T, cfg core.Config, opts CLBOptions, pcfg dataplane.Config) *clbEnv {
 	t.Helper()
+	if cfg.Latency == nil {
+		cfg.Latency = core.ZeroLatency // unit tests: answers at once
+	}
 	c := core.New(cfg)
 	d := New(c, Options{Credentials: map[string]string{testID: testKey}})
 	if pcfg.VIPRange == "" {

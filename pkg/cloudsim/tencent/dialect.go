@@ -116,6 +116,7 @@ func New(c *core.Core, opts Options) *Dialect {
 	if d.skew <= 0 {
 		d.skew = DefaultMaxClockSkew
 	}
+	c.SetDefaultLatency(DialectName, DefaultLatency)
 	d.Register(cvmService())
 	d.nets = NewNetworks(c)
 	d.tke = NewTKE(c)
@@ -196,7 +197,7 @@ func (d *Dialect) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	started := time.Now()
 	ci := core.CallInfo{
 		Time:          d.core.Now(),
-		Dialect:       "tencent",
+		Dialect:       DialectName,
 		Action:        r.Header.Get("X-TC-Action"),
 		Region:        r.Header.Get("X-TC-Region"),
 		RequestClient: r.Header.Get("X-TC-RequestClient"),
@@ -296,6 +297,7 @@ func (d *Dialect) serve(r *http.Request, ci *core.CallInfo) answer {
 	if ok, limit := d.core.Allow(action); !ok {
 		return fail(Errorf("RequestLimitExceeded", "Your request rate for action `%s` exceeds the frequency limit of %g requests per second. Please reduce the frequency of calls.", action, limit))
 	}
+	d.core.Delay(r.Context(), DialectName, callKind(action))
 	if f := d.core.Fault(r.Context(), action); f != nil {
 		if f.HTTPStatus != 0 {
 			return answer{status: f.HTTPStatus, rawBody: fmt.Sprintf("cloudsim: injected fault: HTTP %d %s", f.HTTPStatus, http.StatusText(f.HTTPStatus))}

@@ -54,6 +54,9 @@ type env struct {
 
 func newEnv(t testing.TB, cfg core.Config) *env {
 	t.Helper()
+	if cfg.Latency == nil {
+		cfg.Latency = core.ZeroLatency // unit tests: answers at once
+	}
 	c := core.New(cfg)
 	d := New(c, Options{Credentials: map[string]string{testID: testKey}})
 	srv := httptest.NewServer(d)

@@ -83,6 +83,18 @@ func newClients(cfg *Config) (*clients, error) {
 	return &c, nil
 }
 
+// wrapTransport puts wrap around the HTTP transport of every client (the
+// preflight check measures the clock on it). Call it before any request.
+func (c *clients) wrapTransport(wrap func(http.RoundTripper) http.RoundTripper) {
+	for _, b := range []*common.BaseClient{&c.compute.BaseClient, &c.network.BaseClient, &c.lb.BaseClient, &c.nlb.BaseClient} {
+		if d, ok := b.HTTPClient.(*dispatcher); ok {
+			base := *d.base
+			base.Transport = wrap(base.Transport)
+			d.base = &base
+		}
+	}
+}
+
 // configure applies the settings every client shares (see clients).
 func configure(c *common.BaseClient, service, endpoint string, base *http.Client, limits *limiters) {
 	if endpoint != "" {

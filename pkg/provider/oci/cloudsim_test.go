@@ -62,6 +62,7 @@ func startSimWith(t *testing.T, mod func(*cloudsim.Options)) (*cloudsim.Sim, *Cl
 		t.Fatal(err)
 	}
 	opts := cloudsim.Options{
+		Latency: cloudsim.ZeroLatency, // unit test: answers at once
 		OCIKeys: map[string]string{
 			testTenancy + "/" + testUser + "/" + testFingerprint(): string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})),
 		},

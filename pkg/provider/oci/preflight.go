@@ -1,0 +1,55 @@
+package oci
+
+import (
+	"context"
+	"io"
+	"net/http"
+
+	"github.com/ccmkit/ccm/internal/oci/lbops"
+	"github.com/ccmkit/ccm/internal/preflight"
+)
+
+// The preflight command's OCI checks: this file only loads the config and
+// builds the clients the way the CCM does; the checks live in
+// internal/preflight.
+func init() {
+	preflight.Register(ProviderName, preflight.Cloud{Check: runPreflight, OwnsProviderID: ownsProviderID})
+}
+
+func runPreflight(ctx context.Context, r io.Reader, in preflight.Input, rep *preflight.Report) {
+	cfg, err := LoadConfig(r)
+	if err != nil {
+		rep.Fail("cloud config", err.Error(), "fix the fields named (docs/oci.md)")
+		return
+	}
+	c, err := newClients(cfg)
+	if err != nil {
+		rep.Fail("cloud config", err.Error(), "fix the fields named (docs/oci.md)")
+		return
+	}
+	rep.Pass("cloud config", "region "+cfg.Auth.Region+", compartment "+cfg.Compartment)
+	// Every client shares one base transport (clients.go), so one Clock
+	// sees every answer.
+	var clock *preflight.Clock
+	c.wrapTransport(func(next http.RoundTripper) http.RoundTripper {
+		if clock == nil {
+			clock = preflight.NewClock(next, in.Now)
+		}
+		return clock
+	})
+	target := preflight.OCITarget{
+		Region: cfg.Auth.Region, Compartment: cfg.Compartment, VCN: cfg.VCN,
+		Subnets:    []string{cfg.LoadBalancer.Subnet1, cfg.LoadBalancer.Subnet2},
+		LBDisabled: cfg.LoadBalancer.Disabled,
+		// The smaller of the LB's and the NLB's per-set limit, with one
+		// listener: a Service may ask for either kind.
+		BackendsPerSet: min(lbops.LimitsOf(lbops.KindLB).BackendsPerListener(1), lbops.LimitsOf(lbops.KindNLB).BackendsPerListener(1)),
+	}
+	preflight.OCI(ctx, preflight.OCIAPI{Compute: c.compute, Network: c.network}, target, clock, in, rep)
+}
+
+// ownsProviderID: oci://<instance OCID> or a bare instance OCID (providerid.go).
+func ownsProviderID(id string) bool {
+	_, err := parseProviderID(id)
+	return err == nil
+}

@@ -1,0 +1,78 @@
+package tencentcloud
+
+import (
+	"context"
+	"io"
+	"os"
+
+	"github.com/ccmkit/ccm/internal/preflight"
+	"github.com/ccmkit/ccm/internal/tcapi"
+)
+
+// The preflight command's Tencent Cloud checks: this file only loads the
+// config and builds the clients the way the CCM does; the checks live in
+// internal/preflight.
+func init() {
+	preflight.Register(ProviderName, preflight.Cloud{Check: runPreflight, OwnsProviderID: ownsProviderID})
+}
+
+func runPreflight(ctx context.Context, r io.Reader, in preflight.Input, rep *preflight.Report) {
+	cfg, err := LoadConfig(r, os.Getenv)
+	if err != nil {
+		rep.Fail("cloud config", err.Error(), "fix the fields named (docs/configuration.md)")
+		return
+	}
+	s, err := newSDK(cfg)
+	if err != nil {
+		rep.Fail("cloud config", err.Error(), "fix the fields named (docs/configuration.md)")
+		return
+	}
+	rep.Pass("cloud config", "region "+cfg.Region+", "+cfg.VpcID)
+	// Measure the clock on every answer; one attempt per call, so that a
+	// refused credential is reported, not retried.
+	opts := transportOptions(tcapi.Limits{})
+	opts.MaxAttempts = 1
+	clock := preflight.NewClock(nil, in.Now)
+	opts.Base = clock
+	s.transport = tcapi.NewTransport(opts)
+
+	api, err := preflightAPI(s)
+	if err != nil {
+		rep.Fail("cloud config", err.Error(), "fix the fields named (docs/configuration.md)")
+		return
+	}
+	target := preflight.TencentTarget{
+		Region: cfg.Region, VpcID: cfg.VpcID,
+		ClusterRouteTable: cfg.ClusterRouteTable, RouteTableID: cfg.RouteTableID,
+		CreateRouteTable: cfg.CreateClusterRouteTable, ClusterCIDR: cfg.clusterCIDR(),
+	}
+	if cfg.routesEnabled() {
+		target.RouteBackend = RouteBackendTKE
+		if cfg.RouteBackend == RouteBackendVPC {
+			target.RouteBackend = RouteBackendVPC
+		}
+	}
+	preflight.Tencent(ctx, api, target, clock, in, rep)
+}
+
+func preflightAPI(s *sdk) (preflight.TencentAPI, error) {
+	var api preflight.TencentAPI
+	var err error
+	if api.CVM, err = s.cvm(); err != nil {
+		return api, err
+	}
+	if api.VPC, err = s.vpc(); err != nil {
+		return api, err
+	}
+	if api.TKE, err = s.tke(); err != nil {
+		return api, err
+	}
+	api.CLB, err = s.clb()
+	return api, err
+}
+
+// ownsProviderID: tencentcloud://<zone>/<instance id> (providerid.go).
+func ownsProviderID(id string) bool {
+	_, err := parseProviderID(id)
+	return err == nil
+}
