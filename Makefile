@@ -63,13 +63,22 @@ chaos: tools build
 	  CHAOS_OUT=bench/results/chaos.json \
 	  $(GO) test -tags e2e -count=1 -timeout 60m -v -run TestFaultCampaign ./test/e2e/
 
-## lint: gofmt and go vet
-lint:
+# golangci-lint, pinned in its own module (hack/lint), built once into the
+# cache outside the repo, by version.
+GOLANGCI_VERSION := $(shell sed -n 's|.*github.com/golangci/golangci-lint/v2 \(v[0-9.]*\).*|\1|p' hack/lint/go.mod)
+GOLANGCI := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/ccmkit/golangci-lint-$(GOLANGCI_VERSION)/golangci-lint
+$(GOLANGCI):
+	cd hack/lint && $(GO) build -o $(GOLANGCI) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+## lint: gofmt, go vet and golangci-lint (.golangci.yml)
+lint: $(GOLANGCI)
 	@out=$$(gofmt -l cmd pkg internal test hack bench); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./test/e2e/ ./bench/...
 	cd hack/promcheck && $(GO) vet ./...
 	cd hack/image && $(GO) vet ./...
+	$(GOLANGCI) run ./...
+
 
 IMAGE_REPO ?= ghcr.io/ccmkit
 ## image: the CCM and cloudsim images for linux/amd64 and linux/arm64 without a Docker engine (hack/image):

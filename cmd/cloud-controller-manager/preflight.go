@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -44,7 +45,7 @@ func runPreflight(args []string, stdout, stderr io.Writer) int {
 	cidr := fs.String("cluster-cidr", "", "the pod network (the CCM's --cluster-cidr)")
 	timeout := fs.Duration("timeout", time.Minute, "bound on the whole check")
 	if err := fs.Parse(args); err != nil {
-		if err == pflag.ErrHelp {
+		if errors.Is(err, pflag.ErrHelp) {
 			return 0
 		}
 		return 2

@@ -113,7 +113,7 @@ func waitVIP(ctx context.Context, c *testcluster.Cluster, name string, timeout t
 			return ing[0].IP, nil
 		}
 		if time.Now().After(deadline) {
-			return "", fmt.Errorf("Service %s got no external IP within %s", name, timeout)
+			return "", fmt.Errorf("no external IP for Service %s within %s", name, timeout)
 		}
 		select {
 		case <-ctx.Done():

@@ -114,7 +114,7 @@ func run(ccmBinary string, check bool, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
-	defer cluster.Stop()
+	defer func() { _ = cluster.Stop() }() // at exit: nothing is left to do about a failed stop
 
 	step("applying deploy/rbac.yaml and minting the CCM ServiceAccount's kubeconfig")
 	if err := cluster.ApplyFile(ctx, filepath.Join("deploy", "rbac.yaml")); err != nil {

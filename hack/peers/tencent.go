@@ -12,7 +12,7 @@ import (
 )
 
 // tencentAlsoRefused lists the refusals the real API gives for the same
-// request, each with its source: the peer's own behaviour, not cloudsim's.
+// request, each with its source: the peer's own behavior, not cloudsim's.
 // Anything else cloudsim refused is a fidelity bug until shown otherwise.
 var tencentAlsoRefused = map[string]string{
 	// The peer caches DescribeListeners for 60 s and creates the listener
@@ -46,7 +46,7 @@ func runTencent(binary, listen string, duration time.Duration) (int, error) {
 			return 0, err
 		}
 		// The peer finds instances by private IP, so nodes are named by it,
-		// and binds only nodes labelled kubernetes.io/role=node (its default).
+		// and binds only nodes labeled kubernetes.io/role=node (its default).
 		if _, err := w.cluster.RegisterNode(ctx, testcluster.NodeSpec{Name: ip, InternalIP: ip, PodCIDR: fmt.Sprintf("10.244.%d.0/24", i),
 			Labels: map[string]string{"kubernetes.io/role": "node"}}); err != nil {
 			return 0, err

@@ -107,7 +107,7 @@ const MinScrubLen = 4
 const hiddenMessage = "(message hidden because it would reveal a secret)"
 
 // Scrub replaces every secret in msg by [redacted]. If that is not enough
-// (the marker itself, joined with its neighbours, can spell a contrived
+// (the marker itself, joined with its neighbors, can spell a contrived
 // secret), the message is replaced by one that cannot contain a secret.
 func Scrub(msg string, secrets []string) string {
 	for _, s := range secrets {

@@ -401,7 +401,7 @@ func TestCancelledWaiterLeavesOthers(t *testing.T) {
 	other := make(chan error)
 	go func() { _, err := inv.Get(context.Background(), "ins-00000002", 0); other <- err }()
 	if _, err := inv.Get(ctx, "ins-00000001", 0); !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("cancelled Get: %v", err)
+		t.Errorf("canceled Get: %v", err)
 	}
 	if err := <-other; err != nil {
 		t.Errorf("the other waiter: %v", err)

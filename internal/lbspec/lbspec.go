@@ -413,7 +413,7 @@ func sourceRanges(svc *corev1.Service) ([]string, error) {
 }
 
 // Eligible reports whether a node may be a backend of any load balancer:
-// not being deleted, not labelled
+// not being deleted, not labeled
 // node.kubernetes.io/exclude-from-external-load-balancers, and not about to
 // be removed by the cluster autoscaler. These are the upstream service
 // controller's rules, repeated so that a Spec never depends on the caller

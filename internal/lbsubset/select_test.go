@@ -171,7 +171,7 @@ func TestSelectSpreadsServices(t *testing.T) {
 	if identical > 0 {
 		t.Errorf("%d Services chose exactly the first Service's subset", identical)
 	}
-	// Zone balance favours the nodes of smaller zones, so compare each node
+	// Zone balance favors the nodes of smaller zones, so compare each node
 	// with the others of its zone.
 	byZone := map[string][]int{}
 	for _, n := range ns {

@@ -40,6 +40,11 @@ func CheckClusterCIDR(rep *Report, cidr netip.Prefix, nets []Network) {
 	rep.Pass(check, fmt.Sprintf("%s overlaps none of %d networks (%s)", cidr, len(nets), list(names)))
 }
 
+// within reports whether inner lies entirely inside outer.
+func within(inner, outer netip.Prefix) bool {
+	return outer.Bits() <= inner.Bits() && outer.Contains(inner.Addr())
+}
+
 // ParsePrefix reads one CIDR, masking host bits the way the CCM's flag does.
 func ParsePrefix(s string) (netip.Prefix, error) {
 	p, err := netip.ParsePrefix(strings.TrimSpace(s))

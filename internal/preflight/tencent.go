@@ -221,7 +221,7 @@ func tencentRouteTable(ctx context.Context, api TencentAPI, t *TencentTarget, in
 		if !cidr.IsValid() {
 			cidr = t.ClusterCIDR
 		}
-		if tableCIDR.IsValid() && cidr.IsValid() && !(tableCIDR.Bits() <= cidr.Bits() && tableCIDR.Contains(cidr.Addr())) {
+		if tableCIDR.IsValid() && cidr.IsValid() && !within(cidr, tableCIDR) {
 			rep.Fail(check, fmt.Sprintf("the cluster CIDR %s is not inside route table %q's CIDR %s", cidr, t.ClusterRouteTable, tableCIDR),
 				"set --cluster-cidr (and cluster_cidr) to the table's CIDR or a range inside it")
 		} else {

@@ -31,7 +31,7 @@ type Process struct {
 // goes to logPath (if not empty) and to an in-memory buffer.
 func StartProcess(bin string, args, env []string, logPath string) (*Process, error) {
 	p := &Process{done: make(chan struct{})}
-	var sinks []io.Writer = []io.Writer{lockedWriter{p}}
+	sinks := []io.Writer{lockedWriter{p}}
 	if logPath != "" {
 		f, err := os.Create(logPath)
 		if err != nil {

@@ -51,7 +51,7 @@ func clbWriteCalls() map[string]int {
 }
 
 // lbNode registers a node for a cloudsim instance as the CCM leaves it once
-// initialized (providerID set, no uninitialized taint, Ready), labelled
+// initialized (providerID set, no uninitialized taint, Ready), labeled
 // for the test's node selector from the start: the service controller
 // re-syncs load balancers when the node set changes, not when a node's
 // ordinary labels do.
@@ -106,7 +106,7 @@ var svcSeq, nodePortSeq atomic.Int32
 // successful checks (15 s) to come back.
 func nextNodePort() int32 { return 31500 + nodePortSeq.Add(1) }
 
-// lbServiceSpec is a LoadBalancer Service selecting the nodes labelled
+// lbServiceSpec is a LoadBalancer Service selecting the nodes labeled
 // selector, with one TCP port per entry of ports, each with its own
 // NodePort (see nextNodePort).
 func lbServiceSpec(name, selector string, ports ...int32) *corev1.Service {

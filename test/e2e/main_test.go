@@ -64,7 +64,7 @@ func run(m *testing.M) (int, error) {
 	if suite.cluster, err = testcluster.Start(dir); err != nil {
 		return 0, err
 	}
-	defer suite.cluster.Stop()
+	defer func() { _ = suite.cluster.Stop() }() // at exit: nothing is left to do about a failed stop
 	fmt.Printf("e2e: control plane up in %s at %s\n", time.Since(start).Round(time.Millisecond), suite.cluster.Server())
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

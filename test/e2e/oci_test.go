@@ -34,7 +34,7 @@ func startOCIServiceController(t *testing.T) {
 }
 
 // ociLBNode adds an OCI instance and registers its Node as the CCM leaves
-// it once initialized (providerID, InternalIP, Ready), labelled for the
+// it once initialized (providerID, InternalIP, Ready), labeled for the
 // test's node selector.
 func ociLBNode(t *testing.T, selector string) cloudsim.Instance {
 	t.Helper()

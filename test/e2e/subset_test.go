@@ -21,7 +21,7 @@ import (
 // subsetZones are the zones the subset scenario spreads its nodes over.
 var subsetZones = []string{"ap-guangzhou-3", "ap-guangzhou-4", "ap-guangzhou-6"}
 
-// zonedNode is lbNodeAt with the instance in zone and the node labelled
+// zonedNode is lbNodeAt with the instance in zone and the node labeled
 // with it, as the CCM labels an initialized node.
 func zonedNode(t *testing.T, selector, zone string) cloudsim.Instance {
 	t.Helper()

@@ -166,52 +166,52 @@ func (o *Ops) reconcile(ctx context.Context, d *Desired, create bool) (*corev1.L
 		other = o.nlb
 	}
 	if err := o.deleteWith(ctx, other, d); err != nil {
-		return nil, fmt.Errorf("Service %s: remove its %s after the switch to %s: %w", svc, other.kind(), d.Kind, err)
+		return nil, fmt.Errorf("lbops: Service %s: remove its %s after the switch to %s: %w", svc, other.kind(), d.Kind, err)
 	}
 
 	a, err := drv.find(ctx, d.DisplayName)
 	if err != nil {
-		return nil, fmt.Errorf("Service %s: %w", svc, err)
+		return nil, fmt.Errorf("lbops: Service %s: %w", svc, err)
 	}
 	if a != nil && isFailed(a) {
 		// Failed out of band (or at creation): users expect it recreated.
 		klog.InfoS("Load balancer is FAILED; deleting it to create it again", "service", svc, "kind", d.Kind, "id", a.ID)
 		if err := o.remove(ctx, drv, a.ID); err != nil {
-			return nil, fmt.Errorf("Service %s: delete FAILED %s %s: %w", svc, d.Kind, a.ID, err)
+			return nil, fmt.Errorf("lbops: Service %s: delete FAILED %s %s: %w", svc, d.Kind, a.ID, err)
 		}
 		a = nil
 	}
 	ls, bss := desiredSets(d)
 	if a == nil {
 		if !create {
-			return nil, fmt.Errorf("Service %s: no %s named %s in compartment %s yet", svc, d.Kind, d.DisplayName, o.compartment)
+			return nil, fmt.Errorf("lbops: Service %s: no %s named %s in compartment %s yet", svc, d.Kind, d.DisplayName, o.compartment)
 		}
 		if a, err = o.create(ctx, drv, d, ls, bss); err != nil {
-			return nil, fmt.Errorf("Service %s: %w", svc, err)
+			return nil, fmt.Errorf("lbops: Service %s: %w", svc, err)
 		}
 	}
 	if a, err = o.waitActive(ctx, drv, a); err != nil {
-		return nil, fmt.Errorf("Service %s: %w", svc, err)
+		return nil, fmt.Errorf("lbops: Service %s: %w", svc, err)
 	}
 
 	for _, s := range plan(a, ls, bss) {
 		klog.V(2).InfoS("Changing load balancer", "service", svc, "kind", d.Kind, "id", a.ID, "step", s.String())
 		if err := o.apply(ctx, drv, a.ID, func(ctx context.Context) (string, error) { return drv.write(ctx, a.ID, s) }); err != nil {
-			return nil, fmt.Errorf("Service %s: %s %s: %w", svc, d.Kind, a.ID, err)
+			return nil, fmt.Errorf("lbops: Service %s: %s %s: %w", svc, d.Kind, a.ID, err)
 		}
 	}
 	if err := o.ensureSecurityRules(ctx, d, a.Subnets, false); err != nil {
-		return nil, fmt.Errorf("Service %s: security lists: %w", svc, err)
+		return nil, fmt.Errorf("lbops: Service %s: security lists: %w", svc, err)
 	}
 	if a.IPs == nil {
 		if a, err = drv.get(ctx, a.ID); err != nil {
-			return nil, fmt.Errorf("Service %s: %w", svc, err)
+			return nil, fmt.Errorf("lbops: Service %s: %w", svc, err)
 		}
 	}
 	// What OCI cannot change in place is reported after the rest is
 	// reconciled, so that traffic keeps reaching the current nodes.
 	if err := immutableDiff(d, a); err != nil {
-		return status(a, d.PublishPrivate), fmt.Errorf("Service %s: %s %s: %w", svc, d.Kind, a.ID, err)
+		return status(a, d.PublishPrivate), fmt.Errorf("lbops: Service %s: %s %s: %w", svc, d.Kind, a.ID, err)
 	}
 	return status(a, d.PublishPrivate), nil
 }
@@ -434,7 +434,7 @@ func (o *Ops) wait(ctx context.Context, drv driver, lbID, wr string) (string, er
 func (o *Ops) Delete(ctx context.Context, d *Desired) error {
 	for _, drv := range []driver{o.lb, o.nlb} {
 		if err := o.deleteWith(ctx, drv, d); err != nil {
-			return fmt.Errorf("Service %s: %w", d.Ref.Service, err)
+			return fmt.Errorf("lbops: Service %s: %w", d.Ref.Service, err)
 		}
 	}
 	return nil

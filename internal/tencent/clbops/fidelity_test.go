@@ -15,7 +15,7 @@ import (
 	"github.com/ccmkit/ccm/internal/lbspec"
 )
 
-// Behaviour the CLB API documents and the operations must cope with
+// Behavior the CLB API documents and the operations must cope with
 // (issue 11): the DeleteLoadBalancer frequency check, busy answers without
 // ResourceInOperating, DeleteListener without a "not found" code,
 // ClientToken replays without a task, null health check fields, and batch

@@ -457,7 +457,7 @@ func (g *deleteGate) block(t time.Time) {
 }
 
 // deferredDelete is the error of a deletion put off by the frequency
-// check: a RetryError, so that a caller that honours it (the service
+// check: a RetryError, so that a caller that honors it (the service
 // controller does on its ensure path) comes back after the wait, not in a
 // hot loop. cause is the API's answer, nil when no call was made.
 func deferredDelete(lb *loadBalancer, wait time.Duration, cause error) error {

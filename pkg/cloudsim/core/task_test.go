@@ -171,7 +171,7 @@ func TestFaultFailTask(t *testing.T) {
 		if tt.wantErr == "" {
 			b, _ := json.Marshal(f)
 			if !strings.Contains(string(b), `"failTask":true`) {
-				t.Fatalf("marshalled %s", b)
+				t.Fatalf("marshaled %s", b)
 			}
 		}
 	}

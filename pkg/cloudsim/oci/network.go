@@ -339,12 +339,6 @@ func validCompartment(id string) bool {
 	return core.ValidOCID(id, "compartment") || core.ValidOCID(id, "tenancy")
 }
 
-func (n *network) defaultCompartment() string {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.defaultComp
-}
-
 func (n *network) availabilityDomains() []string {
 	n.mu.Lock()
 	defer n.mu.Unlock()

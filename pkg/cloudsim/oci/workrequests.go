@@ -364,6 +364,7 @@ func (d *Dialect) listNLBWorkRequests(c *call) (*reply, error) {
 	for _, wr := range d.workRequestsOf(func(wr *workRequest) bool { return wr.kind == kindNLB && wr.compartmentID == comp }) {
 		if v, ok := d.viewOf(wr); ok {
 			m := d.nlbWorkRequestModel(wr, v)
+			//nolint:staticcheck // S1016: the fields are listed, so that one the SDK adds to WorkRequest does not change the summary unseen
 			items = append(items, networkloadbalancer.WorkRequestSummary{
 				OperationType: m.OperationType, Status: m.Status, Id: m.Id, CompartmentId: m.CompartmentId,
 				Resources: m.Resources, PercentComplete: m.PercentComplete, TimeAccepted: m.TimeAccepted,

@@ -509,8 +509,8 @@ func lbMatches(lb *clbLB, req *clb.DescribeLoadBalancersRequestParams, ids []str
 	if len(ptrStrs(req.BackendPublicIps)) > 0 {
 		return false // targets are reached by private IP only
 	}
-	if k := ptrStr(req.SearchKey); k != "" && !strings.Contains(lb.name, k) && !strings.Contains(lb.id, k) &&
-		!(lb.status == 1 && strings.Contains(lb.vip.String(), k)) {
+	vipMatches := func(k string) bool { return lb.status == 1 && strings.Contains(lb.vip.String(), k) } // a VIP once allocated
+	if k := ptrStr(req.SearchKey); k != "" && !strings.Contains(lb.name, k) && !strings.Contains(lb.id, k) && !vipMatches(k) {
 		return false
 	}
 	if req.ProjectId != nil && *req.ProjectId != 0 {

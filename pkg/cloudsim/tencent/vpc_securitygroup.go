@@ -482,14 +482,14 @@ func (s *SecurityGroups) describeSecurityGroups(call *Call, body []byte) (any, e
 		}
 		ok := true
 		for _, f := range filters {
-			switch {
-			case f.name == "security-group-id":
+			switch f.name {
+			case "security-group-id":
 				ok = ok && slices.Contains(f.values, g.id)
-			case f.name == "security-group-name":
+			case "security-group-name":
 				ok = ok && slices.Contains(f.values, g.name)
-			case f.name == "project-id":
+			case "project-id":
 				ok = ok && slices.Contains(f.values, "0")
-			case f.name == "tag-key":
+			case "tag-key":
 				ok = ok && slices.ContainsFunc(f.values, func(k string) bool { _, has := tagValue(g, k); return has })
 			default:
 				v, has := tagValue(g, strings.TrimPrefix(f.name, "tag:"))

@@ -78,11 +78,9 @@ func withState(s core.InstanceLifecycleStateEnum) vmOpt {
 func withSubnet(s string) vmOpt              { return func(v *fakeVM) { v.vnic.SubnetId = &s } }
 func withCompartment(c string) vmOpt         { return func(v *fakeVM) { v.ins.CompartmentId = &c } }
 func withPublicIP(ip string) vmOpt           { return func(v *fakeVM) { v.vnic.PublicIp = &ip } }
-func withHostnameLabel(h string) vmOpt       { return func(v *fakeVM) { v.vnic.HostnameLabel = &h } }
 func withFaultDomain(fd string) vmOpt        { return func(v *fakeVM) { v.ins.FaultDomain = &fd } }
 func withAD(ad string) vmOpt                 { return func(v *fakeVM) { v.ins.AvailabilityDomain = &ad } }
 func detached() vmOpt                        { return func(v *fakeVM) { v.attached = false } }
-func withDisplayName(n string) vmOpt         { return func(v *fakeVM) { v.ins.DisplayName = &n } }
 func ptr[T any](v T) *T                      { return &v }
 func (f *fakeOCI) count(op string) int       { f.mu.Lock(); defer f.mu.Unlock(); return f.calls[op] }
 func (f *fakeOCI) setErr(op string, e error) { f.mu.Lock(); f.errs[op] = e; f.mu.Unlock() }

@@ -70,7 +70,9 @@ func TestBackendSubsetOCI(t *testing.T) {
 			perAD := map[string]int{}
 			for _, b := range d.Backends {
 				var i int
-				fmt.Sscanf(b.NodeName, "node-%d", &i)
+				if _, err := fmt.Sscanf(b.NodeName, "node-%d", &i); err != nil {
+					t.Fatalf("backend %q: %v", b.NodeName, err)
+				}
 				perAD[fmt.Sprint(i%3)]++
 			}
 			if lo, hi := min(perAD["0"], perAD["1"], perAD["2"]), max(perAD["0"], perAD["1"], perAD["2"]); hi-lo > 1 {

@@ -185,9 +185,6 @@ type Secret = cloudconfig.Secret
 // ConfigError lists every problem found in the configuration.
 type ConfigError = cloudconfig.Error
 
-// redacted is what a Secret looks like in any output.
-const redacted = cloudconfig.Redacted
-
 var (
 	// regionPattern: ap-guangzhou, ap-shanghai-fsi, na-siliconvalley, eu-frankfurt.
 	regionPattern = regexp.MustCompile(`^[a-z]{2}-[a-z0-9]+(-[a-z0-9]+)*$`)

@@ -126,8 +126,8 @@ func (i *instances) findByID(ctx context.Context, node *v1.Node, id string, maxA
 	query := "instance-id=" + id
 	var ins *cvm.Instance
 	fresh := true
-	switch {
-	case i.inv == nil:
+	switch i.inv {
+	case nil: // no inventory: one DescribeInstances per lookup
 		set, err := i.lookup.byID(ctx, fmt.Sprintf("node %q", node.Name), id)
 		if err != nil {
 			return found{}, err

@@ -26,7 +26,7 @@ const (
 
 // sdk builds every Tencent SDK client (cvm, tke, vpc, clb) from one place, so
 // that they share the credential, the profile and the HTTP transport. The
-// transport is where cross-cutting behaviour lives: client-side pacing per
+// transport is where cross-cutting behavior lives: client-side pacing per
 // action, backoff on throttling, and API call metrics.
 type sdk struct {
 	cred      *common.Credential
