@@ -18,6 +18,7 @@ import (
 	"github.com/ccmkit/ccm/internal/lbspec"
 	"github.com/ccmkit/ccm/internal/lbsubset"
 	"github.com/ccmkit/ccm/internal/oci/lbops"
+	"github.com/ccmkit/ccm/internal/svclock"
 )
 
 // lbOps is what the interface layer needs of internal/oci/lbops; tests fake it.
@@ -39,6 +40,9 @@ type loadBalancers struct {
 	// events records the Warning Events of what the provider changed
 	// in a Service's request (a fixed shape made flexible); nil: none.
 	events record.EventRecorder
+	// locks keeps one Service's Ensure, Update and Delete from running at
+	// once (internal/svclock says why).
+	locks svclock.Locks
 }
 
 // EventReasonFixedShape is the reason of the Warning Event on a Service
@@ -77,6 +81,7 @@ func publishPrivate(svc *corev1.Service) bool {
 // annotation is reported (every problem at once) before any API call, so
 // the existing load balancer stays as it is.
 func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *corev1.Service, nodes []*corev1.Node) (*corev1.LoadBalancerStatus, error) {
+	defer l.locks.Lock(svc.UID)()
 	d, warnings, err := l.desired(svc, nodes)
 	if err != nil {
 		return nil, err
@@ -87,6 +92,7 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *c
 
 // UpdateLoadBalancer updates the backends when nodes change.
 func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *corev1.Service, nodes []*corev1.Node) error {
+	defer l.locks.Lock(svc.UID)()
 	d, warnings, err := l.desired(svc, nodes)
 	if err != nil {
 		return err
@@ -99,6 +105,7 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *c
 // kind, and our security list rules. It needs no valid annotation: a
 // Service broken by an edit can still be deleted.
 func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string, svc *corev1.Service) error {
+	defer l.locks.Lock(svc.UID)()
 	if l.subsets != nil {
 		l.subsets.Forget(svc)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/ccmkit/ccm/internal/lbdrift"
 	"github.com/ccmkit/ccm/internal/lbspec"
 	"github.com/ccmkit/ccm/internal/lbsubset"
+	"github.com/ccmkit/ccm/internal/svclock"
 	"github.com/ccmkit/ccm/internal/tencent/clbops"
 )
 
@@ -38,6 +39,9 @@ type loadBalancers struct {
 	// kube is set by Initialize; the drift check needs it.
 	kube cloudprovider.ControllerClientBuilder
 	stop <-chan struct{}
+	// locks keeps one Service's Ensure, Update and Delete from running at
+	// once (internal/svclock says why).
+	locks svclock.Locks
 }
 
 var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
@@ -119,6 +123,7 @@ func (l *loadBalancers) GetLoadBalancerName(_ context.Context, clusterName strin
 
 // EnsureLoadBalancer creates or updates the Service's CLB.
 func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, clusterName string, svc *v1.Service, nodes []*v1.Node) (*v1.LoadBalancerStatus, error) {
+	defer l.locks.Lock(svc.UID)()
 	spec, err := l.spec(clusterName, svc, nodes)
 	if err != nil {
 		return nil, err
@@ -130,6 +135,7 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, clusterName stri
 // UpdateLoadBalancer brings the CLB's targets (and everything else) in line
 // with the nodes.
 func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, clusterName string, svc *v1.Service, nodes []*v1.Node) error {
+	defer l.locks.Lock(svc.UID)()
 	spec, err := l.spec(clusterName, svc, nodes)
 	if err != nil {
 		return err
@@ -141,6 +147,7 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, clusterName stri
 // EnsureLoadBalancerDeleted deletes the CLB created for the Service, or
 // only the Service's listeners on an adopted CLB.
 func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string, svc *v1.Service) error {
+	defer l.locks.Lock(svc.UID)()
 	if l.subsets != nil {
 		l.subsets.Forget(svc)
 	}
