@@ -2,17 +2,17 @@ package preflight
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/netip"
 	"strings"
 
 	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
-	sdkerrors "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/errors"
 	cvm "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm/v20170312"
 	tke "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/tke/v20180525"
 	vpc "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc/v20170312"
+
+	"github.com/ccmkit/ccm/internal/tcapi"
 )
 
 // TencentAPI is the read-only part of the Tencent Cloud API that the checks
@@ -90,12 +90,12 @@ func tencentCredentials(ctx context.Context, api TencentAPI, t TencentTarget, re
 // look at. Codes: the API's common error codes (Tencent Cloud API 3.0,
 // "Common Error Codes").
 func tencentAuthHint(err error) (detail, fix string) {
-	var sdkErr *sdkerrors.TencentCloudSDKError
-	if !errors.As(err, &sdkErr) {
+	code := tcapi.Code(err)
+	if code == "" {
 		return err.Error(), "check api_endpoint and that this machine reaches the Tencent Cloud API"
 	}
-	detail = fmt.Sprintf("[%s] %s", sdkErr.Code, sdkErr.Message)
-	switch code := sdkErr.Code; {
+	detail = tcapi.Describe(err)
+	switch {
 	case code == "AuthFailure.SecretIdNotFound":
 		return detail, "secret_id is not an API key of this account: copy the SecretId from the CAM console (API keys)"
 	case code == "AuthFailure.SignatureFailure":
@@ -303,8 +303,7 @@ func targetsPerListener(rep *Report, q *clb.Quota, nodes int) {
 
 // isNotFound: the VPC API's ResourceNotFound and InvalidParameterValue.*NotFound.
 func isNotFound(err error) bool {
-	var sdkErr *sdkerrors.TencentCloudSDKError
-	return errors.As(err, &sdkErr) && strings.Contains(sdkErr.Code, "NotFound")
+	return strings.Contains(tcapi.Code(err), "NotFound")
 }
 
 func deref(s *string) string {

@@ -9,8 +9,9 @@ import (
 	"time"
 
 	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
-	tcerr "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/errors"
 	"k8s.io/klog/v2"
+
+	"github.com/ccmkit/ccm/internal/tcapi"
 )
 
 // API is the slice of the CLB API (clb 2018-03-17) the operations use.
@@ -106,44 +107,19 @@ var DefaultTiming = Timing{
 	DeleteRetryAfter: time.Minute,
 }
 
-// APIError says which call failed for what; it unwraps to the SDK error.
-type APIError struct {
-	Action string // e.g. CreateListener
-	Target string // e.g. "CLB lb-12345678"
-	Err    error
-}
-
-func (e *APIError) Error() string {
-	msg := fmt.Sprintf("%s on %s: %s", e.Action, e.Target, describe(e.Err))
-	if Code(e.Err) == codeFailedOperation && !strings.HasPrefix(e.Action, "Describe") {
-		msg += " (the CLB may be busy with another task; the next reconcile reads it again and retries)"
+// callError names a failed call on its target (a CLB, a listener, "the
+// region"). A plain FailedOperation from a write usually means the CLB was
+// busy; the hint says what happens next.
+func callError(action, target string, err error) *tcapi.CallError {
+	e := &tcapi.CallError{Action: action, Target: "on " + target, Err: err}
+	if Code(err) == codeFailedOperation && !strings.HasPrefix(action, "Describe") {
+		e.Hint = "the CLB may be busy with another task; the next reconcile reads it again and retries"
 	}
-	return msg
-}
-
-func (e *APIError) Unwrap() error { return e.Err }
-
-// describe renders an SDK error as "[Code] Message (request id R)".
-func describe(err error) string {
-	var sdkErr *tcerr.TencentCloudSDKError
-	if !errors.As(err, &sdkErr) {
-		return err.Error()
-	}
-	msg := fmt.Sprintf("[%s] %s", sdkErr.Code, sdkErr.Message)
-	if sdkErr.RequestId != "" {
-		msg += " (request id " + sdkErr.RequestId + ")"
-	}
-	return msg
+	return e
 }
 
 // Code returns the Tencent error code in err, or "".
-func Code(err error) string {
-	var sdkErr *tcerr.TencentCloudSDKError
-	if errors.As(err, &sdkErr) {
-		return sdkErr.Code
-	}
-	return ""
-}
+func Code(err error) string { return tcapi.Code(err) }
 
 func retryable(err error) bool {
 	code := Code(err)
@@ -167,13 +143,13 @@ func (o *Ops) call(ctx context.Context, action, target string, fn func() error) 
 			return nil
 		}
 		if !retryable(err) || !o.now().Add(backoff).Before(deadline) {
-			return &APIError{Action: action, Target: target, Err: err}
+			return callError(action, target, err)
 		}
 		klog.V(4).InfoS("CLB call refused, retrying", "action", action, "target", target, "code", Code(err), "attempt", attempt, "backoff", backoff)
 		// Jitter spreads the retries of concurrent reconciles of one CLB.
 		wait := backoff/2 + rand.N(backoff/2+1)
 		if err := o.sleep(ctx, wait); err != nil {
-			return &APIError{Action: action, Target: target, Err: err}
+			return callError(action, target, err)
 		}
 		backoff = min(2*backoff, o.timing.RetryBackoffMax)
 	}
@@ -184,7 +160,7 @@ func (o *Ops) call(ctx context.Context, action, target string, fn func() error) 
 // with the task's message; only status 0 is success.
 func (o *Ops) waitTask(ctx context.Context, action, target, taskID, dealName string) (*clb.DescribeTaskStatusResponseParams, error) {
 	if taskID == "" && dealName == "" {
-		return nil, &APIError{Action: action, Target: target, Err: errors.New("the answer has neither a RequestId nor a DealName to wait for")}
+		return nil, callError(action, target, errors.New("the answer has neither a RequestId nor a DealName to wait for"))
 	}
 	deadline := o.now().Add(o.timing.TaskTimeout)
 	poll := o.timing.TaskPoll
@@ -204,7 +180,7 @@ func (o *Ops) waitTask(ctx context.Context, action, target, taskID, dealName str
 			return nil, err
 		}
 		if resp == nil || resp.Response == nil || resp.Response.Status == nil {
-			return nil, &APIError{Action: "DescribeTaskStatus", Target: target, Err: errors.New("malformed answer: no Status")}
+			return nil, callError("DescribeTaskStatus", target, errors.New("malformed answer: no Status"))
 		}
 		r := resp.Response
 		switch *r.Status {
@@ -215,13 +191,13 @@ func (o *Ops) waitTask(ctx context.Context, action, target, taskID, dealName str
 			if r.Message != nil && *r.Message != "" {
 				msg = *r.Message
 			}
-			return nil, &APIError{Action: action, Target: target, Err: fmt.Errorf("%w: task %s%s: %s", ErrTaskFailed, taskID, dealName, msg)}
+			return nil, callError(action, target, fmt.Errorf("%w: task %s%s: %s", ErrTaskFailed, taskID, dealName, msg))
 		case taskRunning:
 		default:
-			return nil, &APIError{Action: "DescribeTaskStatus", Target: target, Err: fmt.Errorf("unknown task status %d", *r.Status)}
+			return nil, callError("DescribeTaskStatus", target, fmt.Errorf("unknown task status %d", *r.Status))
 		}
 		if !o.now().Add(poll).Before(deadline) {
-			return nil, &APIError{Action: action, Target: target, Err: fmt.Errorf("asynchronous task %s%s still running after %s", taskID, dealName, o.timing.TaskTimeout)}
+			return nil, callError(action, target, fmt.Errorf("asynchronous task %s%s still running after %s", taskID, dealName, o.timing.TaskTimeout))
 		}
 		if err := o.sleep(ctx, poll); err != nil {
 			return nil, err

@@ -44,7 +44,7 @@ func (o *Ops) reconcileAttributes(ctx context.Context, lb *loadBalancer, spec *l
 		return err
 	}
 	if resp == nil || resp.Response == nil {
-		return &APIError{Action: "ModifyLoadBalancerAttributes", Target: lb.String(), Err: errors.New("malformed answer: no Response")}
+		return callError("ModifyLoadBalancerAttributes", lb.String(), errors.New("malformed answer: no Response"))
 	}
 	if _, err := o.waitTask(ctx, "ModifyLoadBalancerAttributes", lb.String(), requestID(resp.Response.RequestId), ""); err != nil {
 		return err

@@ -411,12 +411,12 @@ func (o *Ops) describeListeners(ctx context.Context, lb *loadBalancer) ([]*liste
 		return nil, err
 	}
 	if resp == nil || resp.Response == nil {
-		return nil, &APIError{Action: "DescribeListeners", Target: lb.String(), Err: errors.New("malformed answer: no Response")}
+		return nil, callError("DescribeListeners", lb.String(), errors.New("malformed answer: no Response"))
 	}
 	var out []*listener
 	for _, in := range resp.Response.Listeners {
 		if in == nil || in.ListenerId == nil || in.Protocol == nil || in.Port == nil {
-			return nil, &APIError{Action: "DescribeListeners", Target: lb.String(), Err: errors.New("malformed answer: a listener without id, protocol or port")}
+			return nil, callError("DescribeListeners", lb.String(), errors.New("malformed answer: a listener without id, protocol or port"))
 		}
 		out = append(out, &listener{
 			id:       *in.ListenerId,
@@ -508,7 +508,7 @@ func (o *Ops) createListeners(ctx context.Context, lb *loadBalancer, want []want
 				return nil, err
 			}
 			if resp == nil || resp.Response == nil || len(resp.Response.ListenerIds) != len(chunk) {
-				return nil, &APIError{Action: "CreateListener", Target: target, Err: errors.New("malformed answer: not one ListenerId per port")}
+				return nil, callError("CreateListener", target, errors.New("malformed answer: not one ListenerId per port"))
 			}
 			if _, err := o.waitTask(ctx, "CreateListener", target, requestID(resp.Response.RequestId), ""); err != nil {
 				return nil, err
@@ -537,7 +537,7 @@ func (o *Ops) modifyListener(ctx context.Context, lb *loadBalancer, c listenerCh
 		return err
 	}
 	if resp == nil || resp.Response == nil {
-		return &APIError{Action: "ModifyListener", Target: target, Err: errors.New("malformed answer: no Response")}
+		return callError("ModifyListener", target, errors.New("malformed answer: no Response"))
 	}
 	_, err := o.waitTask(ctx, "ModifyListener", target, requestID(resp.Response.RequestId), "")
 	return err
@@ -557,7 +557,7 @@ func (o *Ops) deleteListener(ctx context.Context, lb *loadBalancer, l *listener)
 	switch {
 	case err != nil:
 	case resp == nil || resp.Response == nil:
-		return &APIError{Action: "DeleteListener", Target: target, Err: errors.New("malformed answer: no Response")}
+		return callError("DeleteListener", target, errors.New("malformed answer: no Response"))
 	default:
 		if _, err = o.waitTask(ctx, "DeleteListener", target, requestID(resp.Response.RequestId), ""); err == nil {
 			return nil
@@ -591,7 +591,7 @@ func (o *Ops) listenerGone(ctx context.Context, lb *loadBalancer, id string) (bo
 	case err != nil:
 		return false, err
 	case resp == nil || resp.Response == nil:
-		return false, &APIError{Action: "DescribeListeners", Target: lb.String(), Err: errors.New("malformed answer: no Response")}
+		return false, callError("DescribeListeners", lb.String(), errors.New("malformed answer: no Response"))
 	}
 	for _, in := range resp.Response.Listeners {
 		if in != nil && deref(in.ListenerId) == id {

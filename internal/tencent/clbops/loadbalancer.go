@@ -215,11 +215,11 @@ func (o *Ops) describeLoadBalancers(ctx context.Context, target string, req *clb
 			return nil, err
 		}
 		if resp == nil || resp.Response == nil || resp.Response.TotalCount == nil {
-			return nil, &APIError{Action: "DescribeLoadBalancers", Target: target, Err: errors.New("malformed answer: no TotalCount")}
+			return nil, callError("DescribeLoadBalancers", target, errors.New("malformed answer: no TotalCount"))
 		}
 		for _, in := range resp.Response.LoadBalancerSet {
 			if in == nil || in.LoadBalancerId == nil {
-				return nil, &APIError{Action: "DescribeLoadBalancers", Target: target, Err: errors.New("malformed answer: a CLB without LoadBalancerId")}
+				return nil, callError("DescribeLoadBalancers", target, errors.New("malformed answer: a CLB without LoadBalancerId"))
 			}
 			out = append(out, fromSDK(in))
 		}
@@ -301,7 +301,7 @@ func (o *Ops) createWithToken(ctx context.Context, spec *lbspec.Spec, token stri
 		return nil, err
 	}
 	if resp == nil || resp.Response == nil {
-		return nil, &APIError{Action: "CreateLoadBalancer", Target: target, Err: errors.New("malformed answer: no Response")}
+		return nil, callError("CreateLoadBalancer", target, errors.New("malformed answer: no Response"))
 	}
 	r := resp.Response
 	ids := common.StringValues(r.LoadBalancerIds)
@@ -326,7 +326,7 @@ func (o *Ops) createWithToken(ctx context.Context, spec *lbspec.Spec, token stri
 			"service", spec.Service, "clb", ids[0], "taskError", err.Error())
 	}
 	if len(ids) != 1 {
-		return nil, &APIError{Action: "CreateLoadBalancer", Target: target, Err: fmt.Errorf("expected one CLB id, got %v", ids)}
+		return nil, callError("CreateLoadBalancer", target, fmt.Errorf("expected one CLB id, got %v", ids))
 	}
 	lb, err := o.describeByID(ctx, ids[0])
 	if err != nil {
@@ -423,7 +423,7 @@ func (o *Ops) deleteLoadBalancer(ctx context.Context, lb *loadBalancer) error {
 		return err
 	}
 	if resp == nil || resp.Response == nil {
-		return &APIError{Action: "DeleteLoadBalancer", Target: lb.String(), Err: errors.New("malformed answer: no Response")}
+		return callError("DeleteLoadBalancer", lb.String(), errors.New("malformed answer: no Response"))
 	}
 	_, err := o.waitTask(ctx, "DeleteLoadBalancer", lb.String(), requestID(resp.Response.RequestId), "")
 	return err

@@ -84,7 +84,7 @@ func (q *Quotas) TargetsPerListener(ctx context.Context) int {
 func (q *Quotas) read(ctx context.Context) (int, error) {
 	resp, err := q.api.DescribeQuotaWithContext(ctx, clb.NewDescribeQuotaRequest())
 	if err != nil {
-		return 0, &APIError{Action: "DescribeQuota", Target: "the region", Err: err}
+		return 0, callError("DescribeQuota", "the region", err)
 	}
 	if resp != nil && resp.Response != nil {
 		for _, item := range resp.Response.QuotaSet {
@@ -93,7 +93,7 @@ func (q *Quotas) read(ctx context.Context) (int, error) {
 			}
 		}
 	}
-	return 0, &APIError{Action: "DescribeQuota", Target: "the region", Err: errNoTargetQuota}
+	return 0, callError("DescribeQuota", "the region", errNoTargetQuota)
 }
 
 var errNoTargetQuota = errors.New("the answer has no " + QuotaTargetBind + " with a positive QuotaLimit")

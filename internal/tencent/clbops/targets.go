@@ -120,7 +120,7 @@ func (o *Ops) describeTargets(ctx context.Context, lb *loadBalancer, listeners [
 			return nil, err
 		}
 		if resp == nil || resp.Response == nil {
-			return nil, &APIError{Action: "DescribeTargets", Target: lb.String(), Err: errors.New("malformed answer: no Response")}
+			return nil, callError("DescribeTargets", lb.String(), errors.New("malformed answer: no Response"))
 		}
 		for _, l := range resp.Response.Listeners {
 			if l == nil || l.ListenerId == nil {
@@ -219,16 +219,16 @@ func (o *Ops) retryFailedListeners(ctx context.Context, lb *loadBalancer, plan *
 	logWrite("CLB batch call failed for some listeners, retrying them", "clb", lb.id, "action", action,
 		"listeners", listenerNames(plan, failed.listeners), "message", failed.message)
 	if len(again) == 0 { // listeners we did not send: nothing to retry, but not done either
-		return &APIError{Action: action, Target: lb.String(), Err: fmt.Errorf("failed for listeners %s: %s",
-			listenerNames(plan, failed.listeners), failed.message)}
+		return callError(action, lb.String(), fmt.Errorf("failed for listeners %s: %s",
+			listenerNames(plan, failed.listeners), failed.message))
 	}
 	still, err := o.batchTargets(ctx, lb, again, register)
 	if err != nil {
 		return err
 	}
 	if still != nil {
-		return &APIError{Action: action, Target: lb.String(), Err: fmt.Errorf("failed twice for listeners %s: %s",
-			listenerNames(plan, still.listeners), still.message)}
+		return callError(action, lb.String(), fmt.Errorf("failed twice for listeners %s: %s",
+			listenerNames(plan, still.listeners), still.message))
 	}
 	return nil
 }

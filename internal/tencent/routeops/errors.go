@@ -2,10 +2,9 @@ package routeops
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 
-	tcerr "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/errors"
+	"github.com/ccmkit/ccm/internal/tcapi"
 )
 
 // Kinds of failure a backend reports, whatever the cloud's error code. The
@@ -32,48 +31,8 @@ var (
 	ErrVPCCIDRConflict = errors.New("destination inside the VPC's CIDR")
 )
 
-// CallError is a failed cloud call: which action, on what, and why. It
-// unwraps to its Kind (one of the Err* sentinels, or nil) and to the SDK
-// error, so errors.Is and errors.As see both.
-type CallError struct {
-	Action string // e.g. CreateClusterRoute
-	Target string // e.g. `route 10.244.1.0/24 -> 10.0.0.5 in TKE route table "cls-1"`
-	Kind   error
-	Err    error
-}
-
-func (e *CallError) Error() string {
-	return fmt.Sprintf("%s %s: %s", e.Action, e.Target, describe(e.Err))
-}
-
-func (e *CallError) Unwrap() []error {
-	if e.Kind == nil {
-		return []error{e.Err}
-	}
-	return []error{e.Kind, e.Err}
-}
-
 // Code returns the cloud's error code in err, or "".
-func Code(err error) string {
-	var sdkErr *tcerr.TencentCloudSDKError
-	if errors.As(err, &sdkErr) {
-		return sdkErr.Code
-	}
-	return ""
-}
-
-// describe renders an SDK error as "[Code] Message (request id R)".
-func describe(err error) string {
-	var sdkErr *tcerr.TencentCloudSDKError
-	if !errors.As(err, &sdkErr) {
-		return err.Error()
-	}
-	msg := fmt.Sprintf("[%s] %s", sdkErr.Code, sdkErr.Message)
-	if sdkErr.RequestId != "" {
-		msg += " (request id " + sdkErr.RequestId + ")"
-	}
-	return msg
-}
+func Code(err error) string { return tcapi.Code(err) }
 
 // kindByCode maps the last part of a Tencent error code to a Kind. The SDK
 // documents most route errors under two prefixes (InvalidParameter.X and
@@ -105,9 +64,9 @@ func tkeKind(err error) error {
 type cause struct{ err error }
 
 func (c cause) Error() string {
-	var ce *CallError
+	var ce *tcapi.CallError
 	if errors.As(c.err, &ce) {
-		return ce.Action + ": " + describe(ce.Err)
+		return ce.Action + ": " + tcapi.Describe(ce.Err)
 	}
 	return c.err.Error()
 }

@@ -73,8 +73,9 @@ type Table struct {
 	VpcID string
 }
 
-// Backend is one kind of route table. Its errors are *CallError values whose
-// Kind is one of the Err* sentinels when the cloud's code has a meaning here.
+// Backend is one kind of route table. Its errors are *tcapi.CallError
+// values whose Kind is one of the Err* sentinels when the cloud's code has
+// a meaning here.
 type Backend interface {
 	// String names the table for messages: `TKE cluster route table "cls-1"`.
 	String() string

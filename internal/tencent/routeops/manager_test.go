@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ccmkit/ccm/internal/tcapi"
 )
 
 // fakeBackend is an in-memory table with TKE's rules (inside the CIDR, one
@@ -64,7 +66,7 @@ func (f *fakeBackend) FindTable(context.Context) (Table, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.exists {
-		return Table{}, &CallError{Action: "FindTable", Kind: ErrTableNotFound, Err: errors.New("no such table")}
+		return Table{}, &tcapi.CallError{Action: "FindTable", Kind: ErrTableNotFound, Err: errors.New("no such table")}
 	}
 	return f.table, nil
 }
@@ -100,17 +102,17 @@ func (f *fakeBackend) CreateRoute(_ context.Context, r Route) (Route, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.exists {
-		return Route{}, &CallError{Action: "CreateRoute", Kind: ErrTableNotFound, Err: errors.New("no such table")}
+		return Route{}, &tcapi.CallError{Action: "CreateRoute", Kind: ErrTableNotFound, Err: errors.New("no such table")}
 	}
 	if !f.table.CIDR.Contains(r.Destination.Addr()) {
-		return Route{}, &CallError{Action: "CreateRoute", Kind: ErrOutOfTable, Err: errors.New("[InvalidParameter.CidrOutOfRouteTable] out")}
+		return Route{}, &tcapi.CallError{Action: "CreateRoute", Kind: ErrOutOfTable, Err: errors.New("[InvalidParameter.CidrOutOfRouteTable] out")}
 	}
 	for _, x := range f.routes {
 		if x.Gateway == r.Gateway {
-			return Route{}, &CallError{Action: "CreateRoute", Kind: ErrGatewayInUse, Err: errors.New("[InvalidParameter.GatewayAlreadyAssociatedCidr] in use")}
+			return Route{}, &tcapi.CallError{Action: "CreateRoute", Kind: ErrGatewayInUse, Err: errors.New("[InvalidParameter.GatewayAlreadyAssociatedCidr] in use")}
 		}
 		if x.Destination.Overlaps(r.Destination) {
-			return Route{}, &CallError{Action: "CreateRoute", Kind: ErrCIDRConflict, Err: errors.New("[InvalidParameter.CidrConflictWithOtherRoute] conflict")}
+			return Route{}, &tcapi.CallError{Action: "CreateRoute", Kind: ErrCIDRConflict, Err: errors.New("[InvalidParameter.CidrConflictWithOtherRoute] conflict")}
 		}
 	}
 	if f.withIDs {

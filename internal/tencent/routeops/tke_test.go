@@ -12,6 +12,8 @@ import (
 	tke "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/tke/v20180525"
 
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+
+	"github.com/ccmkit/ccm/internal/tcapi"
 )
 
 // These tests drive the TKE backend with the real SDK against cloudsim,
@@ -82,7 +84,7 @@ func TestTKEBackendErrorKinds(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, cl := startSim(t, simTableWith(cloudsim.ClusterRoute{DestinationCIDR: "10.244.1.0/24", GatewayIP: "10.0.0.1"}))
 			_, err := NewTKE(cl, simTable, simVPC).CreateRoute(context.Background(), tc.route)
-			var ce *CallError
+			var ce *tcapi.CallError
 			if !errors.Is(err, tc.wantKind) || Code(err) != tc.wantCode || !errors.As(err, &ce) || ce.Action != "CreateClusterRoute" {
 				t.Fatalf("err = %v (code %q), want kind %v, code %s", err, Code(err), tc.wantKind, tc.wantCode)
 			}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 	vpc "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc/v20170312"
+
+	"github.com/ccmkit/ccm/internal/tcapi"
 )
 
 // VPCAPI is the slice of the vpc API (2017-03-12) the VPC backend uses.
@@ -79,10 +81,10 @@ func (b *VPC) describe(ctx context.Context) (*vpc.RouteTable, error) {
 	req.RouteTableIds = common.StringPtrs([]string{b.id})
 	resp, err := b.api.DescribeRouteTablesWithContext(ctx, req)
 	if err != nil {
-		return nil, &CallError{Action: action, Target: "of " + b.String(), Kind: vpcKind(err, false), Err: err}
+		return nil, &tcapi.CallError{Action: action, Target: "of " + b.String(), Kind: vpcKind(err, false), Err: err}
 	}
 	if resp == nil || resp.Response == nil {
-		return nil, &CallError{Action: action, Target: "of " + b.String(), Err: errors.New("malformed answer: no Response")}
+		return nil, &tcapi.CallError{Action: action, Target: "of " + b.String(), Err: errors.New("malformed answer: no Response")}
 	}
 	for _, t := range resp.Response.RouteTableSet {
 		if t != nil && deref(t.RouteTableId) == b.id {
@@ -92,7 +94,7 @@ func (b *VPC) describe(ctx context.Context) (*vpc.RouteTable, error) {
 			return t, nil
 		}
 	}
-	return nil, &CallError{Action: action, Target: "of " + b.String(), Kind: ErrTableNotFound,
+	return nil, &tcapi.CallError{Action: action, Target: "of " + b.String(), Kind: ErrTableNotFound,
 		Err: errors.New("the table is not in the answer")}
 }
 
@@ -107,7 +109,7 @@ func (b *VPC) FindTable(ctx context.Context) (Table, error) {
 // CreateTable is not offered: a VPC route table must also be associated
 // with the cluster's subnets, which is the network owner's decision.
 func (b *VPC) CreateTable(context.Context, netip.Prefix) (Table, error) {
-	return Table{}, &CallError{Action: "CreateRouteTable", Target: b.String(), Kind: ErrTableNotFound,
+	return Table{}, &tcapi.CallError{Action: "CreateRouteTable", Target: b.String(), Kind: ErrTableNotFound,
 		Err: errors.New("the CCM does not create VPC route tables; create it and associate it with the cluster's subnets")}
 }
 
@@ -143,7 +145,7 @@ func normalCVMRoutes(t *vpc.RouteTable) []Route {
 // reconcile, for every such node.
 func (b *VPC) CreateRoute(ctx context.Context, r Route) (Route, error) {
 	if primary, _, err := b.cidrs.CIDRs(ctx); err == nil && primary.Contains(r.Destination.Addr()) && r.Destination.Bits() >= primary.Bits() {
-		return Route{}, &CallError{Action: "CreateRoutes", Target: fmt.Sprintf("%s in %s", r, b), Kind: ErrVPCCIDRConflict,
+		return Route{}, &tcapi.CallError{Action: "CreateRoutes", Target: fmt.Sprintf("%s in %s", r, b), Kind: ErrVPCCIDRConflict,
 			Err: fmt.Errorf("not sent: the destination lies inside VPC %s's CIDR %s, which the API refuses (InvalidParameterValue.VpcCidrConflict)", b.vpcID, primary)}
 	}
 	req := vpc.NewCreateRoutesRequest()
@@ -156,7 +158,7 @@ func (b *VPC) CreateRoute(ctx context.Context, r Route) (Route, error) {
 	}}
 	resp, err := b.api.CreateRoutesWithContext(ctx, req)
 	if err != nil {
-		return Route{}, &CallError{Action: "CreateRoutes", Target: fmt.Sprintf("%s in %s", r, b), Kind: vpcKind(err, false), Err: err}
+		return Route{}, &tcapi.CallError{Action: "CreateRoutes", Target: fmt.Sprintf("%s in %s", r, b), Kind: vpcKind(err, false), Err: err}
 	}
 	created := Route{Destination: r.Destination, Gateway: r.Gateway}
 	if resp != nil && resp.Response != nil {
@@ -189,18 +191,18 @@ func (b *VPC) DeleteRoute(ctx context.Context, r Route) error {
 			}
 		}
 		if r.ID == "" {
-			return &CallError{Action: "DeleteRoutes", Target: target, Kind: ErrRouteNotFound, Err: errors.New("not in the table")}
+			return &tcapi.CallError{Action: "DeleteRoutes", Target: target, Kind: ErrRouteNotFound, Err: errors.New("not in the table")}
 		}
 	}
 	id, err := strconv.ParseUint(r.ID, 10, 64)
 	if err != nil {
-		return &CallError{Action: "DeleteRoutes", Target: target, Err: fmt.Errorf("RouteId %q: %v", r.ID, err)}
+		return &tcapi.CallError{Action: "DeleteRoutes", Target: target, Err: fmt.Errorf("RouteId %q: %v", r.ID, err)}
 	}
 	req := vpc.NewDeleteRoutesRequest()
 	req.RouteTableId = common.StringPtr(b.id)
 	req.Routes = []*vpc.Route{{RouteId: common.Uint64Ptr(id)}}
 	if _, err := b.api.DeleteRoutesWithContext(ctx, req); err != nil {
-		return &CallError{Action: "DeleteRoutes", Target: target, Kind: vpcKind(err, true), Err: err}
+		return &tcapi.CallError{Action: "DeleteRoutes", Target: target, Kind: vpcKind(err, true), Err: err}
 	}
 	return nil
 }

@@ -8,8 +8,9 @@ import (
 	"strings"
 
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
-	tcerr "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/errors"
 	cvm "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm/v20170312"
+
+	"github.com/ccmkit/ccm/internal/tcapi"
 )
 
 // instanceAPI is the slice of the CVM API the node side uses. *cvm.Client
@@ -30,45 +31,6 @@ const (
 	// maxVPCPages bounds a listing of the whole VPC (100,000 instances).
 	maxVPCPages = 1000
 )
-
-// apiError says which call failed for what; it unwraps to the SDK error.
-type apiError struct {
-	action string // e.g. DescribeInstances
-	target string // e.g. `node "10.0.0.5" (private-ip-address filter)`
-	err    error
-}
-
-func (e *apiError) Error() string {
-	return fmt.Sprintf("%s for %s: %s", e.action, e.target, describeSDKError(e.err))
-}
-
-func (e *apiError) Unwrap() error { return e.err }
-
-// describeSDKError renders an SDK error as "[Code] Message (request id R)",
-// keeping any underlying cause (network errors, timeouts).
-func describeSDKError(err error) string {
-	var sdkErr *tcerr.TencentCloudSDKError
-	if !errors.As(err, &sdkErr) {
-		return err.Error()
-	}
-	msg := fmt.Sprintf("[%s] %s", sdkErr.Code, sdkErr.Message)
-	if sdkErr.RequestId != "" {
-		msg += " (request id " + sdkErr.RequestId + ")"
-	}
-	if cause := errors.Unwrap(sdkErr); cause != nil {
-		msg += ": " + cause.Error()
-	}
-	return msg
-}
-
-// errorCode returns the Tencent error code in err, or "" if there is none.
-func errorCode(err error) string {
-	var sdkErr *tcerr.TencentCloudSDKError
-	if errors.As(err, &sdkErr) {
-		return sdkErr.Code
-	}
-	return ""
-}
 
 // instanceLookup finds instances of our VPC. Every result has been checked
 // to be well-formed (id, VPC), so callers can trust the fields they read.
@@ -93,7 +55,7 @@ func (l *instanceLookup) byID(ctx context.Context, target string, ids ...string)
 			return nil, err
 		}
 		if err := checkIDAnswer(chunk, set, total); err != nil {
-			return nil, &apiError{action: "DescribeInstances", target: what, err: err}
+			return nil, &tcapi.CallError{Action: "DescribeInstances", Target: "for " + what, Err: err}
 		}
 		out = append(out, set...)
 	}
@@ -203,8 +165,8 @@ func (l *instanceLookup) allPages(ctx context.Context, what string, limit int, f
 	var out []*cvm.Instance
 	for page := 0; ; page++ {
 		if page == limit {
-			return nil, &apiError{action: "DescribeInstances", target: what,
-				err: fmt.Errorf("gave up after %d pages of %d", limit, pageSize)}
+			return nil, &tcapi.CallError{Action: "DescribeInstances", Target: "for " + what,
+				Err: fmt.Errorf("gave up after %d pages of %d", limit, pageSize)}
 		}
 		req := cvm.NewDescribeInstancesRequest()
 		req.Filters = filters
@@ -220,8 +182,8 @@ func (l *instanceLookup) allPages(ctx context.Context, what string, limit int, f
 		}
 		if len(set) == 0 {
 			// The list shrank between pages; the next sync will see it whole.
-			return nil, &apiError{action: "DescribeInstances", target: what,
-				err: fmt.Errorf("page at offset %d was empty but TotalCount is %d", len(out), total)}
+			return nil, &tcapi.CallError{Action: "DescribeInstances", Target: "for " + what,
+				Err: fmt.Errorf("page at offset %d was empty but TotalCount is %d", len(out), total)}
 		}
 	}
 }
@@ -233,7 +195,7 @@ func (l *instanceLookup) describe(ctx context.Context, what string, req *cvm.Des
 		err = checkAnswer(resp)
 	}
 	if err != nil {
-		return nil, 0, &apiError{action: "DescribeInstances", target: what, err: err}
+		return nil, 0, &tcapi.CallError{Action: "DescribeInstances", Target: "for " + what, Err: err}
 	}
 	return resp.Response.InstanceSet, *resp.Response.TotalCount, nil
 }

@@ -12,6 +12,8 @@ import (
 	cvm "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm/v20170312"
 	v1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
+
+	"github.com/ccmkit/ccm/internal/tcapi"
 )
 
 // call summarizes one DescribeInstances request for assertions.
@@ -261,8 +263,8 @@ func TestInstanceExistsErrorNamesOperationAndNode(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Fatalf("error\n %v\nwant\n %s", err, want)
 	}
-	if errorCode(err) != "AuthFailure.SignatureFailure" {
-		t.Errorf("errorCode = %q", errorCode(err))
+	if tcapi.Code(err) != "AuthFailure.SignatureFailure" {
+		t.Errorf("errorCode = %q", tcapi.Code(err))
 	}
 }
 
