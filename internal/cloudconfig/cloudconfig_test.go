@@ -219,3 +219,48 @@ func TestDuration(t *testing.T) {
 		}
 	}
 }
+
+func TestKeyTableAndCheckDocumented(t *testing.T) {
+	type inner struct {
+		B string `json:"b"`
+	}
+	type cfg struct {
+		A    string            `json:"a"`
+		In   inner             `json:"in"`
+		M    map[string]string `json:"m,omitempty"`
+		Skip string            `json:"-"`
+	}
+	docs := []KeyDoc{{Keys: []string{"a"}, Env: []string{"X_A"}, Required: "yes", Doc: "the a"}, {Keys: []string{"in.b", "m"}, Required: "no", Doc: "b and m"}}
+	if err := CheckDocumented(reflect.TypeFor[cfg](), docs); err != nil {
+		t.Errorf("complete docs: %v", err)
+	}
+	err := CheckDocumented(reflect.TypeFor[cfg](), append(docs[:1:1], KeyDoc{Keys: []string{"in.c"}}))
+	if err == nil || !strings.Contains(err.Error(), "key in.b is not documented") || !strings.Contains(err.Error(), "key m is not documented") ||
+		!strings.Contains(err.Error(), "documented key in.c does not exist") {
+		t.Errorf("incomplete docs: %v", err)
+	}
+	want := "| key | environment (highest precedence first) | required | meaning and validation |\n|---|---|---|---|\n" +
+		"| `a` | `X_A` | yes | the a |\n| `in.b`, `m` | — | no | b and m |\n"
+	if got := KeyTable(docs); got != want {
+		t.Errorf("KeyTable =\n%s\nwant\n%s", got, want)
+	}
+	if got := KeyTable(docs[1:]); !strings.HasPrefix(got, "| key | required |") {
+		t.Errorf("no env column expected: %s", got)
+	}
+}
+
+func TestReplaceSection(t *testing.T) {
+	doc := "intro\n<!-- BEGIN GENERATED: a (go run ./hack/configdoc) -->\nold\n<!-- END GENERATED: a -->\nafter\n"
+	got, err := ReplaceSection([]byte(doc), "a", "new\nrows\n")
+	want := "intro\n<!-- BEGIN GENERATED: a (go run ./hack/configdoc) -->\nnew\nrows\n<!-- END GENERATED: a -->\nafter\n"
+	if err != nil || string(got) != want {
+		t.Errorf("ReplaceSection = %q, %v; want %q", got, err, want)
+	}
+	if _, err := ReplaceSection([]byte(doc), "b", "x"); err == nil || !strings.Contains(err.Error(), "BEGIN GENERATED: b") {
+		t.Errorf("missing section: err = %v", err)
+	}
+	unclosed := "<!-- BEGIN GENERATED: a (go run ./hack/configdoc) -->\nold\n"
+	if _, err := ReplaceSection([]byte(unclosed), "a", "x"); err == nil || !strings.Contains(err.Error(), "END GENERATED: a") {
+		t.Errorf("unclosed section: err = %v", err)
+	}
+}

@@ -1,0 +1,78 @@
+// Command configdoc writes the key tables of docs/configuration.md from the
+// providers' ConfigKeys. Only the sections between the "BEGIN GENERATED" and
+// "END GENERATED" comments change; the prose around them is hand-written.
+//
+//	go run ./hack/configdoc            # rewrite docs/configuration.md
+//	go run ./hack/configdoc -check     # exit 1 if it is stale
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/ccmkit/ccm/internal/cloudconfig"
+	"github.com/ccmkit/ccm/pkg/provider/oci"
+	"github.com/ccmkit/ccm/pkg/provider/tencentcloud"
+)
+
+// sections are the generated sections of the file, by name.
+var sections = []struct {
+	name string
+	keys []cloudconfig.KeyDoc
+}{
+	{"tencentcloud keys", tencentcloud.ConfigKeys},
+	{"oci keys", oci.ConfigKeys},
+}
+
+func main() {
+	path := flag.String("doc", defaultDoc(), "the Markdown file to update")
+	check := flag.Bool("check", false, "only report whether the file is up to date")
+	flag.Parse()
+
+	old, err := os.ReadFile(*path)
+	if err != nil {
+		fail(err)
+	}
+	doc, err := render(old)
+	if err != nil {
+		fail(fmt.Errorf("%s: %w", *path, err))
+	}
+	switch {
+	case bytes.Equal(old, doc):
+		return
+	case *check:
+		fail(fmt.Errorf("%s is stale: run go run ./hack/configdoc", *path))
+	}
+	if err := os.WriteFile(*path, doc, 0o644); err != nil {
+		fail(err)
+	}
+}
+
+// render returns doc with every generated section rewritten.
+func render(doc []byte) ([]byte, error) {
+	var err error
+	for _, s := range sections {
+		if doc, err = cloudconfig.ReplaceSection(doc, s.name, cloudconfig.KeyTable(s.keys)); err != nil {
+			return nil, err
+		}
+	}
+	return doc, nil
+}
+
+// defaultDoc is docs/configuration.md of the checkout this file is in.
+func defaultDoc() string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "docs/configuration.md"
+	}
+	return filepath.Join(filepath.Dir(file), "..", "..", "docs", "configuration.md")
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "configdoc:", err)
+	os.Exit(1)
+}

@@ -1,0 +1,127 @@
+package cloudconfig
+
+import (
+	"bytes"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+)
+
+// KeyDoc documents one row of a provider's key table. The tables of
+// docs/configuration.md are generated from them (hack/configdoc), and each
+// provider's tests check that its rows name every key of its Config and no
+// other, so that no key goes undocumented.
+type KeyDoc struct {
+	// Keys are the file keys the row describes, by dotted path; usually one.
+	Keys []string
+	// Env are the environment variables that set it, highest precedence
+	// first; none for a cloud configured by file only.
+	Env []string
+	// Required is "yes", "no", or the condition under which it is.
+	Required string
+	// Doc is the meaning and validation, in Markdown.
+	Doc string
+}
+
+// KeyTable renders docs as a Markdown table, with an environment column
+// when any row has one.
+func KeyTable(docs []KeyDoc) string {
+	withEnv := slices.ContainsFunc(docs, func(d KeyDoc) bool { return len(d.Env) > 0 })
+	var b strings.Builder
+	if withEnv {
+		b.WriteString("| key | environment (highest precedence first) | required | meaning and validation |\n|---|---|---|---|\n")
+	} else {
+		b.WriteString("| key | required | meaning and validation |\n|---|---|---|\n")
+	}
+	for _, d := range docs {
+		fmt.Fprintf(&b, "| %s |", codeList(d.Keys))
+		if withEnv {
+			fmt.Fprintf(&b, " %s |", codeList(d.Env))
+		}
+		fmt.Fprintf(&b, " %s | %s |\n", d.Required, d.Doc)
+	}
+	return b.String()
+}
+
+func codeList(names []string) string {
+	if len(names) == 0 {
+		return "—"
+	}
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = "`" + n + "`"
+	}
+	return strings.Join(quoted, ", ")
+}
+
+// LeafKeys lists the dotted paths of every key of struct type t, nested
+// structs flattened ("auth.region"); a map is one key.
+func LeafKeys(t reflect.Type) []string {
+	var out []string
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		if ft := t.Field(i).Type; ft.Kind() == reflect.Struct {
+			for _, sub := range LeafKeys(ft) {
+				out = append(out, name+"."+sub)
+			}
+			continue
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+// CheckDocumented returns an error naming every key of t that docs do not
+// describe and every documented key t does not have.
+func CheckDocumented(t reflect.Type, docs []KeyDoc) error {
+	keys := LeafKeys(t)
+	var documented, problems []string
+	for _, d := range docs {
+		documented = append(documented, d.Keys...)
+	}
+	for _, k := range keys {
+		if !slices.Contains(documented, k) {
+			problems = append(problems, "key "+k+" is not documented")
+		}
+	}
+	for _, k := range documented {
+		if !slices.Contains(keys, k) {
+			problems = append(problems, "documented key "+k+" does not exist")
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%s: %s", t, strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// Generated sections of a Markdown file are delimited by these comments,
+// which Markdown renders as nothing.
+const (
+	sectionBegin = "<!-- BEGIN GENERATED: %s (go run ./hack/configdoc) -->\n"
+	sectionEnd   = "<!-- END GENERATED: %s -->\n"
+)
+
+// ReplaceSection returns doc with the generated section name replaced by
+// content. The prose around it stays hand-written; a missing or unclosed
+// section is an error rather than a silently unchanged file.
+func ReplaceSection(doc []byte, name, content string) ([]byte, error) {
+	begin, end := []byte(fmt.Sprintf(sectionBegin, name)), []byte(fmt.Sprintf(sectionEnd, name))
+	i := bytes.Index(doc, begin)
+	if i < 0 {
+		return nil, fmt.Errorf("no line %q", bytes.TrimSpace(begin))
+	}
+	j := bytes.Index(doc[i:], end)
+	if j < 0 {
+		return nil, fmt.Errorf("section %s has no line %q", name, bytes.TrimSpace(end))
+	}
+	var out bytes.Buffer
+	out.Write(doc[:i+len(begin)])
+	out.WriteString(content)
+	out.Write(doc[i+j:])
+	return out.Bytes(), nil
+}

@@ -1,0 +1,91 @@
+package oci
+
+import "github.com/ccmkit/ccm/internal/cloudconfig"
+
+// ConfigKeys documents every key of Config: the key table of
+// docs/configuration.md is generated from it (go run ./hack/configdoc), and
+// TestConfigKeysDocumented checks that it names every key and no other. The
+// OCI provider reads no environment variables.
+var ConfigKeys = []cloudconfig.KeyDoc{
+	{
+		Keys:     []string{"auth.region"},
+		Required: "yes",
+		Doc:      "region name, e.g. `us-ashburn-1`",
+	},
+	{
+		Keys:     []string{"auth.tenancy", "auth.user"},
+		Required: "yes",
+		Doc:      "tenancy and user OCIDs (the resource type is checked)",
+	},
+	{
+		Keys:     []string{"auth.key", "auth.key_file"},
+		Required: "one of",
+		Doc:      "the API key's PEM RSA private key, inline or from a file (`key_file` is a ccmkit extension); never printed",
+	},
+	{
+		Keys:     []string{"auth.fingerprint"},
+		Required: "yes",
+		Doc:      "must be the key's own fingerprint",
+	},
+	{
+		Keys:     []string{"auth.passphrase", "auth.key_passphrase"},
+		Required: "no",
+		Doc:      "for an encrypted key (`key_passphrase` is the older name); never printed",
+	},
+	{
+		Keys:     []string{"useInstancePrincipals", "auth.useInstancePrincipals"},
+		Required: "no",
+		Doc:      "`true` is refused: instance principals are out of scope (`auth.` is the older place)",
+	},
+	{
+		Keys:     []string{"compartment", "vcn"},
+		Required: "yes",
+		Doc:      "the cluster's compartment (or tenancy) OCID and VCN OCID; only their instances are nodes",
+	},
+	{
+		Keys:     []string{"auth.compartment"},
+		Required: "no",
+		Doc:      "the older place for `compartment`, used when that is not set",
+	},
+	{
+		Keys:     []string{"loadBalancer.disabled"},
+		Required: "no",
+		Doc:      "`true`: no load balancer support",
+	},
+	{
+		Keys:     []string{"loadBalancer.subnet1", "loadBalancer.subnet2"},
+		Required: "no",
+		Doc:      "subnets for load balancers (annotations override per Service)",
+	},
+	{
+		Keys:     []string{"loadBalancer.securityListManagementMode"},
+		Required: "no",
+		Doc:      "`None` (default), `Frontend`, `All`; see [oci.md](oci.md)",
+	},
+	{
+		Keys:     []string{"loadBalancer.disableSecurityListManagement"},
+		Required: "no",
+		Doc:      "the older switch: `true` means mode `None`",
+	},
+	{
+		Keys:     []string{"loadBalancer.securityLists"},
+		Required: "no",
+		Doc:      "subnet OCID → security list OCID to manage (default: the subnet's first security list)",
+	},
+	{
+		Keys: []string{"rateLimiter.rateLimitQPSRead", "rateLimiter.rateLimitBucketRead",
+			"rateLimiter.rateLimitQPSWrite", "rateLimiter.rateLimitBucketWrite", "rateLimiter.disableRateLimiter"},
+		Required: "no",
+		Doc:      "the read (GET) and write token buckets; default 20/s, burst 5",
+	},
+	{
+		Keys:     []string{"endpoint"},
+		Required: "no",
+		Doc:      "`http[s]://host[:port]`, no path: the host of every OCI client (cloudsim, private endpoints); a ccmkit extension",
+	},
+	{
+		Keys:     []string{"instanceCacheTTL"},
+		Required: "no",
+		Doc:      "Go duration, default `60s`: how long an instance read serves initialization and status sync; lifecycle checks use reads at most 10 s old; `0s` reads every time; a ccmkit extension",
+	},
+}

@@ -1,0 +1,117 @@
+package tencentcloud
+
+import "github.com/ccmkit/ccm/internal/cloudconfig"
+
+// ConfigKeys documents every key of Config: the key table of
+// docs/configuration.md is generated from it (go run ./hack/configdoc), and
+// TestConfigKeysDocumented checks that it names every key and no other.
+var ConfigKeys = []cloudconfig.KeyDoc{
+	{
+		Keys:     []string{"region"},
+		Env:      []string{EnvRegion},
+		Required: "yes",
+		Doc:      "region such as `ap-guangzhou`; must look like one",
+	},
+	{
+		Keys:     []string{"vpc_id"},
+		Env:      []string{EnvVpcID},
+		Required: "yes",
+		Doc:      "`vpc-` + 8 characters; only instances in this VPC are nodes of this cluster",
+	},
+	{
+		Keys:     []string{"secret_id"},
+		Env:      []string{EnvSecretID, EnvSDKSecretID},
+		Required: "yes",
+		Doc:      `the API key's SecretId; never printed`,
+	},
+	{
+		Keys:     []string{"secret_key"},
+		Env:      []string{EnvSecretKey, EnvSDKSecretKey},
+		Required: "yes",
+		Doc:      `the API key's SecretKey; never printed`,
+	},
+	{
+		Keys:     []string{"secret_id_file"},
+		Env:      []string{EnvSecretIDFile, EnvSDKSecretIDFile},
+		Required: "—",
+		Doc:      `read the SecretId from a file (trimmed; a regular file of at most 4 KiB)`,
+	},
+	{
+		Keys:     []string{"secret_key_file"},
+		Env:      []string{EnvSecretKeyFile, EnvSDKSecretKeyFile},
+		Required: "—",
+		Doc:      `read the SecretKey from a file`,
+	},
+	{
+		Keys:     []string{"cluster_route_table"},
+		Env:      []string{EnvClusterRouteTable},
+		Required: "no",
+		Doc:      "TKE cluster route table for pod routes; setting it turns the route controller's Routes on (then `--cluster-cidr` is required). See [routes.md](routes.md)",
+	},
+	{
+		Keys:     []string{"route_backend"},
+		Env:      []string{EnvRouteBackend},
+		Required: "no",
+		Doc:      "`tke` (default: `cluster_route_table`) or `vpc` (a VPC route table, `route_table_id`, routes of type `NORMAL_CVM`)",
+	},
+	{
+		Keys:     []string{"route_table_id"},
+		Env:      []string{EnvRouteTableID},
+		Required: "with `vpc`",
+		Doc:      "VPC route table `rtb-` + 8 characters; refused with `tke`",
+	},
+	{
+		Keys:     []string{"cluster_cidr"},
+		Env:      []string{EnvClusterCIDR},
+		Required: "with `vpc` or `create_cluster_route_table`",
+		Doc:      "IPv4 pod CIDR, no host bits, the same as `--cluster-cidr`; only routes inside it are managed (default with `tke`: the table's CIDR)",
+	},
+	{
+		Keys:     []string{"create_cluster_route_table"},
+		Env:      []string{EnvCreateClusterRouteTable},
+		Required: "no",
+		Doc:      "YAML boolean, default `false`: create a missing `cluster_route_table` with `cluster_cidr` in `vpc_id`",
+	},
+	{
+		Keys:     []string{"route_cache_ttl"},
+		Env:      []string{EnvRouteCacheTTL},
+		Required: "no",
+		Doc:      "Go duration, default `9s`: how long a route list read is reused; keep it a little under `--route-reconciliation-period`; `0s` reads on every reconcile",
+	},
+	{
+		Keys:     []string{"api_endpoint"},
+		Env:      []string{EnvAPIEndpoint},
+		Required: "no",
+		Doc:      "`http[s]://host[:port]`, no path; replaces `<service>.tencentcloudapi.com` for every service (cloudsim, private endpoints)",
+	},
+	{
+		Keys:     []string{"api_rate_limits"},
+		Env:      []string{EnvAPIRateLimits},
+		Required: "no",
+		Doc:      "client-side limits overriding the documented ones, `Action=QPS` or `service.Action=QPS`, comma-separated (e.g. `DescribeInstances=20`); `0` disables pacing of an action. See [scale.md](scale.md)",
+	},
+	{
+		Keys:     []string{"instance_cache_ttl"},
+		Env:      []string{EnvInstanceCacheTTL},
+		Required: "no",
+		Doc:      "Go duration, default `60s`: how long a DescribeInstances answer serves node initialization and status sync; lifecycle checks use answers at most 10 s old; `0s` disables caching. See [scale.md](scale.md)",
+	},
+	{
+		Keys:     []string{"inventory"},
+		Env:      []string{EnvInventory},
+		Required: "no",
+		Doc:      "benchmark knob: `\"off\"` (quoted in YAML) turns batching and caching off (the baseline of `make bench`); leave unset",
+	},
+	{
+		Keys:     []string{"lb_drift_check_period"},
+		Env:      []string{EnvLBDriftCheckPeriod},
+		Required: "no",
+		Doc:      "Go duration, default `5m`: how often every load balancer is compared with its Service (reads only) and a drifted one re-ensured; `0s` turns the check off. See [loadbalancers.md](loadbalancers.md#drift-periodic-re-ensure)",
+	},
+	{
+		Keys:     []string{"lb_delete_retry_after"},
+		Env:      []string{EnvLBDeleteRetryAfter},
+		Required: "no",
+		Doc:      "Go duration, default `1m`: after Tencent Cloud refuses a CLB deletion because 30 or more CLBs were deleted in the region within 5 minutes (`FailedOperation.FrequencyCheckRisk`), no deletion is tried for this long. See [loadbalancers.md](loadbalancers.md#deletion)",
+	},
+}
