@@ -16,6 +16,8 @@ import (
 
 	"github.com/ccmkit/ccm/internal/inventory"
 	"github.com/ccmkit/ccm/internal/oci/ocierr"
+
+	"github.com/ccmkit/ccm/internal/nodeaddr"
 )
 
 // LabelFaultDomain is the node label holding the instance's fault domain
@@ -389,7 +391,7 @@ func nodeAddresses(node *v1.Node, vnic core.Vnic) []v1.NodeAddress {
 	if ip := deref(vnic.PublicIp); ip != "" {
 		out = append(out, v1.NodeAddress{Type: v1.NodeExternalIP, Address: ip})
 	}
-	hostname := nodeHostname(node)
+	hostname := nodeaddr.Hostname(node)
 	if hostname == "" {
 		hostname = deref(vnic.HostnameLabel)
 	}
@@ -399,32 +401,19 @@ func nodeAddresses(node *v1.Node, vnic core.Vnic) []v1.NodeAddress {
 	return append(out, v1.NodeAddress{Type: v1.NodeHostName, Address: hostname})
 }
 
-// nodeHostname returns the node's first Hostname address, or "".
-func nodeHostname(node *v1.Node) string {
-	for _, a := range node.Status.Addresses {
-		if a.Type == v1.NodeHostName && a.Address != "" {
-			return a.Address
-		}
-	}
-	return ""
-}
-
 // nodeIPs returns the IPv4 addresses that may be the node's VNIC private
 // IP: its name when it is one, and its InternalIP addresses.
 func nodeIPs(node *v1.Node) []string {
-	var out []string
-	add := func(s string) {
-		if a, err := netip.ParseAddr(s); err == nil && a.Is4() && !slices.Contains(out, s) {
-			out = append(out, s)
+	if !nodeaddr.IsIPv4(node.Name) {
+		return nodeaddr.InternalIPv4s(node)
+	}
+	ips := []string{node.Name}
+	for _, ip := range nodeaddr.InternalIPv4s(node) {
+		if ip != node.Name {
+			ips = append(ips, ip)
 		}
 	}
-	add(node.Name)
-	for _, a := range node.Status.Addresses {
-		if a.Type == v1.NodeInternalIP {
-			add(a.Address)
-		}
-	}
-	return out
+	return ips
 }
 
 // nodeHostnames returns the names that may be the node's VNIC hostname
@@ -446,6 +435,6 @@ func nodeHostnames(node *v1.Node) []string {
 		}
 	}
 	add(node.Name)
-	add(nodeHostname(node))
+	add(nodeaddr.Hostname(node))
 	return out
 }

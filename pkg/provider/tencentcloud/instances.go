@@ -3,7 +3,6 @@ package tencentcloud
 import (
 	"context"
 	"fmt"
-	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -14,6 +13,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccm/internal/inventory"
+
+	"github.com/ccmkit/ccm/internal/nodeaddr"
 )
 
 // CVM instance states we act on (see DescribeInstances' InstanceState).
@@ -101,14 +102,14 @@ func (i *instances) find(ctx context.Context, node *v1.Node, maxAge time.Duratio
 	if isInstanceID(node.Name) {
 		return i.findByID(ctx, node, node.Name, maxAge)
 	}
-	if isIPv4(node.Name) {
+	if nodeaddr.IsIPv4(node.Name) {
 		return i.findByFilter(ctx, node, "private-ip-address", []string{node.Name}, maxAge)
 	}
-	if ips := internalIPv4s(node); len(ips) > 0 {
+	if ips := nodeaddr.InternalIPv4s(node); len(ips) > 0 {
 		return i.findByFilter(ctx, node, "private-ip-address", ips, maxAge)
 	}
 	names := []string{node.Name}
-	if h := nodeHostname(node); h != "" && h != node.Name {
+	if h := nodeaddr.Hostname(node); h != "" && h != node.Name {
 		names = append(names, h)
 	}
 	return i.findByFilter(ctx, node, "instance-name", names, maxAge)
@@ -332,36 +333,9 @@ func nodeAddresses(node *v1.Node, ins *cvm.Instance) []v1.NodeAddress {
 	}
 	add(v1.NodeInternalIP, ins.PrivateIpAddresses)
 	add(v1.NodeExternalIP, ins.PublicIpAddresses)
-	hostname := nodeHostname(node)
+	hostname := nodeaddr.Hostname(node)
 	if hostname == "" {
 		hostname = node.Name
 	}
 	return append(out, v1.NodeAddress{Type: v1.NodeHostName, Address: hostname})
-}
-
-// nodeHostname returns the node's first Hostname address, or "".
-func nodeHostname(node *v1.Node) string {
-	for _, a := range node.Status.Addresses {
-		if a.Type == v1.NodeHostName && a.Address != "" {
-			return a.Address
-		}
-	}
-	return ""
-}
-
-// internalIPv4s returns the node's distinct InternalIP IPv4 addresses; the
-// private-ip-address filter matches IPv4 only.
-func internalIPv4s(node *v1.Node) []string {
-	var out []string
-	for _, a := range node.Status.Addresses {
-		if a.Type == v1.NodeInternalIP && isIPv4(a.Address) && !slices.Contains(out, a.Address) {
-			out = append(out, a.Address)
-		}
-	}
-	return out
-}
-
-func isIPv4(s string) bool {
-	addr, err := netip.ParseAddr(s)
-	return err == nil && addr.Is4()
 }
