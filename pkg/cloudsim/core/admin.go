@@ -21,6 +21,27 @@ func (c *Core) AdminHandler() http.Handler { return c.adminMux }
 // whose path starts with /admin/, e.g. "GET /admin/loadbalancers".
 func (c *Core) HandleAdmin(pattern string, h http.Handler) { c.adminMux.Handle(pattern, h) }
 
+// AdminFunc serves one admin request: the status and JSON body to answer,
+// or an error (ErrNotFound: 404, ErrInvalid: 400, else 500).
+type AdminFunc func(r *http.Request) (status int, body any, err error)
+
+// HandleAdminFunc adds an AdminFunc route to the admin API: every dialect's
+// admin endpoints answer and fail the same way.
+func (c *Core) HandleAdminFunc(pattern string, f AdminFunc) {
+	c.HandleAdmin(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		status, body, err := f(r)
+		if err != nil {
+			WriteAdminError(w, err)
+			return
+		}
+		WriteAdmin(w, status, body)
+	}))
+}
+
+// DecodeAdmin reads an admin request's JSON body into v: bounded, strict
+// (unknown fields and trailing data are ErrInvalid).
+func DecodeAdmin(r *http.Request, v any) error { return decodeStrict(r, v) }
+
 // InstancesBody is the object form of a POST /admin/instances body and of a
 // seed file.
 type InstancesBody struct {
@@ -46,28 +67,28 @@ type ErrorBody struct {
 func (c *Core) newAdminMux() *http.ServeMux {
 	m := http.NewServeMux()
 	m.HandleFunc("GET /admin/healthz", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		WriteAdmin(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	m.HandleFunc("GET /admin/instances", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, c.Instances())
+		WriteAdmin(w, http.StatusOK, c.Instances())
 	})
 	m.HandleFunc("POST /admin/instances", c.adminAddInstances)
 	m.HandleFunc("GET /admin/instances/{id}", func(w http.ResponseWriter, r *http.Request) {
 		inst, err := c.Instance(r.PathValue("id"))
 		if err != nil {
-			writeErr(w, err)
+			WriteAdminError(w, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, inst)
+		WriteAdmin(w, http.StatusOK, inst)
 	})
 	m.HandleFunc("POST /admin/instances/{id}/state", func(w http.ResponseWriter, r *http.Request) {
 		var body StateBody
 		if err := decodeStrict(r, &body); err != nil {
-			writeErr(w, err)
+			WriteAdminError(w, err)
 			return
 		}
 		if body.State == "" {
-			writeErr(w, fmt.Errorf("%w: body must be {\"state\": \"<STATE>\"}", ErrInvalid))
+			WriteAdminError(w, fmt.Errorf("%w: body must be {\"state\": \"<STATE>\"}", ErrInvalid))
 			return
 		}
 		c.adminSetState(w, r.PathValue("id"), body.State)
@@ -76,27 +97,27 @@ func (c *Core) newAdminMux() *http.ServeMux {
 		states := map[string]string{"start": StateRunning, "stop": StateStopped, "terminate": StateTerminating}
 		st, ok := states[r.PathValue("op")]
 		if !ok {
-			writeJSON(w, http.StatusNotFound, ErrorBody{fmt.Sprintf("unknown instance operation %q (want state, start, stop or terminate)", r.PathValue("op"))})
+			WriteAdmin(w, http.StatusNotFound, ErrorBody{fmt.Sprintf("unknown instance operation %q (want state, start, stop or terminate)", r.PathValue("op"))})
 			return
 		}
 		c.adminSetState(w, r.PathValue("id"), st)
 	})
 	m.HandleFunc("GET /admin/faults", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, c.Faults())
+		WriteAdmin(w, http.StatusOK, c.Faults())
 	})
 	m.HandleFunc("PUT /admin/faults", func(w http.ResponseWriter, r *http.Request) {
 		var f Fault
 		if err := decodeStrict(r, &f); err != nil {
-			writeErr(w, err)
+			WriteAdminError(w, err)
 			return
 		}
 		if err := f.Validate(); err != nil {
-			writeErr(w, err)
+			WriteAdminError(w, err)
 			return
 		}
 		f = f.normalize()
 		c.SetFault(f)
-		writeJSON(w, http.StatusOK, f)
+		WriteAdmin(w, http.StatusOK, f)
 	})
 	m.HandleFunc("DELETE /admin/faults", func(w http.ResponseWriter, r *http.Request) {
 		c.ClearFaults()
@@ -107,30 +128,30 @@ func (c *Core) newAdminMux() *http.ServeMux {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	m.HandleFunc("GET /admin/calls", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, c.Calls())
+		WriteAdmin(w, http.StatusOK, c.Calls())
 	})
 	m.HandleFunc("DELETE /admin/calls", func(w http.ResponseWriter, r *http.Request) {
 		c.ResetCalls()
 		w.WriteHeader(http.StatusNoContent)
 	})
 	m.HandleFunc("GET /admin/ratelimits", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, c.RateLimits())
+		WriteAdmin(w, http.StatusOK, c.RateLimits())
 	})
 	m.HandleFunc("PUT /admin/ratelimits", func(w http.ResponseWriter, r *http.Request) {
 		var body RateLimitBody
 		if err := decodeStrict(r, &body); err != nil {
-			writeErr(w, err)
+			WriteAdminError(w, err)
 			return
 		}
 		if body.Action == "" {
-			writeErr(w, fmt.Errorf("%w: body must be {\"action\": \"<Action>\", \"qps\": <n>} (qps <= 0 disables the limit)", ErrInvalid))
+			WriteAdminError(w, fmt.Errorf("%w: body must be {\"action\": \"<Action>\", \"qps\": <n>} (qps <= 0 disables the limit)", ErrInvalid))
 			return
 		}
 		c.SetRateLimit(body.Action, body.QPS)
-		writeJSON(w, http.StatusOK, c.RateLimits())
+		WriteAdmin(w, http.StatusOK, c.RateLimits())
 	})
 	m.HandleFunc("/admin/", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusNotFound, ErrorBody{fmt.Sprintf("no admin endpoint %s %s", r.Method, r.URL.Path)})
+		WriteAdmin(w, http.StatusNotFound, ErrorBody{fmt.Sprintf("no admin endpoint %s %s", r.Method, r.URL.Path)})
 	})
 	return m
 }
@@ -138,29 +159,29 @@ func (c *Core) newAdminMux() *http.ServeMux {
 func (c *Core) adminAddInstances(w http.ResponseWriter, r *http.Request) {
 	raw, err := readBody(r)
 	if err != nil {
-		writeErr(w, err)
+		WriteAdminError(w, err)
 		return
 	}
 	in, err := DecodeInstances(raw)
 	if err != nil {
-		writeErr(w, err)
+		WriteAdminError(w, err)
 		return
 	}
 	out, err := c.AddInstances(in...)
 	if err != nil {
-		writeErr(w, err)
+		WriteAdminError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, out)
+	WriteAdmin(w, http.StatusCreated, out)
 }
 
 func (c *Core) adminSetState(w http.ResponseWriter, id, state string) {
 	inst, err := c.SetInstanceState(id, state)
 	if err != nil {
-		writeErr(w, err)
+		WriteAdminError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, inst)
+	WriteAdmin(w, http.StatusOK, inst)
 }
 
 // DecodeInstances decodes JSON that is an array of instances, an object
@@ -230,7 +251,9 @@ func unmarshalStrict(raw []byte, v any) error {
 	return nil
 }
 
-func writeErr(w http.ResponseWriter, err error) {
+// WriteAdminError answers an admin request with err: ErrNotFound is 404,
+// ErrInvalid 400, anything else 500, with an ErrorBody.
+func WriteAdminError(w http.ResponseWriter, err error) {
 	status := http.StatusInternalServerError
 	switch {
 	case errors.Is(err, ErrNotFound):
@@ -238,10 +261,16 @@ func writeErr(w http.ResponseWriter, err error) {
 	case errors.Is(err, ErrInvalid):
 		status = http.StatusBadRequest
 	}
-	writeJSON(w, status, ErrorBody{err.Error()})
+	WriteAdmin(w, status, ErrorBody{err.Error()})
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+// WriteAdmin answers an admin request with v as indented JSON; 204 has no
+// body.
+func WriteAdmin(w http.ResponseWriter, status int, v any) {
+	if status == http.StatusNoContent {
+		w.WriteHeader(status)
+		return
+	}
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)

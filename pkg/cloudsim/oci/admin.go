@@ -1,11 +1,7 @@
 package oci
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"slices"
@@ -280,125 +276,51 @@ func (d *Dialect) DataPlane(id string) (dataplane.LoadBalancerStatus, error) {
 
 // RegisterAdmin adds the OCI endpoints to the admin API, under /admin/oci/.
 func (d *Dialect) RegisterAdmin(c *core.Core) {
-	c.HandleAdmin("GET /admin/oci/keys", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeAdmin(w, http.StatusOK, d.Keys())
-	}))
-	c.HandleAdmin("POST /admin/oci/keys", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := c.HandleAdminFunc
+	h("GET /admin/oci/keys", func(*http.Request) (int, any, error) { return http.StatusOK, d.Keys(), nil })
+	h("POST /admin/oci/keys", func(r *http.Request) (int, any, error) {
 		var body KeyBody
-		if err := decodeAdmin(r, &body); err != nil {
-			writeAdminErr(w, err)
-			return
+		if err := core.DecodeAdmin(r, &body); err != nil {
+			return 0, nil, err
 		}
 		k, err := d.AddKey(body.KeyID, body.PublicKey)
-		if err != nil {
-			writeAdminErr(w, err)
-			return
-		}
-		writeAdmin(w, http.StatusCreated, k)
-	}))
-	c.HandleAdmin("DELETE /admin/oci/keys/{keyId...}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := d.RemoveKey(r.PathValue("keyId")); err != nil {
-			writeAdminErr(w, err)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	c.HandleAdmin("GET /admin/oci/network", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeAdmin(w, http.StatusOK, d.Network())
-	}))
-	c.HandleAdmin("POST /admin/oci/network", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		return http.StatusCreated, k, err
+	})
+	h("DELETE /admin/oci/keys/{keyId...}", func(r *http.Request) (int, any, error) {
+		return http.StatusNoContent, nil, d.RemoveKey(r.PathValue("keyId"))
+	})
+	h("GET /admin/oci/network", func(*http.Request) (int, any, error) { return http.StatusOK, d.Network(), nil })
+	h("POST /admin/oci/network", func(r *http.Request) (int, any, error) {
 		var body NetworkSeed
-		if err := decodeAdmin(r, &body); err != nil {
-			writeAdminErr(w, err)
-			return
+		if err := core.DecodeAdmin(r, &body); err != nil {
+			return 0, nil, err
 		}
 		st, err := d.SeedNetwork(body)
-		if err != nil {
-			writeAdminErr(w, err)
-			return
-		}
-		writeAdmin(w, http.StatusOK, st)
-	}))
-	c.HandleAdmin("GET /admin/oci/loadbalancers", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeAdmin(w, http.StatusOK, d.LoadBalancers())
-	}))
-	c.HandleAdmin("GET /admin/oci/loadbalancers/{id}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		return http.StatusOK, st, err
+	})
+	h("GET /admin/oci/loadbalancers", func(*http.Request) (int, any, error) { return http.StatusOK, d.LoadBalancers(), nil })
+	h("GET /admin/oci/loadbalancers/{id}", func(r *http.Request) (int, any, error) {
 		v, err := d.LoadBalancer(r.PathValue("id"))
-		if err != nil {
-			writeAdminErr(w, err)
-			return
-		}
-		writeAdmin(w, http.StatusOK, v)
-	}))
-	c.HandleAdmin("DELETE /admin/oci/loadbalancers/{id}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := d.DeleteLoadBalancer(r.PathValue("id")); err != nil {
-			writeAdminErr(w, err)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	c.HandleAdmin("DELETE /admin/oci/loadbalancers/{id}/listeners/{name}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := d.DeleteListener(r.PathValue("id"), r.PathValue("name")); err != nil {
-			writeAdminErr(w, err)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	c.HandleAdmin("GET /admin/oci/loadbalancers/{id}/dataplane", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		return http.StatusOK, v, err
+	})
+	h("DELETE /admin/oci/loadbalancers/{id}", func(r *http.Request) (int, any, error) {
+		return http.StatusNoContent, nil, d.DeleteLoadBalancer(r.PathValue("id"))
+	})
+	h("DELETE /admin/oci/loadbalancers/{id}/listeners/{name}", func(r *http.Request) (int, any, error) {
+		return http.StatusNoContent, nil, d.DeleteListener(r.PathValue("id"), r.PathValue("name"))
+	})
+	h("GET /admin/oci/loadbalancers/{id}/dataplane", func(r *http.Request) (int, any, error) {
 		st, err := d.DataPlane(r.PathValue("id"))
-		if err != nil {
-			writeAdminErr(w, err)
-			return
-		}
-		writeAdmin(w, http.StatusOK, st)
-	}))
-	c.HandleAdmin("DELETE /admin/oci/instances/{id}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := d.PurgeTerminated(r.PathValue("id")); err != nil {
-			writeAdminErr(w, err)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	c.HandleAdmin("GET /admin/oci/workrequests", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		return http.StatusOK, st, err
+	})
+	h("DELETE /admin/oci/instances/{id}", func(r *http.Request) (int, any, error) {
+		return http.StatusNoContent, nil, d.PurgeTerminated(r.PathValue("id"))
+	})
+	h("GET /admin/oci/workrequests", func(*http.Request) (int, any, error) {
 		wrs := d.WorkRequests()
 		if wrs == nil {
 			wrs = []WorkRequest{}
 		}
-		writeAdmin(w, http.StatusOK, wrs)
-	}))
-}
-
-func decodeAdmin(r *http.Request, v any) error {
-	raw, err := io.ReadAll(io.LimitReader(r.Body, 10<<20))
-	if err != nil {
-		return fmt.Errorf("%w: reading body: %v", core.ErrInvalid, err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%w: malformed JSON body: %v", core.ErrInvalid, err)
-	}
-	return nil
-}
-
-func writeAdminErr(w http.ResponseWriter, err error) {
-	status := http.StatusInternalServerError
-	switch {
-	case errors.Is(err, core.ErrNotFound):
-		status = http.StatusNotFound
-	case errors.Is(err, core.ErrInvalid):
-		status = http.StatusBadRequest
-	}
-	writeAdmin(w, status, core.ErrorBody{Error: err.Error()})
-}
-
-func writeAdmin(w http.ResponseWriter, status int, v any) {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
+		return http.StatusOK, wrs, nil
+	})
 }

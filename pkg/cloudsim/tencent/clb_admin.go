@@ -1,10 +1,7 @@
 package tencent
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"time"
@@ -395,26 +392,11 @@ func (li *clbListener) export() CLBListener {
 //	GET    /admin/tencent/loadbalancers/{id}/dataplane        VIP, listeners, target health
 func (l *CLB) registerAdmin() {
 	const base = "/admin/tencent/loadbalancers"
-	h := func(pattern string, f func(r *http.Request) (int, any, error)) {
-		l.core.HandleAdmin(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			status, v, err := f(r)
-			if err != nil {
-				status = http.StatusInternalServerError
-				switch {
-				case errors.Is(err, core.ErrNotFound):
-					status = http.StatusNotFound
-				case errors.Is(err, core.ErrInvalid):
-					status = http.StatusBadRequest
-				}
-				v = core.ErrorBody{Error: err.Error()}
-			}
-			clbAdminWrite(w, status, v)
-		}))
-	}
+	h := l.core.HandleAdminFunc
 	h("GET "+base, func(*http.Request) (int, any, error) { return http.StatusOK, l.LoadBalancers(), nil })
 	h("POST "+base, func(r *http.Request) (int, any, error) {
 		var in CLBSpec
-		if err := clbAdminRead(r, &in); err != nil {
+		if err := core.DecodeAdmin(r, &in); err != nil {
 			return 0, nil, err
 		}
 		out, err := l.CreateLoadBalancer(in)
@@ -429,7 +411,7 @@ func (l *CLB) registerAdmin() {
 	})
 	h("PUT "+base+"/{id}/securitygroups", func(r *http.Request) (int, any, error) {
 		var in CLBSecurityGroupsBody
-		if err := clbAdminRead(r, &in); err != nil {
+		if err := core.DecodeAdmin(r, &in); err != nil {
 			return 0, nil, err
 		}
 		out, err := l.SetSecurityGroups(r.PathValue("id"), in.SecurityGroups)
@@ -437,7 +419,7 @@ func (l *CLB) registerAdmin() {
 	})
 	h("POST "+base+"/{id}/listeners", func(r *http.Request) (int, any, error) {
 		var in CLBListenerSpec
-		if err := clbAdminRead(r, &in); err != nil {
+		if err := core.DecodeAdmin(r, &in); err != nil {
 			return 0, nil, err
 		}
 		out, err := l.AddListener(r.PathValue("id"), in)
@@ -451,28 +433,4 @@ func (l *CLB) registerAdmin() {
 		return http.StatusOK, out, err
 	})
 	l.registerBindFailureAdmin()
-}
-
-func clbAdminRead(r *http.Request, v any) error {
-	dec := json.NewDecoder(io.LimitReader(r.Body, 1<<20))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%w: malformed JSON body: %v", core.ErrInvalid, err)
-	}
-	return nil
-}
-
-func clbAdminWrite(w http.ResponseWriter, status int, v any) {
-	if status == http.StatusNoContent {
-		w.WriteHeader(status)
-		return
-	}
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
 }

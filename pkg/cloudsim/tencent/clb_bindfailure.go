@@ -117,23 +117,20 @@ func (l *CLB) consumeBindFailuresLocked(listeners []string) {
 //	DELETE /admin/tencent/clb/bindfailures   disarm all
 func (l *CLB) registerBindFailureAdmin() {
 	const base = "/admin/tencent/clb/bindfailures"
-	l.core.HandleAdmin("GET "+base, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		clbAdminWrite(w, http.StatusOK, l.BindFailures())
-	}))
-	l.core.HandleAdmin("POST "+base, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := l.core.HandleAdminFunc
+	h("GET "+base, func(*http.Request) (int, any, error) { return http.StatusOK, l.BindFailures(), nil })
+	h("POST "+base, func(r *http.Request) (int, any, error) {
 		var in BindFailure
-		err := clbAdminRead(r, &in)
-		if err == nil {
-			err = l.FailBindings(in)
+		if err := core.DecodeAdmin(r, &in); err != nil {
+			return 0, nil, err
 		}
-		if err != nil {
-			clbAdminWrite(w, http.StatusBadRequest, core.ErrorBody{Error: err.Error()})
-			return
+		if err := l.FailBindings(in); err != nil {
+			return 0, nil, err
 		}
-		clbAdminWrite(w, http.StatusCreated, l.BindFailures())
-	}))
-	l.core.HandleAdmin("DELETE "+base, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		return http.StatusCreated, l.BindFailures(), nil
+	})
+	h("DELETE "+base, func(*http.Request) (int, any, error) {
 		l.ClearBindFailures()
-		clbAdminWrite(w, http.StatusNoContent, nil)
-	}))
+		return http.StatusNoContent, nil, nil
+	})
 }

@@ -1,10 +1,7 @@
 package tencent
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/netip"
 	"slices"
@@ -565,26 +562,11 @@ func (t *TKE) DeleteRouteTable(name string) error {
 //	DELETE /admin/tencent/routetables/{name}/routes   delete a route (ClusterRoute body)
 func (t *TKE) registerAdmin() {
 	const base = "/admin/tencent/routetables"
-	h := func(pattern string, f func(r *http.Request) (int, any, error)) {
-		t.core.HandleAdmin(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			status, v, err := f(r)
-			if err != nil {
-				status = http.StatusInternalServerError
-				switch {
-				case errors.Is(err, core.ErrNotFound):
-					status = http.StatusNotFound
-				case errors.Is(err, core.ErrInvalid):
-					status = http.StatusBadRequest
-				}
-				v = core.ErrorBody{Error: err.Error()}
-			}
-			adminJSON(w, status, v)
-		}))
-	}
+	h := t.core.HandleAdminFunc
 	h("GET "+base, func(*http.Request) (int, any, error) { return http.StatusOK, t.RouteTables(), nil })
 	h("POST "+base, func(r *http.Request) (int, any, error) {
 		var in RouteTable
-		if err := decodeAdmin(r, &in); err != nil {
+		if err := core.DecodeAdmin(r, &in); err != nil {
 			return 0, nil, err
 		}
 		out, err := t.CreateRouteTable(in)
@@ -603,42 +585,18 @@ func (t *TKE) registerAdmin() {
 	})
 	h("POST "+base+"/{name}/routes", func(r *http.Request) (int, any, error) {
 		var in ClusterRoute
-		if err := decodeAdmin(r, &in); err != nil {
+		if err := core.DecodeAdmin(r, &in); err != nil {
 			return 0, nil, err
 		}
 		return http.StatusCreated, in, t.AddRoute(r.PathValue("name"), in)
 	})
 	h("DELETE "+base+"/{name}/routes", func(r *http.Request) (int, any, error) {
 		var in ClusterRoute
-		if err := decodeAdmin(r, &in); err != nil {
+		if err := core.DecodeAdmin(r, &in); err != nil {
 			return 0, nil, err
 		}
 		return http.StatusNoContent, nil, t.DeleteRoute(r.PathValue("name"), in)
 	})
-}
-
-func decodeAdmin(r *http.Request, v any) error {
-	dec := json.NewDecoder(io.LimitReader(r.Body, 1<<20))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%w: malformed JSON body: %v", core.ErrInvalid, err)
-	}
-	return nil
-}
-
-func adminJSON(w http.ResponseWriter, status int, v any) {
-	if status == http.StatusNoContent {
-		w.WriteHeader(status)
-		return
-	}
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
 }
 
 // TKE returns the dialect's TKE service: its route tables.

@@ -2,7 +2,6 @@ package tencent
 
 import (
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/netip"
@@ -511,26 +510,11 @@ func randomSuffix() string {
 //	POST /admin/tencent/vpcroutetables/{id}/routes   add a route out of band (VPCRoute)
 func (v *VPC) registerAdmin() {
 	const base = "/admin/tencent/vpcroutetables"
-	h := func(pattern string, f func(r *http.Request) (int, any, error)) {
-		v.core.HandleAdmin(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			status, body, err := f(r)
-			if err != nil {
-				status = http.StatusInternalServerError
-				switch {
-				case errors.Is(err, core.ErrNotFound):
-					status = http.StatusNotFound
-				case errors.Is(err, core.ErrInvalid):
-					status = http.StatusBadRequest
-				}
-				body = core.ErrorBody{Error: err.Error()}
-			}
-			adminJSON(w, status, body)
-		}))
-	}
+	h := v.core.HandleAdminFunc
 	h("GET "+base, func(*http.Request) (int, any, error) { return http.StatusOK, v.VPCRouteTables(), nil })
 	h("POST "+base, func(r *http.Request) (int, any, error) {
 		var in VPCRouteTable
-		if err := decodeAdmin(r, &in); err != nil {
+		if err := core.DecodeAdmin(r, &in); err != nil {
 			return 0, nil, err
 		}
 		out, err := v.CreateVPCRouteTable(in)
@@ -542,7 +526,7 @@ func (v *VPC) registerAdmin() {
 	})
 	h("POST "+base+"/{id}/routes", func(r *http.Request) (int, any, error) {
 		var in VPCRoute
-		if err := decodeAdmin(r, &in); err != nil {
+		if err := core.DecodeAdmin(r, &in); err != nil {
 			return 0, nil, err
 		}
 		out, err := v.AddVPCRoute(r.PathValue("id"), in)

@@ -1,7 +1,6 @@
 package tencent
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"net/netip"
@@ -297,26 +296,16 @@ func (n *Networks) toSDK(v VPCNetwork) *vpc.Vpc {
 //	POST /admin/tencent/vpcs   seed one (VPCNetwork)
 func (n *Networks) registerAdmin() {
 	const base = "/admin/tencent/vpcs"
-	n.core.HandleAdmin("GET "+base, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		adminJSON(w, http.StatusOK, n.VPCs())
-	}))
-	n.core.HandleAdmin("POST "+base, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := n.core.HandleAdminFunc
+	h("GET "+base, func(*http.Request) (int, any, error) { return http.StatusOK, n.VPCs(), nil })
+	h("POST "+base, func(r *http.Request) (int, any, error) {
 		var in VPCNetwork
-		err := decodeAdmin(r, &in)
-		var out VPCNetwork
-		if err == nil {
-			out, err = n.AddVPC(in)
+		if err := core.DecodeAdmin(r, &in); err != nil {
+			return 0, nil, err
 		}
-		if err != nil {
-			status := http.StatusInternalServerError
-			if errors.Is(err, core.ErrInvalid) {
-				status = http.StatusBadRequest
-			}
-			adminJSON(w, status, core.ErrorBody{Error: err.Error()})
-			return
-		}
-		adminJSON(w, http.StatusCreated, out)
-	}))
+		out, err := n.AddVPC(in)
+		return http.StatusCreated, out, err
+	})
 }
 
 // describeVpcs serves DescribeVpcs as part of the vpc service.

@@ -1,7 +1,6 @@
 package tencent
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -183,26 +182,11 @@ type SecurityGroupPoliciesBody struct {
 //	PUT    /admin/tencent/instances/{id}/securitygroups   bind an instance (InstanceSecurityGroupsBody)
 func (s *SecurityGroups) registerAdmin() {
 	const base = "/admin/tencent/securitygroups"
-	h := func(pattern string, f func(r *http.Request) (int, any, error)) {
-		s.core.HandleAdmin(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			status, body, err := f(r)
-			if err != nil {
-				status = http.StatusInternalServerError
-				switch {
-				case errors.Is(err, core.ErrNotFound):
-					status = http.StatusNotFound
-				case errors.Is(err, core.ErrInvalid):
-					status = http.StatusBadRequest
-				}
-				body = core.ErrorBody{Error: err.Error()}
-			}
-			adminJSON(w, status, body)
-		}))
-	}
+	h := s.core.HandleAdminFunc
 	h("GET "+base, func(*http.Request) (int, any, error) { return http.StatusOK, s.List(), nil })
 	h("POST "+base, func(r *http.Request) (int, any, error) {
 		var in SecurityGroup
-		if err := decodeAdmin(r, &in); err != nil {
+		if err := core.DecodeAdmin(r, &in); err != nil {
 			return 0, nil, err
 		}
 		in.CLBs, in.Version = nil, 0
@@ -215,7 +199,7 @@ func (s *SecurityGroups) registerAdmin() {
 	})
 	h("PUT "+base+"/{id}", func(r *http.Request) (int, any, error) {
 		var in SecurityGroupPoliciesBody
-		if err := decodeAdmin(r, &in); err != nil {
+		if err := core.DecodeAdmin(r, &in); err != nil {
 			return 0, nil, err
 		}
 		g, err := s.SetPolicies(r.PathValue("id"), in.Ingress, in.Egress)
@@ -226,7 +210,7 @@ func (s *SecurityGroups) registerAdmin() {
 	})
 	h("PUT /admin/tencent/instances/{id}/securitygroups", func(r *http.Request) (int, any, error) {
 		var in InstanceSecurityGroupsBody
-		if err := decodeAdmin(r, &in); err != nil {
+		if err := core.DecodeAdmin(r, &in); err != nil {
 			return 0, nil, err
 		}
 		if in.SecurityGroupIDs == nil {
