@@ -15,8 +15,8 @@ import (
 	"runtime"
 
 	"github.com/ccmkit/ccm/internal/cloudconfig"
+	tcconfig "github.com/ccmkit/ccm/internal/tencent/config"
 	"github.com/ccmkit/ccm/pkg/provider/oci"
-	"github.com/ccmkit/ccm/pkg/provider/tencentcloud"
 )
 
 // sections are the generated sections of the file, by name.
@@ -24,7 +24,7 @@ var sections = []struct {
 	name string
 	keys []cloudconfig.KeyDoc
 }{
-	{"tencentcloud keys", tencentcloud.ConfigKeys},
+	{"tencentcloud keys", tcconfig.Keys},
 	{"oci keys", oci.ConfigKeys},
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -228,19 +229,20 @@ func TestKeyTableAndCheckDocumented(t *testing.T) {
 		A    string            `json:"a"`
 		In   inner             `json:"in"`
 		M    map[string]string `json:"m,omitempty"`
+		P    netip.Prefix      `json:"p,omitempty"`
 		Skip string            `json:"-"`
 	}
-	docs := []KeyDoc{{Keys: []string{"a"}, Env: []string{"X_A"}, Required: "yes", Doc: "the a"}, {Keys: []string{"in.b", "m"}, Required: "no", Doc: "b and m"}}
+	docs := []KeyDoc{{Keys: []string{"a"}, Env: []string{"X_A"}, Required: "yes", Doc: "the a"}, {Keys: []string{"in.b", "m", "p"}, Required: "no", Doc: "b, m and p"}}
 	if err := CheckDocumented(reflect.TypeFor[cfg](), docs); err != nil {
 		t.Errorf("complete docs: %v", err)
 	}
 	err := CheckDocumented(reflect.TypeFor[cfg](), append(docs[:1:1], KeyDoc{Keys: []string{"in.c"}}))
 	if err == nil || !strings.Contains(err.Error(), "key in.b is not documented") || !strings.Contains(err.Error(), "key m is not documented") ||
-		!strings.Contains(err.Error(), "documented key in.c does not exist") {
+		!strings.Contains(err.Error(), "key p is not documented") || !strings.Contains(err.Error(), "documented key in.c does not exist") {
 		t.Errorf("incomplete docs: %v", err)
 	}
 	want := "| key | environment (highest precedence first) | required | meaning and validation |\n|---|---|---|---|\n" +
-		"| `a` | `X_A` | yes | the a |\n| `in.b`, `m` | — | no | b and m |\n"
+		"| `a` | `X_A` | yes | the a |\n| `in.b`, `m`, `p` | — | no | b, m and p |\n"
 	if got := KeyTable(docs); got != want {
 		t.Errorf("KeyTable =\n%s\nwant\n%s", got, want)
 	}

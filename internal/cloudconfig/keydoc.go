@@ -55,8 +55,8 @@ func codeList(names []string) string {
 	return strings.Join(quoted, ", ")
 }
 
-// LeafKeys lists the dotted paths of every key of struct type t, nested
-// structs flattened ("auth.region"); a map is one key.
+// LeafKeys lists the dotted paths of every key of struct type t, sections
+// flattened ("auth.region"); a map or a typed value is one key.
 func LeafKeys(t reflect.Type) []string {
 	var out []string
 	for i := range t.NumField() {
@@ -64,11 +64,15 @@ func LeafKeys(t reflect.Type) []string {
 		if name == "" || name == "-" {
 			continue
 		}
+		// A struct of keys is a section; a struct without (a typed value
+		// such as netip.Prefix) is one key.
 		if ft := t.Field(i).Type; ft.Kind() == reflect.Struct {
-			for _, sub := range LeafKeys(ft) {
-				out = append(out, name+"."+sub)
+			if subs := LeafKeys(ft); len(subs) > 0 {
+				for _, sub := range subs {
+					out = append(out, name+"."+sub)
+				}
+				continue
 			}
-			continue
 		}
 		out = append(out, name)
 	}

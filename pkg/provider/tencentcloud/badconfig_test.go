@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/ccmkit/ccm/internal/tencent/config"
 )
 
 var updateDocs = flag.Bool("update-docs", false, "rewrite the bad-config table in docs/bad-input.md")
@@ -34,7 +36,7 @@ func TestBadConfigTable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = LoadConfig(strings.NewReader(string(data)), func(string) string { return "" })
+		_, err = config.Load(strings.NewReader(string(data)), func(string) string { return "" })
 		if err == nil {
 			t.Errorf("%s: loaded without error", f)
 			continue

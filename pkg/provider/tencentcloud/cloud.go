@@ -5,12 +5,13 @@
 package tencentcloud
 
 import (
-	"fmt"
 	"io"
 	"os"
 
 	"k8s.io/client-go/informers"
 	cloudprovider "k8s.io/cloud-provider"
+
+	"github.com/ccmkit/ccm/internal/tencent/config"
 )
 
 // ProviderName is the --cloud-provider name and the providerID scheme.
@@ -18,7 +19,7 @@ const ProviderName = "tencentcloud"
 
 func init() {
 	cloudprovider.RegisterCloudProvider(ProviderName, func(r io.Reader) (cloudprovider.Interface, error) {
-		cfg, err := LoadConfig(r, os.Getenv)
+		cfg, err := config.Load(r, os.Getenv)
 		if err != nil {
 			return nil, err
 		}
@@ -28,7 +29,7 @@ func init() {
 
 // Cloud is the Tencent Cloud provider.
 type Cloud struct {
-	cfg       *Config
+	cfg       *config.Config
 	instances *instances
 	routes    *routes        // nil unless a route table is configured (routes.go)
 	lb        *loadBalancers // CLB load balancers (loadbalancer.go)
@@ -41,10 +42,7 @@ var (
 
 // New builds the provider from a loaded Config, with real SDK clients.
 // It makes no API call.
-func New(cfg *Config) (*Cloud, error) {
-	if _, err := cfg.instanceCacheTTL(); err != nil {
-		return nil, fmt.Errorf("instance_cache_ttl %q: %w", cfg.InstanceCacheTTL, err)
-	}
+func New(cfg *config.Config) (*Cloud, error) {
 	clients, err := newSDK(cfg)
 	if err != nil {
 		return nil, err
@@ -67,17 +65,11 @@ func New(cfg *Config) (*Cloud, error) {
 
 // newCloud wires the provider around an instanceAPI (the SDK, or a fake).
 // One Cloud holds one instance inventory, shared by every controller.
-func newCloud(cfg *Config, api instanceAPI) *Cloud {
-	// LoadConfig and New have validated it; a Config built in code with a
-	// bad value gets the default.
-	ttl, err := cfg.instanceCacheTTL()
-	if err != nil {
-		ttl = DefaultInstanceCacheTTL
-	}
+func newCloud(cfg *config.Config, api instanceAPI) *Cloud {
 	lookup := &instanceLookup{api: api, vpcID: cfg.VpcID}
 	return &Cloud{
 		cfg:       cfg,
-		instances: newInstances(lookup, cfg.Region, ttl, cfg.inventoryEnabled()),
+		instances: newInstances(lookup, cfg.Region, cfg.InstanceCacheTTL, cfg.InventoryEnabled()),
 	}
 }
 

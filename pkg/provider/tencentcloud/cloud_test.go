@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	cloudprovider "k8s.io/cloud-provider"
+
+	"github.com/ccmkit/ccm/internal/tencent/config"
 )
 
 func TestRegisteredProvider(t *testing.T) {
@@ -38,7 +40,7 @@ func TestRegisteredProvider(t *testing.T) {
 
 func TestRegisteredProviderBadConfig(t *testing.T) {
 	clearTencentEnv(t)
-	t.Setenv(EnvSecretKey, testSecretKey)
+	t.Setenv(config.EnvSecretKey, testSecretKey)
 	_, err := cloudprovider.GetCloudProvider(ProviderName, nil)
 	if err == nil {
 		t.Fatal("want an error without region, vpc_id, secret_id")
@@ -54,8 +56,8 @@ func TestRegisteredProviderBadConfig(t *testing.T) {
 }
 
 func TestNewRejectsBadEndpoint(t *testing.T) {
-	// LoadConfig validates api_endpoint; New checks again for a Config built in code.
-	_, err := New(&Config{Region: "ap-guangzhou", VpcID: "vpc-aaaa1111", SecretID: "i", SecretKey: "k", APIEndpoint: "ftp://x"})
+	// config.Load validates api_endpoint; New checks again for a Config built in code.
+	_, err := New(&config.Config{Region: "ap-guangzhou", VpcID: "vpc-aaaa1111", SecretID: "i", SecretKey: "k", APIEndpoint: "ftp://x"})
 	if err == nil || !strings.Contains(err.Error(), "scheme must be http or https") {
 		t.Errorf("error %v", err)
 	}

@@ -10,6 +10,8 @@ import (
 	cvm "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm/v20170312"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ccmkit/ccm/internal/tencent/config"
 )
 
 const (
@@ -156,8 +158,8 @@ func newTestInstances(api instanceAPI) *instances { return newTestInstancesWith(
 
 // newTestInstancesWith lets a test change the config first, e.g. to turn
 // the inventory off or shorten its TTL.
-func newTestInstancesWith(api instanceAPI, change func(*Config)) *instances {
-	cfg := &Config{Region: testRegion, VpcID: testVPC}
+func newTestInstancesWith(api instanceAPI, change func(*config.Config)) *instances {
+	cfg := &config.Config{Region: testRegion, VpcID: testVPC, InstanceCacheTTL: config.DefaultInstanceCacheTTL}
 	if change != nil {
 		change(cfg)
 	}
@@ -176,3 +178,9 @@ func internalIP(a string) v1.NodeAddress { return v1.NodeAddress{Type: v1.NodeIn
 func hostnameAddr(a string) v1.NodeAddress {
 	return v1.NodeAddress{Type: v1.NodeHostName, Address: a}
 }
+
+// Credentials of the right shape for tests that load a config.
+const (
+	testSecretID  = "AKIDtestsecretid0000000000000000000"
+	testSecretKey = "testsecretkey000000000000000000k"
+)

@@ -10,6 +10,8 @@ import (
 
 	cvm "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm/v20170312"
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/ccmkit/ccm/internal/tencent/config"
 )
 
 // fleet builds n running instances of our VPC with private IPs 10.1.x.y.
@@ -59,7 +61,7 @@ func TestManyNodesCostFewCalls(t *testing.T) {
 	const n = 250
 	budget := 2 * ((n + 99) / 100)
 	fake, specs := fleet(n)
-	i := newTestInstancesWith(fake, func(c *Config) { c.InstanceCacheTTL = "200ms" })
+	i := newTestInstancesWith(fake, func(c *config.Config) { c.InstanceCacheTTL = 200 * time.Millisecond })
 
 	var byIP []*v1.Node
 	for _, s := range specs {
@@ -149,7 +151,7 @@ func TestInventoryNeverDeletesFromMemory(t *testing.T) {
 
 	t.Run("remembered running, gone since: once the memory is too old, a fresh call says gone", func(t *testing.T) {
 		fake := newFake(ins{id: id, private: []string{"10.0.0.1"}})
-		i := newTestInstancesWith(fake, func(c *Config) { c.InstanceCacheTTL = "50ms" })
+		i := newTestInstancesWith(fake, func(c *config.Config) { c.InstanceCacheTTL = 50 * time.Millisecond })
 		if exists, err := i.InstanceExists(ctx, node); !exists || err != nil {
 			t.Fatalf("InstanceExists = %v, %v", exists, err)
 		}
@@ -166,7 +168,7 @@ func TestLifecycleChecksWantYoungAnswers(t *testing.T) {
 	const id = "ins-aaaa0001"
 	node := testNode("w", "tencentcloud:///ap-guangzhou-3/"+id)
 	fake := newFake(ins{id: id})
-	i := newTestInstancesWith(fake, func(c *Config) { c.InstanceCacheTTL = "1h" })
+	i := newTestInstancesWith(fake, func(c *config.Config) { c.InstanceCacheTTL = time.Hour })
 	if i.stateMaxAge != maxStateAge || i.metadataMaxAge != time.Hour {
 		t.Fatalf("max ages %s, %s", i.stateMaxAge, i.metadataMaxAge)
 	}
@@ -178,7 +180,7 @@ func TestLifecycleChecksWantYoungAnswers(t *testing.T) {
 		t.Errorf("InstanceShutdown = %v, %v after %d calls; want an answer from memory", shut, err, fake.callCount())
 	}
 	// TTL 0: nothing is remembered, but lookups are still batched.
-	i = newTestInstancesWith(fake, func(c *Config) { c.InstanceCacheTTL = "0s" })
+	i = newTestInstancesWith(fake, func(c *config.Config) { c.InstanceCacheTTL = 0 })
 	before := fake.callCount()
 	_, _ = i.InstanceMetadata(ctx, node)
 	_, _ = i.InstanceMetadata(ctx, node)

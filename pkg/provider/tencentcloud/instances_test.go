@@ -14,6 +14,8 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 
 	"github.com/ccmkit/ccm/internal/tcapi"
+
+	"github.com/ccmkit/ccm/internal/tencent/config"
 )
 
 // call summarizes one DescribeInstances request for assertions.
@@ -66,7 +68,7 @@ func TestFindMappingPaths(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fake.calls = nil
-			got, err := newTestInstances(fake).find(context.Background(), tt.node, DefaultInstanceCacheTTL)
+			got, err := newTestInstances(fake).find(context.Background(), tt.node, config.DefaultInstanceCacheTTL)
 			if err != nil {
 				t.Fatalf("find: %v", err)
 			}
@@ -87,7 +89,7 @@ func TestFindStopsAtFirstApplicableRule(t *testing.T) {
 	// The node is named by IP; an instance named like the node exists but
 	// must not be used: the IP rule applies and finds nothing.
 	fake := newFake(ins{id: "ins-aaaa0001", name: "10.0.0.7", private: []string{"10.9.9.9"}})
-	f, err := newTestInstances(fake).find(context.Background(), testNode("10.0.0.7", ""), DefaultInstanceCacheTTL)
+	f, err := newTestInstances(fake).find(context.Background(), testNode("10.0.0.7", ""), config.DefaultInstanceCacheTTL)
 	if err != nil || f.instance != nil || f.byID {
 		t.Fatalf("find = %+v, %v; want nothing found by filter", f, err)
 	}
@@ -102,7 +104,7 @@ func TestFindSplitsFilterValuesByFive(t *testing.T) {
 	for i := 1; i <= 6; i++ {
 		addrs = append(addrs, internalIP(fmt.Sprintf("10.0.0.%d", i)))
 	}
-	f, err := newTestInstances(fake).find(context.Background(), testNode("n", "", addrs...), DefaultInstanceCacheTTL)
+	f, err := newTestInstances(fake).find(context.Background(), testNode("n", "", addrs...), config.DefaultInstanceCacheTTL)
 	if err != nil || f.instance == nil {
 		t.Fatalf("find = %+v, %v", f, err)
 	}
@@ -237,7 +239,7 @@ func TestInstanceExists(t *testing.T) {
 				fake := &fakeCVM{respond: tt.respond}
 				i := newTestInstances(fake)
 				if mode == "direct" {
-					i = newTestInstancesWith(fake, func(c *Config) { c.Inventory = "off" })
+					i = newTestInstancesWith(fake, func(c *config.Config) { c.Inventory = "off" })
 				}
 				exists, err := i.InstanceExists(context.Background(), tt.node)
 				if exists != tt.wantExists {

@@ -24,6 +24,8 @@ import (
 	"github.com/ccmkit/ccm/internal/lbsubset"
 	"github.com/ccmkit/ccm/internal/svclock"
 	"github.com/ccmkit/ccm/internal/tencent/clbops"
+
+	"github.com/ccmkit/ccm/internal/tencent/config"
 )
 
 // loadBalancers implements cloudprovider.LoadBalancer with Tencent CLB. It
@@ -46,17 +48,12 @@ type loadBalancers struct {
 
 var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
 
-func newLoadBalancers(cfg *Config, api clbops.API, quotaAPI clbops.QuotaAPI) *loadBalancers {
-	period, err := cfg.lbDriftCheckPeriod()
-	if err != nil {
-		period = DefaultLBDriftCheckPeriod // LoadConfig has rejected it already
-	}
-	retryAfter, _ := cfg.lbDeleteRetryAfter() // LoadConfig has rejected a bad one; 0 is the default
+func newLoadBalancers(cfg *config.Config, api clbops.API, quotaAPI clbops.QuotaAPI) *loadBalancers {
 	return &loadBalancers{
-		ops:         clbops.New(api, clbops.Config{VpcID: cfg.VpcID, Timing: clbops.Timing{DeleteRetryAfter: retryAfter}}),
+		ops:         clbops.New(api, clbops.Config{VpcID: cfg.VpcID, Timing: clbops.Timing{DeleteRetryAfter: cfg.LBDeleteRetryAfter}}),
 		quotas:      clbops.NewQuotas(quotaAPI, 0),
 		subsets:     lbsubset.New(),
-		driftPeriod: period,
+		driftPeriod: cfg.LBDriftCheckPeriod,
 	}
 }
 

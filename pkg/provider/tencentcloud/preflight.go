@@ -7,6 +7,8 @@ import (
 
 	"github.com/ccmkit/ccm/internal/preflight"
 	"github.com/ccmkit/ccm/internal/tcapi"
+
+	"github.com/ccmkit/ccm/internal/tencent/config"
 )
 
 // The preflight command's Tencent Cloud checks: this file only loads the
@@ -17,7 +19,7 @@ func init() {
 }
 
 func runPreflight(ctx context.Context, r io.Reader, in preflight.Input, rep *preflight.Report) {
-	cfg, err := LoadConfig(r, os.Getenv)
+	cfg, err := config.Load(r, os.Getenv)
 	if err != nil {
 		rep.Fail("cloud config", err.Error(), "fix the fields named (docs/configuration.md)")
 		return
@@ -44,12 +46,12 @@ func runPreflight(ctx context.Context, r io.Reader, in preflight.Input, rep *pre
 	target := preflight.TencentTarget{
 		Region: cfg.Region, VpcID: cfg.VpcID,
 		ClusterRouteTable: cfg.ClusterRouteTable, RouteTableID: cfg.RouteTableID,
-		CreateRouteTable: cfg.CreateClusterRouteTable, ClusterCIDR: cfg.clusterCIDR(),
+		CreateRouteTable: cfg.CreateClusterRouteTable, ClusterCIDR: cfg.ClusterCIDR,
 	}
-	if cfg.routesEnabled() {
-		target.RouteBackend = RouteBackendTKE
-		if cfg.RouteBackend == RouteBackendVPC {
-			target.RouteBackend = RouteBackendVPC
+	if cfg.RoutesEnabled() {
+		target.RouteBackend = config.RouteBackendTKE
+		if cfg.RouteBackend == config.RouteBackendVPC {
+			target.RouteBackend = config.RouteBackendVPC
 		}
 	}
 	preflight.Tencent(ctx, api, target, clock, in, rep)

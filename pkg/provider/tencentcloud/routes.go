@@ -15,6 +15,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccm/internal/tencent/routeops"
+
+	"github.com/ccmkit/ccm/internal/tencent/config"
 )
 
 // routeOps is what the route interface needs from the operations layer;
@@ -42,8 +44,8 @@ var _ cloudprovider.Routes = (*routes)(nil)
 // newRoutes builds the route implementation for cfg, or returns nil when
 // no route table is configured (then the provider offers no Routes and the
 // upstream route controller does not start).
-func newRoutes(cfg *Config, clients *sdk) (*routes, error) {
-	if !cfg.routesEnabled() {
+func newRoutes(cfg *config.Config, clients *sdk) (*routes, error) {
+	if !cfg.RoutesEnabled() {
 		return nil, nil
 	}
 	// Both backends check the cluster CIDR against the VPC's CIDRs, which
@@ -55,7 +57,7 @@ func newRoutes(cfg *Config, clients *sdk) (*routes, error) {
 	vpcCIDRs := routeops.NewVPCCIDRs(vpcClient, cfg.VpcID)
 	var backend routeops.Backend
 	switch cfg.RouteBackend {
-	case RouteBackendVPC:
+	case config.RouteBackendVPC:
 		backend = routeops.NewVPC(vpcClient, cfg.RouteTableID, cfg.VpcID, vpcCIDRs)
 	default:
 		client, err := clients.tke()
@@ -64,14 +66,10 @@ func newRoutes(cfg *Config, clients *sdk) (*routes, error) {
 		}
 		backend = routeops.NewTKE(client, cfg.ClusterRouteTable, cfg.VpcID)
 	}
-	ttl, err := cfg.routeCacheTTL()
-	if err != nil {
-		return nil, fmt.Errorf("route_cache_ttl: %w", err)
-	}
 	mgr := routeops.NewManager(backend, routeops.Options{
-		ClusterCIDR: cfg.clusterCIDR(),
+		ClusterCIDR: cfg.ClusterCIDR,
 		CreateTable: cfg.CreateClusterRouteTable,
-		CacheTTL:    ttl,
+		CacheTTL:    cfg.RouteCacheTTL,
 		VPC:         vpcCIDRs,
 	})
 	return &routes{ops: mgr, nodes: &nodeIndex{}}, nil

@@ -18,6 +18,8 @@ import (
 
 	"github.com/ccmkit/ccm/internal/tencent/routeops"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+
+	"github.com/ccmkit/ccm/internal/tencent/config"
 )
 
 // fakeOps records what the interface layer asks of the ops layer.
@@ -208,16 +210,16 @@ func TestDeleteRoute(t *testing.T) {
 }
 
 func TestRoutesOnlyWhenConfigured(t *testing.T) {
-	base := Config{Region: "ap-guangzhou", VpcID: "vpc-aaaa1111", SecretID: "i", SecretKey: "k"}
+	base := config.Config{Region: "ap-guangzhou", VpcID: "vpc-aaaa1111", SecretID: "i", SecretKey: "k"}
 	tests := []struct {
 		name string
-		mod  func(*Config)
+		mod  func(*config.Config)
 		want bool
 	}{
-		{"no table", func(*Config) {}, false},
-		{"tke table", func(c *Config) { c.ClusterRouteTable = "cls-1" }, true},
-		{"vpc table", func(c *Config) {
-			c.RouteBackend, c.RouteTableID, c.ClusterCIDR = RouteBackendVPC, "rtb-aaaa1111", "10.244.0.0/16"
+		{"no table", func(*config.Config) {}, false},
+		{"tke table", func(c *config.Config) { c.ClusterRouteTable = "cls-1" }, true},
+		{"vpc table", func(c *config.Config) {
+			c.RouteBackend, c.RouteTableID, c.ClusterCIDR = config.RouteBackendVPC, "rtb-aaaa1111", netip.MustParsePrefix("10.244.0.0/16")
 		}, true},
 	}
 	for _, tc := range tests {
@@ -254,7 +256,7 @@ func TestRoutesAgainstCloudsim(t *testing.T) {
 	if _, err := sim.AddInstances(cloudsim.Instance{PrivateIP: "10.0.0.1", VpcID: vpcID}); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := LoadConfig(strings.NewReader("region: ap-guangzhou\nvpc_id: "+vpcID+"\nsecret_id: "+id+"\nsecret_key: "+key+
+	cfg, err := config.Load(strings.NewReader("region: ap-guangzhou\nvpc_id: "+vpcID+"\nsecret_id: "+id+"\nsecret_key: "+key+
 		"\napi_endpoint: "+url+"\ncluster_route_table: "+table+"\n"), nil)
 	if err != nil {
 		t.Fatal(err)

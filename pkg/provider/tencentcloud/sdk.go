@@ -13,6 +13,8 @@ import (
 	vpc "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc/v20170312"
 
 	"github.com/ccmkit/ccm/internal/tcapi"
+
+	"github.com/ccmkit/ccm/internal/tencent/config"
 )
 
 const (
@@ -35,14 +37,10 @@ type sdk struct {
 	transport http.RoundTripper // internal/tcapi; nil: the SDK's default
 }
 
-func newSDK(cfg *Config) (*sdk, error) {
-	host, scheme, err := cfg.endpoint()
+func newSDK(cfg *config.Config) (*sdk, error) {
+	host, scheme, err := cfg.Endpoint()
 	if err != nil {
 		return nil, fmt.Errorf("api_endpoint %q: %w", cfg.APIEndpoint, err)
-	}
-	limits, err := cfg.rateLimits()
-	if err != nil {
-		return nil, fmt.Errorf("api_rate_limits: %w", err)
 	}
 	return &sdk{
 		cred:    common.NewCredential(string(cfg.SecretID), string(cfg.SecretKey)),
@@ -50,7 +48,7 @@ func newSDK(cfg *Config) (*sdk, error) {
 		profile: newClientProfile(host, scheme),
 		// One transport for every client: pacing and cool-downs must see
 		// every call the process makes with this account.
-		transport: tcapi.NewTransport(transportOptions(limits)),
+		transport: tcapi.NewTransport(transportOptions(cfg.APIRateLimits)),
 	}, nil
 }
 

@@ -15,6 +15,8 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 
 	"github.com/ccmkit/ccm/internal/tcapi"
+
+	"github.com/ccmkit/ccm/internal/tencent/config"
 )
 
 // These tests drive the real SDK client against an httptest server that
@@ -61,8 +63,8 @@ func (s *tencentServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func clearTencentEnv(t *testing.T) {
-	for _, k := range []string{EnvRegion, EnvVpcID, EnvSecretID, EnvSecretKey, EnvSecretIDFile, EnvSecretKeyFile,
-		EnvClusterRouteTable, EnvAPIEndpoint, EnvSDKSecretID, EnvSDKSecretKey, EnvSDKSecretIDFile, EnvSDKSecretKeyFile} {
+	for _, k := range []string{config.EnvRegion, config.EnvVpcID, config.EnvSecretID, config.EnvSecretKey, config.EnvSecretIDFile, config.EnvSecretKeyFile,
+		config.EnvClusterRouteTable, config.EnvAPIEndpoint, config.EnvSDKSecretID, config.EnvSDKSecretKey, config.EnvSDKSecretIDFile, config.EnvSDKSecretKeyFile} {
 		t.Setenv(k, "")
 	}
 }
@@ -200,7 +202,7 @@ func TestSDKOverHTTPS(t *testing.T) {
 	ts := &tencentServer{t: t, body: `{"Response":{"TotalCount":0,"InstanceSet":[],"RequestId":"r"}}`}
 	srv := httptest.NewTLSServer(ts)
 	defer srv.Close()
-	cfg := &Config{Region: "ap-guangzhou", VpcID: "vpc-aaaa1111", SecretID: testSecretID, SecretKey: testSecretKey,
+	cfg := &config.Config{Region: "ap-guangzhou", VpcID: "vpc-aaaa1111", SecretID: testSecretID, SecretKey: testSecretKey,
 		APIEndpoint: srv.URL}
 	clients, err := newSDK(cfg)
 	if err != nil {

@@ -18,6 +18,8 @@ import (
 
 	"github.com/ccmkit/ccm/internal/lbsubset"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+
+	"github.com/ccmkit/ccm/internal/tencent/config"
 )
 
 // subsetEnv is the provider as the CCM builds it, against cloudsim with
@@ -49,7 +51,7 @@ func newSubsetEnv(t *testing.T, n int) *subsetEnv {
 	for i := range n {
 		e.addNode(t, i, vpcID)
 	}
-	cfg, err := LoadConfig(strings.NewReader("region: ap-guangzhou\nvpc_id: "+vpcID+"\nsecret_id: "+id+"\nsecret_key: "+key+
+	cfg, err := config.Load(strings.NewReader("region: ap-guangzhou\nvpc_id: "+vpcID+"\nsecret_id: "+id+"\nsecret_key: "+key+
 		"\napi_endpoint: "+url+"\napi_rate_limits: clb.DescribeTaskStatus=0\n"), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,8 @@
-package tencentcloud
+// Package config reads and validates the Tencent Cloud provider's
+// configuration: the --cloud-config file merged with the environment, every
+// problem reported at once, secrets never printed, and typed values
+// (durations, the pod CIDR, rate limits) parsed once with their defaults.
+package config
 
 import (
 	"errors"
@@ -20,7 +24,7 @@ import (
 	"github.com/ccmkit/ccm/internal/tcapi"
 )
 
-// Environment variables read by LoadConfig. They override the cloud config
+// Environment variables read by Load. They override the cloud config
 // file. The TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_* names are the seed
 // project's; TENCENTCLOUD_SECRET_ID/KEY are the SDK's own names and rank
 // below the CCM-specific ones but above the file. Each secret can instead be
@@ -50,7 +54,9 @@ const (
 
 // Config is the Tencent Cloud provider's configuration: the --cloud-config
 // file (YAML or JSON) merged with the environment. The json tags are the
-// file's keys. Unknown keys are an error.
+// file's keys, where every value is a string (booleans may be YAML
+// booleans). Unknown keys are an error. Load parses the typed fields once
+// and fills in their defaults.
 type Config struct {
 	// Region is the Tencent Cloud region the cluster runs in, e.g. ap-guangzhou.
 	// Required. Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_REGION.
@@ -101,7 +107,7 @@ type Config struct {
 	// tke (default: the table's CIDR); required for vpc and for
 	// create_cluster_route_table. Env:
 	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_CLUSTER_CIDR.
-	ClusterCIDR string `json:"cluster_cidr,omitempty"`
+	ClusterCIDR netip.Prefix `json:"cluster_cidr,omitempty"`
 
 	// CreateClusterRouteTable lets the CCM create cluster_route_table, with
 	// cluster_cidr as its CIDR in vpc_id, when it does not exist. Optional;
@@ -114,7 +120,7 @@ type Config struct {
 	// --route-reconciliation-period. Optional; default 9s; "0s" reads the
 	// table on every reconcile. Env:
 	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_ROUTE_CACHE_TTL.
-	RouteCacheTTL string `json:"route_cache_ttl,omitempty"`
+	RouteCacheTTL time.Duration `json:"route_cache_ttl,omitempty"`
 
 	// APIEndpoint overrides where API calls go, as scheme://host[:port] with
 	// scheme http or https and no path, e.g. http://127.0.0.1:8080 for
@@ -131,7 +137,7 @@ type Config struct {
 	// 40/s, tke Describe* 50/s, tke Create*/Delete* 20/s, clb 20/s, other
 	// actions 20/s). Lower them when other tools share the account's quota.
 	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_API_RATE_LIMITS.
-	APIRateLimits string `json:"api_rate_limits,omitempty"`
+	APIRateLimits tcapi.Limits `json:"api_rate_limits,omitempty"`
 
 	// InstanceCacheTTL is how long a DescribeInstances answer serves node
 	// initialization and the periodic node status sync, as a Go duration
@@ -139,7 +145,7 @@ type Config struct {
 	// most min(ttl, 10s) old, and "instance gone" always comes from a fresh
 	// call. Optional; default 60s; "0s" disables caching (batching stays).
 	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_INSTANCE_CACHE_TTL.
-	InstanceCacheTTL string `json:"instance_cache_ttl,omitempty"`
+	InstanceCacheTTL time.Duration `json:"instance_cache_ttl,omitempty"`
 
 	// Inventory "off" disables batching and caching of instance lookups
 	// (one DescribeInstances per lookup, like upstream). A benchmark knob for
@@ -152,14 +158,14 @@ type Config struct {
 	// listener deleted in the console) re-ensured, as a Go duration.
 	// Optional; default 5m; "0s" turns the check off. Env:
 	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_LB_DRIFT_CHECK_PERIOD.
-	LBDriftCheckPeriod string `json:"lb_drift_check_period,omitempty"`
+	LBDriftCheckPeriod time.Duration `json:"lb_drift_check_period,omitempty"`
 
 	// LBDeleteRetryAfter is how long the CCM calls DeleteLoadBalancer no
 	// more, for any Service, after Tencent Cloud refused a deletion with
 	// FailedOperation.FrequencyCheckRisk (30 or more CLBs deleted in the
 	// region within 5 minutes), as a Go duration. Optional; default 1m.
 	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_LB_DELETE_RETRY_AFTER.
-	LBDeleteRetryAfter string `json:"lb_delete_retry_after,omitempty"`
+	LBDeleteRetryAfter time.Duration `json:"lb_delete_retry_after,omitempty"`
 }
 
 // DefaultInstanceCacheTTL is instance_cache_ttl's default: long enough for
@@ -168,22 +174,14 @@ type Config struct {
 // fresh addresses.
 const DefaultInstanceCacheTTL = 60 * time.Second
 
-// rateLimits parses api_rate_limits.
-func (c *Config) rateLimits() (tcapi.Limits, error) { return tcapi.ParseLimits(c.APIRateLimits) }
-
-// instanceCacheTTL parses instance_cache_ttl.
-func (c *Config) instanceCacheTTL() (time.Duration, error) {
-	return cloudconfig.Duration(c.InstanceCacheTTL, DefaultInstanceCacheTTL, 0, `must be a duration like "60s" or "2m" (0s disables caching)`)
-}
-
-// inventoryEnabled reports whether instance lookups are batched and cached.
-func (c *Config) inventoryEnabled() bool { return !strings.EqualFold(c.Inventory, "off") }
+// InventoryEnabled reports whether instance lookups are batched and cached.
+func (c *Config) InventoryEnabled() bool { return !strings.EqualFold(c.Inventory, "off") }
 
 // Secret is a credential that never prints (see cloudconfig.Secret).
 type Secret = cloudconfig.Secret
 
-// ConfigError lists every problem found in the configuration.
-type ConfigError = cloudconfig.Error
+// Error lists every problem found in the configuration.
+type Error = cloudconfig.Error
 
 var (
 	// regionPattern: ap-guangzhou, ap-shanghai-fsi, na-siliconvalley, eu-frankfurt.
@@ -192,11 +190,11 @@ var (
 	vpcIDPattern = regexp.MustCompile(`^vpc-[a-z0-9]{8}$`)
 )
 
-// LoadConfig reads the cloud config from r (nil when no --cloud-config was
+// Load reads the cloud config from r (nil when no --cloud-config was
 // given), applies the environment read through getenv (os.Getenv when nil),
 // and validates the result. All problems are reported together in one
-// *ConfigError. Error text never contains a secret.
-func LoadConfig(r io.Reader, getenv func(string) string) (*Config, error) {
+// *Error. Error text never contains a secret.
+func Load(r io.Reader, getenv func(string) string) (*Config, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
@@ -212,7 +210,7 @@ func LoadConfig(r io.Reader, getenv func(string) string) (*Config, error) {
 	rateLimits := l.plain(file, "api_rate_limits", EnvAPIRateLimits)
 	cacheTTL := l.plain(file, "instance_cache_ttl", EnvInstanceCacheTTL)
 	inventory := l.plain(file, "inventory", EnvInventory)
-	cfg.APIRateLimits, cfg.InstanceCacheTTL, cfg.Inventory = rateLimits.value, cacheTTL.value, inventory.value
+	cfg.Inventory = inventory.value
 	secretID, secretIDFile := l.secret(file, "secret_id", EnvSecretID, EnvSDKSecretID)
 	secretKey, secretKeyFile := l.secret(file, "secret_key", EnvSecretKey, EnvSDKSecretKey)
 	cfg.SecretID, cfg.SecretIDFile = Secret(secretID.value), secretIDFile
@@ -225,12 +223,13 @@ func LoadConfig(r io.Reader, getenv func(string) string) (*Config, error) {
 			l.Addf("api_endpoint %q%s: %v", endpoint.value, endpoint.suffix(), err)
 		}
 	}
-	if _, err := cfg.rateLimits(); err != nil {
+	limits, err := tcapi.ParseLimits(rateLimits.value)
+	if err != nil {
 		l.Addf("api_rate_limits%s: %v", rateLimits.suffix(), err)
 	}
-	if _, err := cfg.instanceCacheTTL(); err != nil {
-		l.Addf("instance_cache_ttl %q%s: %v", cacheTTL.value, cacheTTL.suffix(), err)
-	}
+	cfg.APIRateLimits = limits
+	cfg.InstanceCacheTTL = l.duration(cacheTTL, "instance_cache_ttl", DefaultInstanceCacheTTL, 0,
+		`must be a duration like "60s" or "2m" (0s disables caching)`)
 	if v := inventory.value; v != "" && !strings.EqualFold(v, "on") && !strings.EqualFold(v, "off") {
 		l.Addf("inventory %q%s: must be on or off", v, inventory.suffix())
 	}
@@ -242,9 +241,9 @@ func LoadConfig(r io.Reader, getenv func(string) string) (*Config, error) {
 	return cfg, nil
 }
 
-// endpoint returns the SDK's HttpProfile Endpoint and Scheme for
+// Endpoint returns the SDK's HttpProfile Endpoint and Scheme for
 // api_endpoint, or empty strings to keep the SDK's defaults.
-func (c *Config) endpoint() (host, scheme string, err error) {
+func (c *Config) Endpoint() (host, scheme string, err error) {
 	if c.APIEndpoint == "" {
 		return "", "", nil
 	}
@@ -443,6 +442,16 @@ func (l *loader) readSecretFile(setting, path string) string {
 	return v
 }
 
+// duration parses a duration setting: def when unset, at least minimum
+// otherwise, hint the message for a bad value.
+func (l *loader) duration(v sourced, key string, def, minimum time.Duration, hint string) time.Duration {
+	d, err := cloudconfig.Duration(v.value, def, minimum, hint)
+	if err != nil {
+		l.Addf("%s %q%s: %v", key, v.value, v.suffix(), err)
+	}
+	return d
+}
+
 // checkPattern reports a missing required value or one of the wrong shape.
 func (l *loader) checkPattern(v sourced, key, env string, re *regexp.Regexp, example string) {
 	switch {
@@ -506,7 +515,7 @@ func (l *loader) routeSettings(file map[string]string, cfg *Config) {
 	cidr := l.plain(file, "cluster_cidr", EnvClusterCIDR)
 	create := l.plain(file, "create_cluster_route_table", EnvCreateClusterRouteTable)
 	ttl := l.plain(file, "route_cache_ttl", EnvRouteCacheTTL)
-	cfg.ClusterRouteTable, cfg.RouteTableID, cfg.ClusterCIDR, cfg.RouteCacheTTL = table.value, tableID.value, cidr.value, ttl.value
+	cfg.ClusterRouteTable, cfg.RouteTableID = table.value, tableID.value
 	cfg.RouteBackend = strings.ToLower(backend.value)
 
 	if create.value != "" {
@@ -517,13 +526,13 @@ func (l *loader) routeSettings(file map[string]string, cfg *Config) {
 		cfg.CreateClusterRouteTable = b
 	}
 	if cidr.value != "" {
-		if _, err := parseClusterCIDR(cidr.value); err != nil {
+		p, err := parseClusterCIDR(cidr.value)
+		if err != nil {
 			l.Addf("cluster_cidr %q%s: %v", cidr.value, cidr.suffix(), err)
 		}
+		cfg.ClusterCIDR = p
 	}
-	if _, err := cfg.routeCacheTTL(); err != nil {
-		l.Addf("route_cache_ttl %q%s: %v", ttl.value, ttl.suffix(), err)
-	}
+	cfg.RouteCacheTTL = l.duration(ttl, "route_cache_ttl", DefaultRouteCacheTTL, 0, `must be a duration like "9s" (0s disables caching)`)
 	switch cfg.RouteBackend {
 	case "", RouteBackendTKE:
 		if tableID.value != "" {
@@ -553,16 +562,10 @@ func (l *loader) routeSettings(file map[string]string, cfg *Config) {
 	}
 }
 
-// routesEnabled reports whether the provider offers Routes: with tke when a
+// RoutesEnabled reports whether the provider offers Routes: with tke when a
 // cluster route table is named, with vpc always (route_table_id is required).
-func (c *Config) routesEnabled() bool {
+func (c *Config) RoutesEnabled() bool {
 	return c.RouteBackend == RouteBackendVPC || c.ClusterRouteTable != ""
-}
-
-// clusterCIDR parses cluster_cidr; the zero Prefix when unset.
-func (c *Config) clusterCIDR() netip.Prefix {
-	p, _ := parseClusterCIDR(c.ClusterCIDR)
-	return p
 }
 
 func parseClusterCIDR(s string) (netip.Prefix, error) {
@@ -579,11 +582,6 @@ func parseClusterCIDR(s string) (netip.Prefix, error) {
 	return p, nil
 }
 
-// routeCacheTTL parses route_cache_ttl.
-func (c *Config) routeCacheTTL() (time.Duration, error) {
-	return cloudconfig.Duration(c.RouteCacheTTL, DefaultRouteCacheTTL, 0, `must be a duration like "9s" (0s disables caching)`)
-}
-
 // ---- load balancer settings ----
 
 // EnvLBDriftCheckPeriod sets lb_drift_check_period.
@@ -593,29 +591,20 @@ const EnvLBDriftCheckPeriod = envPrefix + "LB_DRIFT_CHECK_PERIOD"
 // repaired within minutes at the cost of two reads per CLB per period.
 const DefaultLBDriftCheckPeriod = 5 * time.Minute
 
+// DefaultLBDeleteRetryAfter is lb_delete_retry_after's default. The
+// refusal's window slides, so a slot may free up at any time within the 5
+// minutes: probing once a minute costs at most five refused calls per
+// window, whatever the number of Services waiting.
+const DefaultLBDeleteRetryAfter = time.Minute
+
 // EnvLBDeleteRetryAfter sets lb_delete_retry_after.
 const EnvLBDeleteRetryAfter = envPrefix + "LB_DELETE_RETRY_AFTER"
 
 func (l *loader) lbSettings(file map[string]string, cfg *Config) {
 	period := l.plain(file, "lb_drift_check_period", EnvLBDriftCheckPeriod)
-	cfg.LBDriftCheckPeriod = period.value
-	if _, err := cfg.lbDriftCheckPeriod(); err != nil {
-		l.Addf("lb_drift_check_period %q%s: %v", period.value, period.suffix(), err)
-	}
+	cfg.LBDriftCheckPeriod = l.duration(period, "lb_drift_check_period", DefaultLBDriftCheckPeriod, 0,
+		`must be a duration like "5m" or "30s" (0s turns the drift check off)`)
 	retry := l.plain(file, "lb_delete_retry_after", EnvLBDeleteRetryAfter)
-	cfg.LBDeleteRetryAfter = retry.value
-	if _, err := cfg.lbDeleteRetryAfter(); err != nil {
-		l.Addf("lb_delete_retry_after %q%s: %v", retry.value, retry.suffix(), err)
-	}
-}
-
-// lbDeleteRetryAfter parses lb_delete_retry_after; 0 means the default
-// (clbops.DefaultTiming.DeleteRetryAfter).
-func (c *Config) lbDeleteRetryAfter() (time.Duration, error) {
-	return cloudconfig.Duration(c.LBDeleteRetryAfter, 0, time.Nanosecond, `must be a positive duration like "1m" or "30s"`)
-}
-
-// lbDriftCheckPeriod parses lb_drift_check_period; 0 means off.
-func (c *Config) lbDriftCheckPeriod() (time.Duration, error) {
-	return cloudconfig.Duration(c.LBDriftCheckPeriod, DefaultLBDriftCheckPeriod, 0, `must be a duration like "5m" or "30s" (0s turns the drift check off)`)
+	cfg.LBDeleteRetryAfter = l.duration(retry, "lb_delete_retry_after", DefaultLBDeleteRetryAfter, time.Nanosecond,
+		`must be a positive duration like "1m" or "30s"`)
 }

@@ -1,11 +1,11 @@
-package tencentcloud
+package config
 
 import "github.com/ccmkit/ccm/internal/cloudconfig"
 
-// ConfigKeys documents every key of Config: the key table of
+// Keys documents every key of Config: the key table of
 // docs/configuration.md is generated from it (go run ./hack/configdoc), and
 // TestConfigKeysDocumented checks that it names every key and no other.
-var ConfigKeys = []cloudconfig.KeyDoc{
+var Keys = []cloudconfig.KeyDoc{
 	{
 		Keys:     []string{"region"},
 		Env:      []string{EnvRegion},

@@ -1,4 +1,4 @@
-package tencentcloud
+package config
 
 import (
 	"reflect"
@@ -9,7 +9,7 @@ import (
 
 // Every key of Config is documented, and nothing else is.
 func TestConfigKeysDocumented(t *testing.T) {
-	if err := cloudconfig.CheckDocumented(reflect.TypeFor[Config](), ConfigKeys); err != nil {
+	if err := cloudconfig.CheckDocumented(reflect.TypeFor[Config](), Keys); err != nil {
 		t.Error(err)
 	}
 }

@@ -1,4 +1,4 @@
-package tencentcloud
+package config
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -50,6 +51,9 @@ func TestLoadConfigValid(t *testing.T) {
 		Region: "ap-guangzhou", VpcID: "vpc-aaaa1111",
 		SecretID: testSecretID, SecretKey: testSecretKey,
 		ClusterRouteTable: "rt-cluster", APIEndpoint: "http://127.0.0.1:8080",
+		// the defaults Load fills in
+		APIRateLimits: tcapi.Limits{}, InstanceCacheTTL: DefaultInstanceCacheTTL, RouteCacheTTL: DefaultRouteCacheTTL,
+		LBDriftCheckPeriod: DefaultLBDriftCheckPeriod, LBDeleteRetryAfter: DefaultLBDeleteRetryAfter,
 	}
 	jsonDoc, _ := yaml.YAMLToJSON([]byte(validYAML))
 	tests := []struct {
@@ -79,7 +83,7 @@ func TestLoadConfigValid(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if *cfg != want {
+			if !reflect.DeepEqual(*cfg, want) {
 				t.Errorf("got %#v\nwant %#v", *cfg, want) // redacted either way
 			}
 			if string(cfg.SecretID) != testSecretID || string(cfg.SecretKey) != testSecretKey {
@@ -92,15 +96,15 @@ func TestLoadConfigValid(t *testing.T) {
 // loadForTest passes a nil io.Reader (not a nil *strings.Reader) when r is nil.
 func loadForTest(r *strings.Reader, env map[string]string) (*Config, error) {
 	if r == nil {
-		return LoadConfig(nil, envOf(env))
+		return Load(nil, envOf(env))
 	}
-	return LoadConfig(r, envOf(env))
+	return Load(r, envOf(env))
 }
 
 func TestLoadConfigEmptyFileAndNullValues(t *testing.T) {
 	env := map[string]string{EnvRegion: "ap-guangzhou", EnvVpcID: "vpc-aaaa1111", EnvSecretID: "id12", EnvSecretKey: "key1"}
 	for _, file := range []string{"", "\n", "# only a comment\n", "region:\nvpc_id: null\n", "{}"} {
-		if _, err := LoadConfig(strings.NewReader(file), envOf(env)); err != nil {
+		if _, err := Load(strings.NewReader(file), envOf(env)); err != nil {
 			t.Errorf("%q: %v", file, err)
 		}
 	}
@@ -136,7 +140,7 @@ func TestLoadConfigPrecedence(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := LoadConfig(strings.NewReader(tt.file), envOf(tt.env))
+			cfg, err := Load(strings.NewReader(tt.file), envOf(tt.env))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,7 +152,7 @@ func TestLoadConfigPrecedence(t *testing.T) {
 	}
 
 	t.Run("env beats file for plain settings", func(t *testing.T) {
-		cfg, err := LoadConfig(strings.NewReader(validYAML), envOf(map[string]string{
+		cfg, err := Load(strings.NewReader(validYAML), envOf(map[string]string{
 			EnvRegion: "ap-shanghai", EnvVpcID: "vpc-cccc3333", EnvClusterRouteTable: "rt-env", EnvAPIEndpoint: "https://cvm.example.com",
 		}))
 		if err != nil {
@@ -220,10 +224,10 @@ func TestLoadConfigErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := LoadConfig(strings.NewReader(tt.file), envOf(tt.env))
-			var ce *ConfigError
+			_, err := Load(strings.NewReader(tt.file), envOf(tt.env))
+			var ce *Error
 			if !errors.As(err, &ce) {
-				t.Fatalf("error %v (%T), want *ConfigError", err, err)
+				t.Fatalf("error %v (%T), want *Error", err, err)
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(err.Error(), w) {
@@ -238,15 +242,15 @@ func TestLoadConfigErrors(t *testing.T) {
 }
 
 func TestConfigErrorFormat(t *testing.T) {
-	_, err := LoadConfig(nil, envOf(map[string]string{EnvRegion: "ap-guangzhou", EnvSecretID: "id", EnvSecretKey: "k"}))
+	_, err := Load(nil, envOf(map[string]string{EnvRegion: "ap-guangzhou", EnvSecretID: "id", EnvSecretKey: "k"}))
 	if got, want := err.Error(), "tencentcloud config: vpc_id: required (set vpc_id in the cloud config or TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_VPC_ID)"; got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
-	_, err = LoadConfig(nil, envOf(map[string]string{EnvSecretID: "id", EnvSecretKey: "k"}))
+	_, err = Load(nil, envOf(map[string]string{EnvSecretID: "id", EnvSecretKey: "k"}))
 	if got := err.Error(); !strings.HasPrefix(got, "tencentcloud config: 2 problems: (1) region: required") || !strings.Contains(got, "; (2) vpc_id: required") {
 		t.Errorf("got %s", got)
 	}
-	_, err = LoadConfig(nil, envOf(map[string]string{EnvSecretIDFile: "/does/not/exist"}))
+	_, err = Load(nil, envOf(map[string]string{EnvSecretIDFile: "/does/not/exist"}))
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("errors.Is(err, fs.ErrNotExist) = false for %v", err)
 	}
@@ -289,7 +293,7 @@ func TestParseEndpoint(t *testing.T) {
 }
 
 func TestSecretsNeverPrinted(t *testing.T) {
-	cfg, err := LoadConfig(strings.NewReader(validYAML), envOf(nil))
+	cfg, err := Load(strings.NewReader(validYAML), envOf(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +326,7 @@ func TestSecretsNeverInErrors(t *testing.T) {
 		"secret_key: " + testSecretKey + " x\n",
 	}
 	for _, f := range files {
-		_, err := LoadConfig(strings.NewReader(f), envOf(nil))
+		_, err := Load(strings.NewReader(f), envOf(nil))
 		if err == nil {
 			t.Fatalf("%q: want an error", f)
 		}
@@ -330,12 +334,12 @@ func TestSecretsNeverInErrors(t *testing.T) {
 			t.Errorf("secret in error: %v", err)
 		}
 	}
-	_, err := LoadConfig(nil, envOf(map[string]string{EnvRegion: testSecretID, EnvSDKSecretID: testSecretID}))
+	_, err := Load(nil, envOf(map[string]string{EnvRegion: testSecretID, EnvSDKSecretID: testSecretID}))
 	if err == nil || strings.Contains(err.Error(), testSecretID) {
 		t.Errorf("secret in error: %v", err)
 	}
 	keyFile := writeFile(t, testSecretKey)
-	_, err = LoadConfig(nil, envOf(map[string]string{EnvVpcID: testSecretKey + "x", EnvSecretKeyFile: keyFile}))
+	_, err = Load(nil, envOf(map[string]string{EnvVpcID: testSecretKey + "x", EnvSecretKeyFile: keyFile}))
 	if err == nil || strings.Contains(err.Error(), testSecretKey) {
 		t.Errorf("secret in error: %v", err)
 	}
@@ -361,7 +365,7 @@ func FuzzLoadConfig(f *testing.F) {
 	f.Add([]byte("secret_id: [1, 2]\nvpc_id: vpc-aaaa1111\n"), "")
 	f.Fuzz(func(t *testing.T, data []byte, envSecret string) {
 		env := map[string]string{EnvSecretID: envSecret, EnvVpcID: envSecret, EnvAPIEndpoint: envSecret}
-		cfg, err := LoadConfig(strings.NewReader(string(data)), envOf(env))
+		cfg, err := Load(strings.NewReader(string(data)), envOf(env))
 		if err == nil {
 			if cfg == nil || cfg.Region == "" || cfg.VpcID == "" || cfg.SecretID == "" || cfg.SecretKey == "" {
 				t.Fatalf("no error but incomplete config %+v", cfg)
@@ -412,7 +416,7 @@ func TestLoadConfigScaleKeys(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := LoadConfig(strings.NewReader(base+tt.file), envOf(tt.env))
+			cfg, err := Load(strings.NewReader(base+tt.file), envOf(tt.env))
 			if tt.wantError != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantError) {
 					t.Fatalf("error %v, want %q", err, tt.wantError)
@@ -422,16 +426,15 @@ func TestLoadConfigScaleKeys(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ttl, _ := cfg.instanceCacheTTL(); ttl != tt.wantTTL {
-				t.Errorf("ttl %s, want %s", ttl, tt.wantTTL)
+			if cfg.InstanceCacheTTL != tt.wantTTL {
+				t.Errorf("ttl %s, want %s", cfg.InstanceCacheTTL, tt.wantTTL)
 			}
-			if cfg.inventoryEnabled() != tt.wantInv {
-				t.Errorf("inventory enabled %v, want %v", cfg.inventoryEnabled(), tt.wantInv)
+			if cfg.InventoryEnabled() != tt.wantInv {
+				t.Errorf("inventory enabled %v, want %v", cfg.InventoryEnabled(), tt.wantInv)
 			}
-			limits, _ := cfg.rateLimits()
 			for key, want := range tt.wantQPS {
 				service, action, _ := strings.Cut(key, ".")
-				if got := tcapi.EffectiveQPS(limits, service, action); got != want {
+				if got := tcapi.EffectiveQPS(cfg.APIRateLimits, service, action); got != want {
 					t.Errorf("%s: %v QPS, want %v", key, got, want)
 				}
 			}
@@ -483,7 +486,7 @@ func TestLoadConfigRouteKeys(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := LoadConfig(strings.NewReader(base+tt.file), envOf(tt.env))
+			cfg, err := Load(strings.NewReader(base+tt.file), envOf(tt.env))
 			if len(tt.wantErrors) > 0 {
 				for _, want := range tt.wantErrors {
 					if err == nil || !strings.Contains(err.Error(), want) {
@@ -495,10 +498,13 @@ func TestLoadConfigRouteKeys(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ttl, _ := cfg.routeCacheTTL()
-			if cfg.routesEnabled() != tt.wantEnabled || cfg.RouteBackend != tt.wantBackend || cfg.ClusterCIDR != tt.wantCIDR ||
+			ttl, cidr := cfg.RouteCacheTTL, ""
+			if cfg.ClusterCIDR.IsValid() {
+				cidr = cfg.ClusterCIDR.String()
+			}
+			if cfg.RoutesEnabled() != tt.wantEnabled || cfg.RouteBackend != tt.wantBackend || cidr != tt.wantCIDR ||
 				cfg.CreateClusterRouteTable != tt.wantCreate || ttl != tt.wantTTL {
-				t.Errorf("enabled %v backend %q cidr %q create %v ttl %s", cfg.routesEnabled(), cfg.RouteBackend, cfg.ClusterCIDR,
+				t.Errorf("enabled %v backend %q cidr %q create %v ttl %s", cfg.RoutesEnabled(), cfg.RouteBackend, cidr,
 					cfg.CreateClusterRouteTable, ttl)
 			}
 		})
@@ -523,7 +529,7 @@ func TestLBDriftCheckPeriod(t *testing.T) {
 		if tc.value != "" {
 			env[EnvLBDriftCheckPeriod] = tc.value
 		}
-		cfg, err := LoadConfig(nil, envOf(env))
+		cfg, err := Load(nil, envOf(env))
 		if tc.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("%q: err = %v, want %q", tc.value, err, tc.wantErr)
@@ -533,7 +539,7 @@ func TestLBDriftCheckPeriod(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", tc.value, err)
 		}
-		if got, _ := cfg.lbDriftCheckPeriod(); got != tc.want {
+		if got := cfg.LBDriftCheckPeriod; got != tc.want {
 			t.Errorf("%q: period = %v, want %v", tc.value, got, tc.want)
 		}
 	}
@@ -546,7 +552,7 @@ func TestLBDeleteRetryAfter(t *testing.T) {
 		want    time.Duration
 		wantErr string
 	}{
-		{"", 0, ""},
+		{"", DefaultLBDeleteRetryAfter, ""},
 		{"30s", 30 * time.Second, ""},
 		{"0s", 0, `lb_delete_retry_after "0s" (from TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_LB_DELETE_RETRY_AFTER): must be a positive duration`},
 		{"soon", 0, "must be a positive duration"},
@@ -556,7 +562,7 @@ func TestLBDeleteRetryAfter(t *testing.T) {
 		if tc.value != "" {
 			env[EnvLBDeleteRetryAfter] = tc.value
 		}
-		cfg, err := LoadConfig(nil, envOf(env))
+		cfg, err := Load(nil, envOf(env))
 		if tc.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("%q: err = %v, want %q", tc.value, err, tc.wantErr)
@@ -566,7 +572,7 @@ func TestLBDeleteRetryAfter(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", tc.value, err)
 		}
-		if got, _ := cfg.lbDeleteRetryAfter(); got != tc.want {
+		if got := cfg.LBDeleteRetryAfter; got != tc.want {
 			t.Errorf("%q: %v, want %v", tc.value, got, tc.want)
 		}
 	}
