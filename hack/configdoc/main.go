@@ -15,8 +15,8 @@ import (
 	"runtime"
 
 	"github.com/ccmkit/ccm/internal/cloudconfig"
+	ociconfig "github.com/ccmkit/ccm/internal/oci/config"
 	tcconfig "github.com/ccmkit/ccm/internal/tencent/config"
-	"github.com/ccmkit/ccm/pkg/provider/oci"
 )
 
 // sections are the generated sections of the file, by name.
@@ -25,7 +25,7 @@ var sections = []struct {
 	keys []cloudconfig.KeyDoc
 }{
 	{"tencentcloud keys", tcconfig.Keys},
-	{"oci keys", oci.ConfigKeys},
+	{"oci keys", ociconfig.Keys},
 }
 
 func main() {

@@ -18,6 +18,8 @@ import (
 	"golang.org/x/time/rate"
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
+
+	"github.com/ccmkit/ccm/internal/oci/config"
 )
 
 // requestTimeout bounds one HTTP request to the OCI API. The SDK's default
@@ -49,9 +51,9 @@ type clients struct {
 }
 
 // newClients builds every client from cfg. It makes no API call.
-func newClients(cfg *Config) (*clients, error) {
+func newClients(cfg *config.Config) (*clients, error) {
 	var pass *string
-	if p := cfg.Auth.passphrase(); p != "" {
+	if p := cfg.Auth.EffectivePassphrase(); p != "" {
 		s := string(p)
 		pass = &s
 	}
@@ -120,12 +122,12 @@ type limiters struct {
 	read, write *rate.Limiter
 }
 
-func newLimiters(cfg RateLimiterConfig) *limiters {
+func newLimiters(cfg config.RateLimiterConfig) *limiters {
 	if cfg.DisableRateLimiter {
 		return &limiters{}
 	}
-	rq, rb := cfg.readLimit()
-	wq, wb := cfg.writeLimit()
+	rq, rb := cfg.ReadLimit()
+	wq, wb := cfg.WriteLimit()
 	return &limiters{read: rate.NewLimiter(rate.Limit(rq), rb), write: rate.NewLimiter(rate.Limit(wq), wb)}
 }
 

@@ -13,6 +13,10 @@ import (
 	"github.com/oracle/oci-go-sdk/v65/common"
 	"github.com/oracle/oci-go-sdk/v65/core"
 	"github.com/oracle/oci-go-sdk/v65/loadbalancer"
+
+	"github.com/ccmkit/ccm/internal/oci/config"
+
+	"github.com/ccmkit/ccm/internal/oci/config/configtest"
 )
 
 // recorder is an httptest OCI endpoint that answers every request with a
@@ -45,9 +49,9 @@ func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 
 func (r *recorder) count() int { r.mu.Lock(); defer r.mu.Unlock(); return len(r.reqs) }
 
-func testClients(t *testing.T, endpoint string, rl RateLimiterConfig) *clients {
+func testClients(t *testing.T, endpoint string, rl config.RateLimiterConfig) *clients {
 	t.Helper()
-	cfg, err := LoadConfig(strings.NewReader(validConfig("endpoint: " + endpoint + "\n")))
+	cfg, err := config.Load(strings.NewReader(configtest.Valid("endpoint: " + endpoint + "\n")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +69,7 @@ func TestClientsEndpointAndSigning(t *testing.T) {
 	rec := &recorder{}
 	srv := httptest.NewServer(rec)
 	defer srv.Close()
-	c := testClients(t, srv.URL, RateLimiterConfig{DisableRateLimiter: true})
+	c := testClients(t, srv.URL, config.RateLimiterConfig{DisableRateLimiter: true})
 	ctx := context.Background()
 	if _, err := c.compute.GetInstance(ctx, core.GetInstanceRequest{InstanceId: common.String(instanceOCID(1))}); err != nil {
 		t.Fatal(err)
@@ -82,7 +86,7 @@ func TestClientsEndpointAndSigning(t *testing.T) {
 		t.Errorf("LB path = %q", p)
 	}
 	auth := get.Header.Get("Authorization")
-	wantKeyID := `keyId="` + testTenancy + "/" + testUser + "/" + testFingerprint() + `"`
+	wantKeyID := `keyId="` + configtest.Tenancy + "/" + configtest.User + "/" + configtest.Fingerprint() + `"`
 	if !strings.HasPrefix(auth, `Signature version="1"`) || !strings.Contains(auth, wantKeyID) ||
 		!strings.Contains(auth, `algorithm="rsa-sha256"`) || !strings.Contains(auth, `headers="date (request-target) host"`) {
 		t.Errorf("Authorization = %q", auth)
@@ -95,7 +99,7 @@ func TestClientsNoRetriesNoBreaker(t *testing.T) {
 	rec := &recorder{status: http.StatusInternalServerError}
 	srv := httptest.NewServer(rec)
 	defer srv.Close()
-	c := testClients(t, srv.URL, RateLimiterConfig{DisableRateLimiter: true})
+	c := testClients(t, srv.URL, config.RateLimiterConfig{DisableRateLimiter: true})
 	for i := range 15 {
 		_, err := c.network.GetVnic(context.Background(), core.GetVnicRequest{VnicId: common.String("ocid1.vnic.oc1.iad.x")})
 		se, ok := common.IsServiceError(err)
@@ -119,7 +123,7 @@ func TestClientsRateLimiters(t *testing.T) {
 	rec := &recorder{}
 	srv := httptest.NewServer(rec)
 	defer srv.Close()
-	c := testClients(t, srv.URL, RateLimiterConfig{RateLimitQPSRead: 10, RateLimitBucketRead: 1, RateLimitQPSWrite: 10, RateLimitBucketWrite: 1})
+	c := testClients(t, srv.URL, config.RateLimiterConfig{RateLimitQPSRead: 10, RateLimitBucketRead: 1, RateLimitQPSWrite: 10, RateLimitBucketWrite: 1})
 	ctx := context.Background()
 	start := time.Now()
 	for range 4 {

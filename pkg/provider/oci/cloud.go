@@ -11,13 +11,14 @@
 package oci
 
 import (
-	"fmt"
 	"io"
 
 	"k8s.io/client-go/informers"
 	cloudprovider "k8s.io/cloud-provider"
 
 	"github.com/ccmkit/ccm/internal/lbsubset"
+
+	"github.com/ccmkit/ccm/internal/oci/config"
 )
 
 // ProviderName is the --cloud-provider name and the providerID scheme.
@@ -25,7 +26,7 @@ const ProviderName = "oci"
 
 func init() {
 	cloudprovider.RegisterCloudProvider(ProviderName, func(r io.Reader) (cloudprovider.Interface, error) {
-		cfg, err := LoadConfig(r)
+		cfg, err := config.Load(r)
 		if err != nil {
 			return nil, err
 		}
@@ -35,7 +36,7 @@ func init() {
 
 // Cloud is the OCI provider.
 type Cloud struct {
-	cfg       *Config
+	cfg       *config.Config
 	instances *instances
 	lb        *loadBalancers // nil when loadBalancer.disabled
 	// subsets chooses backends past the backend limits (subset.go); kube
@@ -52,17 +53,13 @@ var (
 
 // New builds the provider from a loaded Config, with real SDK clients. It
 // makes no API call.
-func New(cfg *Config) (*Cloud, error) {
+func New(cfg *config.Config) (*Cloud, error) {
 	c, err := newClients(cfg)
 	if err != nil {
 		return nil, err
 	}
-	ttl, err := cfg.instanceCacheTTL()
-	if err != nil {
-		return nil, fmt.Errorf("instanceCacheTTL %q: %w", cfg.InstanceCacheTTL, err)
-	}
 	reader := newComputeReader(c.compute, c.network, cfg.Compartment, cfg.VCN)
-	cloud := &Cloud{cfg: cfg, instances: newInstances(reader, cfg.Auth.Region, ttl)}
+	cloud := &Cloud{cfg: cfg, instances: newInstances(reader, cfg.Auth.Region, cfg.InstanceCacheTTL)}
 	if !cfg.LoadBalancer.Disabled {
 		cloud.subsets = lbsubset.New()
 		cloud.lb = newLoadBalancer(cfg, c, cloud.subsets)

@@ -22,6 +22,10 @@ import (
 	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 	simoci "github.com/ccmkit/ccm/pkg/cloudsim/oci"
+
+	"github.com/ccmkit/ccm/internal/oci/config"
+
+	"github.com/ccmkit/ccm/internal/oci/config/configtest"
 )
 
 // These tests run the provider, through the real SDK, against cloudsim's
@@ -54,9 +58,9 @@ func startSim(t *testing.T) (*cloudsim.Sim, *Cloud) {
 
 // startSimWith is startSim with changed cloudsim options; it returns the
 // provider's config too, for tests that call OCI directly.
-func startSimWith(t *testing.T, mod func(*cloudsim.Options)) (*cloudsim.Sim, *Cloud, *Config) {
+func startSimWith(t *testing.T, mod func(*cloudsim.Options)) (*cloudsim.Sim, *Cloud, *config.Config) {
 	t.Helper()
-	k, _ := testKey()
+	k := configtest.Key()
 	pub, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +68,7 @@ func startSimWith(t *testing.T, mod func(*cloudsim.Options)) (*cloudsim.Sim, *Cl
 	opts := cloudsim.Options{
 		Latency: cloudsim.ZeroLatency, // unit test: answers at once
 		OCIKeys: map[string]string{
-			testTenancy + "/" + testUser + "/" + testFingerprint(): string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})),
+			configtest.Tenancy + "/" + configtest.User + "/" + configtest.Fingerprint(): string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})),
 		},
 		OCINetwork: cloudsim.OCINetworkSeed{
 			Compartments: []string{simCompartment},
@@ -97,9 +101,9 @@ func startSimWith(t *testing.T, mod func(*cloudsim.Options)) (*cloudsim.Sim, *Cl
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sim.Close() })
-	cfgText := strings.NewReplacer(testCompartment, simCompartment, testVCN, simVCN).Replace(validConfig(
+	cfgText := strings.NewReplacer(testCompartment, simCompartment, testVCN, simVCN).Replace(configtest.Valid(
 		"endpoint: " + url + "\nloadBalancer:\n  subnet1: " + simSubnet + "\n"))
-	cfg, err := LoadConfig(strings.NewReader(cfgText))
+	cfg, err := config.Load(strings.NewReader(cfgText))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,16 +9,18 @@ import (
 	"sync"
 
 	"github.com/oracle/oci-go-sdk/v65/core"
+
+	"github.com/ccmkit/ccm/internal/oci/config/configtest"
 )
 
 // Test OCIDs.
 const (
-	testCompartment = "ocid1.compartment.oc1..aaaacompartment"
-	testVCN         = "ocid1.vcn.oc1.iad.aaaavcn"
-	testSubnet      = "ocid1.subnet.oc1.iad.aaaasubnet"
-	otherVCN        = "ocid1.vcn.oc1.iad.aaaaother"
-	otherSubnet     = "ocid1.subnet.oc1.iad.aaaaothersubnet"
-	testRegion      = "us-ashburn-1"
+	testCompartment = configtest.Compartment
+	testVCN         = configtest.VCN
+	testSubnet      = configtest.Subnet
+	otherVCN        = configtest.OtherVCN
+	otherSubnet     = configtest.OtherSubnet
+	testRegion      = configtest.Region
 )
 
 func instanceOCID(n int) string { return fmt.Sprintf("ocid1.instance.oc1.iad.aaaainstance%04d", n) }

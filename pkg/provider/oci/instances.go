@@ -46,15 +46,12 @@ type instances struct {
 	stateMaxAge time.Duration
 }
 
-// Cache ages. DefaultInstanceCacheTTL: long enough for a burst of node
+// Cache ages. config.DefaultInstanceCacheTTL: long enough for a burst of node
 // initializations to share a listing, much shorter than the 5-minute status
 // sync. maxStateAge: a stopped instance gets its shutdown taint, and a
 // terminated one's node is deleted, at most this much later than with a
 // fresh read on every check.
-const (
-	DefaultInstanceCacheTTL = 60 * time.Second
-	maxStateAge             = 10 * time.Second
-)
+const maxStateAge = 10 * time.Second
 
 func newInstances(reader *computeReader, region string, ttl time.Duration) *instances {
 	i := &instances{reader: reader, region: region, metadataMaxAge: ttl, stateMaxAge: min(ttl, maxStateAge)}

@@ -11,10 +11,12 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	cloudprovider "k8s.io/cloud-provider"
+
+	"github.com/ccmkit/ccm/internal/oci/config"
 )
 
 func newTestInstances(f *fakeOCI) *instances {
-	return newInstances(newComputeReader(f, f, testCompartment, testVCN), testRegion, DefaultInstanceCacheTTL)
+	return newInstances(newComputeReader(f, f, testCompartment, testVCN), testRegion, config.DefaultInstanceCacheTTL)
 }
 
 type nodeOpt func(*v1.Node)
@@ -227,7 +229,7 @@ func TestInstanceExistsRereadsCachedTermination(t *testing.T) {
 		t.Fatal("a terminated instance matched by IP should not initialize a node")
 	}
 	// Warm the inventory, then bring the instance back: a fresh read says RUNNING.
-	if _, err := i.inv.Get(context.Background(), instanceOCID(1), DefaultInstanceCacheTTL); err != nil {
+	if _, err := i.inv.Get(context.Background(), instanceOCID(1), config.DefaultInstanceCacheTTL); err != nil {
 		t.Fatal(err)
 	}
 	f.setState(1, core.InstanceLifecycleStateRunning)

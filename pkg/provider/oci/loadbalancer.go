@@ -19,6 +19,8 @@ import (
 	"github.com/ccmkit/ccm/internal/lbsubset"
 	"github.com/ccmkit/ccm/internal/oci/lbops"
 	"github.com/ccmkit/ccm/internal/svclock"
+
+	"github.com/ccmkit/ccm/internal/oci/config"
 )
 
 // lbOps is what the interface layer needs of internal/oci/lbops; tests fake it.
@@ -34,7 +36,7 @@ type lbOps interface {
 // from internal/lbspec plus OCI's annotations and the cloud config) and
 // hands it to the operations layer. It calls no API itself.
 type loadBalancers struct {
-	cfg     LoadBalancerConfig
+	cfg     config.LoadBalancerConfig
 	ops     lbOps
 	subsets *lbsubset.Subsetter // nil: subsets chosen without Events or Local narrowing
 	// events records the Warning Events of what the provider changed
@@ -51,7 +53,7 @@ const EventReasonFixedShape = "FixedShapeIsFlexible"
 
 var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
 
-func newLoadBalancer(cfg *Config, c *clients, subsets *lbsubset.Subsetter) *loadBalancers {
+func newLoadBalancer(cfg *config.Config, c *clients, subsets *lbsubset.Subsetter) *loadBalancers {
 	return &loadBalancers{cfg: cfg.LoadBalancer, subsets: subsets, ops: lbops.New(c.lb, c.nlb, c.network, lbops.Config{
 		Compartment: cfg.Compartment, SecurityLists: cfg.LoadBalancer.SecurityLists,
 	})}
@@ -111,7 +113,7 @@ func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string,
 	}
 	d := &lbops.Desired{Ref: lbspec.RefOf(svc, ""), DisplayName: string(svc.UID), SecurityListMode: l.cfg.SecurityListMode()}
 	for _, n := range []annotations.Name{annotations.OCILBSecurityListManagementMode, annotations.OCINLBSecurityListManagementMode} {
-		if m, err := securityListMode(svc, n); err == nil && m != "" && m != SecurityListModeNone {
+		if m, err := securityListMode(svc, n); err == nil && m != "" && m != config.SecurityListModeNone {
 			d.SecurityListMode = m // rules written under a per-Service mode are removed too
 		}
 	}
@@ -137,6 +139,9 @@ const (
 // deprecated and only shape allowed would be `Flexible`": a tenancy created
 // since refuses them, so they are created as flexible with that bandwidth
 // as minimum and maximum, which every tenancy accepts.
+// subnetOCID is the shape of a subnet annotation's value.
+var subnetOCID = config.OCIDPattern("subnet")
+
 var fixedShapes = []string{"10Mbps", "100Mbps", "400Mbps", "8000Mbps"}
 
 var fixedShapeMbps = map[string]int{"10Mbps": 10, "100Mbps": 100, "400Mbps": 400, "8000Mbps": 8000}
@@ -187,7 +192,7 @@ func (l *loadBalancers) desired(svc *corev1.Service, nodes []*corev1.Node) (*lbo
 	if d.Backends, err = l.chooseBackends(svc, spec, nodes, d.Kind); err != nil {
 		return nil, nil, err
 	}
-	if len(spec.SourceRanges) > 0 && d.SecurityListMode == SecurityListModeNone {
+	if len(spec.SourceRanges) > 0 && d.SecurityListMode == config.SecurityListModeNone {
 		klog.InfoS("loadBalancerSourceRanges are not enforced with security list mode None", "service", klog.KObj(svc))
 	}
 	return d, warnings, nil
@@ -403,7 +408,7 @@ func subnetFrom(svc *corev1.Service, n annotations.Name) (string, error) {
 
 // securityListMode reads a security-list-management-mode annotation.
 func securityListMode(svc *corev1.Service, n annotations.Name) (string, error) {
-	return n.EnumFromService(svc, SecurityListModeNone, SecurityListModeFrontend, SecurityListModeAll)
+	return n.EnumFromService(svc, config.SecurityListModeNone, config.SecurityListModeFrontend, config.SecurityListModeAll)
 }
 
 // backendsOf pairs the spec's backends with their nodes' InternalIP: OCI

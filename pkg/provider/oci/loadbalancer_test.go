@@ -13,6 +13,8 @@ import (
 
 	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/internal/oci/lbops"
+
+	"github.com/ccmkit/ccm/internal/oci/config"
 )
 
 // fakeOps records what the interface layer asks of the operations layer.
@@ -54,12 +56,12 @@ func lbNode(name, ip string, initialized bool) *corev1.Node {
 	return n
 }
 
-func testLB(cfg LoadBalancerConfig) (*loadBalancers, *fakeOps) {
+func testLB(cfg config.LoadBalancerConfig) (*loadBalancers, *fakeOps) {
 	f := &fakeOps{}
 	return &loadBalancers{cfg: cfg, ops: f}, f
 }
 
-var lbCfg = LoadBalancerConfig{Subnet1: testSubnet, Subnet2: otherSubnet}
+var lbCfg = config.LoadBalancerConfig{Subnet1: testSubnet, Subnet2: otherSubnet}
 
 func TestEnsureLoadBalancerDefaults(t *testing.T) {
 	lb, f := testLB(lbCfg)
@@ -69,7 +71,7 @@ func TestEnsureLoadBalancerDefaults(t *testing.T) {
 	}
 	d := f.ensured[0]
 	if d.Kind != lbops.KindLB || d.DisplayName != "1234-uid" || d.Shape != "flexible" || d.FlexMinMbps != 10 || d.FlexMaxMbps != 100 ||
-		d.ListenerProtocol != "TCP" || d.Policy != "ROUND_ROBIN" || d.SecurityListMode != SecurityListModeNone || d.Internal {
+		d.ListenerProtocol != "TCP" || d.Policy != "ROUND_ROBIN" || d.SecurityListMode != config.SecurityListModeNone || d.Internal {
 		t.Errorf("desired = %+v", d)
 	}
 	if len(d.Subnets) != 2 || d.Subnets[0] != testSubnet || d.Subnets[1] != otherSubnet {
@@ -208,7 +210,7 @@ func TestFixedShapeIsFlexible(t *testing.T) {
 func TestEnsureLoadBalancerRejectsBadServices(t *testing.T) {
 	tests := []struct {
 		name string
-		cfg  LoadBalancerConfig
+		cfg  config.LoadBalancerConfig
 		svc  *corev1.Service
 		want []string
 	}{

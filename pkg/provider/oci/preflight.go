@@ -7,6 +7,8 @@ import (
 
 	"github.com/ccmkit/ccm/internal/oci/lbops"
 	"github.com/ccmkit/ccm/internal/preflight"
+
+	"github.com/ccmkit/ccm/internal/oci/config"
 )
 
 // The preflight command's OCI checks: this file only loads the config and
@@ -17,7 +19,7 @@ func init() {
 }
 
 func runPreflight(ctx context.Context, r io.Reader, in preflight.Input, rep *preflight.Report) {
-	cfg, err := LoadConfig(r)
+	cfg, err := config.Load(r)
 	if err != nil {
 		rep.Fail("cloud config", err.Error(), "fix the fields named (docs/oci.md)")
 		return

@@ -3,6 +3,8 @@ package oci
 import (
 	"fmt"
 	"strings"
+
+	"github.com/ccmkit/ccm/internal/oci/config"
 )
 
 // providerIDPrefix is the scheme of the providerIDs we write: oci://<OCID>,
@@ -11,7 +13,7 @@ const providerIDPrefix = ProviderName + "://"
 
 // instanceOCIDPattern is the shape of an instance OCID:
 // ocid1.instance.<realm>.<region>[.future use].<unique id>.
-var instanceOCIDPattern = ocidPattern("instance")
+var instanceOCIDPattern = config.OCIDPattern("instance")
 
 // isInstanceOCID reports whether s has the shape of an instance OCID.
 func isInstanceOCID(s string) bool { return instanceOCIDPattern.MatchString(s) }

@@ -1,4 +1,8 @@
-package oci
+// Package config reads and validates the OCI provider's configuration, a
+// cloud-provider.yaml in the public OCI cloud-controller-manager's format:
+// every problem reported at once, the key and passphrase never printed,
+// typed values parsed once with their defaults.
+package config
 
 import (
 	"crypto"
@@ -63,13 +67,13 @@ type Config struct {
 	// "2m"). Lifecycle checks use reads at most min(ttl, 10s) old, and "gone"
 	// always comes from a fresh read. Optional; default 60s; "0s" reads on
 	// every lookup. A ccmkit extension.
-	InstanceCacheTTL string `json:"instanceCacheTTL,omitempty"`
+	InstanceCacheTTL time.Duration `json:"instanceCacheTTL,omitempty"`
 }
 
-// instanceCacheTTL parses instanceCacheTTL.
-func (c *Config) instanceCacheTTL() (time.Duration, error) {
-	return cloudconfig.Duration(c.InstanceCacheTTL, DefaultInstanceCacheTTL, 0, `must be a duration like "60s" or "2m" (0s disables caching)`)
-}
+// DefaultInstanceCacheTTL is instanceCacheTTL's default: long enough for a
+// burst of node initializations to share reads, much shorter than the
+// 5-minute node status sync.
+const DefaultInstanceCacheTTL = 60 * time.Second
 
 // AuthConfig is an OCI API signing key and the identities it belongs to.
 type AuthConfig struct {
@@ -156,13 +160,13 @@ func (c *LoadBalancerConfig) SecurityListMode() string {
 	return c.SecurityListManagementMode
 }
 
-// readLimit returns the read bucket's rate and burst, defaults applied.
-func (c *RateLimiterConfig) readLimit() (float64, int) {
+// ReadLimit returns the read bucket's rate and burst, defaults applied.
+func (c *RateLimiterConfig) ReadLimit() (float64, int) {
 	return orDefault(c.RateLimitQPSRead, DefaultRateLimitQPS), orDefault(c.RateLimitBucketRead, DefaultRateLimitBucket)
 }
 
-// writeLimit returns the write bucket's rate and burst, defaults applied.
-func (c *RateLimiterConfig) writeLimit() (float64, int) {
+// WriteLimit returns the write bucket's rate and burst, defaults applied.
+func (c *RateLimiterConfig) WriteLimit() (float64, int) {
 	return orDefault(c.RateLimitQPSWrite, DefaultRateLimitQPS), orDefault(c.RateLimitBucketWrite, DefaultRateLimitBucket)
 }
 
@@ -173,8 +177,8 @@ func orDefault[T int | float64](v, def T) T {
 	return v
 }
 
-// passphrase returns the key's passphrase, from either spelling.
-func (a *AuthConfig) passphrase() Secret {
+// EffectivePassphrase returns the key's passphrase, from either spelling.
+func (a *AuthConfig) EffectivePassphrase() Secret {
 	if a.Passphrase != "" {
 		return a.Passphrase
 	}
@@ -185,8 +189,8 @@ func (a *AuthConfig) passphrase() Secret {
 // prints (see cloudconfig.Secret).
 type Secret = cloudconfig.Secret
 
-// ConfigError lists every problem found in the cloud config.
-type ConfigError = cloudconfig.Error
+// Error lists every problem found in the cloud config.
+type Error = cloudconfig.Error
 
 var (
 	// regionPattern: us-ashburn-1, eu-frankfurt-1, us-gov-ashburn-1, us-sim-1.
@@ -195,32 +199,32 @@ var (
 	fingerprintPattern = regexp.MustCompile(`^([0-9a-f]{2}:){15}[0-9a-f]{2}$`)
 )
 
-// ocidPattern returns the shape of an OCID of the given resource types:
+// OCIDPattern returns the shape of an OCID of the given resource types:
 // ocid1.<type>.<realm>.[region][.future use].<unique id>.
-func ocidPattern(types ...string) *regexp.Regexp {
+func OCIDPattern(types ...string) *regexp.Regexp {
 	return regexp.MustCompile(`^ocid1\.(` + strings.Join(types, "|") + `)\.[a-z0-9_-]+\.[a-z0-9_-]*(\.[a-z0-9_-]*)?\.[A-Za-z0-9_-]+$`)
 }
 
 var (
-	tenancyOCID     = ocidPattern("tenancy")
-	userOCID        = ocidPattern("user")
-	compartmentOCID = ocidPattern("compartment", "tenancy")
-	vcnOCID         = ocidPattern("vcn")
-	subnetOCID      = ocidPattern("subnet")
-	securityOCID    = ocidPattern("securitylist")
+	tenancyOCID     = OCIDPattern("tenancy")
+	userOCID        = OCIDPattern("user")
+	compartmentOCID = OCIDPattern("compartment", "tenancy")
+	vcnOCID         = OCIDPattern("vcn")
+	subnetOCID      = OCIDPattern("subnet")
+	securityOCID    = OCIDPattern("securitylist")
 )
 
 // maxKeyFileSize bounds key_file: an RSA key in PEM is a few KiB, and the
 // bound keeps a wrong path (a log, /dev/zero) from being read whole.
 const maxKeyFileSize = 64 << 10
 
-// LoadConfig reads and validates the cloud config from r (nil when no
+// Load reads and validates the cloud config from r (nil when no
 // --cloud-config was given: then every required key is reported missing).
-// Every problem is reported together in one *ConfigError. Error text never
+// Every problem is reported together in one *Error. Error text never
 // contains the key or its passphrase.
-func LoadConfig(r io.Reader) (*Config, error) {
+func Load(r io.Reader) (*Config, error) {
 	l := &loader{}
-	cfg := &Config{}
+	cfg := &Config{InstanceCacheTTL: DefaultInstanceCacheTTL} // what the file leaves unset
 	if r == nil {
 		l.Addf("no cloud config: start the CCM with --cloud-config naming a cloud-provider.yaml")
 		return nil, l.Err("oci")
@@ -302,6 +306,16 @@ func (l *loader) decode(prefix string, raw map[string]any, v reflect.Value) {
 
 // set stores one value into f, reporting a type mismatch.
 func (l *loader) set(path string, val any, f reflect.Value) {
+	if f.Type() == reflect.TypeFor[time.Duration]() { // the only duration: instanceCacheTTL
+		s, ok := val.(string)
+		d, err := time.ParseDuration(strings.TrimSpace(s))
+		if !ok || err != nil || d < 0 {
+			l.Addf("%s %q: must be a duration like \"60s\" or \"2m\" (0s disables caching)", path, fmt.Sprint(val))
+			return
+		}
+		f.SetInt(int64(d))
+		return
+	}
 	switch f.Kind() {
 	case reflect.String:
 		s, ok := val.(string)
@@ -416,9 +430,6 @@ func (l *loader) validate(cfg *Config) {
 			l.Addf("endpoint %q: %v", cfg.Endpoint, err)
 		}
 	}
-	if _, err := cfg.instanceCacheTTL(); err != nil {
-		l.Addf("instanceCacheTTL %q: %v", cfg.InstanceCacheTTL, err)
-	}
 	l.checkLoadBalancer(&cfg.LoadBalancer)
 	l.checkRateLimiter(&cfg.RateLimiter)
 }
@@ -440,19 +451,19 @@ func (l *loader) checkKey(a *AuthConfig) {
 	key := l.loadKey(a)
 	switch {
 	case a.Fingerprint == "" && key != nil:
-		l.Addf("auth.fingerprint: required (the API key's fingerprint, %s for this key)", fingerprintOf(key))
+		l.Addf("auth.fingerprint: required (the API key's fingerprint, %s for this key)", Fingerprint(key))
 	case a.Fingerprint == "" && !a.UseInstancePrincipals:
 		l.Addf("auth.fingerprint: required (the API key's fingerprint, aa:bb:...:ff)")
 	case a.Fingerprint == "":
 	case !fingerprintPattern.MatchString(a.Fingerprint):
 		l.Addf("auth.fingerprint %q: must be 16 colon-separated lowercase hex bytes, like 12:34:56:78:9a:bc:de:f0:12:34:56:78:9a:bc:de:f0", a.Fingerprint)
-	case key != nil && a.Fingerprint != fingerprintOf(key):
+	case key != nil && a.Fingerprint != Fingerprint(key):
 		what := "auth.key"
 		if a.KeyFile != "" {
 			what = "auth.key_file " + a.KeyFile
 		}
 		l.Addf("auth.fingerprint %q: is not the fingerprint of %s (%s); OCI would reject every call with 401",
-			a.Fingerprint, what, fingerprintOf(key))
+			a.Fingerprint, what, Fingerprint(key))
 	}
 }
 
@@ -483,7 +494,7 @@ func (l *loader) loadKey(a *AuthConfig) *rsa.PrivateKey {
 		a.Key = Secret(pem)
 	}
 	var pass *string
-	if p := a.passphrase(); p != "" {
+	if p := a.EffectivePassphrase(); p != "" {
 		s := string(p)
 		l.Remember(s)
 		pass = &s
@@ -497,9 +508,9 @@ func (l *loader) loadKey(a *AuthConfig) *rsa.PrivateKey {
 	return key
 }
 
-// fingerprintOf returns an API key's fingerprint: the MD5 of the public
+// Fingerprint returns an API key's fingerprint: the MD5 of the public
 // key in DER (PKIX), as colon-separated hex. It is public information.
-func fingerprintOf(key crypto.Signer) string {
+func Fingerprint(key crypto.Signer) string {
 	der, err := x509.MarshalPKIXPublicKey(key.Public())
 	if err != nil {
 		return "(unknown)"

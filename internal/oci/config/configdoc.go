@@ -1,12 +1,12 @@
-package oci
+package config
 
 import "github.com/ccmkit/ccm/internal/cloudconfig"
 
-// ConfigKeys documents every key of Config: the key table of
+// Keys documents every key of Config: the key table of
 // docs/configuration.md is generated from it (go run ./hack/configdoc), and
 // TestConfigKeysDocumented checks that it names every key and no other. The
 // OCI provider reads no environment variables.
-var ConfigKeys = []cloudconfig.KeyDoc{
+var Keys = []cloudconfig.KeyDoc{
 	{
 		Keys:     []string{"auth.region"},
 		Required: "yes",

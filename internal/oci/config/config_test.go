@@ -1,0 +1,198 @@
+package config_test
+
+import (
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ccmkit/ccm/internal/oci/config"
+
+	"github.com/ccmkit/ccm/internal/oci/config/configtest"
+)
+
+func TestLoadConfigValid(t *testing.T) {
+	full := configtest.Valid(`loadBalancer:
+  subnet1: ` + configtest.Subnet + `
+  subnet2: ` + configtest.OtherSubnet + `
+  securityListManagementMode: frontend
+  securityLists:
+    ` + configtest.Subnet + `: ocid1.securitylist.oc1.iad.aaaasl
+rateLimiter:
+  rateLimitQPSRead: 50
+  rateLimitBucketRead: 10
+  rateLimitQPSWrite: 2.5
+  rateLimitBucketWrite: 1
+endpoint: http://127.0.0.1:8080
+`)
+	cfg, err := config.Load(strings.NewReader(full))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Auth.Region != "us-ashburn-1" || cfg.Auth.Tenancy != configtest.Tenancy || cfg.Auth.User != configtest.User ||
+		cfg.Compartment != configtest.Compartment || cfg.VCN != configtest.VCN || cfg.Endpoint != "http://127.0.0.1:8080" {
+		t.Errorf("cfg = %+v", cfg)
+	}
+	if string(cfg.Auth.Key) != strings.TrimSpace(configtest.PEM()) {
+		t.Error("key not loaded verbatim")
+	}
+	lb := cfg.LoadBalancer
+	if lb.Subnet1 != configtest.Subnet || lb.Subnet2 != configtest.OtherSubnet || lb.SecurityListMode() != config.SecurityListModeFrontend ||
+		lb.SecurityLists[configtest.Subnet] != "ocid1.securitylist.oc1.iad.aaaasl" {
+		t.Errorf("loadBalancer = %+v", lb)
+	}
+	if q, b := cfg.RateLimiter.ReadLimit(); q != 50 || b != 10 {
+		t.Errorf("read limit = %v/%v", q, b)
+	}
+	if q, b := cfg.RateLimiter.WriteLimit(); q != 2.5 || b != 1 {
+		t.Errorf("write limit = %v/%v", q, b)
+	}
+}
+
+// The upstream crash: a config without a loadBalancer section must work.
+func TestLoadConfigMinimal(t *testing.T) {
+	cfg, err := config.Load(strings.NewReader(configtest.Valid("")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.LoadBalancer.Disabled || cfg.LoadBalancer.SecurityListMode() != config.SecurityListModeNone {
+		t.Errorf("loadBalancer defaults = %+v", cfg.LoadBalancer)
+	}
+	if q, b := cfg.RateLimiter.ReadLimit(); q != config.DefaultRateLimitQPS || b != config.DefaultRateLimitBucket {
+		t.Errorf("read limit defaults = %v/%v", q, b)
+	}
+}
+
+func TestLoadConfigKeyFileAndPassphrase(t *testing.T) {
+	k := configtest.Key()
+	//nolint:staticcheck // legacy encrypted PEM is what `openssl genrsa -aes128` writes, and the SDK reads it
+	block, err := x509.EncryptPEMBlock(rand.Reader, "RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(k), []byte("open-sesame-1"), x509.PEMCipherAES128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "key.pem")
+	if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := fmt.Sprintf("auth:\n  region: us-ashburn-1\n  tenancy: %s\n  user: %s\n  fingerprint: %s\n  key_file: %s\n",
+		configtest.Tenancy, configtest.User, configtest.Fingerprint(), path)
+	tail := "compartment: " + configtest.Compartment + "\nvcn: " + configtest.VCN + "\n"
+	for _, pass := range []string{"passphrase", "key_passphrase"} {
+		if _, err := config.Load(strings.NewReader(base + "  " + pass + ": open-sesame-1\n" + tail)); err != nil {
+			t.Errorf("%s: %v", pass, err)
+		}
+	}
+	_, err = config.Load(strings.NewReader(base + "  passphrase: wrong-passphrase\n" + tail))
+	if err == nil || !strings.Contains(err.Error(), "auth.key_file "+path) {
+		t.Errorf("wrong passphrase: err = %v", err)
+	}
+	if err != nil && strings.Contains(err.Error(), "wrong-passphrase") {
+		t.Errorf("the passphrase leaked: %v", err)
+	}
+}
+
+func TestLoadConfigErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		file string
+		want []string // every fragment must appear
+	}{
+		{name: "nothing", file: "", want: []string{"auth.region: required", "auth.tenancy: required", "auth.user: required",
+			"auth.key: required", "compartment: required", "vcn: required"}},
+		{name: "bad shapes, all at once", file: `auth:
+  region: ashburn
+  tenancy: ocid1.user.oc1..x
+  user: alice
+  fingerprint: nope
+  key: not a key
+compartment: ocid1.vcn.oc1..x
+vcn: vcn-1
+endpoint: ftp://x
+instanceCacheTTL: soon
+`, want: []string{"9 problems", `instanceCacheTTL "soon"`, `auth.fingerprint "nope"`, `auth.region "ashburn"`, `auth.tenancy "ocid1.user.oc1..x"`, `auth.user "alice"`,
+			`compartment "ocid1.vcn.oc1..x"`, `vcn "vcn-1"`, "auth.key: not a usable PEM RSA private key", `endpoint "ftp://x"`}},
+		{name: "instance principals", file: configtest.Valid("useInstancePrincipals: true\n"),
+			want: []string{"useInstancePrincipals: instance principals are out of scope"}},
+		{name: "instance principals, old place", file: "auth:\n  useInstancePrincipals: true\ncompartment: " + configtest.Compartment + "\nvcn: " + configtest.VCN + "\n",
+			want: []string{"auth.useInstancePrincipals: instance principals are out of scope"}},
+		{name: "unknown keys suggest", file: configtest.Valid("subnet1: x\nloadBalancer:\n  Subnet_1: y\n  frobnicate: true\nVCN: z\n"),
+			want: []string{`unknown key "subnet1" in the cloud config (did you mean loadBalancer.subnet1?)`,
+				`unknown key "loadBalancer.Subnet_1" in the cloud config (did you mean loadBalancer.subnet1?)`,
+				`unknown key "loadBalancer.frobnicate"`, `unknown key "VCN" in the cloud config (did you mean vcn?)`}},
+		{name: "wrong types", file: configtest.Valid("loadBalancer:\n  disabled: yes-please\n  subnet1: 12\nrateLimiter:\n  rateLimitQPSRead: fast\n  rateLimitBucketRead: 1.5\n"),
+			want: []string{"loadBalancer.disabled: must be true or false, got a string", "loadBalancer.subnet1: must be a string, got a number",
+				"rateLimiter.rateLimitQPSRead: must be a number, got a string", "rateLimiter.rateLimitBucketRead: must be a whole number"}},
+		{name: "section not a mapping", file: configtest.Valid("loadBalancer: true\n"), want: []string{"loadBalancer: must be a mapping"}},
+		{name: "bad lb values", file: configtest.Valid("loadBalancer:\n  securityListManagementMode: Some\n  subnet2: " + configtest.Subnet + "\n  securityLists:\n    nope: also-nope\n"),
+			want: []string{`securityListManagementMode "Some": must be None, Frontend or All`, "subnet2 is set without loadBalancer.subnet1",
+				`securityLists: key "nope" must be a subnet OCID`}},
+		{name: "negative rates", file: configtest.Valid("rateLimiter:\n  rateLimitQPSWrite: -1\n  rateLimitBucketWrite: -2\n"),
+			want: []string{"rateLimiter.rateLimitQPSWrite -1: must be a positive", "rateLimiter.rateLimitBucketWrite -2: must be a positive"}},
+		{name: "wrong fingerprint", file: strings.Replace(configtest.Valid(""), configtest.Fingerprint(), "00:11:22:33:44:55:66:77:88:99:aa:bb:cc:dd:ee:ff", 1),
+			want: []string{`auth.fingerprint "00:11:22:33:44:55:66:77:88:99:aa:bb:cc:dd:ee:ff": is not the fingerprint of auth.key (` + configtest.Fingerprint() + ")"}},
+		{name: "key and key_file", file: strings.Replace(configtest.Valid(""), "  key: |", "  key_file: /etc/x\n  key: |", 1),
+			want: []string{"auth.key and auth.key_file are both set"}},
+		{name: "missing key file", file: strings.Replace(configtest.Valid(""), "  key: |\n"+configtest.Indent(configtest.PEM(), 4)+"\n", "  key_file: /nonexistent/key.pem\n", 1),
+			want: []string{"auth.key_file /nonexistent/key.pem: open: no such file or directory"}},
+		{name: "yaml syntax", file: "auth: [\n", want: []string{"parse cloud config"}},
+		{name: "duplicate key", file: configtest.Valid("vcn: " + configtest.VCN + "\n"), want: []string{"parse cloud config", "vcn"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := config.Load(strings.NewReader(tt.file))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			msg := err.Error()
+			for _, w := range tt.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error does not contain %q:\n%s", w, msg)
+				}
+			}
+			if strings.Contains(msg, "\n") {
+				t.Errorf("error spans lines:\n%s", msg)
+			}
+			assertNoKey(t, msg)
+		})
+	}
+}
+
+// assertNoKey fails if any line of the test key appears in s.
+func assertNoKey(t *testing.T, s string) {
+	t.Helper()
+	for line := range strings.SplitSeq(configtest.PEM(), "\n") {
+		if len(line) > 20 && !strings.HasPrefix(line, "-----") && strings.Contains(s, line) {
+			t.Fatalf("the private key leaked:\n%s", s)
+		}
+	}
+}
+
+func TestSecretsNeverPrinted(t *testing.T) {
+	cfg, err := config.Load(strings.NewReader(configtest.Valid("")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Auth.Passphrase = "hunter2-passphrase"
+	j, _ := json.Marshal(cfg)
+	for _, out := range []string{fmt.Sprintf("%v", cfg), fmt.Sprintf("%+v", cfg), fmt.Sprintf("%#v", cfg), fmt.Sprintf("%s %q %x", cfg.Auth.Key, cfg.Auth.Key, cfg.Auth.Key), string(j)} {
+		assertNoKey(t, out)
+		if strings.Contains(out, "hunter2") {
+			t.Fatalf("passphrase leaked: %s", out)
+		}
+	}
+	// A secret pasted into another key is scrubbed from the message.
+	bad := strings.Replace(configtest.Valid(""), "region: us-ashburn-1", "region: hunter2-passphrase", 1)
+	bad = strings.Replace(bad, "  key: |", "  passphrase: hunter2-passphrase\n  key: |", 1)
+	_, err = config.Load(strings.NewReader(bad))
+	if err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("err = %v; want an error without the passphrase", err)
+	}
+	if !strings.Contains(err.Error(), "auth.region") {
+		t.Errorf("err does not name auth.region: %v", err)
+	}
+}
