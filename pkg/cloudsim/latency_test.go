@@ -4,8 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ccmkit/ccm/pkg/cloudsim"
 	cvm "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm/v20170312"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim"
 )
 
 // TestLatencyThroughSDK: a call through the real SDK takes at least the

@@ -10,11 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ccmkit/ccm/pkg/cloudsim"
-	"github.com/ccmkit/ccm/pkg/cloudsim/oci"
 	ocicommon "github.com/oracle/oci-go-sdk/v65/common"
 	ocicore "github.com/oracle/oci-go-sdk/v65/core"
 	"github.com/oracle/oci-go-sdk/v65/loadbalancer"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/oci"
 )
 
 // TestOCIThroughSim drives the OCI dialect as mounted by cloudsim.New, next

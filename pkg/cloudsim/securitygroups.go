@@ -7,10 +7,11 @@ import (
 	"net/url"
 	"os"
 
-	"github.com/ccmkit/ccm/pkg/cloudsim/core"
-	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 	vpc "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc/v20170312"
 	"sigs.k8s.io/yaml"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim/core"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 // SecurityGroup is a Tencent security group with its policies (see

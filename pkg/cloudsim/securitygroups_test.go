@@ -6,8 +6,9 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/ccmkit/ccm/pkg/cloudsim"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim"
 )
 
 // TestSecurityGroupAdmin drives the security group admin endpoints through

@@ -97,8 +97,14 @@ func (e *ociEnv) prepare(t *testing.T) {
 // until the end of the test.
 func (e *ociEnv) runExclusive(t *testing.T, name string, args ...string) {
 	t.Helper()
+	e.runExclusiveWith(t, name, "", args...)
+}
+
+// runExclusiveWith is runExclusive with extra appended to the cloud config.
+func (e *ociEnv) runExclusiveWith(t *testing.T, name, extra string, args ...string) {
+	t.Helper()
 	pauseMainCCM(t)
-	p, err := e.startCCM(name, e.writeConfig("cloud-oci.yaml", ""), args...)
+	p, err := e.startCCM(name, e.writeConfig("cloud-oci-"+name+".yaml", extra), args...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	simoci "github.com/ccmkit/ccm/pkg/cloudsim/oci"
 )
 
 // OCI load balancer scenarios: a Service gets an OCI Load Balancer (or a
@@ -171,6 +172,49 @@ func TestOCILoadBalancer(t *testing.T) {
 					t.Errorf("load balancer still there after its Service was deleted: %+v", lbs)
 				}
 			})
+		})
+	}
+}
+
+// Drift on OCI, through the CCM binary: a listener deleted behind the CCM's
+// back is reported (a Warning Event and the drift annotation) and repaired
+// without any change to the Service's spec, on both kinds.
+func TestOCILoadBalancerDrift(t *testing.T) {
+	theOCIEnv.prepare(t)
+	theOCIEnv.runExclusiveWith(t, "ccm-oci-drift", "lbDriftCheckPeriod: 2s\n",
+		"--controllers=cloud-node,cloud-node-lifecycle,service")
+	for _, kind := range []string{"lb", "nlb"} {
+		t.Run(kind, func(t *testing.T) {
+			sel := "oci-drift-" + kind
+			n1 := ociLBNode(t, sel)
+			spec := lbServiceSpec("oci-drift-"+kind, sel, 8087)
+			spec.Annotations[string(annotations.OCILoadBalancerType)] = kind
+			np := nodePort(spec, 8087)
+			serve(t, n1.PrivateIP, np, 200, "node-1")
+			svc := createService(t, spec)
+			vip := waitIngress(t, svc, 90*time.Second)
+			url := fmt.Sprintf("http://%s:8087/", vip)
+			waitAnswers(t, url, 30*time.Second, "node-1")
+			svc = getService(t, svc)
+			lbs := ociLBsOf(svc.UID)
+			if len(lbs) != 1 {
+				t.Fatalf("OCI load balancers named %s = %d, want 1", svc.UID, len(lbs))
+			}
+			if err := suite.sim.DeleteOCIListener(lbs[0].ID, "TCP-8087"); err != nil {
+				t.Fatal(err)
+			}
+			waitOCILB(t, svc.UID, "listener TCP-8087 back", 60*time.Second, func(lb cloudsim.OCILoadBalancer) bool {
+				return slices.ContainsFunc(lb.Listeners, func(l simoci.Listener) bool { return l.Name == "TCP-8087" })
+			})
+			waitAnswers(t, url, 30*time.Second, "node-1")
+			waitEvent(t, svc, "LoadBalancerDrift", []string{"listener TCP-8087 missing"}, 10*time.Second)
+			after := getService(t, svc)
+			if v := after.Annotations[string(annotations.DriftDetected)]; !strings.Contains(v, "listener TCP-8087 missing") {
+				t.Errorf("annotation %s = %q", annotations.DriftDetected, v)
+			}
+			if !slices.Equal(after.Spec.Ports, svc.Spec.Ports) {
+				t.Error("the Service's spec changed")
+			}
 		})
 	}
 }

@@ -68,12 +68,23 @@ type Config struct {
 	// always comes from a fresh read. Optional; default 60s; "0s" reads on
 	// every lookup. A ccmkit extension.
 	InstanceCacheTTL time.Duration `json:"instanceCacheTTL,omitempty"`
+
+	// LBDriftCheckPeriod is how often the CCM compares every load balancer
+	// with its Service, reading only, and has the ones that drifted (e.g. a
+	// listener deleted in the console) re-ensured, as a Go duration.
+	// Optional; default 5m; "0s" turns the check off. A ccmkit extension.
+	LBDriftCheckPeriod time.Duration `json:"lbDriftCheckPeriod,omitempty"`
 }
 
 // DefaultInstanceCacheTTL is instanceCacheTTL's default: long enough for a
 // burst of node initializations to share reads, much shorter than the
 // 5-minute node status sync.
 const DefaultInstanceCacheTTL = 60 * time.Second
+
+// DefaultLBDriftCheckPeriod is lbDriftCheckPeriod's default: drift is
+// repaired within minutes at the cost of one listing per load balancer per
+// period.
+const DefaultLBDriftCheckPeriod = 5 * time.Minute
 
 // AuthConfig is an OCI API signing key and the identities it belongs to.
 type AuthConfig struct {
@@ -224,7 +235,8 @@ const maxKeyFileSize = 64 << 10
 // contains the key or its passphrase.
 func Load(r io.Reader) (*Config, error) {
 	l := &loader{}
-	cfg := &Config{InstanceCacheTTL: DefaultInstanceCacheTTL} // what the file leaves unset
+	// The defaults of what the file may leave unset.
+	cfg := &Config{InstanceCacheTTL: DefaultInstanceCacheTTL, LBDriftCheckPeriod: DefaultLBDriftCheckPeriod}
 	if r == nil {
 		l.Addf("no cloud config: start the CCM with --cloud-config naming a cloud-provider.yaml")
 		return nil, l.Err("oci")
@@ -306,11 +318,11 @@ func (l *loader) decode(prefix string, raw map[string]any, v reflect.Value) {
 
 // set stores one value into f, reporting a type mismatch.
 func (l *loader) set(path string, val any, f reflect.Value) {
-	if f.Type() == reflect.TypeFor[time.Duration]() { // the only duration: instanceCacheTTL
+	if f.Type() == reflect.TypeFor[time.Duration]() {
 		s, ok := val.(string)
 		d, err := time.ParseDuration(strings.TrimSpace(s))
 		if !ok || err != nil || d < 0 {
-			l.Addf("%s %q: must be a duration like \"60s\" or \"2m\" (0s disables caching)", path, fmt.Sprint(val))
+			l.Addf("%s %q: must be a duration like \"60s\" or \"2m\" (0s turns it off)", path, fmt.Sprint(val))
 			return
 		}
 		f.SetInt(int64(d))

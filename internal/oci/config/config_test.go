@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ccmkit/ccm/internal/oci/config"
-
 	"github.com/ccmkit/ccm/internal/oci/config/configtest"
 )
 
@@ -29,6 +29,8 @@ rateLimiter:
   rateLimitQPSWrite: 2.5
   rateLimitBucketWrite: 1
 endpoint: http://127.0.0.1:8080
+instanceCacheTTL: 2m
+lbDriftCheckPeriod: 0s
 `)
 	cfg, err := config.Load(strings.NewReader(full))
 	if err != nil {
@@ -52,6 +54,9 @@ endpoint: http://127.0.0.1:8080
 	if q, b := cfg.RateLimiter.WriteLimit(); q != 2.5 || b != 1 {
 		t.Errorf("write limit = %v/%v", q, b)
 	}
+	if cfg.InstanceCacheTTL != 2*time.Minute || cfg.LBDriftCheckPeriod != 0 {
+		t.Errorf("durations = %s, %s; want 2m and 0s (off)", cfg.InstanceCacheTTL, cfg.LBDriftCheckPeriod)
+	}
 }
 
 // The upstream crash: a config without a loadBalancer section must work.
@@ -65,6 +70,9 @@ func TestLoadConfigMinimal(t *testing.T) {
 	}
 	if q, b := cfg.RateLimiter.ReadLimit(); q != config.DefaultRateLimitQPS || b != config.DefaultRateLimitBucket {
 		t.Errorf("read limit defaults = %v/%v", q, b)
+	}
+	if cfg.InstanceCacheTTL != config.DefaultInstanceCacheTTL || cfg.LBDriftCheckPeriod != config.DefaultLBDriftCheckPeriod {
+		t.Errorf("duration defaults = %s, %s", cfg.InstanceCacheTTL, cfg.LBDriftCheckPeriod)
 	}
 }
 
@@ -114,7 +122,8 @@ compartment: ocid1.vcn.oc1..x
 vcn: vcn-1
 endpoint: ftp://x
 instanceCacheTTL: soon
-`, want: []string{"9 problems", `instanceCacheTTL "soon"`, `auth.fingerprint "nope"`, `auth.region "ashburn"`, `auth.tenancy "ocid1.user.oc1..x"`, `auth.user "alice"`,
+lbDriftCheckPeriod: -1m
+`, want: []string{"10 problems", `instanceCacheTTL "soon"`, `lbDriftCheckPeriod "-1m"`, `auth.fingerprint "nope"`, `auth.region "ashburn"`, `auth.tenancy "ocid1.user.oc1..x"`, `auth.user "alice"`,
 			`compartment "ocid1.vcn.oc1..x"`, `vcn "vcn-1"`, "auth.key: not a usable PEM RSA private key", `endpoint "ftp://x"`}},
 		{name: "instance principals", file: configtest.Valid("useInstancePrincipals: true\n"),
 			want: []string{"useInstancePrincipals: instance principals are out of scope"}},

@@ -88,4 +88,9 @@ var Keys = []cloudconfig.KeyDoc{
 		Required: "no",
 		Doc:      "Go duration, default `60s`: how long an instance read serves initialization and status sync; lifecycle checks use reads at most 10 s old; `0s` reads every time; a ccmkit extension",
 	},
+	{
+		Keys:     []string{"lbDriftCheckPeriod"},
+		Required: "no",
+		Doc:      "Go duration, default `5m`: how often every load balancer is compared with its Service (reads only) and a drifted one re-ensured; `0s` turns the check off; a ccmkit extension. See [loadbalancers.md](loadbalancers.md#drift-periodic-re-ensure)",
+	},
 }

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/ccmkit/ccm/internal/cloudconfig"
-
 	"github.com/ccmkit/ccm/internal/oci/config"
 )
 

@@ -11,9 +11,8 @@ import (
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/profile"
 	tke "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/tke/v20180525"
 
-	"github.com/ccmkit/ccm/pkg/cloudsim"
-
 	"github.com/ccmkit/ccm/internal/tcapi"
+	"github.com/ccmkit/ccm/pkg/cloudsim"
 )
 
 // These tests drive the TKE backend with the real SDK against cloudsim,

@@ -11,9 +11,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 	"github.com/oracle/oci-go-sdk/v65/loadbalancer"
 	"github.com/oracle/oci-go-sdk/v65/networkloadbalancer"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 )
 
 // The two kinds of load balancer. They share their lifecycle, work

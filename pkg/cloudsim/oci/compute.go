@@ -7,9 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 	"github.com/oracle/oci-go-sdk/v65/common"
 	ocicore "github.com/oracle/oci-go-sdk/v65/core"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 )
 
 func (d *Dialect) routeCompute() {

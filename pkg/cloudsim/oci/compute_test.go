@@ -6,9 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 	"github.com/oracle/oci-go-sdk/v65/common"
 	ocicore "github.com/oracle/oci-go-sdk/v65/core"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 )
 
 func TestListInstancesPagination(t *testing.T) {

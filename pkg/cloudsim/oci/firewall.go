@@ -7,8 +7,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ccmkit/ccm/pkg/cloudsim/dataplane"
 	ocicore "github.com/oracle/oci-go-sdk/v65/core"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim/dataplane"
 )
 
 // The security rules of security lists and NSGs filter every flow the data

@@ -10,12 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ccmkit/ccm/pkg/cloudsim/core"
-	"github.com/ccmkit/ccm/pkg/cloudsim/dataplane"
 	"github.com/oracle/oci-go-sdk/v65/common"
 	ocicore "github.com/oracle/oci-go-sdk/v65/core"
 	"github.com/oracle/oci-go-sdk/v65/loadbalancer"
 	nlb "github.com/oracle/oci-go-sdk/v65/networkloadbalancer"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim/core"
+	"github.com/ccmkit/ccm/pkg/cloudsim/dataplane"
 )
 
 // The firewall tests' network: a VCN with a load balancer subnet and a

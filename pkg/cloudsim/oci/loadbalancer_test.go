@@ -6,9 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 	"github.com/oracle/oci-go-sdk/v65/common"
 	"github.com/oracle/oci-go-sdk/v65/loadbalancer"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 )
 
 // lbDetails is what the provider sends: a flexible LB with one TCP

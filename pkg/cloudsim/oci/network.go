@@ -14,10 +14,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 	"github.com/oracle/oci-go-sdk/v65/common"
 	ocicore "github.com/oracle/oci-go-sdk/v65/core"
 	"github.com/oracle/oci-go-sdk/v65/identity"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 )
 
 // The network that exists before anything is seeded. An instance whose

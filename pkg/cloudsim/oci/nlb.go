@@ -8,9 +8,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 	"github.com/oracle/oci-go-sdk/v65/common"
 	nlb "github.com/oracle/oci-go-sdk/v65/networkloadbalancer"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 )
 
 // Network Load Balancing enumerations cloudsim accepts.

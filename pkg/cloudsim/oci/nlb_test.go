@@ -6,9 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 	"github.com/oracle/oci-go-sdk/v65/common"
 	nlb "github.com/oracle/oci-go-sdk/v65/networkloadbalancer"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 )
 
 func nlbDetails(name string, backends ...nlb.Backend) nlb.CreateNetworkLoadBalancerDetails {

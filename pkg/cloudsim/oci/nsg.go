@@ -12,9 +12,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 	"github.com/oracle/oci-go-sdk/v65/common"
 	ocicore "github.com/oracle/oci-go-sdk/v65/core"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 )
 
 // Network security groups: sets of security rules for the VNICs (and load

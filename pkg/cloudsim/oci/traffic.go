@@ -6,9 +6,10 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ccmkit/ccm/pkg/cloudsim/dataplane"
 	"github.com/oracle/oci-go-sdk/v65/loadbalancer"
 	nlb "github.com/oracle/oci-go-sdk/v65/networkloadbalancer"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim/dataplane"
 )
 
 // syncPlaneLocked hands the data plane what a load balancer must carry:

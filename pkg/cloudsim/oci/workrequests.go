@@ -8,10 +8,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 	"github.com/oracle/oci-go-sdk/v65/common"
 	"github.com/oracle/oci-go-sdk/v65/loadbalancer"
 	"github.com/oracle/oci-go-sdk/v65/networkloadbalancer"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 )
 
 // Work request states, the same words for both services.

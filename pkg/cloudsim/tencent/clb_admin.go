@@ -6,10 +6,11 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ccmkit/ccm/pkg/cloudsim/core"
-	"github.com/ccmkit/ccm/pkg/cloudsim/dataplane"
 	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim/core"
+	"github.com/ccmkit/ccm/pkg/cloudsim/dataplane"
 )
 
 // CLBSpec describes a load balancer created out of band, as a user in the

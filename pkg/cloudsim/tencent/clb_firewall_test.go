@@ -8,11 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ccmkit/ccm/pkg/cloudsim/core"
-	"github.com/ccmkit/ccm/pkg/cloudsim/dataplane"
 	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 	vpc "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc/v20170312"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim/core"
+	"github.com/ccmkit/ccm/pkg/cloudsim/dataplane"
 )
 
 // getFrom GETs url with the client's source bound to src, as a client at

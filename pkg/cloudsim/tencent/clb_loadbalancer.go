@@ -8,9 +8,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 )
 
 // Load balancer network types.

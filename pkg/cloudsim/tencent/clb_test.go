@@ -9,10 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ccmkit/ccm/pkg/cloudsim/core"
-	"github.com/ccmkit/ccm/pkg/cloudsim/dataplane"
 	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim/core"
+	"github.com/ccmkit/ccm/pkg/cloudsim/dataplane"
 )
 
 // clbTestVIPs is this package's VIP pool, apart from the other packages'

@@ -9,9 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 	cvm "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm/v20170312"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 )
 
 // CVM limits, as documented.

@@ -24,8 +24,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 	tcjson "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/json"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 )
 
 // DefaultMaxClockSkew is how far X-TC-Timestamp may be from the server's

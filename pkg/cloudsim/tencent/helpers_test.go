@@ -12,11 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 	tcerr "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/errors"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/profile"
 	cvm "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm/v20170312"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 )
 
 const (

@@ -8,9 +8,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 	tke "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/tke/v20180525"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 )
 
 // TKE cluster route tables (tke 2018-05-25): the route tables that carry one

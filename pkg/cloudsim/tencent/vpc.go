@@ -11,9 +11,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 	vpc "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc/v20170312"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 )
 
 // VPC route tables (vpc 2017-03-12): the routes of a VPC, here only what a

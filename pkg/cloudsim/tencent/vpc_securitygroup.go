@@ -11,9 +11,10 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 	vpc "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc/v20170312"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 )
 
 // Security groups (vpc 2017-03-12): stateful firewalls bound to instances

@@ -5,8 +5,9 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 	vpc "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc/v20170312"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 )
 
 // ErrSecurityGroupNotFound is returned (wrapped) for an unknown security

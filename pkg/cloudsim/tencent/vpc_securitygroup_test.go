@@ -6,12 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ccmkit/ccm/pkg/cloudsim/core"
-	"github.com/ccmkit/ccm/pkg/cloudsim/dataplane"
 	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 	cvm "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm/v20170312"
 	vpc "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc/v20170312"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim/core"
+	"github.com/ccmkit/ccm/pkg/cloudsim/dataplane"
 )
 
 // sgEnv is a CLB env with a vpc client; the security group actions' 20/s

@@ -15,7 +15,6 @@ import (
 	"github.com/oracle/oci-go-sdk/v65/loadbalancer"
 
 	"github.com/ccmkit/ccm/internal/oci/config"
-
 	"github.com/ccmkit/ccm/internal/oci/config/configtest"
 )
 

@@ -17,7 +17,6 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 
 	"github.com/ccmkit/ccm/internal/lbsubset"
-
 	"github.com/ccmkit/ccm/internal/oci/config"
 )
 

@@ -20,12 +20,10 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 
 	"github.com/ccmkit/ccm/internal/annotations"
+	"github.com/ccmkit/ccm/internal/oci/config"
+	"github.com/ccmkit/ccm/internal/oci/config/configtest"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 	simoci "github.com/ccmkit/ccm/pkg/cloudsim/oci"
-
-	"github.com/ccmkit/ccm/internal/oci/config"
-
-	"github.com/ccmkit/ccm/internal/oci/config/configtest"
 )
 
 // These tests run the provider, through the real SDK, against cloudsim's

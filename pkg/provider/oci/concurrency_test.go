@@ -39,6 +39,9 @@ func (o *overlapOps) Ensure(context.Context, *lbops.Desired) (*corev1.LoadBalanc
 }
 func (o *overlapOps) Update(context.Context, *lbops.Desired) error { defer o.enter()(); return nil }
 func (o *overlapOps) Delete(context.Context, *lbops.Desired) error { defer o.enter()(); return nil }
+func (o *overlapOps) Drift(context.Context, *lbops.Desired) ([]string, error) {
+	return nil, nil
+}
 
 // One Service's Ensure (service worker), Update (node sync) and Delete never
 // run at once (internal/svclock says why); another Service's do.

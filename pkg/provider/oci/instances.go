@@ -15,9 +15,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccm/internal/inventory"
-	"github.com/ccmkit/ccm/internal/oci/ocierr"
-
 	"github.com/ccmkit/ccm/internal/nodeaddr"
+	"github.com/ccmkit/ccm/internal/oci/ocierr"
 )
 
 // LabelFaultDomain is the node label holding the instance's fault domain

@@ -10,17 +10,18 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccm/internal/annotations"
+	"github.com/ccmkit/ccm/internal/lbdrift"
 	"github.com/ccmkit/ccm/internal/lbspec"
 	"github.com/ccmkit/ccm/internal/lbsubset"
+	"github.com/ccmkit/ccm/internal/oci/config"
 	"github.com/ccmkit/ccm/internal/oci/lbops"
 	"github.com/ccmkit/ccm/internal/svclock"
-
-	"github.com/ccmkit/ccm/internal/oci/config"
 )
 
 // lbOps is what the interface layer needs of internal/oci/lbops; tests fake it.
@@ -29,6 +30,7 @@ type lbOps interface {
 	Ensure(ctx context.Context, d *lbops.Desired) (*corev1.LoadBalancerStatus, error)
 	Update(ctx context.Context, d *lbops.Desired) error
 	Delete(ctx context.Context, d *lbops.Desired) error
+	Drift(ctx context.Context, d *lbops.Desired) ([]string, error)
 }
 
 // loadBalancers implements cloudprovider.LoadBalancer: it translates a
@@ -118,6 +120,23 @@ func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string,
 		}
 	}
 	return l.ops.Delete(ctx, d)
+}
+
+// drift is the drift check's CheckFunc: each Service's load balancer
+// compared, reading only, with what EnsureLoadBalancer would make of it
+// (the same backends, subset included).
+func (l *loadBalancers) drift(ctx context.Context, services []*corev1.Service, nodes []*corev1.Node) map[types.UID]lbdrift.Result {
+	out := make(map[types.UID]lbdrift.Result, len(services))
+	for _, svc := range services {
+		d, _, err := l.desired(svc, nodes)
+		if err != nil {
+			out[svc.UID] = lbdrift.Result{Err: err}
+			continue
+		}
+		diffs, err := l.ops.Drift(ctx, d)
+		out[svc.UID] = lbdrift.Result{Diffs: diffs, Err: err}
+	}
+	return out
 }
 
 // Health check ranges OCI accepts.

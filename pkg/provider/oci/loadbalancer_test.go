@@ -12,9 +12,8 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/ccmkit/ccm/internal/annotations"
-	"github.com/ccmkit/ccm/internal/oci/lbops"
-
 	"github.com/ccmkit/ccm/internal/oci/config"
+	"github.com/ccmkit/ccm/internal/oci/lbops"
 )
 
 // fakeOps records what the interface layer asks of the operations layer.
@@ -37,6 +36,7 @@ func (f *fakeOps) Delete(_ context.Context, d *lbops.Desired) error {
 	f.deleted = append(f.deleted, d)
 	return nil
 }
+func (f *fakeOps) Drift(context.Context, *lbops.Desired) ([]string, error) { return nil, nil }
 
 func lbService(ann map[string]string, ports ...corev1.ServicePort) *corev1.Service {
 	if len(ports) == 0 {

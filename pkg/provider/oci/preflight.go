@@ -5,10 +5,9 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/ccmkit/ccm/internal/oci/config"
 	"github.com/ccmkit/ccm/internal/oci/lbops"
 	"github.com/ccmkit/ccm/internal/preflight"
-
-	"github.com/ccmkit/ccm/internal/oci/config"
 )
 
 // The preflight command's OCI checks: this file only loads the config and

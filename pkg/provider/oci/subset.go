@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
+	"github.com/ccmkit/ccm/internal/lbdrift"
 	"github.com/ccmkit/ccm/internal/lbspec"
 	"github.com/ccmkit/ccm/internal/lbsubset"
 	"github.com/ccmkit/ccm/internal/oci/lbops"
@@ -53,7 +54,7 @@ func (l *loadBalancers) chooseBackends(svc *corev1.Service, spec *lbspec.Spec, n
 // the shared EndpointSlice informer, and runs the watch that re-ensures a
 // Local Service whose endpoint nodes change (the service controller does
 // not watch endpoints). The load balancers get a recorder for their
-// Warning Events too.
+// Warning Events too, and the drift check starts beside them.
 func (c *Cloud) startSubsets(f informers.SharedInformerFactory) {
 	if c.subsets == nil || c.kube == nil {
 		return
@@ -77,5 +78,8 @@ func (c *Cloud) startSubsets(f informers.SharedInformerFactory) {
 	}
 	if err := c.subsets.Start(ctx, f, client, recorder); err != nil {
 		klog.ErrorS(err, "Watching EndpointSlices; Local Services with a subset of the nodes are not re-ensured when their endpoints move")
+	}
+	if c.lb != nil {
+		lbdrift.Start(ctx, f, client, broadcaster, c.cfg.LBDriftCheckPeriod, c.lb.drift)
 	}
 }

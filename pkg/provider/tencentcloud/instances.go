@@ -13,7 +13,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccm/internal/inventory"
-
 	"github.com/ccmkit/ccm/internal/nodeaddr"
 )
 

@@ -14,7 +14,6 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 
 	"github.com/ccmkit/ccm/internal/tcapi"
-
 	"github.com/ccmkit/ccm/internal/tencent/config"
 )
 

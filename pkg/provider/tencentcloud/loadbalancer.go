@@ -11,9 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
@@ -24,7 +22,6 @@ import (
 	"github.com/ccmkit/ccm/internal/lbsubset"
 	"github.com/ccmkit/ccm/internal/svclock"
 	"github.com/ccmkit/ccm/internal/tencent/clbops"
-
 	"github.com/ccmkit/ccm/internal/tencent/config"
 )
 
@@ -198,20 +195,7 @@ func (l *loadBalancers) setInformers(f informers.SharedInformerFactory) {
 		broadcaster.Shutdown()
 	}()
 	l.startSubsets(ctx, f, client, broadcaster)
-	if l.driftPeriod <= 0 {
-		return
-	}
-	services, nodes := f.Core().V1().Services(), f.Core().V1().Nodes()
-	checker := &lbdrift.Checker{
-		Period:   l.driftPeriod,
-		Services: services.Lister(),
-		Nodes:    nodes.Lister(),
-		Synced:   []cache.InformerSynced{services.Informer().HasSynced, nodes.Informer().HasSynced},
-		Client:   client,
-		Recorder: broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "service-lb-drift"}),
-		Check:    l.drift,
-	}
-	go checker.Run(ctx)
+	lbdrift.Start(ctx, f, client, broadcaster, l.driftPeriod, l.drift)
 }
 
 var (

@@ -7,7 +7,6 @@ import (
 
 	"github.com/ccmkit/ccm/internal/preflight"
 	"github.com/ccmkit/ccm/internal/tcapi"
-
 	"github.com/ccmkit/ccm/internal/tencent/config"
 )
 

@@ -14,9 +14,8 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
-	"github.com/ccmkit/ccm/internal/tencent/routeops"
-
 	"github.com/ccmkit/ccm/internal/tencent/config"
+	"github.com/ccmkit/ccm/internal/tencent/routeops"
 )
 
 // routeOps is what the route interface needs from the operations layer;

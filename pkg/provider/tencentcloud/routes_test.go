@@ -16,10 +16,9 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	cloudprovider "k8s.io/cloud-provider"
 
+	"github.com/ccmkit/ccm/internal/tencent/config"
 	"github.com/ccmkit/ccm/internal/tencent/routeops"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
-
-	"github.com/ccmkit/ccm/internal/tencent/config"
 )
 
 // fakeOps records what the interface layer asks of the ops layer.

@@ -13,7 +13,6 @@ import (
 	vpc "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc/v20170312"
 
 	"github.com/ccmkit/ccm/internal/tcapi"
-
 	"github.com/ccmkit/ccm/internal/tencent/config"
 )
 

@@ -15,7 +15,6 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 
 	"github.com/ccmkit/ccm/internal/tcapi"
-
 	"github.com/ccmkit/ccm/internal/tencent/config"
 )
 

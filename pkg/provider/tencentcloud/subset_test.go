@@ -17,9 +17,8 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/ccmkit/ccm/internal/lbsubset"
-	"github.com/ccmkit/ccm/pkg/cloudsim"
-
 	"github.com/ccmkit/ccm/internal/tencent/config"
+	"github.com/ccmkit/ccm/pkg/cloudsim"
 )
 
 // subsetEnv is the provider as the CCM builds it, against cloudsim with

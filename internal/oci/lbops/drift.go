@@ -1,0 +1,45 @@
+package lbops
+
+import (
+	"context"
+	"fmt"
+)
+
+// Drift compares the Service's load balancer with d, reading only, and
+// returns what differs ("listener TCP-80 missing"); nil means in sync. The
+// findings are the steps reconcile would write (plan without the writes),
+// so a re-ensure repairs exactly them. Left out: a load balancer in the
+// middle of a change (the next round looks again), what OCI cannot change
+// in place (a re-ensure reports it and cannot repair it), and security
+// list rules.
+func (o *Ops) Drift(ctx context.Context, d *Desired) ([]string, error) {
+	a, err := o.driver(d.Kind).find(ctx, d.DisplayName)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("lbops: Service %s: drift: %w", d.Ref.Service, err)
+	case a == nil:
+		return []string{"load balancer missing"}, nil
+	case isFailed(a):
+		return []string{fmt.Sprintf("%s %s is FAILED", d.Kind, a.ID)}, nil
+	case a.State == "CREATING" || a.State == "UPDATING":
+		return nil, nil
+	}
+	ls, bss := desiredSets(d)
+	var diffs []string
+	for _, s := range plan(a, ls, bss) {
+		diffs = append(diffs, s.finding())
+	}
+	return diffs, nil
+}
+
+// finding says what a step would repair.
+func (s step) finding() string {
+	switch s.verb {
+	case "create":
+		return fmt.Sprintf("%s %s missing", s.what, s.name)
+	case "delete":
+		return fmt.Sprintf("%s %s not wanted", s.what, s.name)
+	default:
+		return fmt.Sprintf("%s %s differs", s.what, s.name)
+	}
+}
