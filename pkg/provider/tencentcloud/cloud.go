@@ -5,12 +5,14 @@
 package tencentcloud
 
 import (
+	"fmt"
 	"io"
 	"os"
 
 	"k8s.io/client-go/informers"
 	cloudprovider "k8s.io/cloud-provider"
 
+	"github.com/ccmkit/ccm/internal/tcapi"
 	"github.com/ccmkit/ccm/internal/tencent/config"
 )
 
@@ -43,11 +45,12 @@ var (
 // New builds the provider from a loaded Config, with real SDK clients.
 // It makes no API call.
 func New(cfg *config.Config) (*Cloud, error) {
-	clients, err := newSDK(cfg)
+	opts, err := clientOptions(cfg)
 	if err != nil {
 		return nil, err
 	}
-	cvmClient, err := clients.cvm()
+	clients := tcapi.NewClients(opts)
+	cvmClient, err := clients.CVM()
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +58,7 @@ func New(cfg *config.Config) (*Cloud, error) {
 	if c.routes, err = newRoutes(cfg, clients); err != nil {
 		return nil, err
 	}
-	clbClient, err := clients.clb()
+	clbClient, err := clients.CLB()
 	if err != nil {
 		return nil, err
 	}
@@ -130,3 +133,29 @@ func (c *Cloud) ProviderName() string { return ProviderName }
 
 // HasClusterID returns true: the provider does not require a cluster ID.
 func (c *Cloud) HasClusterID() bool { return true }
+
+// clientOptions are the SDK clients' options for cfg, with the transport
+// that paces every call at the documented (or configured) limits.
+func clientOptions(cfg *config.Config) (tcapi.ClientOptions, error) {
+	host, scheme, err := cfg.Endpoint()
+	if err != nil {
+		return tcapi.ClientOptions{}, fmt.Errorf("api_endpoint %q: %w", cfg.APIEndpoint, err)
+	}
+	return tcapi.ClientOptions{
+		Region: cfg.Region, SecretID: string(cfg.SecretID), SecretKey: string(cfg.SecretKey),
+		Endpoint: host, Scheme: scheme,
+		// One transport for every client: pacing and cool-downs must see
+		// every call the process makes with this account.
+		Transport: tcapi.NewTransport(transportOptions(cfg.APIRateLimits)),
+	}, nil
+}
+
+// retryPolicy is the transport's retry policy: zero values take tcapi's
+// defaults (4 attempts within 5 s). Tests shorten it.
+var retryPolicy tcapi.Options
+
+func transportOptions(limits tcapi.Limits) tcapi.Options {
+	o := retryPolicy
+	o.Provider, o.Limits = ProviderName, limits
+	return o
+}

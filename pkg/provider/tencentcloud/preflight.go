@@ -23,7 +23,7 @@ func runPreflight(ctx context.Context, r io.Reader, in preflight.Input, rep *pre
 		rep.Fail("cloud config", err.Error(), "fix the fields named (docs/configuration.md)")
 		return
 	}
-	s, err := newSDK(cfg)
+	opts, err := clientOptions(cfg)
 	if err != nil {
 		rep.Fail("cloud config", err.Error(), "fix the fields named (docs/configuration.md)")
 		return
@@ -31,13 +31,13 @@ func runPreflight(ctx context.Context, r io.Reader, in preflight.Input, rep *pre
 	rep.Pass("cloud config", "region "+cfg.Region+", "+cfg.VpcID)
 	// Measure the clock on every answer; one attempt per call, so that a
 	// refused credential is reported, not retried.
-	opts := transportOptions(tcapi.Limits{})
-	opts.MaxAttempts = 1
+	topts := transportOptions(tcapi.Limits{})
+	topts.MaxAttempts = 1
 	clock := preflight.NewClock(nil, in.Now)
-	opts.Base = clock
-	s.transport = tcapi.NewTransport(opts)
+	topts.Base = clock
+	opts.Transport = tcapi.NewTransport(topts)
 
-	api, err := preflightAPI(s)
+	api, err := preflightAPI(tcapi.NewClients(opts))
 	if err != nil {
 		rep.Fail("cloud config", err.Error(), "fix the fields named (docs/configuration.md)")
 		return
@@ -56,19 +56,19 @@ func runPreflight(ctx context.Context, r io.Reader, in preflight.Input, rep *pre
 	preflight.Tencent(ctx, api, target, clock, in, rep)
 }
 
-func preflightAPI(s *sdk) (preflight.TencentAPI, error) {
+func preflightAPI(s *tcapi.Clients) (preflight.TencentAPI, error) {
 	var api preflight.TencentAPI
 	var err error
-	if api.CVM, err = s.cvm(); err != nil {
+	if api.CVM, err = s.CVM(); err != nil {
 		return api, err
 	}
-	if api.VPC, err = s.vpc(); err != nil {
+	if api.VPC, err = s.VPC(); err != nil {
 		return api, err
 	}
-	if api.TKE, err = s.tke(); err != nil {
+	if api.TKE, err = s.TKE(); err != nil {
 		return api, err
 	}
-	api.CLB, err = s.clb()
+	api.CLB, err = s.CLB()
 	return api, err
 }
 

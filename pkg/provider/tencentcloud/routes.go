@@ -14,6 +14,7 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
+	"github.com/ccmkit/ccm/internal/tcapi"
 	"github.com/ccmkit/ccm/internal/tencent/config"
 	"github.com/ccmkit/ccm/internal/tencent/routeops"
 )
@@ -43,13 +44,13 @@ var _ cloudprovider.Routes = (*routes)(nil)
 // newRoutes builds the route implementation for cfg, or returns nil when
 // no route table is configured (then the provider offers no Routes and the
 // upstream route controller does not start).
-func newRoutes(cfg *config.Config, clients *sdk) (*routes, error) {
+func newRoutes(cfg *config.Config, clients *tcapi.Clients) (*routes, error) {
 	if !cfg.RoutesEnabled() {
 		return nil, nil
 	}
 	// Both backends check the cluster CIDR against the VPC's CIDRs, which
 	// no pod route may point inside.
-	vpcClient, err := clients.vpc()
+	vpcClient, err := clients.VPC()
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +60,7 @@ func newRoutes(cfg *config.Config, clients *sdk) (*routes, error) {
 	case config.RouteBackendVPC:
 		backend = routeops.NewVPC(vpcClient, cfg.RouteTableID, cfg.VpcID, vpcCIDRs)
 	default:
-		client, err := clients.tke()
+		client, err := clients.TKE()
 		if err != nil {
 			return nil, err
 		}

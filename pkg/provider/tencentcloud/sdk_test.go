@@ -203,12 +203,12 @@ func TestSDKOverHTTPS(t *testing.T) {
 	defer srv.Close()
 	cfg := &config.Config{Region: "ap-guangzhou", VpcID: "vpc-aaaa1111", SecretID: testSecretID, SecretKey: testSecretKey,
 		APIEndpoint: srv.URL}
-	clients, err := newSDK(cfg)
+	opts, err := clientOptions(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	clients.transport = srv.Client().Transport // trust the test certificate
-	client, err := clients.cvm()
+	opts.Transport = srv.Client().Transport // trust the test certificate
+	client, err := tcapi.NewClients(opts).CVM()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package tencentcloud
+package tcapi
 
 import (
 	"fmt"
@@ -11,9 +11,6 @@ import (
 	cvm "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm/v20170312"
 	tke "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/tke/v20180525"
 	vpc "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc/v20170312"
-
-	"github.com/ccmkit/ccm/internal/tcapi"
-	"github.com/ccmkit/ccm/internal/tencent/config"
 )
 
 const (
@@ -25,53 +22,52 @@ const (
 	requestClient = "ccmkit-cloud-controller-manager"
 )
 
-// sdk builds every Tencent SDK client (cvm, tke, vpc, clb) from one place, so
-// that they share the credential, the profile and the HTTP transport. The
-// transport is where cross-cutting behavior lives: client-side pacing per
-// action, backoff on throttling, and API call metrics.
-type sdk struct {
+// ClientOptions are what every client is built from: narrow on purpose,
+// so that the SDK wiring does not depend on the provider's config.
+type ClientOptions struct {
+	Region              string
+	SecretID, SecretKey string
+	// Endpoint and Scheme (HTTP or HTTPS) replace
+	// <service>.tencentcloudapi.com for every service; empty: the SDK's.
+	Endpoint, Scheme string
+	// Transport carries every call (NewTransport: pacing, backoff,
+	// metrics); nil: the SDK's default.
+	Transport http.RoundTripper
+}
+
+// Clients builds every Tencent SDK client (cvm, tke, vpc, clb) from one
+// place, so that they share the credential, the profile and the HTTP
+// transport. The transport is where cross-cutting behavior lives:
+// client-side pacing per action, backoff on throttling, and API call
+// metrics.
+type Clients struct {
 	cred      *common.Credential
 	region    string
 	profile   *profile.ClientProfile
-	transport http.RoundTripper // internal/tcapi; nil: the SDK's default
+	transport http.RoundTripper
 }
 
-func newSDK(cfg *config.Config) (*sdk, error) {
-	host, scheme, err := cfg.Endpoint()
-	if err != nil {
-		return nil, fmt.Errorf("api_endpoint %q: %w", cfg.APIEndpoint, err)
+// NewClients prepares the clients; it makes no API call.
+func NewClients(o ClientOptions) *Clients {
+	return &Clients{
+		cred:      common.NewCredential(o.SecretID, o.SecretKey),
+		region:    o.Region,
+		profile:   newClientProfile(o.Endpoint, o.Scheme),
+		transport: o.Transport,
 	}
-	return &sdk{
-		cred:    common.NewCredential(string(cfg.SecretID), string(cfg.SecretKey)),
-		region:  cfg.Region,
-		profile: newClientProfile(host, scheme),
-		// One transport for every client: pacing and cool-downs must see
-		// every call the process makes with this account.
-		transport: tcapi.NewTransport(transportOptions(cfg.APIRateLimits)),
-	}, nil
-}
-
-// retryPolicy is the transport's retry policy: zero values take tcapi's
-// defaults (4 attempts within 5 s). Tests shorten it.
-var retryPolicy tcapi.Options
-
-func transportOptions(limits tcapi.Limits) tcapi.Options {
-	o := retryPolicy
-	o.Provider, o.Limits = ProviderName, limits
-	return o
 }
 
 // configure applies what every client shares. Call it on the embedded
 // common.Client of each product client right after creating it.
-func (s *sdk) configure(c *common.Client) {
+func (s *Clients) configure(c *common.Client) {
 	c.WithRequestClient(requestClient)
 	if s.transport != nil {
 		c.WithHttpTransport(s.transport)
 	}
 }
 
-// cvm returns a CVM client.
-func (s *sdk) cvm() (*cvm.Client, error) {
+// CVM returns a CVM client.
+func (s *Clients) CVM() (*cvm.Client, error) {
 	client, err := cvm.NewClient(s.cred, s.region, s.profile)
 	if err != nil {
 		// The SDK's message is about the profile, never the credential.
@@ -81,8 +77,8 @@ func (s *sdk) cvm() (*cvm.Client, error) {
 	return client, nil
 }
 
-// tke returns a TKE client (cluster route tables).
-func (s *sdk) tke() (*tke.Client, error) {
+// TKE returns a TKE client (cluster route tables).
+func (s *Clients) TKE() (*tke.Client, error) {
 	client, err := tke.NewClient(s.cred, s.region, s.profile)
 	if err != nil {
 		return nil, fmt.Errorf("create TKE client for region %s: %w", s.region, err)
@@ -91,8 +87,8 @@ func (s *sdk) tke() (*tke.Client, error) {
 	return client, nil
 }
 
-// vpc returns a VPC client (VPC route tables).
-func (s *sdk) vpc() (*vpc.Client, error) {
+// VPC returns a VPC client (VPC route tables).
+func (s *Clients) VPC() (*vpc.Client, error) {
 	client, err := vpc.NewClient(s.cred, s.region, s.profile)
 	if err != nil {
 		return nil, fmt.Errorf("create VPC client for region %s: %w", s.region, err)
@@ -101,8 +97,8 @@ func (s *sdk) vpc() (*vpc.Client, error) {
 	return client, nil
 }
 
-// clb returns a CLB client (load balancers).
-func (s *sdk) clb() (*clb.Client, error) {
+// CLB returns a CLB client (load balancers).
+func (s *Clients) CLB() (*clb.Client, error) {
 	client, err := clb.NewClient(s.cred, s.region, s.profile)
 	if err != nil {
 		return nil, fmt.Errorf("create CLB client for region %s: %w", s.region, err)
