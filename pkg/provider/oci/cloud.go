@@ -18,6 +18,7 @@ import (
 
 	"github.com/ccmkit/ccm/internal/lbsubset"
 	"github.com/ccmkit/ccm/internal/oci/config"
+	"github.com/ccmkit/ccm/internal/oci/ociapi"
 )
 
 // ProviderName is the --cloud-provider name and the providerID scheme.
@@ -53,11 +54,11 @@ var (
 // New builds the provider from a loaded Config, with real SDK clients. It
 // makes no API call.
 func New(cfg *config.Config) (*Cloud, error) {
-	c, err := newClients(cfg)
+	c, err := ociapi.New(clientOptions(cfg))
 	if err != nil {
 		return nil, err
 	}
-	reader := newComputeReader(c.compute, c.network, cfg.Compartment, cfg.VCN)
+	reader := newComputeReader(c.Compute, c.Network, cfg.Compartment, cfg.VCN)
 	cloud := &Cloud{cfg: cfg, instances: newInstances(reader, cfg.Auth.Region, cfg.InstanceCacheTTL)}
 	if !cfg.LoadBalancer.Disabled {
 		cloud.subsets = lbsubset.New()
@@ -108,3 +109,16 @@ func (c *Cloud) ProviderName() string { return ProviderName }
 
 // HasClusterID returns true: the provider does not require a cluster ID.
 func (c *Cloud) HasClusterID() bool { return true }
+
+// clientOptions are the SDK clients' options for cfg.
+func clientOptions(cfg *config.Config) ociapi.Options {
+	o := ociapi.Options{
+		Tenancy: cfg.Auth.Tenancy, User: cfg.Auth.User, Region: cfg.Auth.Region, Fingerprint: cfg.Auth.Fingerprint,
+		Key: string(cfg.Auth.Key), Passphrase: string(cfg.Auth.EffectivePassphrase()),
+		Endpoint: cfg.Endpoint,
+		Limits:   ociapi.Limits{Disabled: cfg.RateLimiter.DisableRateLimiter},
+	}
+	o.Limits.ReadQPS, o.Limits.ReadBurst = cfg.RateLimiter.ReadLimit()
+	o.Limits.WriteQPS, o.Limits.WriteBurst = cfg.RateLimiter.WriteLimit()
+	return o
+}

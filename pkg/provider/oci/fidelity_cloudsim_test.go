@@ -20,6 +20,7 @@ import (
 	"k8s.io/cloud-provider/api"
 
 	"github.com/ccmkit/ccm/internal/annotations"
+	"github.com/ccmkit/ccm/internal/oci/ociapi"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 )
 
@@ -92,13 +93,13 @@ func TestCloudsimFixedShape(t *testing.T) {
 			}
 			// A load balancer made with the fixed shape before (by hand,
 			// or an earlier CCM) is kept, not reported as a shape change.
-			cl, err := newClients(cfg)
+			cl, err := ociapi.New(clientOptions(cfg))
 			if err != nil {
 				t.Fatal(err)
 			}
 			svc.UID = "uid-fixed-existing"
 			name := fmt.Sprintf("TCP-%d", 8080)
-			_, err = cl.lb.CreateLoadBalancer(ctx, loadbalancer.CreateLoadBalancerRequest{CreateLoadBalancerDetails: loadbalancer.CreateLoadBalancerDetails{
+			_, err = cl.LB.CreateLoadBalancer(ctx, loadbalancer.CreateLoadBalancerRequest{CreateLoadBalancerDetails: loadbalancer.CreateLoadBalancerDetails{
 				CompartmentId: ocicommon.String(simCompartment), DisplayName: ocicommon.String(string(svc.UID)), ShapeName: ocicommon.String("100Mbps"),
 				SubnetIds: []string{simSubnet}, IsPrivate: ocicommon.Bool(false),
 				BackendSets: map[string]loadbalancer.BackendSetDetails{name: {Policy: ocicommon.String("ROUND_ROBIN"),
@@ -189,7 +190,7 @@ func TestCloudsimBusy(t *testing.T) {
 	sim, c, cfg := startSimWith(t, func(o *cloudsim.Options) { o.OCIWorkRequestLatency = time.Second })
 	n1, nodePort := simNode(t, sim, "busy-1", "127.0.55.1")
 	n2, _ := simNode(t, sim, "busy-2", "127.0.55.2")
-	cl, err := newClients(cfg)
+	cl, err := ociapi.New(clientOptions(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,10 +212,10 @@ func TestCloudsimBusy(t *testing.T) {
 			}
 			// Someone else's change, in flight for a second.
 			if kind == "nlb" {
-				_, err = cl.nlb.UpdateNetworkLoadBalancer(ctx, networkloadbalancer.UpdateNetworkLoadBalancerRequest{NetworkLoadBalancerId: &id,
+				_, err = cl.NLB.UpdateNetworkLoadBalancer(ctx, networkloadbalancer.UpdateNetworkLoadBalancerRequest{NetworkLoadBalancerId: &id,
 					UpdateNetworkLoadBalancerDetails: networkloadbalancer.UpdateNetworkLoadBalancerDetails{FreeformTags: map[string]string{"by": "hand"}}})
 			} else {
-				_, err = cl.lb.UpdateLoadBalancer(ctx, loadbalancer.UpdateLoadBalancerRequest{LoadBalancerId: &id,
+				_, err = cl.LB.UpdateLoadBalancer(ctx, loadbalancer.UpdateLoadBalancerRequest{LoadBalancerId: &id,
 					UpdateLoadBalancerDetails: loadbalancer.UpdateLoadBalancerDetails{FreeformTags: map[string]string{"by": "hand"}}})
 			}
 			if err != nil {

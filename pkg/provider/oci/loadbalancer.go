@@ -21,6 +21,7 @@ import (
 	"github.com/ccmkit/ccm/internal/lbsubset"
 	"github.com/ccmkit/ccm/internal/oci/config"
 	"github.com/ccmkit/ccm/internal/oci/lbops"
+	"github.com/ccmkit/ccm/internal/oci/ociapi"
 	"github.com/ccmkit/ccm/internal/svclock"
 )
 
@@ -55,8 +56,8 @@ const EventReasonFixedShape = "FixedShapeIsFlexible"
 
 var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
 
-func newLoadBalancer(cfg *config.Config, c *clients, subsets *lbsubset.Subsetter) *loadBalancers {
-	return &loadBalancers{cfg: cfg.LoadBalancer, subsets: subsets, ops: lbops.New(c.lb, c.nlb, c.network, lbops.Config{
+func newLoadBalancer(cfg *config.Config, c *ociapi.Clients, subsets *lbsubset.Subsetter) *loadBalancers {
+	return &loadBalancers{cfg: cfg.LoadBalancer, subsets: subsets, ops: lbops.New(c.LB, c.NLB, c.Network, lbops.Config{
 		Compartment: cfg.Compartment, SecurityLists: cfg.LoadBalancer.SecurityLists,
 	})}
 }

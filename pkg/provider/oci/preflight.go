@@ -7,6 +7,7 @@ import (
 
 	"github.com/ccmkit/ccm/internal/oci/config"
 	"github.com/ccmkit/ccm/internal/oci/lbops"
+	"github.com/ccmkit/ccm/internal/oci/ociapi"
 	"github.com/ccmkit/ccm/internal/preflight"
 )
 
@@ -23,21 +24,20 @@ func runPreflight(ctx context.Context, r io.Reader, in preflight.Input, rep *pre
 		rep.Fail("cloud config", err.Error(), "fix the fields named (docs/oci.md)")
 		return
 	}
-	c, err := newClients(cfg)
+	// Every client shares one base transport (internal/oci/ociapi), so one
+	// Clock sees every answer.
+	var clock *preflight.Clock
+	opts := clientOptions(cfg)
+	opts.Wrap = func(next http.RoundTripper) http.RoundTripper {
+		clock = preflight.NewClock(next, in.Now)
+		return clock
+	}
+	c, err := ociapi.New(opts)
 	if err != nil {
 		rep.Fail("cloud config", err.Error(), "fix the fields named (docs/oci.md)")
 		return
 	}
 	rep.Pass("cloud config", "region "+cfg.Auth.Region+", compartment "+cfg.Compartment)
-	// Every client shares one base transport (clients.go), so one Clock
-	// sees every answer.
-	var clock *preflight.Clock
-	c.wrapTransport(func(next http.RoundTripper) http.RoundTripper {
-		if clock == nil {
-			clock = preflight.NewClock(next, in.Now)
-		}
-		return clock
-	})
 	target := preflight.OCITarget{
 		Region: cfg.Auth.Region, Compartment: cfg.Compartment, VCN: cfg.VCN,
 		Subnets:    []string{cfg.LoadBalancer.Subnet1, cfg.LoadBalancer.Subnet2},
@@ -46,7 +46,7 @@ func runPreflight(ctx context.Context, r io.Reader, in preflight.Input, rep *pre
 		// listener: a Service may ask for either kind.
 		BackendsPerSet: min(lbops.LimitsOf(lbops.KindLB).BackendsPerListener(1), lbops.LimitsOf(lbops.KindNLB).BackendsPerListener(1)),
 	}
-	preflight.OCI(ctx, preflight.OCIAPI{Compute: c.compute, Network: c.network}, target, clock, in, rep)
+	preflight.OCI(ctx, preflight.OCIAPI{Compute: c.Compute, Network: c.Network}, target, clock, in, rep)
 }
 
 // ownsProviderID: oci://<instance OCID> or a bare instance OCID (providerid.go).

@@ -1,4 +1,7 @@
-package oci
+// Package ociapi builds the OCI SDK clients every part of the CCM uses,
+// with one signer, one HTTP transport, client-side rate limits and API
+// metrics: the OCI counterpart of internal/tcapi.
+package ociapi
 
 import (
 	"bytes"
@@ -18,15 +21,13 @@ import (
 	"golang.org/x/time/rate"
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
-
-	"github.com/ccmkit/ccm/internal/oci/config"
 )
 
 // requestTimeout bounds one HTTP request to the OCI API. The SDK's default
 // client has none of its own; a controller must not hang on one read.
 const requestTimeout = 30 * time.Second
 
-// clients holds every OCI SDK client the provider uses. They share one
+// Clients holds every OCI SDK client the provider uses. They share one
 // signer (the API key), one HTTP transport and one pair of rate limiters,
 // so that the limits hold for the whole process, whichever controller calls.
 //
@@ -43,61 +44,74 @@ const requestTimeout = 30 * time.Second
 //     other Service and every node lookup with a breaker error instead of
 //     their own answers. Our limiter bounds the load we put on OCI, and
 //     each controller's per-object requeue backs off per object.
-type clients struct {
-	compute core.ComputeClient
-	network core.VirtualNetworkClient
-	lb      loadbalancer.LoadBalancerClient
-	nlb     networkloadbalancer.NetworkLoadBalancerClient
+type Clients struct {
+	Compute core.ComputeClient
+	Network core.VirtualNetworkClient
+	LB      loadbalancer.LoadBalancerClient
+	NLB     networkloadbalancer.NetworkLoadBalancerClient
 }
 
-// newClients builds every client from cfg. It makes no API call.
-func newClients(cfg *config.Config) (*clients, error) {
-	var pass *string
-	if p := cfg.Auth.EffectivePassphrase(); p != "" {
-		s := string(p)
-		pass = &s
-	}
-	provider := common.NewRawConfigurationProvider(cfg.Auth.Tenancy, cfg.Auth.User, cfg.Auth.Region,
-		cfg.Auth.Fingerprint, string(cfg.Auth.Key), pass)
-	limits := newLimiters(cfg.RateLimiter)
-	base := &http.Client{Timeout: requestTimeout, Transport: newBaseTransport()}
+// Options are what the clients are built from: narrow on purpose, so that
+// the SDK wiring does not depend on the provider's config.
+type Options struct {
+	// The API signing key (PEM, with its passphrase if encrypted) and the
+	// identities it belongs to.
+	Tenancy, User, Region, Fingerprint string
+	Key, Passphrase                    string
+	// Endpoint replaces every client's host (cloudsim, private endpoints);
+	// empty: the regional endpoints.
+	Endpoint string
+	Limits   Limits
+	// Wrap, when set, wraps the shared HTTP transport (the preflight check
+	// measures the clock on it).
+	Wrap func(http.RoundTripper) http.RoundTripper
+}
 
-	var c clients
+// Limits are the read (GET, HEAD) and write token buckets.
+type Limits struct {
+	ReadQPS, WriteQPS     float64
+	ReadBurst, WriteBurst int
+	Disabled              bool // no client-side limiting
+}
+
+// New builds every client. It makes no API call.
+func New(o Options) (*Clients, error) {
+	var pass *string
+	if o.Passphrase != "" {
+		pass = &o.Passphrase
+	}
+	provider := common.NewRawConfigurationProvider(o.Tenancy, o.User, o.Region, o.Fingerprint, o.Key, pass)
+	limits := newLimiters(o.Limits)
+	transport := newBaseTransport()
+	if o.Wrap != nil {
+		transport = o.Wrap(transport)
+	}
+	base := &http.Client{Timeout: requestTimeout, Transport: transport}
+
+	var c Clients
 	var err error
 	// The SDK's constructor errors are about the configuration provider
 	// (a bad region, an unparsable key); they never contain the key.
-	if c.compute, err = core.NewComputeClientWithConfigurationProvider(provider); err != nil {
+	if c.Compute, err = core.NewComputeClientWithConfigurationProvider(provider); err != nil {
 		return nil, fmt.Errorf("create OCI Compute client: %w", err)
 	}
-	configure(&c.compute.BaseClient, "compute", cfg.Endpoint, base, limits)
-	if c.network, err = core.NewVirtualNetworkClientWithConfigurationProvider(provider); err != nil {
+	configure(&c.Compute.BaseClient, "compute", o.Endpoint, base, limits)
+	if c.Network, err = core.NewVirtualNetworkClientWithConfigurationProvider(provider); err != nil {
 		return nil, fmt.Errorf("create OCI VirtualNetwork client: %w", err)
 	}
-	configure(&c.network.BaseClient, "virtualnetwork", cfg.Endpoint, base, limits)
-	if c.lb, err = loadbalancer.NewLoadBalancerClientWithConfigurationProvider(provider); err != nil {
+	configure(&c.Network.BaseClient, "virtualnetwork", o.Endpoint, base, limits)
+	if c.LB, err = loadbalancer.NewLoadBalancerClientWithConfigurationProvider(provider); err != nil {
 		return nil, fmt.Errorf("create OCI LoadBalancer client: %w", err)
 	}
-	configure(&c.lb.BaseClient, "loadbalancer", cfg.Endpoint, base, limits)
-	if c.nlb, err = networkloadbalancer.NewNetworkLoadBalancerClientWithConfigurationProvider(provider); err != nil {
+	configure(&c.LB.BaseClient, "loadbalancer", o.Endpoint, base, limits)
+	if c.NLB, err = networkloadbalancer.NewNetworkLoadBalancerClientWithConfigurationProvider(provider); err != nil {
 		return nil, fmt.Errorf("create OCI NetworkLoadBalancer client: %w", err)
 	}
-	configure(&c.nlb.BaseClient, "networkloadbalancer", cfg.Endpoint, base, limits)
+	configure(&c.NLB.BaseClient, "networkloadbalancer", o.Endpoint, base, limits)
 	return &c, nil
 }
 
-// wrapTransport puts wrap around the HTTP transport of every client (the
-// preflight check measures the clock on it). Call it before any request.
-func (c *clients) wrapTransport(wrap func(http.RoundTripper) http.RoundTripper) {
-	for _, b := range []*common.BaseClient{&c.compute.BaseClient, &c.network.BaseClient, &c.lb.BaseClient, &c.nlb.BaseClient} {
-		if d, ok := b.HTTPClient.(*dispatcher); ok {
-			base := *d.base
-			base.Transport = wrap(base.Transport)
-			d.base = &base
-		}
-	}
-}
-
-// configure applies the settings every client shares (see clients).
+// configure applies the settings every client shares (see Clients).
 func configure(c *common.BaseClient, service, endpoint string, base *http.Client, limits *limiters) {
 	if endpoint != "" {
 		c.Host = strings.TrimSuffix(endpoint, "/")
@@ -122,13 +136,11 @@ type limiters struct {
 	read, write *rate.Limiter
 }
 
-func newLimiters(cfg config.RateLimiterConfig) *limiters {
-	if cfg.DisableRateLimiter {
+func newLimiters(l Limits) *limiters {
+	if l.Disabled {
 		return &limiters{}
 	}
-	rq, rb := cfg.ReadLimit()
-	wq, wb := cfg.WriteLimit()
-	return &limiters{read: rate.NewLimiter(rate.Limit(rq), rb), write: rate.NewLimiter(rate.Limit(wq), wb)}
+	return &limiters{read: rate.NewLimiter(rate.Limit(l.ReadQPS), l.ReadBurst), write: rate.NewLimiter(rate.Limit(l.WriteQPS), l.WriteBurst)}
 }
 
 // forMethod picks the bucket: GET and HEAD read, everything else writes.

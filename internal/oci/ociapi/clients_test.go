@@ -1,4 +1,4 @@
-package oci
+package ociapi
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 	"github.com/oracle/oci-go-sdk/v65/common"
 	"github.com/oracle/oci-go-sdk/v65/core"
 	"github.com/oracle/oci-go-sdk/v65/loadbalancer"
+	"github.com/oracle/oci-go-sdk/v65/networkloadbalancer"
 
-	"github.com/ccmkit/ccm/internal/oci/config"
 	"github.com/ccmkit/ccm/internal/oci/config/configtest"
 )
 
@@ -40,7 +40,7 @@ func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	switch {
 	case strings.Contains(req.URL.Path, "/instances/"):
-		_, _ = w.Write([]byte(`{"id":"` + instanceOCID(1) + `","lifecycleState":"RUNNING"}`))
+		_, _ = w.Write([]byte(`{"id":"` + instanceID + `","lifecycleState":"RUNNING"}`))
 	default:
 		_, _ = w.Write([]byte(`{}`))
 	}
@@ -48,14 +48,15 @@ func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 
 func (r *recorder) count() int { r.mu.Lock(); defer r.mu.Unlock(); return len(r.reqs) }
 
-func testClients(t *testing.T, endpoint string, rl config.RateLimiterConfig) *clients {
+// instanceID is an instance OCID for the recorder's answers.
+const instanceID = "ocid1.instance.oc1.iad.aaaainstance0001"
+
+func testClients(t *testing.T, endpoint string, limits Limits) *Clients {
 	t.Helper()
-	cfg, err := config.Load(strings.NewReader(configtest.Valid("endpoint: " + endpoint + "\n")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.RateLimiter = rl
-	c, err := newClients(cfg)
+	c, err := New(Options{
+		Tenancy: configtest.Tenancy, User: configtest.User, Region: configtest.Region,
+		Fingerprint: configtest.Fingerprint(), Key: configtest.PEM(), Endpoint: endpoint, Limits: limits,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,17 +69,17 @@ func TestClientsEndpointAndSigning(t *testing.T) {
 	rec := &recorder{}
 	srv := httptest.NewServer(rec)
 	defer srv.Close()
-	c := testClients(t, srv.URL, config.RateLimiterConfig{DisableRateLimiter: true})
+	c := testClients(t, srv.URL, Limits{Disabled: true})
 	ctx := context.Background()
-	if _, err := c.compute.GetInstance(ctx, core.GetInstanceRequest{InstanceId: common.String(instanceOCID(1))}); err != nil {
+	if _, err := c.Compute.GetInstance(ctx, core.GetInstanceRequest{InstanceId: common.String(instanceID)}); err != nil {
 		t.Fatal(err)
 	}
-	_, _ = c.lb.GetLoadBalancer(ctx, loadbalancer.GetLoadBalancerRequest{LoadBalancerId: common.String("ocid1.loadbalancer.oc1.iad.x")})
+	_, _ = c.LB.GetLoadBalancer(ctx, loadbalancer.GetLoadBalancerRequest{LoadBalancerId: common.String("ocid1.loadbalancer.oc1.iad.x")})
 	if rec.count() != 2 {
 		t.Fatalf("requests = %d, want 2", rec.count())
 	}
 	get := rec.reqs[0]
-	if get.URL.Path != "/20160918/instances/"+instanceOCID(1) {
+	if get.URL.Path != "/20160918/instances/"+instanceID {
 		t.Errorf("path = %q", get.URL.Path)
 	}
 	if p := rec.reqs[1].URL.Path; p != "/20170115/loadBalancers/ocid1.loadbalancer.oc1.iad.x" {
@@ -98,9 +99,9 @@ func TestClientsNoRetriesNoBreaker(t *testing.T) {
 	rec := &recorder{status: http.StatusInternalServerError}
 	srv := httptest.NewServer(rec)
 	defer srv.Close()
-	c := testClients(t, srv.URL, config.RateLimiterConfig{DisableRateLimiter: true})
+	c := testClients(t, srv.URL, Limits{Disabled: true})
 	for i := range 15 {
-		_, err := c.network.GetVnic(context.Background(), core.GetVnicRequest{VnicId: common.String("ocid1.vnic.oc1.iad.x")})
+		_, err := c.Network.GetVnic(context.Background(), core.GetVnicRequest{VnicId: common.String("ocid1.vnic.oc1.iad.x")})
 		se, ok := common.IsServiceError(err)
 		if !ok || se.GetHTTPStatusCode() != 500 {
 			t.Fatalf("call %d: err = %v, want the service's 500", i, err)
@@ -109,7 +110,7 @@ func TestClientsNoRetriesNoBreaker(t *testing.T) {
 	if rec.count() != 15 {
 		t.Errorf("requests = %d, want 15 (no retries, no open breaker)", rec.count())
 	}
-	for _, bc := range []*common.BaseClient{&c.compute.BaseClient, &c.network.BaseClient, &c.lb.BaseClient, &c.nlb.BaseClient} {
+	for _, bc := range []*common.BaseClient{&c.Compute.BaseClient, &c.Network.BaseClient, &c.LB.BaseClient, &c.NLB.BaseClient} {
 		if bc.Configuration.CircuitBreaker != nil {
 			t.Error("a client has a circuit breaker")
 		}
@@ -122,11 +123,11 @@ func TestClientsRateLimiters(t *testing.T) {
 	rec := &recorder{}
 	srv := httptest.NewServer(rec)
 	defer srv.Close()
-	c := testClients(t, srv.URL, config.RateLimiterConfig{RateLimitQPSRead: 10, RateLimitBucketRead: 1, RateLimitQPSWrite: 10, RateLimitBucketWrite: 1})
+	c := testClients(t, srv.URL, Limits{ReadQPS: 10, ReadBurst: 1, WriteQPS: 10, WriteBurst: 1})
 	ctx := context.Background()
 	start := time.Now()
 	for range 4 {
-		if _, err := c.compute.GetInstance(ctx, core.GetInstanceRequest{InstanceId: common.String(instanceOCID(1))}); err != nil {
+		if _, err := c.Compute.GetInstance(ctx, core.GetInstanceRequest{InstanceId: common.String(instanceID)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -134,7 +135,7 @@ func TestClientsRateLimiters(t *testing.T) {
 		t.Errorf("4 reads at 10/s, burst 1, took %s; want >= 300ms", d)
 	}
 	start = time.Now()
-	_, _ = c.lb.DeleteLoadBalancer(ctx, loadbalancer.DeleteLoadBalancerRequest{LoadBalancerId: common.String("ocid1.loadbalancer.oc1.iad.x")})
+	_, _ = c.LB.DeleteLoadBalancer(ctx, loadbalancer.DeleteLoadBalancerRequest{LoadBalancerId: common.String("ocid1.loadbalancer.oc1.iad.x")})
 	if d := time.Since(start); d > 80*time.Millisecond {
 		t.Errorf("a write waited %s behind reads", d)
 	}
@@ -153,5 +154,43 @@ func TestOperationOf(t *testing.T) {
 		if got := operationOf(req); got != tt.want {
 			t.Errorf("operationOf(%s %s) = %q, want %q", tt.method, tt.path, got, tt.want)
 		}
+	}
+}
+
+type countingTransport struct {
+	next http.RoundTripper
+	n    int
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n++
+	return c.next.RoundTrip(r)
+}
+
+// Options.Wrap wraps the one transport every client shares, once.
+func TestClientsWrapSeesEveryClient(t *testing.T) {
+	rec := &recorder{}
+	srv := httptest.NewServer(rec)
+	defer srv.Close()
+	var wraps []*countingTransport
+	c, err := New(Options{
+		Tenancy: configtest.Tenancy, User: configtest.User, Region: configtest.Region,
+		Fingerprint: configtest.Fingerprint(), Key: configtest.PEM(), Endpoint: srv.URL, Limits: Limits{Disabled: true},
+		Wrap: func(next http.RoundTripper) http.RoundTripper {
+			w := &countingTransport{next: next}
+			wraps = append(wraps, w)
+			return w
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	_, _ = c.Compute.GetInstance(ctx, core.GetInstanceRequest{InstanceId: common.String(instanceID)})
+	_, _ = c.Network.GetVnic(ctx, core.GetVnicRequest{VnicId: common.String("ocid1.vnic.oc1.iad.x")})
+	_, _ = c.LB.GetLoadBalancer(ctx, loadbalancer.GetLoadBalancerRequest{LoadBalancerId: common.String("ocid1.loadbalancer.oc1.iad.x")})
+	_, _ = c.NLB.GetNetworkLoadBalancer(ctx, networkloadbalancer.GetNetworkLoadBalancerRequest{NetworkLoadBalancerId: common.String("ocid1.nlb.oc1.iad.x")})
+	if len(wraps) != 1 || wraps[0].n != 4 || rec.count() != 4 {
+		t.Fatalf("wraps = %d, calls through the wrap = %v, requests = %d; want 1 wrap seeing all 4", len(wraps), wraps, rec.count())
 	}
 }
