@@ -59,7 +59,7 @@ demo: tools build
 
 ## chaos: the fault campaign at full size (50 nodes, 20 LoadBalancer Services per fault); writes bench/results/chaos.json
 chaos: tools build
-	CCM_BINARY=$(CURDIR)/$(BIN)/cloud-controller-manager CHAOS_NODES=50 CHAOS_SERVICES=20 CHAOS_HOLD_SECONDS=15 \
+	CCM_BINARY=$(CURDIR)/$(BIN)/cloud-controller-manager CHAOS_NODES=50 CHAOS_SERVICES=20 CHAOS_HOLD_SECONDS=15 CHAOS_UNREACHABLE_SECONDS=30 \
 	  CHAOS_OUT=bench/results/chaos.json \
 	  $(GO) test -tags e2e -count=1 -timeout 60m -v -run TestFaultCampaign ./test/e2e/
 

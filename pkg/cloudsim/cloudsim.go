@@ -121,10 +121,11 @@ type Sim struct {
 	plane   *dataplane.Plane
 	handler http.Handler
 
-	mu     sync.Mutex
-	server *http.Server
-	ln     net.Listener
-	done   chan struct{}
+	mu        sync.Mutex
+	server    *http.Server
+	ln        net.Listener
+	done      chan struct{}
+	suspended net.Addr // set while Suspend has closed the port
 }
 
 // New returns a Sim serving the Tencent API at POST /, the OCI API under
@@ -268,6 +269,42 @@ func (s *Sim) Close() error {
 	err := srv.Close()
 	<-done
 	return err
+}
+
+// Suspend makes the API unreachable, as a network partition or an
+// endpoint outage does: the port is closed, so new connections are
+// refused, and open ones are cut. Everything cloudsim holds (instances,
+// load balancers, tasks, the data plane) stays. Resume serves again on the
+// same address.
+func (s *Sim) Suspend() error {
+	s.mu.Lock()
+	srv, ln, done := s.server, s.ln, s.done
+	if srv == nil {
+		s.mu.Unlock()
+		return errors.New("cloudsim: suspend: not started")
+	}
+	s.server, s.suspended = nil, ln.Addr()
+	s.mu.Unlock()
+	err := srv.Close()
+	<-done
+	return err
+}
+
+// Resume listens again on the address Suspend closed.
+func (s *Sim) Resume() error {
+	s.mu.Lock()
+	addr := s.suspended
+	s.mu.Unlock()
+	if addr == nil {
+		return errors.New("cloudsim: resume: not suspended")
+	}
+	if _, err := s.Start(addr.String()); err != nil {
+		return fmt.Errorf("cloudsim: resume: %w", err)
+	}
+	s.mu.Lock()
+	s.suspended = nil
+	s.mu.Unlock()
+	return nil
 }
 
 // AddInstances validates (unique id, unique private IP within a VPC, valid

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -292,5 +293,40 @@ func TestLoadSeedIntoSim(t *testing.T) {
 	out, err := sim.AddInstances(in...)
 	if err != nil || len(out) != 2 || out[0].Tags["cluster"] != "demo" || out[1].State != "STOPPED" {
 		t.Fatalf("%+v %v", out, err)
+	}
+}
+
+// Suspend closes the port (connections refused, state kept); Resume serves
+// the same state on the same address.
+func TestSuspendAndResume(t *testing.T) {
+	sim := cloudsim.New(cloudsim.Options{Latency: cloudsim.ZeroLatency, DisableDataPlane: true})
+	url, err := sim.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Close()
+	if _, err := sim.AddInstances(cloudsim.Instance{Name: "kept"}); err != nil {
+		t.Fatal(err)
+	}
+	admin := &cloudsim.AdminClient{BaseURL: url}
+	ctx := context.Background()
+	if err := sim.Resume(); err == nil {
+		t.Error("Resume of a running Sim: no error")
+	}
+	if err := sim.Suspend(); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.Healthz(ctx); err == nil || !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("while suspended: err = %v, want connection refused", err)
+	}
+	if err := sim.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	ins, err := admin.Instances(ctx)
+	if err != nil {
+		t.Fatalf("after Resume on %s: %v", url, err)
+	}
+	if len(ins) != 1 || ins[0].Name != "kept" {
+		t.Errorf("instances after Resume = %+v, want the one added before", ins)
 	}
 }

@@ -37,6 +37,10 @@ type chaosFault struct {
 	name   string
 	faults []cloudsim.Fault
 	crash  bool // SIGKILL and restart the CCM at random points instead
+	// unreachable: cloudsim's port is closed for the round's hold
+	// (connections refused, not errors answered), at least
+	// CHAOS_UNREACHABLE_SECONDS (default 10; make chaos: 30).
+	unreachable bool
 }
 
 var chaosFaults = []chaosFault{
@@ -53,6 +57,7 @@ var chaosFaults = []chaosFault{
 	}},
 	{name: "BatchRegisterTargets always fails", faults: []cloudsim.Fault{{Action: "BatchRegisterTargets", ErrorRate: 1, ErrorCode: "InternalError"}}},
 	{name: "CCM SIGKILLed 3x", crash: true},
+	{name: "cloudsim unreachable (connections refused)", unreachable: true},
 }
 
 // chaosResult is one row of the summary (and of chaos.json).
@@ -160,6 +165,12 @@ func runChaosRound(t *testing.T, round int, f chaosFault, nNodes, nServices int,
 	for _, fl := range f.faults {
 		suite.sim.SetFault(fl)
 	}
+	if f.unreachable {
+		hold = max(hold, time.Duration(envInt("CHAOS_UNREACHABLE_SECONDS", 10))*time.Second)
+		if err := suite.sim.Suspend(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	faultStart := time.Now()
 	for _, in := range fresh {
 		registerChaosNode(t, in, selector)
@@ -189,6 +200,11 @@ func runChaosRound(t *testing.T, round int, f chaosFault, nNodes, nServices int,
 	}
 	time.Sleep(time.Until(faultStart.Add(hold)))
 	suite.sim.ClearFaults()
+	if f.unreachable {
+		if err := suite.sim.Resume(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cleared := time.Now()
 
 	// Converge: every node initialized, the terminated ones deleted, one CLB
