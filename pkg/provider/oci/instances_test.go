@@ -3,21 +3,28 @@ package oci
 import (
 	"context"
 	"errors"
-	"strconv"
+	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 
-	"github.com/oracle/oci-go-sdk/v65/core"
+	ocicore "github.com/oracle/oci-go-sdk/v65/core"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	cloudprovider "k8s.io/cloud-provider"
 
-	"github.com/ccmkit/ccm/internal/oci/config"
+	"github.com/ccmkit/ccm/pkg/cloudsim"
+	simoci "github.com/ccmkit/ccm/pkg/cloudsim/oci"
 )
 
-func newTestInstances(f *fakeOCI) *instances {
-	return newInstances(newComputeReader(f, f, testCompartment, testVCN), testRegion, config.DefaultInstanceCacheTTL)
-}
+// The node side against cloudsim's OCI dialect, through the real SDK: the
+// one model of the Compute and VirtualNetwork APIs (faults, pagination,
+// lifecycle states, VNIC attachments) that the e2e suite uses too.
+
+const (
+	simOtherVCN    = "ocid1.vcn.oc1..aaaaaaaaothervcn"
+	simOtherSubnet = "ocid1.subnet.oc1..aaaaaaaaothersubnet"
+)
 
 type nodeOpt func(*v1.Node)
 
@@ -41,44 +48,111 @@ func node(name string, opts ...nodeOpt) *v1.Node {
 	return n
 }
 
+// nodeSim is cloudsim with the cluster's VCN and another one, and the
+// provider's instances reading it afresh on every lifecycle check.
+type nodeSim struct {
+	t   *testing.T
+	sim *cloudsim.Sim
+	i   *instances
+}
+
+func newNodeSim(t *testing.T) *nodeSim {
+	t.Helper()
+	sim, c, _ := startSimWith(t, func(o *cloudsim.Options) {
+		o.OCINetwork.VCNs = append(o.OCINetwork.VCNs, simoci.VCN{ID: simOtherVCN, CompartmentID: simCompartment, CIDRBlock: "127.100.0.0/16"})
+		o.OCINetwork.Subnets = append(o.OCINetwork.Subnets, simoci.Subnet{ID: simOtherSubnet, VCNID: simOtherVCN, CompartmentID: simCompartment, CIDRBlock: "127.100.0.0/24"})
+	})
+	c.instances.stateMaxAge = 0
+	return &nodeSim{t: t, sim: sim, i: c.instances}
+}
+
+// add creates a running instance in the cluster's subnet (changed by mod),
+// with the hostname label host-<last octet>.
+func (s *nodeSim) add(name, ip string, mod func(*cloudsim.Instance)) cloudsim.Instance {
+	s.t.Helper()
+	in := cloudsim.Instance{Name: name, PrivateIP: ip, VpcID: simVCN, SubnetID: simSubnet, CompartmentID: simCompartment,
+		HostnameLabel: "host-" + ip[strings.LastIndex(ip, ".")+1:]}
+	if mod != nil {
+		mod(&in)
+	}
+	added, err := s.sim.AddInstances(in)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return added[0]
+}
+
+func (s *nodeSim) setState(in cloudsim.Instance, state string) {
+	s.t.Helper()
+	if err := s.sim.SetInstanceState(in.ID, state); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// remove terminates the instance and purges it: OCI then answers 404.
+func (s *nodeSim) remove(in cloudsim.Instance) {
+	s.t.Helper()
+	s.setState(in, "TERMINATING")
+	if err := s.sim.PurgeOCITerminated(in.ID); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// fail makes every call of action (e.g. "GetInstance", or "*") answer
+// status with code.
+func (s *nodeSim) fail(action string, status int, code string) {
+	if action != "*" {
+		action = simoci.ActionPrefix + action
+	}
+	s.sim.SetFault(cloudsim.Fault{Action: action, ErrorRate: 1, HTTPStatus: status, ErrorCode: code})
+}
+
+// cluster is three instances: node-a (with a public IP), node-b, node-c.
+func (s *nodeSim) cluster() (a, b, c cloudsim.Instance) {
+	a = s.add("node-a", "127.0.60.1", func(in *cloudsim.Instance) { in.PublicIP = "127.1.60.1" })
+	return a, s.add("node-b", "127.0.60.2", nil), s.add("node-c", "127.0.60.3", nil)
+}
+
 func TestInstanceMetadataMapping(t *testing.T) {
 	tests := []struct {
-		name   string
-		setup  func(f *fakeOCI)
-		node   *v1.Node
-		wantID string // instance number's OCID expected in the providerID
-		wantPI string // exact providerID, when it is not oci://<OCID>
+		name  string
+		setup func(s *nodeSim)
+		node  func(a, b cloudsim.Instance) *v1.Node
+		want  func(a, b, c cloudsim.Instance) string // the providerID
 	}{
-		{name: "providerID", node: node("whatever", providerID("oci://"+instanceOCID(1))), wantID: instanceOCID(1)},
-		{name: "bare OCID providerID is kept", node: node("whatever", providerID(instanceOCID(1))), wantPI: instanceOCID(1)},
-		{name: "node named by OCID", node: node(instanceOCID(2)), wantID: instanceOCID(2)},
-		{name: "display name", node: node("node-b"), wantID: instanceOCID(2)},
-		{name: "display name skips terminated", setup: func(f *fakeOCI) {
-			f.add(9, "node-b", "10.0.0.9", withState(core.InstanceLifecycleStateTerminated))
-		}, node: node("node-b"), wantID: instanceOCID(2)},
-		{name: "name is the private IP", node: node("10.0.0.3"), wantID: instanceOCID(3)},
-		{name: "InternalIP", node: node("other", internalIP("10.0.0.1")), wantID: instanceOCID(1)},
-		{name: "hostname label", node: node("host-3.sub.vcn.oraclevcn.com"), wantID: instanceOCID(3)},
-		{name: "Hostname address's label", node: node("x", hostname("host-2")), wantID: instanceOCID(2)},
+		{name: "providerID", node: func(a, _ cloudsim.Instance) *v1.Node { return node("whatever", providerID("oci://"+a.OCID)) },
+			want: func(a, _, _ cloudsim.Instance) string { return "oci://" + a.OCID }},
+		{name: "bare OCID providerID is kept", node: func(a, _ cloudsim.Instance) *v1.Node { return node("whatever", providerID(a.OCID)) },
+			want: func(a, _, _ cloudsim.Instance) string { return a.OCID }},
+		{name: "node named by OCID", node: func(_, b cloudsim.Instance) *v1.Node { return node(b.OCID) },
+			want: func(_, b, _ cloudsim.Instance) string { return "oci://" + b.OCID }},
+		{name: "display name", node: func(_, _ cloudsim.Instance) *v1.Node { return node("node-b") },
+			want: func(_, b, _ cloudsim.Instance) string { return "oci://" + b.OCID }},
+		{name: "display name skips terminated", setup: func(s *nodeSim) {
+			s.setState(s.add("node-b", "127.0.60.9", nil), "LAUNCH_FAILED") // TERMINATED at once
+		}, node: func(_, _ cloudsim.Instance) *v1.Node { return node("node-b") },
+			want: func(_, b, _ cloudsim.Instance) string { return "oci://" + b.OCID }},
+		{name: "name is the private IP", node: func(_, _ cloudsim.Instance) *v1.Node { return node("127.0.60.3") },
+			want: func(_, _, c cloudsim.Instance) string { return "oci://" + c.OCID }},
+		{name: "InternalIP", node: func(_, _ cloudsim.Instance) *v1.Node { return node("other", internalIP("127.0.60.1")) },
+			want: func(a, _, _ cloudsim.Instance) string { return "oci://" + a.OCID }},
+		{name: "hostname label", node: func(_, _ cloudsim.Instance) *v1.Node { return node("host-3.sub.vcn.oraclevcn.com") },
+			want: func(_, _, c cloudsim.Instance) string { return "oci://" + c.OCID }},
+		{name: "Hostname address's label", node: func(_, _ cloudsim.Instance) *v1.Node { return node("x", hostname("host-2")) },
+			want: func(_, b, _ cloudsim.Instance) string { return "oci://" + b.OCID }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFake()
-			f.add(1, "node-a", "10.0.0.1", withPublicIP("203.0.113.1"))
-			f.add(2, "node-b", "10.0.0.2")
-			f.add(3, "node-c", "10.0.0.3")
+			s := newNodeSim(t)
+			a, b, c := s.cluster()
 			if tt.setup != nil {
-				tt.setup(f)
+				tt.setup(s)
 			}
-			md, err := newTestInstances(f).InstanceMetadata(context.Background(), tt.node)
+			md, err := s.i.InstanceMetadata(context.Background(), tt.node(a, b))
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := tt.wantPI
-			if want == "" {
-				want = "oci://" + tt.wantID
-			}
-			if md.ProviderID != want {
+			if want := tt.want(a, b, c); md.ProviderID != want {
 				t.Errorf("ProviderID = %q, want %q", md.ProviderID, want)
 			}
 		})
@@ -86,33 +160,30 @@ func TestInstanceMetadataMapping(t *testing.T) {
 }
 
 func TestInstanceMetadataFields(t *testing.T) {
-	f := newFake()
-	f.add(1, "node-a", "10.0.0.1", withPublicIP("203.0.113.1"), withFaultDomain("FAULT-DOMAIN-3"), withAD("Uocm:PHX-AD-2"))
-	md, err := newTestInstances(f).InstanceMetadata(context.Background(), node("node-a", hostname("node-a.example")))
+	s := newNodeSim(t)
+	s.add("node-a", "127.0.60.1", func(in *cloudsim.Instance) {
+		in.PublicIP, in.FaultDomain, in.AvailabilityDomain, in.Shape = "127.1.60.1", "FAULT-DOMAIN-3", "Uocm:PHX-AD-2", "VM.Standard.E4.Flex"
+	})
+	md, err := s.i.InstanceMetadata(context.Background(), node("node-a", hostname("node-a.example")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if md.InstanceType != "VM.Standard.E4.Flex" || md.Zone != "PHX-AD-2" || md.Region != testRegion {
+	if md.InstanceType != "VM.Standard.E4.Flex" || md.Zone != "PHX-AD-2" || md.Region != s.i.region {
 		t.Errorf("type/zone/region = %q/%q/%q", md.InstanceType, md.Zone, md.Region)
 	}
 	if got := md.AdditionalLabels[LabelFaultDomain]; got != "FAULT-DOMAIN-3" {
 		t.Errorf("fault domain label = %q", got)
 	}
 	want := []v1.NodeAddress{
-		{Type: v1.NodeInternalIP, Address: "10.0.0.1"},
-		{Type: v1.NodeExternalIP, Address: "203.0.113.1"},
+		{Type: v1.NodeInternalIP, Address: "127.0.60.1"},
+		{Type: v1.NodeExternalIP, Address: "127.1.60.1"},
 		{Type: v1.NodeHostName, Address: "node-a.example"},
 	}
-	if len(md.NodeAddresses) != len(want) {
-		t.Fatalf("addresses = %v, want %v", md.NodeAddresses, want)
-	}
-	for i := range want {
-		if md.NodeAddresses[i] != want[i] {
-			t.Errorf("address %d = %v, want %v", i, md.NodeAddresses[i], want[i])
-		}
+	if fmt.Sprint(md.NodeAddresses) != fmt.Sprint(want) {
+		t.Errorf("addresses = %v, want %v", md.NodeAddresses, want)
 	}
 	// Without a kubelet hostname, the VNIC's hostname label.
-	md, err = newTestInstances(f).InstanceMetadata(context.Background(), node("node-a"))
+	md, err = s.i.InstanceMetadata(context.Background(), node("node-a"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,33 +195,38 @@ func TestInstanceMetadataFields(t *testing.T) {
 func TestInstanceMetadataRefuses(t *testing.T) {
 	tests := []struct {
 		name     string
-		setup    func(f *fakeOCI)
-		node     *v1.Node
+		setup    func(s *nodeSim) *v1.Node
 		want     string
 		notFound bool
 	}{
-		{name: "no match", node: node("nobody"), want: "no instance", notFound: true},
-		{name: "ambiguous display name", setup: func(f *fakeOCI) { f.add(5, "node-a", "10.0.0.5") },
-			node: node("node-a"), want: "2 instances"},
-		{name: "other VCN", setup: func(f *fakeOCI) { f.add(6, "node-x", "10.0.0.6", withSubnet(otherSubnet)) },
-			node: node("node-x"), want: "not in the cluster's VCN"},
-		{name: "other compartment", setup: func(f *fakeOCI) {
-			f.add(7, "node-y", "10.0.0.7", withCompartment("ocid1.compartment.oc1..other"))
-		}, node: node("node-y", providerID("oci://"+instanceOCID(7))), want: "not in the cluster's compartment"},
-		{name: "bad providerID", node: node("n", providerID("aws:///i-123")), want: "not an OCI providerID"},
-		{name: "no primary VNIC attached", setup: func(f *fakeOCI) { f.add(8, "node-z", "10.0.0.8", detached()) },
-			node: node("node-z"), want: "no primary VNIC"},
-		{name: "API error names the call", setup: func(f *fakeOCI) { f.setErr("ListInstances", err500) },
-			node: node("node-a"), want: "ListInstances compartment " + testCompartment},
+		{name: "no match", setup: func(*nodeSim) *v1.Node { return node("nobody") }, want: "no instance", notFound: true},
+		{name: "ambiguous display name", setup: func(s *nodeSim) *v1.Node {
+			s.add("node-a", "127.0.60.5", nil)
+			return node("node-a")
+		}, want: "2 instances"},
+		{name: "other VCN", setup: func(s *nodeSim) *v1.Node {
+			s.add("node-x", "127.100.0.6", func(in *cloudsim.Instance) { in.VpcID, in.SubnetID = simOtherVCN, simOtherSubnet })
+			return node("node-x")
+		}, want: "not in the cluster's VCN"},
+		{name: "other compartment", setup: func(s *nodeSim) *v1.Node {
+			in := s.add("node-y", "127.0.60.7", func(in *cloudsim.Instance) { in.CompartmentID = "ocid1.compartment.oc1..other" })
+			return node("node-y", providerID("oci://"+in.OCID))
+		}, want: "not in the cluster's compartment"},
+		{name: "bad providerID", setup: func(*nodeSim) *v1.Node { return node("n", providerID("aws:///i-123")) }, want: "not an OCI providerID"},
+		{name: "no primary VNIC attached (still provisioning)", setup: func(s *nodeSim) *v1.Node {
+			s.setState(s.add("node-z", "127.0.60.8", nil), "PENDING") // OCI: PROVISIONING, its VNIC ATTACHING
+			return node("node-z")
+		}, want: "no primary VNIC"},
+		{name: "API error names the call", setup: func(s *nodeSim) *v1.Node {
+			s.fail("ListInstances", 500, "InternalServerError")
+			return node("node-a")
+		}, want: "ListInstances compartment " + simCompartment},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFake()
-			f.add(1, "node-a", "10.0.0.1")
-			if tt.setup != nil {
-				tt.setup(f)
-			}
-			_, err := newTestInstances(f).InstanceMetadata(context.Background(), tt.node)
+			s := newNodeSim(t)
+			s.add("node-a", "127.0.60.1", nil)
+			_, err := s.i.InstanceMetadata(context.Background(), tt.setup(s))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want it to contain %q", err, tt.want)
 			}
@@ -164,48 +240,65 @@ func TestInstanceMetadataRefuses(t *testing.T) {
 // The Exists rule: false only for a terminated instance or a 404 that a
 // successful listing of the compartment confirms; every error keeps the node.
 func TestInstanceExists(t *testing.T) {
-	byPID := node("n1", providerID("oci://"+instanceOCID(1)))
+	byPID := func(in cloudsim.Instance) *v1.Node { return node("n1", providerID("oci://"+in.OCID)) }
 	tests := []struct {
 		name    string
-		setup   func(f *fakeOCI)
-		node    *v1.Node
+		setup   func(s *nodeSim, a cloudsim.Instance) *v1.Node
 		want    bool
 		wantErr string
 	}{
-		{name: "running", node: byPID, want: true},
-		{name: "stopped exists", setup: func(f *fakeOCI) { f.setState(1, core.InstanceLifecycleStateStopped) }, node: byPID, want: true},
-		{name: "terminated", setup: func(f *fakeOCI) { f.setState(1, core.InstanceLifecycleStateTerminated) }, node: byPID, want: false},
-		{name: "terminating", setup: func(f *fakeOCI) { f.setState(1, core.InstanceLifecycleStateTerminating) }, node: byPID, want: false},
-		{name: "404 confirmed by listing", setup: func(f *fakeOCI) { f.remove(1) }, node: byPID, want: false},
-		{name: "404 but listed alive", setup: func(f *fakeOCI) { f.hidden[instanceOCID(1)] = true }, node: byPID,
-			want: true, wantErr: "listing shows the instance alive"},
-		{name: "404 and listing denied", setup: func(f *fakeOCI) {
-			f.remove(1)
-			f.setErr("ListInstances", err404)
-		}, node: byPID, want: true, wantErr: "confirmation failed"},
-		{name: "404 and listing unauthenticated", setup: func(f *fakeOCI) {
-			f.remove(1)
-			f.setErr("ListInstances", err401)
-		}, node: byPID, want: true, wantErr: "NotAuthenticated"},
-		{name: "401", setup: func(f *fakeOCI) { f.setErr("*", err401) }, node: byPID, want: true, wantErr: "401 NotAuthenticated"},
-		{name: "429", setup: func(f *fakeOCI) { f.setErr("*", err429) }, node: byPID, want: true, wantErr: "429 TooManyRequests"},
-		{name: "500", setup: func(f *fakeOCI) { f.setErr("*", err500) }, node: byPID, want: true, wantErr: "500 InternalServerError"},
-		{name: "network error", setup: func(f *fakeOCI) { f.setErr("*", errors.New("connection refused")) }, node: byPID,
-			want: true, wantErr: "connection refused"},
-		{name: "by display name", node: node("node-a"), want: true},
-		{name: "no providerID, no match: cannot tell", node: node("nobody"), want: true, wantErr: "cannot tell"},
-		{name: "other compartment", setup: func(f *fakeOCI) {
-			f.add(2, "n2", "10.0.0.2", withCompartment("ocid1.compartment.oc1..other"), withState(core.InstanceLifecycleStateTerminated))
-		}, node: node("n2", providerID("oci://"+instanceOCID(2))), want: true, wantErr: "not in the cluster's compartment"},
+		{name: "running", want: true},
+		{name: "stopped exists", setup: func(s *nodeSim, a cloudsim.Instance) *v1.Node { s.setState(a, "STOPPED"); return byPID(a) }, want: true},
+		{name: "terminated", setup: func(s *nodeSim, a cloudsim.Instance) *v1.Node { s.setState(a, "LAUNCH_FAILED"); return byPID(a) }},
+		{name: "terminating", setup: func(s *nodeSim, a cloudsim.Instance) *v1.Node { s.setState(a, "TERMINATING"); return byPID(a) }},
+		{name: "404 confirmed by listing", setup: func(s *nodeSim, a cloudsim.Instance) *v1.Node { s.remove(a); return byPID(a) }},
+		{name: "404 but listed alive", setup: func(s *nodeSim, a cloudsim.Instance) *v1.Node {
+			s.fail("GetInstance", 404, "NotAuthorizedOrNotFound")
+			return byPID(a)
+		}, want: true, wantErr: "listing shows the instance alive"},
+		{name: "404 and listing denied", setup: func(s *nodeSim, a cloudsim.Instance) *v1.Node {
+			s.remove(a)
+			s.fail("ListInstances", 404, "NotAuthorizedOrNotFound")
+			return byPID(a)
+		}, want: true, wantErr: "confirmation failed"},
+		{name: "404 and listing unauthenticated", setup: func(s *nodeSim, a cloudsim.Instance) *v1.Node {
+			s.remove(a)
+			s.fail("ListInstances", 401, "NotAuthenticated")
+			return byPID(a)
+		}, want: true, wantErr: "NotAuthenticated"},
+		{name: "401", setup: func(s *nodeSim, a cloudsim.Instance) *v1.Node { s.fail("*", 401, "NotAuthenticated"); return byPID(a) },
+			want: true, wantErr: "401 NotAuthenticated"},
+		{name: "429", setup: func(s *nodeSim, a cloudsim.Instance) *v1.Node { s.fail("*", 429, "TooManyRequests"); return byPID(a) },
+			want: true, wantErr: "429 TooManyRequests"},
+		{name: "500", setup: func(s *nodeSim, a cloudsim.Instance) *v1.Node {
+			s.fail("*", 500, "InternalServerError")
+			return byPID(a)
+		},
+			want: true, wantErr: "500 InternalServerError"},
+		{name: "unreachable", setup: func(s *nodeSim, a cloudsim.Instance) *v1.Node {
+			if err := s.sim.Suspend(); err != nil {
+				t.Fatal(err)
+			}
+			return byPID(a)
+		}, want: true, wantErr: syscall.ECONNREFUSED.Error()},
+		{name: "by display name", setup: func(*nodeSim, cloudsim.Instance) *v1.Node { return node("node-a") }, want: true},
+		{name: "no providerID, no match: cannot tell", setup: func(*nodeSim, cloudsim.Instance) *v1.Node { return node("nobody") },
+			want: true, wantErr: "cannot tell"},
+		{name: "other compartment", setup: func(s *nodeSim, _ cloudsim.Instance) *v1.Node {
+			in := s.add("n2", "127.0.60.2", func(in *cloudsim.Instance) { in.CompartmentID = "ocid1.compartment.oc1..other" })
+			s.setState(in, "LAUNCH_FAILED")
+			return byPID(in)
+		}, want: true, wantErr: "not in the cluster's compartment"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFake()
-			f.add(1, "node-a", "10.0.0.1")
+			s := newNodeSim(t)
+			a := s.add("node-a", "127.0.60.1", nil)
+			n := byPID(a)
 			if tt.setup != nil {
-				tt.setup(f)
+				n = tt.setup(s, a)
 			}
-			got, err := newTestInstances(f).InstanceExists(context.Background(), tt.node)
+			got, err := s.i.InstanceExists(context.Background(), n)
 			if got != tt.want {
 				t.Errorf("exists = %v, want %v (err %v)", got, tt.want, err)
 			}
@@ -221,69 +314,85 @@ func TestInstanceExists(t *testing.T) {
 
 // A cached "terminated" is re-read before the node is deleted.
 func TestInstanceExistsRereadsCachedTermination(t *testing.T) {
-	f := newFake()
-	f.add(1, "node-a", "10.0.0.1", withState(core.InstanceLifecycleStateTerminated))
-	i := newTestInstances(f)
-	n := node("n", providerID("oci://"+instanceOCID(1)))
-	if _, err := i.InstanceMetadata(context.Background(), node("10.0.0.1")); err == nil {
+	s := newNodeSim(t)
+	s.i.stateMaxAge = maxStateAge // the production setting: a cache in between
+	a := s.add("node-a", "127.0.60.1", nil)
+	s.setState(a, "LAUNCH_FAILED")
+	if _, err := s.i.InstanceMetadata(context.Background(), node("127.0.60.1")); err == nil {
 		t.Fatal("a terminated instance matched by IP should not initialize a node")
 	}
 	// Warm the inventory, then bring the instance back: a fresh read says RUNNING.
-	if _, err := i.inv.Get(context.Background(), instanceOCID(1), config.DefaultInstanceCacheTTL); err != nil {
+	if _, err := s.i.inv.Get(context.Background(), a.OCID, maxStateAge); err != nil {
 		t.Fatal(err)
 	}
-	f.setState(1, core.InstanceLifecycleStateRunning)
-	before := f.count("GetInstance")
-	exists, err := i.InstanceExists(context.Background(), n)
+	s.setState(a, "RUNNING")
+	s.sim.ResetCalls()
+	exists, err := s.i.InstanceExists(context.Background(), node("n", providerID("oci://"+a.OCID)))
 	if err != nil || !exists {
 		t.Fatalf("exists = %v, %v; want true (the cached TERMINATED must be re-read)", exists, err)
 	}
-	if f.count("GetInstance") == before {
+	if total(s.sim.Calls()[simoci.ActionPrefix+"GetInstance"]) == 0 {
 		t.Error("no fresh GetInstance before concluding")
 	}
 }
 
 func TestInstanceShutdown(t *testing.T) {
 	tests := []struct {
-		state   core.InstanceLifecycleStateEnum
-		want    bool
-		wantErr bool
+		state string
+		oci   ocicore.InstanceLifecycleStateEnum
+		want  bool
 	}{
-		{state: core.InstanceLifecycleStateRunning},
-		{state: core.InstanceLifecycleStateStopped, want: true},
-		{state: core.InstanceLifecycleStateStopping, want: true},
-		{state: core.InstanceLifecycleStateStarting},
-		{state: core.InstanceLifecycleStateTerminated},
+		{state: "RUNNING", oci: ocicore.InstanceLifecycleStateRunning},
+		{state: "STOPPED", oci: ocicore.InstanceLifecycleStateStopped, want: true},
+		{state: "STOPPING", oci: ocicore.InstanceLifecycleStateStopping, want: true},
+		{state: "STARTING", oci: ocicore.InstanceLifecycleStateStarting},
+		{state: "LAUNCH_FAILED", oci: ocicore.InstanceLifecycleStateTerminated},
 	}
 	for _, tt := range tests {
-		t.Run(string(tt.state), func(t *testing.T) {
-			f := newFake()
-			f.add(1, "node-a", "10.0.0.1", withState(tt.state))
-			got, err := newTestInstances(f).InstanceShutdown(context.Background(), node("n", providerID("oci://"+instanceOCID(1))))
+		t.Run(string(tt.oci), func(t *testing.T) {
+			s := newNodeSim(t)
+			a := s.add("node-a", "127.0.60.1", nil)
+			s.setState(a, tt.state)
+			got, err := s.i.InstanceShutdown(context.Background(), node("n", providerID("oci://"+a.OCID)))
 			if err != nil || got != tt.want {
 				t.Errorf("shutdown = %v, %v; want %v", got, err, tt.want)
 			}
 		})
 	}
-	f := newFake()
-	f.setErr("*", err500)
-	if _, err := newTestInstances(f).InstanceShutdown(context.Background(), node("n", providerID("oci://"+instanceOCID(1)))); err == nil {
+	s := newNodeSim(t)
+	a := s.add("node-a", "127.0.60.1", nil)
+	s.fail("*", 500, "InternalServerError")
+	if _, err := s.i.InstanceShutdown(context.Background(), node("n", providerID("oci://"+a.OCID))); err == nil {
 		t.Error("an API error must be an error")
 	}
 }
 
-// Listing pages are followed: a display-name match on page 3 is found.
+// Listing pages are followed: 250 instances take 3 pages of 100.
 func TestListInstancesPaginates(t *testing.T) {
-	f := newFake()
+	s := newNodeSim(t)
+	var in []cloudsim.Instance
 	for n := range 250 {
-		f.add(n, "node-"+strings.Repeat("x", n%3)+string(rune('a'+n%26))+"-"+strconv.Itoa(n), "10.1.0."+strconv.Itoa(n%250))
+		in = append(in, cloudsim.Instance{Name: fmt.Sprintf("node-%d", n), PrivateIP: fmt.Sprintf("127.0.%d.%d", 61+n/200, 1+n%200),
+			VpcID: simVCN, SubnetID: simSubnet, CompartmentID: simCompartment})
 	}
-	r := newComputeReader(f, f, testCompartment, testVCN)
-	all, err := r.listInstances(context.Background(), "")
+	if _, err := s.sim.AddInstances(in...); err != nil {
+		t.Fatal(err)
+	}
+	s.sim.ResetCalls()
+	all, err := s.i.reader.listInstances(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(all) != 250 || f.count("ListInstances") != 3 {
-		t.Errorf("listed %d instances in %d calls, want 250 in 3", len(all), f.count("ListInstances"))
+	if calls := total(s.sim.Calls()[simoci.ActionPrefix+"ListInstances"]); len(all) != 250 || calls != 3 {
+		t.Errorf("listed %d instances in %d calls, want 250 in 3", len(all), calls)
 	}
+}
+
+// total is the number of calls over every result code.
+func total(byCode map[string]int) int {
+	n := 0
+	for _, c := range byCode {
+		n += c
+	}
+	return n
 }
