@@ -277,7 +277,7 @@ func TestInstanceExists(t *testing.T) {
 			want: true, wantErr: "500 InternalServerError"},
 		{name: "unreachable", setup: func(s *nodeSim, a cloudsim.Instance) *v1.Node {
 			if err := s.sim.Suspend(); err != nil {
-				t.Fatal(err)
+				s.t.Fatal(err)
 			}
 			return byPID(a)
 		}, want: true, wantErr: syscall.ECONNREFUSED.Error()},
