@@ -17,6 +17,7 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 
 	"github.com/ccmkit/ccm/internal/lbsubset"
+	"github.com/ccmkit/ccm/internal/oci/computelookup"
 	"github.com/ccmkit/ccm/internal/oci/config"
 	"github.com/ccmkit/ccm/internal/oci/ociapi"
 )
@@ -58,7 +59,7 @@ func New(cfg *config.Config) (*Cloud, error) {
 	if err != nil {
 		return nil, err
 	}
-	reader := newComputeReader(c.Compute, c.Network, cfg.Compartment, cfg.VCN)
+	reader := computelookup.New(c.Compute, c.Network, cfg.Compartment, cfg.VCN)
 	cloud := &Cloud{cfg: cfg, instances: newInstances(reader, cfg.Auth.Region, cfg.InstanceCacheTTL)}
 	if !cfg.LoadBalancer.Disabled {
 		cloud.subsets = lbsubset.New()

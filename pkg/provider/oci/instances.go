@@ -16,6 +16,7 @@ import (
 
 	"github.com/ccmkit/ccm/internal/inventory"
 	"github.com/ccmkit/ccm/internal/nodeaddr"
+	"github.com/ccmkit/ccm/internal/oci/computelookup"
 	"github.com/ccmkit/ccm/internal/oci/ocierr"
 )
 
@@ -35,7 +36,7 @@ const LabelFaultDomain = "oci.oraclecloud.com/fault-domain"
 // and, when lookups would cost more than a listing of the compartment, lists
 // it once (ListInstances, 100 per page) and answers from that.
 type instances struct {
-	reader *computeReader
+	reader *computelookup.Reader
 	inv    *inventory.Inventory[core.Instance]
 	region string
 	// metadataMaxAge is how old an instance read may be for
@@ -52,13 +53,13 @@ type instances struct {
 // fresh read on every check.
 const maxStateAge = 10 * time.Second
 
-func newInstances(reader *computeReader, region string, ttl time.Duration) *instances {
+func newInstances(reader *computelookup.Reader, region string, ttl time.Duration) *instances {
 	i := &instances{reader: reader, region: region, metadataMaxAge: ttl, stateMaxAge: min(ttl, maxStateAge)}
 	i.inv = inventory.New(inventory.Source[core.Instance]{
 		FetchByID: func(ctx context.Context, ids []string) ([]core.Instance, error) {
 			var out []core.Instance
 			for _, id := range ids { // MaxBatch is 1: OCI has no batch get
-				ins, err := reader.getInstance(ctx, id)
+				ins, err := reader.GetInstance(ctx, id)
 				if err != nil {
 					return nil, err
 				}
@@ -66,9 +67,9 @@ func newInstances(reader *computeReader, region string, ttl time.Duration) *inst
 			}
 			return out, nil
 		},
-		ListAll: func(ctx context.Context) ([]core.Instance, error) { return reader.listInstances(ctx, "") },
+		ListAll: func(ctx context.Context) ([]core.Instance, error) { return reader.ListInstances(ctx, "") },
 		ID:      func(ins core.Instance) string { return deref(ins.Id) },
-	}, inventory.Options{Provider: ProviderName, TTL: ttl, MaxBatch: 1, PageSize: pageSize})
+	}, inventory.Options{Provider: ProviderName, TTL: ttl, MaxBatch: 1, PageSize: computelookup.PageSize})
 	return i
 }
 
@@ -143,9 +144,9 @@ func (i *instances) findByID(ctx context.Context, node *v1.Node, id string, maxA
 		return found{}, fmt.Errorf("node %q: instance %s: no answer", node.Name, id)
 	}
 	ins := r.Item
-	if c := deref(ins.CompartmentId); c != i.reader.compartment {
+	if c := deref(ins.CompartmentId); c != i.reader.Compartment() {
 		return found{}, fmt.Errorf("node %q: instance %s is in compartment %q, not in the cluster's compartment %s (check compartment)",
-			node.Name, id, c, i.reader.compartment)
+			node.Name, id, c, i.reader.Compartment())
 	}
 	f.instance, f.fresh = &ins, r.Fresh
 	return f, nil
@@ -158,9 +159,9 @@ func (i *instances) findByDisplayName(ctx context.Context, node *v1.Node, maxAge
 	f := found{query: "displayName=" + node.Name}
 	live := func(ins core.Instance) bool { return !isGone(&ins) }
 	set, err := i.inv.Match(ctx, maxAge, func(ins core.Instance) bool {
-		return deref(ins.DisplayName) == node.Name && deref(ins.CompartmentId) == i.reader.compartment && live(ins)
+		return deref(ins.DisplayName) == node.Name && deref(ins.CompartmentId) == i.reader.Compartment() && live(ins)
 	}, func(ctx context.Context) ([]core.Instance, error) {
-		all, err := i.reader.listInstances(ctx, node.Name)
+		all, err := i.reader.ListInstances(ctx, node.Name)
 		return slices.DeleteFunc(all, func(ins core.Instance) bool { return !live(ins) }), err
 	})
 	if err != nil {
@@ -175,7 +176,7 @@ func (i *instances) findByDisplayName(ctx context.Context, node *v1.Node, maxAge
 func (i *instances) findByVnic(ctx context.Context, node *v1.Node, maxAge time.Duration) (found, error) {
 	ips, hostnames := nodeIPs(node), nodeHostnames(node)
 	f := found{query: fmt.Sprintf("displayName=%s, VNIC privateIp in %v or hostnameLabel in %v", node.Name, ips, hostnames)}
-	ids, err := i.reader.instancesByVnic(ctx, ips, hostnames)
+	ids, err := i.reader.InstancesByVnic(ctx, ips, hostnames)
 	if err != nil {
 		return found{}, fmt.Errorf("node %q: %w", node.Name, err)
 	}
@@ -185,7 +186,7 @@ func (i *instances) findByVnic(ctx context.Context, node *v1.Node, maxAge time.D
 		if err != nil {
 			return found{}, fmt.Errorf("node %q: %w", node.Name, err)
 		}
-		if r.Found && !isGone(&r.Item) && deref(r.Item.CompartmentId) == i.reader.compartment {
+		if r.Found && !isGone(&r.Item) && deref(r.Item.CompartmentId) == i.reader.Compartment() {
 			set = append(set, r.Item)
 		}
 	}
@@ -208,7 +209,7 @@ func (i *instances) single(node *v1.Node, f found, set []core.Instance) (found, 
 	slices.Sort(parts)
 	return found{}, fmt.Errorf("node %q: %d instances in compartment %s match %s: %s; cannot tell which is the node's "+
 		"(set the node's spec.providerID, e.g. kubelet --provider-id=%s<instance OCID>)",
-		node.Name, len(set), i.reader.compartment, f.query, strings.Join(parts, ", "), providerIDPrefix)
+		node.Name, len(set), i.reader.Compartment(), f.query, strings.Join(parts, ", "), providerIDPrefix)
 }
 
 // InstanceExists reports whether the node's instance still exists. The
@@ -271,7 +272,7 @@ var errInconsistent = errors.New("the compartment's listing shows the instance a
 // reports whether the instance is absent from it or terminated in it. Any
 // error, including a 404 for the compartment, is returned.
 func (i *instances) confirmGone(ctx context.Context, id string) (bool, error) {
-	all, err := i.reader.listInstances(ctx, "")
+	all, err := i.reader.ListInstances(ctx, "")
 	if err != nil {
 		return false, err
 	}
@@ -289,7 +290,7 @@ func (i *instances) confirmGone(ctx context.Context, id string) (bool, error) {
 // errCannotTell explains why a lookup that found nothing is not "gone".
 func (i *instances) errCannotTell(node *v1.Node, f found) error {
 	return fmt.Errorf("cannot tell whether node %q's instance exists: the node has no providerID and no instance "+
-		"in compartment %s matched %s; an empty match is not proof of deletion", node.Name, i.reader.compartment, f.query)
+		"in compartment %s matched %s; an empty match is not proof of deletion", node.Name, i.reader.Compartment(), f.query)
 }
 
 // InstanceShutdown reports whether the node's instance is STOPPED or
@@ -326,21 +327,21 @@ func (i *instances) InstanceMetadata(ctx context.Context, node *v1.Node) (*cloud
 	}
 	if f.instance == nil {
 		return nil, fmt.Errorf("node %q: no instance in compartment %s matched %s: %w",
-			node.Name, i.reader.compartment, f.query, cloudprovider.InstanceNotFound)
+			node.Name, i.reader.Compartment(), f.query, cloudprovider.InstanceNotFound)
 	}
 	ins := f.instance
 	id := deref(ins.Id)
-	vnic, err := i.reader.primaryVnic(ctx, id)
+	vnic, err := i.reader.PrimaryVnic(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("node %q: %w", node.Name, err)
 	}
-	vcn, err := i.reader.vcnOf(ctx, deref(vnic.SubnetId))
+	vcn, err := i.reader.VCNOf(ctx, deref(vnic.SubnetId))
 	if err != nil {
 		return nil, fmt.Errorf("node %q: %w", node.Name, err)
 	}
-	if vcn != i.reader.vcn {
+	if vcn != i.reader.VCN() {
 		return nil, fmt.Errorf("node %q: instance %s's primary VNIC is in VCN %q, not in the cluster's VCN %s (check vcn)",
-			node.Name, id, vcn, i.reader.vcn)
+			node.Name, id, vcn, i.reader.VCN())
 	}
 	zone := zoneOf(deref(ins.AvailabilityDomain))
 	if zone == "" {
@@ -433,4 +434,12 @@ func nodeHostnames(node *v1.Node) []string {
 	add(node.Name)
 	add(nodeaddr.Hostname(node))
 	return out
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }

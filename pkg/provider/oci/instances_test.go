@@ -379,7 +379,7 @@ func TestListInstancesPaginates(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.sim.ResetCalls()
-	all, err := s.i.reader.listInstances(context.Background(), "")
+	all, err := s.i.reader.ListInstances(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}

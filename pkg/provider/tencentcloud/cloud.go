@@ -14,6 +14,7 @@ import (
 
 	"github.com/ccmkit/ccm/internal/tcapi"
 	"github.com/ccmkit/ccm/internal/tencent/config"
+	"github.com/ccmkit/ccm/internal/tencent/cvmlookup"
 )
 
 // ProviderName is the --cloud-provider name and the providerID scheme.
@@ -66,10 +67,10 @@ func New(cfg *config.Config) (*Cloud, error) {
 	return c, nil
 }
 
-// newCloud wires the provider around an instanceAPI (the SDK, or a fake).
+// newCloud wires the provider around the CVM API (the SDK client, or a test wrapper of it).
 // One Cloud holds one instance inventory, shared by every controller.
-func newCloud(cfg *config.Config, api instanceAPI) *Cloud {
-	lookup := &instanceLookup{api: api, vpcID: cfg.VpcID}
+func newCloud(cfg *config.Config, api cvmlookup.API) *Cloud {
+	lookup := cvmlookup.New(api, cfg.VpcID)
 	return &Cloud{
 		cfg:       cfg,
 		instances: newInstances(lookup, cfg.Region, cfg.InstanceCacheTTL, cfg.InventoryEnabled()),

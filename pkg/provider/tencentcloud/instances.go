@@ -14,6 +14,7 @@ import (
 
 	"github.com/ccmkit/ccm/internal/inventory"
 	"github.com/ccmkit/ccm/internal/nodeaddr"
+	"github.com/ccmkit/ccm/internal/tencent/cvmlookup"
 )
 
 // CVM instance states we act on (see DescribeInstances' InstanceState).
@@ -32,7 +33,7 @@ const (
 // batches by-id calls and answers from recent answers; with inv nil (the
 // benchmark's baseline) every lookup is its own DescribeInstances.
 type instances struct {
-	lookup *instanceLookup
+	lookup *cvmlookup.Lookup
 	inv    *inventory.Inventory[*cvm.Instance]
 	region string
 	// metadataMaxAge is how old an answer may be for InstanceMetadata
@@ -50,17 +51,17 @@ const maxStateAge = 10 * time.Second
 
 // newInstances builds the InstancesV2 implementation over lookup, with an
 // inventory unless disabled.
-func newInstances(lookup *instanceLookup, region string, ttl time.Duration, useInventory bool) *instances {
+func newInstances(lookup *cvmlookup.Lookup, region string, ttl time.Duration, useInventory bool) *instances {
 	i := &instances{lookup: lookup, region: region, metadataMaxAge: ttl, stateMaxAge: min(ttl, maxStateAge)}
 	if useInventory {
 		i.inv = inventory.New(inventory.Source[*cvm.Instance]{
 			FetchByID: func(ctx context.Context, ids []string) ([]*cvm.Instance, error) {
-				return lookup.byID(ctx, "instances", ids...)
+				return lookup.ByID(ctx, "instances", ids...)
 			},
-			ListAll: lookup.inVPC,
+			ListAll: lookup.InVPC,
 			ID:      func(ins *cvm.Instance) string { return *ins.InstanceId },
-			Indexes: filterIndexes(lookup.vpcID),
-		}, inventory.Options{Provider: ProviderName, TTL: ttl, MaxBatch: pageSize, PageSize: pageSize})
+			Indexes: cvmlookup.FilterIndexes(lookup.VPC()),
+		}, inventory.Options{Provider: ProviderName, TTL: ttl, MaxBatch: cvmlookup.PageSize, PageSize: cvmlookup.PageSize})
 	}
 	return i
 }
@@ -128,7 +129,7 @@ func (i *instances) findByID(ctx context.Context, node *v1.Node, id string, maxA
 	fresh := true
 	switch i.inv {
 	case nil: // no inventory: one DescribeInstances per lookup
-		set, err := i.lookup.byID(ctx, fmt.Sprintf("node %q", node.Name), id)
+		set, err := i.lookup.ByID(ctx, fmt.Sprintf("node %q", node.Name), id)
 		if err != nil {
 			return found{}, err
 		}
@@ -154,9 +155,9 @@ func (i *instances) findByID(ctx context.Context, node *v1.Node, id string, maxA
 	if ins == nil {
 		return found{byID: true, fresh: fresh, query: query, id: id}, nil
 	}
-	if vpc := instanceVPC(ins); vpc != i.lookup.vpcID {
+	if vpc := cvmlookup.VPCOf(ins); vpc != i.lookup.VPC() {
 		return found{}, fmt.Errorf("node %q: instance %s is in VPC %q, not in the cluster's VPC %s (check vpc_id)",
-			node.Name, id, vpc, i.lookup.vpcID)
+			node.Name, id, vpc, i.lookup.VPC())
 	}
 	return found{instance: ins, byID: true, fresh: fresh, query: query, id: id}, nil
 }
@@ -168,7 +169,7 @@ func (i *instances) findByID(ctx context.Context, node *v1.Node, id string, maxA
 func (i *instances) findByFilter(ctx context.Context, node *v1.Node, name string, values []string, maxAge time.Duration) (found, error) {
 	query := name + "=" + strings.Join(values, ",")
 	direct := func(ctx context.Context) ([]*cvm.Instance, error) {
-		return i.lookup.byFilter(ctx, fmt.Sprintf("node %q", node.Name), name, values)
+		return i.lookup.ByFilter(ctx, fmt.Sprintf("node %q", node.Name), name, values)
 	}
 	var set []*cvm.Instance
 	var err error
@@ -188,7 +189,7 @@ func (i *instances) findByFilter(ctx context.Context, node *v1.Node, name string
 	}
 	return found{}, fmt.Errorf("node %q: %d instances in VPC %s match %s: %s; cannot tell which is the node's "+
 		"(set the node's spec.providerID, e.g. kubelet --provider-id=%s<zone>/<ins-id>)",
-		node.Name, len(set), i.lookup.vpcID, query, describeCandidates(set), providerIDPrefix)
+		node.Name, len(set), i.lookup.VPC(), query, describeCandidates(set), providerIDPrefix)
 }
 
 // describeCandidates lists up to ten instances as id "name", sorted by id.
@@ -208,7 +209,7 @@ func describeCandidates(set []*cvm.Instance) string {
 func (i *instances) errCannotTell(node *v1.Node, f found) error {
 	return fmt.Errorf("cannot tell whether node %q's instance exists: the node has no providerID and "+
 		"no instance in VPC %s matched %s; an empty filter result is not proof of deletion",
-		node.Name, i.lookup.vpcID, f.query)
+		node.Name, i.lookup.VPC(), f.query)
 }
 
 // InstanceExists reports whether the node's instance still exists. The
@@ -287,7 +288,7 @@ func (i *instances) InstanceMetadata(ctx context.Context, node *v1.Node) (*cloud
 	}
 	if f.instance == nil {
 		return nil, fmt.Errorf("node %q: no instance in VPC %s matched %s: %w",
-			node.Name, i.lookup.vpcID, f.query, cloudprovider.InstanceNotFound)
+			node.Name, i.lookup.VPC(), f.query, cloudprovider.InstanceNotFound)
 	}
 	ins := f.instance
 	zone := ""
@@ -337,4 +338,12 @@ func nodeAddresses(node *v1.Node, ins *cvm.Instance) []v1.NodeAddress {
 		hostname = node.Name
 	}
 	return append(out, v1.NodeAddress{Type: v1.NodeHostName, Address: hostname})
+}
+
+// deref reads an optional string field of an answer.
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }

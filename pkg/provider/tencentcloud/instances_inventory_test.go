@@ -8,31 +8,21 @@ import (
 	"testing"
 	"time"
 
-	cvm "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm/v20170312"
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/ccmkit/ccm/internal/tencent/config"
+	"github.com/ccmkit/ccm/internal/tencent/cvmlookup/cvmlookuptest"
+	"github.com/ccmkit/ccm/pkg/cloudsim"
 )
 
-// fleet builds n running instances of our VPC with private IPs 10.1.x.y.
-func fleet(n int) (*fakeCVM, []ins) {
-	var specs []ins
+// fleet runs cloudsim with n running instances of our VPC with private
+// IPs 10.1.x.y.
+func fleet(t *testing.T, n int) (*cvmlookuptest.Env, []cloudsim.Instance) {
+	var in []cloudsim.Instance
 	for k := range n {
-		specs = append(specs, ins{id: fmt.Sprintf("ins-f%07d", k), private: []string{fmt.Sprintf("10.1.%d.%d", k/200, k%200)}})
+		in = append(in, cloudsim.Instance{ID: fmt.Sprintf("ins-f%07d", k), PrivateIP: fmt.Sprintf("10.1.%d.%d", k/200, 1+k%200)})
 	}
-	return newFake(specs...), specs
-}
-
-func (f *fakeCVM) callCount() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.calls)
-}
-
-func (f *fakeCVM) setRespond(r func(*cvm.DescribeInstancesRequest) (*cvm.DescribeInstancesResponse, error)) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.respond = r
+	return startNodes(t, in...), in
 }
 
 // metadataForAll asks for every node's metadata concurrently, as the node
@@ -60,20 +50,20 @@ func metadataForAll(t *testing.T, i *instances, nodes []*v1.Node) []string {
 func TestManyNodesCostFewCalls(t *testing.T) {
 	const n = 250
 	budget := 2 * ((n + 99) / 100)
-	fake, specs := fleet(n)
-	i := newTestInstancesWith(fake, func(c *config.Config) { c.InstanceCacheTTL = 200 * time.Millisecond })
+	env, specs := fleet(t, n)
+	i := newTestInstancesWith(env, func(c *config.Config) { c.InstanceCacheTTL = 200 * time.Millisecond })
 
 	var byIP []*v1.Node
 	for _, s := range specs {
-		byIP = append(byIP, testNode(s.private[0], "", internalIP(s.private[0])))
+		byIP = append(byIP, testNode(s.PrivateIP, "", internalIP(s.PrivateIP)))
 	}
 	ids := metadataForAll(t, i, byIP)
 	for k, s := range specs {
-		if want := "tencentcloud:///ap-guangzhou-3/" + s.id; ids[k] != want {
+		if want := "tencentcloud:///ap-guangzhou-3/" + s.ID; ids[k] != want {
 			t.Fatalf("node %s: providerID %q, want %q", byIP[k].Name, ids[k], want)
 		}
 	}
-	if c := fake.callCount(); c > budget {
+	if c := len(env.API.Calls()); c > budget {
 		t.Errorf("initializing %d nodes by IP took %d calls, want <= %d", n, c, budget)
 	}
 
@@ -81,14 +71,14 @@ func TestManyNodesCostFewCalls(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	var byID []*v1.Node
 	for k, s := range specs {
-		byID = append(byID, testNode(byIP[k].Name, ids[k], internalIP(s.private[0])))
+		byID = append(byID, testNode(byIP[k].Name, ids[k], internalIP(s.PrivateIP)))
 	}
-	before := fake.callCount()
+	before := len(env.API.Calls())
 	metadataForAll(t, i, byID)
-	if c := fake.callCount() - before; c < 1 || c > budget {
+	if c := len(env.API.Calls()) - before; c < 1 || c > budget {
 		t.Errorf("a status sync of %d nodes took %d calls, want 1..%d", n, c, budget)
 	}
-	for _, req := range fake.calls {
+	for _, req := range env.API.Calls() {
 		if len(req.InstanceIds) > 100 {
 			t.Errorf("a call asked for %d ids", len(req.InstanceIds))
 		}
@@ -101,34 +91,33 @@ func TestInventoryNeverDeletesFromMemory(t *testing.T) {
 	const id = "ins-aaaa0001"
 	node := testNode("10.0.0.1", "tencentcloud:///ap-guangzhou-3/"+id)
 	ctx := context.Background()
-	throttled := func(*cvm.DescribeInstancesRequest) (*cvm.DescribeInstancesResponse, error) {
-		return nil, sdkErr("RequestLimitExceeded")
-	}
-	gone := func(*cvm.DescribeInstancesRequest) (*cvm.DescribeInstancesResponse, error) { return answer(0), nil }
-	running := func(*cvm.DescribeInstancesRequest) (*cvm.DescribeInstancesResponse, error) {
-		return answer(1, ins{id: id, private: []string{"10.0.0.1"}}.build()), nil
-	}
+	// What the re-check answers. A TERMINATING instance never runs again on
+	// a real cloud, nor in cloudsim, so "running" is answered directly.
+	running := cvmlookuptest.Instance(id)
+	throttled := func(env *cvmlookuptest.Env) { env.Fail("RequestLimitExceeded", 0) }
+	gone := func(env *cvmlookuptest.Env) { env.API.AnswerWith(reply(cvmlookuptest.Answer(0), nil)) }
+	runs := func(env *cvmlookuptest.Env) { env.API.AnswerWith(reply(cvmlookuptest.Answer(1, running), nil)) }
 
 	tests := []struct {
 		name       string
 		state      string // of the instance when the inventory learned it
-		then       func(*cvm.DescribeInstancesRequest) (*cvm.DescribeInstancesResponse, error)
+		then       func(*cvmlookuptest.Env)
 		wantExists bool
 		wantErr    string
 	}{
 		{"remembered terminating, the re-check is throttled", "TERMINATING", throttled, true, "RequestLimitExceeded"},
-		{"remembered terminating, the re-check says running", "TERMINATING", running, true, ""},
+		{"remembered terminating, the re-check says running", "TERMINATING", runs, true, ""},
 		{"remembered terminating, the re-check says gone", "TERMINATING", gone, false, ""},
 		{"remembered running, gone since: memory says exists", "RUNNING", gone, true, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fake := newFake(ins{id: id, state: tt.state, private: []string{"10.0.0.1"}})
-			i := newTestInstances(fake)
+			env := startNodes(t, cloudsim.Instance{ID: id, State: tt.state, PrivateIP: "10.0.0.1"})
+			i := newTestInstances(env)
 			if _, err := i.InstanceMetadata(ctx, node); err != nil { // the inventory learns the instance
 				t.Fatal(err)
 			}
-			fake.setRespond(tt.then)
+			tt.then(env)
 			exists, err := i.InstanceExists(ctx, node)
 			if exists != tt.wantExists || (err == nil) != (tt.wantErr == "") ||
 				(err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
@@ -138,24 +127,28 @@ func TestInventoryNeverDeletesFromMemory(t *testing.T) {
 	}
 
 	t.Run("a node found by IP in a listing, terminating: re-checked by id", func(t *testing.T) {
-		fake := newFake(ins{id: id, state: "TERMINATING", private: []string{"10.0.0.1"}})
-		i := newTestInstances(fake)
+		env := startNodes(t, cloudsim.Instance{ID: id, State: "TERMINATING", PrivateIP: "10.0.0.1"})
+		i := newTestInstances(env)
 		byIP := testNode("10.0.0.1", "")
 		_, _ = i.InstanceMetadata(ctx, testNode("10.0.0.1", "")) // a rent...
 		_, _ = i.InstanceMetadata(ctx, testNode("10.0.0.1", "")) // ...then a listing
-		fake.setRespond(throttled)
+		throttled(env)
 		if exists, err := i.InstanceExists(ctx, byIP); !exists || err == nil {
 			t.Errorf("InstanceExists = %v, %v; want true with the re-check's error", exists, err)
 		}
 	})
 
 	t.Run("remembered running, gone since: once the memory is too old, a fresh call says gone", func(t *testing.T) {
-		fake := newFake(ins{id: id, private: []string{"10.0.0.1"}})
-		i := newTestInstancesWith(fake, func(c *config.Config) { c.InstanceCacheTTL = 50 * time.Millisecond })
+		// The instance terminates and, after the linger, is gone from cloudsim.
+		env := cvmlookuptest.Start(t, func(o *cloudsim.Options) { o.TerminatedLinger = time.Millisecond })
+		env.Add(t, cloudsim.Instance{ID: id, PrivateIP: "10.0.0.1"})
+		i := newTestInstancesWith(env, func(c *config.Config) { c.InstanceCacheTTL = 50 * time.Millisecond })
 		if exists, err := i.InstanceExists(ctx, node); !exists || err != nil {
 			t.Fatalf("InstanceExists = %v, %v", exists, err)
 		}
-		fake.setRespond(gone)
+		if err := env.Sim.SetInstanceState(id, "TERMINATING"); err != nil {
+			t.Fatal(err)
+		}
 		time.Sleep(80 * time.Millisecond)
 		if exists, err := i.InstanceExists(ctx, node); exists || err != nil {
 			t.Errorf("InstanceExists = %v, %v; want false, nil", exists, err)
@@ -167,8 +160,8 @@ func TestInventoryNeverDeletesFromMemory(t *testing.T) {
 func TestLifecycleChecksWantYoungAnswers(t *testing.T) {
 	const id = "ins-aaaa0001"
 	node := testNode("w", "tencentcloud:///ap-guangzhou-3/"+id)
-	fake := newFake(ins{id: id})
-	i := newTestInstancesWith(fake, func(c *config.Config) { c.InstanceCacheTTL = time.Hour })
+	env := startNodes(t, cloudsim.Instance{ID: id})
+	i := newTestInstancesWith(env, func(c *config.Config) { c.InstanceCacheTTL = time.Hour })
 	if i.stateMaxAge != maxStateAge || i.metadataMaxAge != time.Hour {
 		t.Fatalf("max ages %s, %s", i.stateMaxAge, i.metadataMaxAge)
 	}
@@ -176,15 +169,15 @@ func TestLifecycleChecksWantYoungAnswers(t *testing.T) {
 	if _, err := i.InstanceMetadata(ctx, node); err != nil {
 		t.Fatal(err)
 	}
-	if shut, err := i.InstanceShutdown(ctx, node); shut || err != nil || fake.callCount() != 1 {
-		t.Errorf("InstanceShutdown = %v, %v after %d calls; want an answer from memory", shut, err, fake.callCount())
+	if shut, err := i.InstanceShutdown(ctx, node); shut || err != nil || len(env.API.Calls()) != 1 {
+		t.Errorf("InstanceShutdown = %v, %v after %d calls; want an answer from memory", shut, err, len(env.API.Calls()))
 	}
 	// TTL 0: nothing is remembered, but lookups are still batched.
-	i = newTestInstancesWith(fake, func(c *config.Config) { c.InstanceCacheTTL = 0 })
-	before := fake.callCount()
+	i = newTestInstancesWith(env, func(c *config.Config) { c.InstanceCacheTTL = 0 })
+	before := len(env.API.Calls())
 	_, _ = i.InstanceMetadata(ctx, node)
 	_, _ = i.InstanceMetadata(ctx, node)
-	if c := fake.callCount() - before; c != 2 {
+	if c := len(env.API.Calls()) - before; c != 2 {
 		t.Errorf("%d calls with caching off, want 2", c)
 	}
 }

@@ -15,6 +15,8 @@ import (
 
 	"github.com/ccmkit/ccm/internal/tcapi"
 	"github.com/ccmkit/ccm/internal/tencent/config"
+	"github.com/ccmkit/ccm/internal/tencent/cvmlookup/cvmlookuptest"
+	"github.com/ccmkit/ccm/pkg/cloudsim"
 )
 
 // call summarizes one DescribeInstances request for assertions.
@@ -33,11 +35,16 @@ func summarize(req *cvm.DescribeInstancesRequest) call {
 	return c
 }
 
+// ins is a cloudsim instance of the test VPC.
+func ins(id, name, ip string) cloudsim.Instance {
+	return cloudsim.Instance{ID: id, Name: name, PrivateIP: ip}
+}
+
 func TestFindMappingPaths(t *testing.T) {
-	fake := newFake(
-		ins{id: "ins-aaaa0001", name: "worker-1", private: []string{"10.0.0.1"}},
-		ins{id: "ins-aaaa0002", name: "worker-2", private: []string{"10.0.0.2", "10.0.1.2"}},
-		ins{id: "ins-aaaa0003", name: "host-3.example", private: []string{"10.0.0.3"}},
+	env := startNodes(t,
+		ins("ins-aaaa0001", "worker-1", "10.0.0.1"),
+		ins("ins-aaaa0002", "worker-2", "10.0.0.2"),
+		ins("ins-aaaa0003", "host-3.example", "10.0.0.3"),
 	)
 	tests := []struct {
 		name   string
@@ -57,8 +64,8 @@ func TestFindMappingPaths(t *testing.T) {
 			"ins-aaaa0002", call{ids: "ins-aaaa0002"}},
 		{"IPv4 node name", testNode("10.0.0.2", "", internalIP("10.0.0.9")),
 			"ins-aaaa0002", call{filters: "vpc-id=" + testVPC + ";private-ip-address=10.0.0.2"}},
-		{"InternalIP addresses", testNode("worker-x", "", internalIP("10.0.1.2"), internalIP("fd00::1"), internalIP("10.0.1.2")),
-			"ins-aaaa0002", call{filters: "vpc-id=" + testVPC + ";private-ip-address=10.0.1.2"}},
+		{"InternalIP addresses", testNode("worker-x", "", internalIP("10.0.0.2"), internalIP("fd00::1"), internalIP("10.0.0.2")),
+			"ins-aaaa0002", call{filters: "vpc-id=" + testVPC + ";private-ip-address=10.0.0.2"}},
 		{"instance name", testNode("worker-1", ""),
 			"ins-aaaa0001", call{filters: "vpc-id=" + testVPC + ";instance-name=worker-1"}},
 		{"instance name or hostname address", testNode("node-3", "", hostnameAddr("host-3.example")),
@@ -66,18 +73,19 @@ func TestFindMappingPaths(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fake.calls = nil
-			got, err := newTestInstances(fake).find(context.Background(), tt.node, config.DefaultInstanceCacheTTL)
+			env.API.Reset()
+			got, err := newTestInstances(env).find(context.Background(), tt.node, config.DefaultInstanceCacheTTL)
 			if err != nil {
 				t.Fatalf("find: %v", err)
 			}
 			if got.instance == nil || *got.instance.InstanceId != tt.wantID {
 				t.Fatalf("found %+v, want %s", got.instance, tt.wantID)
 			}
-			if len(fake.calls) != 1 {
-				t.Fatalf("%d calls, want 1", len(fake.calls))
+			calls := env.API.Calls()
+			if len(calls) != 1 {
+				t.Fatalf("%d calls, want 1", len(calls))
 			}
-			if c := summarize(fake.calls[0]); c != tt.want {
+			if c := summarize(calls[0]); c != tt.want {
 				t.Errorf("request %+v, want %+v", c, tt.want)
 			}
 		})
@@ -87,30 +95,31 @@ func TestFindMappingPaths(t *testing.T) {
 func TestFindStopsAtFirstApplicableRule(t *testing.T) {
 	// The node is named by IP; an instance named like the node exists but
 	// must not be used: the IP rule applies and finds nothing.
-	fake := newFake(ins{id: "ins-aaaa0001", name: "10.0.0.7", private: []string{"10.9.9.9"}})
-	f, err := newTestInstances(fake).find(context.Background(), testNode("10.0.0.7", ""), config.DefaultInstanceCacheTTL)
+	env := startNodes(t, ins("ins-aaaa0001", "10.0.0.7", "10.9.9.9"))
+	f, err := newTestInstances(env).find(context.Background(), testNode("10.0.0.7", ""), config.DefaultInstanceCacheTTL)
 	if err != nil || f.instance != nil || f.byID {
 		t.Fatalf("find = %+v, %v; want nothing found by filter", f, err)
 	}
-	if len(fake.calls) != 1 {
-		t.Fatalf("%d calls, want 1", len(fake.calls))
+	if n := len(env.API.Calls()); n != 1 {
+		t.Fatalf("%d calls, want 1", n)
 	}
 }
 
 func TestFindSplitsFilterValuesByFive(t *testing.T) {
-	fake := newFake(ins{id: "ins-aaaa0001", private: []string{"10.0.0.6"}})
+	env := startNodes(t, ins("ins-aaaa0001", "", "10.0.0.6"))
 	var addrs []v1.NodeAddress
 	for i := 1; i <= 6; i++ {
 		addrs = append(addrs, internalIP(fmt.Sprintf("10.0.0.%d", i)))
 	}
-	f, err := newTestInstances(fake).find(context.Background(), testNode("n", "", addrs...), config.DefaultInstanceCacheTTL)
+	f, err := newTestInstances(env).find(context.Background(), testNode("n", "", addrs...), config.DefaultInstanceCacheTTL)
 	if err != nil || f.instance == nil {
 		t.Fatalf("find = %+v, %v", f, err)
 	}
-	if len(fake.calls) != 2 {
-		t.Fatalf("%d calls, want 2 (5 + 1 values)", len(fake.calls))
+	calls := env.API.Calls()
+	if len(calls) != 2 {
+		t.Fatalf("%d calls, want 2 (5 + 1 values)", len(calls))
 	}
-	if got := summarize(fake.calls[1]).filters; got != "vpc-id="+testVPC+";private-ip-address=10.0.0.6" {
+	if got := summarize(calls[1]).filters; got != "vpc-id="+testVPC+";private-ip-address=10.0.0.6" {
 		t.Errorf("second call filters %q", got)
 	}
 }
@@ -118,22 +127,22 @@ func TestFindSplitsFilterValuesByFive(t *testing.T) {
 func TestFindAmbiguous(t *testing.T) {
 	tests := []struct {
 		name string
-		fake *fakeCVM
+		in   []cloudsim.Instance
 		node *v1.Node
 	}{
 		{"two instances with the node's name",
-			newFake(ins{id: "ins-aaaa0001", name: "w"}, ins{id: "ins-aaaa0002", name: "w"}),
+			[]cloudsim.Instance{ins("ins-aaaa0001", "w", ""), ins("ins-aaaa0002", "w", "")},
 			testNode("w", "")},
 		{"node IPs on two instances",
-			newFake(ins{id: "ins-aaaa0001", private: []string{"10.0.0.1"}}, ins{id: "ins-aaaa0002", private: []string{"10.0.0.2"}}),
+			[]cloudsim.Instance{ins("ins-aaaa0001", "", "10.0.0.1"), ins("ins-aaaa0002", "", "10.0.0.2")},
 			testNode("w", "", internalIP("10.0.0.1"), internalIP("10.0.0.2"))},
 		{"name and hostname on two instances",
-			newFake(ins{id: "ins-aaaa0001", name: "w"}, ins{id: "ins-aaaa0002", name: "w.example"}),
+			[]cloudsim.Instance{ins("ins-aaaa0001", "w", ""), ins("ins-aaaa0002", "w.example", "")},
 			testNode("w", "", hostnameAddr("w.example"))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			i := newTestInstances(tt.fake)
+			i := newTestInstances(startNodes(t, tt.in...))
 			_, err := i.InstanceMetadata(context.Background(), tt.node)
 			if err == nil || !strings.Contains(err.Error(), "ins-aaaa0001") || !strings.Contains(err.Error(), "ins-aaaa0002") {
 				t.Fatalf("metadata error %v, want one naming both candidates", err)
@@ -149,9 +158,23 @@ func TestFindAmbiguous(t *testing.T) {
 	}
 }
 
+// Through the interface, 250 instances of one name are ambiguous, and the
+// error lists a bounded number of candidates.
+func TestAmbiguityErrorIsBounded(t *testing.T) {
+	var in []cloudsim.Instance
+	for n := range 250 {
+		in = append(in, ins(fmt.Sprintf("ins-p%07d", n), "same", ""))
+	}
+	_, err := newTestInstances(startNodes(t, in...)).InstanceMetadata(context.Background(), testNode("same", ""))
+	if err == nil || !strings.Contains(err.Error(), "250 instances") || !strings.Contains(err.Error(), "and 240 more") {
+		t.Errorf("error %v, want an ambiguity error", err)
+	}
+}
+
 func TestVPCMismatch(t *testing.T) {
-	fake := newFake(ins{id: "ins-aaaa0001", name: "w", vpc: otherVPC, private: []string{"10.0.0.1"}})
-	i := newTestInstances(fake)
+	foreign := cloudsim.Instance{ID: "ins-aaaa0001", Name: "w", VpcID: otherVPC, PrivateIP: "10.0.0.1"}
+	env := startNodes(t, foreign)
+	i := newTestInstances(env)
 	ctx := context.Background()
 
 	t.Run("by providerID", func(t *testing.T) {
@@ -174,9 +197,12 @@ func TestVPCMismatch(t *testing.T) {
 		}
 	})
 	t.Run("by filter: an answer ignoring the vpc-id filter is dropped", func(t *testing.T) {
-		lying := &fakeCVM{respond: func(*cvm.DescribeInstancesRequest) (*cvm.DescribeInstancesResponse, error) {
-			return answer(1, fake.instances[0]), nil
-		}}
+		lying := startNodes(t)
+		in := cvmlookuptest.Instance(foreign.ID)
+		in.VirtualPrivateCloud.VpcId = common.StringPtr(otherVPC)
+		lying.API.AnswerWith(func(*cvm.DescribeInstancesRequest) (*cvm.DescribeInstancesResponse, error) {
+			return cvmlookuptest.Answer(1, in), nil
+		})
 		_, err := newTestInstances(lying).InstanceMetadata(ctx, testNode("10.0.0.1", ""))
 		if !errors.Is(err, cloudprovider.InstanceNotFound) {
 			t.Errorf("metadata error %v, want InstanceNotFound", err)
@@ -184,61 +210,68 @@ func TestVPCMismatch(t *testing.T) {
 	})
 }
 
+// answering replaces cloudsim's answer, for answers no API model gives.
+type answering func(*cvm.DescribeInstancesRequest) (*cvm.DescribeInstancesResponse, error)
+
+func reply(resp *cvm.DescribeInstancesResponse, err error) answering {
+	return func(*cvm.DescribeInstancesRequest) (*cvm.DescribeInstancesResponse, error) { return resp, err }
+}
+
 func TestInstanceExists(t *testing.T) {
 	const id = "ins-aaaa0001"
 	byProviderID := testNode("w", "tencentcloud:///ap-guangzhou-3/"+id)
 	byName := testNode(id, "")
 	byIP := testNode("10.0.0.1", "")
-	one := func(s ins) func(*cvm.DescribeInstancesRequest) (*cvm.DescribeInstancesResponse, error) {
-		return func(*cvm.DescribeInstancesRequest) (*cvm.DescribeInstancesResponse, error) {
-			return answer(1, s.build()), nil
-		}
+	inState := func(state string) []cloudsim.Instance {
+		return []cloudsim.Instance{{ID: id, PrivateIP: "10.0.0.1", State: state}}
 	}
-	reply := func(resp *cvm.DescribeInstancesResponse, err error) func(*cvm.DescribeInstancesRequest) (*cvm.DescribeInstancesResponse, error) {
-		return func(*cvm.DescribeInstancesRequest) (*cvm.DescribeInstancesResponse, error) { return resp, err }
-	}
-	noID := answer(1, &cvm.Instance{InstanceName: common.StringPtr("x")})
-	noTotal := answer(0)
+	noTotal := cvmlookuptest.Answer(0)
 	noTotal.Response.TotalCount = nil
 
 	tests := []struct {
 		name       string
 		node       *v1.Node
-		respond    func(*cvm.DescribeInstancesRequest) (*cvm.DescribeInstancesResponse, error)
+		in         []cloudsim.Instance // cloudsim's instances
+		fault      string              // every DescribeInstances answers this code
+		status     int                 // ... or this HTTP status
+		answer     answering           // replaces cloudsim's answer
 		wantExists bool
 		wantErr    string // substring; "" means no error
 	}{
-		{"running", byProviderID, one(ins{id: id}), true, ""},
-		{"stopped", byProviderID, one(ins{id: id, state: "STOPPED"}), true, ""},
-		{"launch failed still exists", byProviderID, one(ins{id: id, state: "LAUNCH_FAILED"}), true, ""},
-		{"terminating", byProviderID, one(ins{id: id, state: "TERMINATING"}), false, ""},
-		{"gone by providerID", byProviderID, reply(answer(0), nil), false, ""},
-		{"gone by instance-id name", byName, reply(answer(0), nil), false, ""},
-		{"terminating found by filter", byIP, one(ins{id: id, state: "TERMINATING", private: []string{"10.0.0.1"}}), false, ""},
-		{"filter found nothing", byIP, reply(answer(0), nil), true, "cannot tell"},
-		{"throttled", byProviderID, reply(nil, sdkErr("RequestLimitExceeded")), true, "[RequestLimitExceeded]"},
-		{"auth failure", byProviderID, reply(nil, sdkErr("AuthFailure.SignatureFailure")), true, "AuthFailure.SignatureFailure"},
-		{"auth failure by filter", byIP, reply(nil, sdkErr("AuthFailure.SecretIdNotFound")), true, "private-ip-address filter"},
-		{"http 502", byProviderID, reply(nil, sdkErr("ClientError.HttpStatusCodeError")), true, "HttpStatusCodeError"},
-		{"timeout", byProviderID, reply(nil, context.DeadlineExceeded), true, "deadline"},
-		{"invalid filter", byIP, reply(nil, sdkErr("InvalidFilter")), true, "InvalidFilter"},
-		{"no Response", byProviderID, reply(&cvm.DescribeInstancesResponse{}, nil), true, "malformed"},
-		{"nil response", byProviderID, reply(nil, nil), true, "malformed"},
-		{"no TotalCount", byProviderID, reply(noTotal, nil), true, "TotalCount"},
-		{"TotalCount without the instance", byProviderID, reply(answer(1), nil), true, "malformed"},
-		{"another instance answered", byProviderID, one(ins{id: "ins-bbbb0002"}), true, "not asked for"},
-		{"same instance twice", byProviderID, reply(answer(2, ins{id: id}.build(), ins{id: id}.build()), nil), true, "twice"},
-		{"instance without id", byProviderID, reply(noID, nil), true, "no InstanceId"},
-		{"instance in another VPC", byProviderID, one(ins{id: id, vpc: otherVPC}), true, otherVPC},
-		{"foreign providerID", testNode("w", "aws:///us-east-1a/i-0123"), nil, true, "not a Tencent Cloud providerID"},
+		{name: "running", node: byProviderID, in: inState("RUNNING"), wantExists: true},
+		{name: "stopped", node: byProviderID, in: inState("STOPPED"), wantExists: true},
+		{name: "launch failed still exists", node: byProviderID, in: inState("LAUNCH_FAILED"), wantExists: true},
+		{name: "terminating", node: byProviderID, in: inState("TERMINATING")},
+		{name: "gone by providerID", node: byProviderID},
+		{name: "gone by instance-id name", node: byName},
+		{name: "terminating found by filter", node: byIP, in: inState("TERMINATING")},
+		{name: "filter found nothing", node: byIP, wantExists: true, wantErr: "cannot tell"},
+		{name: "throttled", node: byProviderID, fault: "RequestLimitExceeded", wantExists: true, wantErr: "[RequestLimitExceeded]"},
+		{name: "auth failure", node: byProviderID, fault: "AuthFailure.SignatureFailure", wantExists: true, wantErr: "AuthFailure.SignatureFailure"},
+		{name: "auth failure by filter", node: byIP, fault: "AuthFailure.SecretIdNotFound", wantExists: true, wantErr: "private-ip-address filter"},
+		{name: "http 502", node: byProviderID, status: 502, wantExists: true, wantErr: "502"},
+		{name: "invalid filter", node: byIP, fault: "InvalidFilter", wantExists: true, wantErr: "InvalidFilter"},
+		{name: "instance in another VPC", node: byProviderID, in: []cloudsim.Instance{{ID: id, VpcID: otherVPC}}, wantExists: true, wantErr: otherVPC},
+		{name: "foreign providerID", node: testNode("w", "aws:///us-east-1a/i-0123"), wantExists: true, wantErr: "not a Tencent Cloud providerID"},
+		{name: "timeout", node: byProviderID, answer: reply(nil, context.DeadlineExceeded), wantExists: true, wantErr: "deadline"},
+		{name: "no Response", node: byProviderID, answer: reply(&cvm.DescribeInstancesResponse{}, nil), wantExists: true, wantErr: "malformed"},
+		{name: "nil response", node: byProviderID, answer: reply(nil, nil), wantExists: true, wantErr: "malformed"},
+		{name: "no TotalCount", node: byProviderID, answer: reply(noTotal, nil), wantExists: true, wantErr: "TotalCount"},
+		{name: "TotalCount without the instance", node: byProviderID, answer: reply(cvmlookuptest.Answer(1), nil), wantExists: true, wantErr: "malformed"},
+		{name: "another instance answered", node: byProviderID, answer: reply(cvmlookuptest.Answer(1, cvmlookuptest.Instance("ins-bbbb0002")), nil),
+			wantExists: true, wantErr: "not asked for"},
 	}
 	for _, mode := range []string{"inventory", "direct"} {
 		for _, tt := range tests {
 			t.Run(mode+"/"+tt.name, func(t *testing.T) {
-				fake := &fakeCVM{respond: tt.respond}
-				i := newTestInstances(fake)
+				env := startNodes(t, tt.in...)
+				if tt.fault != "" || tt.status != 0 {
+					env.Fail(tt.fault, tt.status)
+				}
+				env.API.AnswerWith(tt.answer)
+				i := newTestInstances(env)
 				if mode == "direct" {
-					i = newTestInstancesWith(fake, func(c *config.Config) { c.Inventory = "off" })
+					i = newTestInstancesWith(env, func(c *config.Config) { c.Inventory = "off" })
 				}
 				exists, err := i.InstanceExists(context.Background(), tt.node)
 				if exists != tt.wantExists {
@@ -256,13 +289,12 @@ func TestInstanceExists(t *testing.T) {
 }
 
 func TestInstanceExistsErrorNamesOperationAndNode(t *testing.T) {
-	fake := &fakeCVM{respond: func(*cvm.DescribeInstancesRequest) (*cvm.DescribeInstancesResponse, error) {
-		return nil, sdkErr("AuthFailure.SignatureFailure")
-	}}
-	_, err := newTestInstances(fake).InstanceExists(context.Background(), testNode("10.0.0.5", ""))
-	want := `DescribeInstances for node "10.0.0.5" (private-ip-address filter): [AuthFailure.SignatureFailure] fake AuthFailure.SignatureFailure (request id req-1)`
-	if err == nil || err.Error() != want {
-		t.Fatalf("error\n %v\nwant\n %s", err, want)
+	env := startNodes(t)
+	env.Fail("AuthFailure.SignatureFailure", 0)
+	_, err := newTestInstances(env).InstanceExists(context.Background(), testNode("10.0.0.5", ""))
+	want := `DescribeInstances for node "10.0.0.5" (private-ip-address filter): [AuthFailure.SignatureFailure] `
+	if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "(request id ") {
+		t.Fatalf("error\n %v\nwant it to start with\n %s\nand name the request id", err, want)
 	}
 	if tcapi.Code(err) != "AuthFailure.SignatureFailure" {
 		t.Errorf("errorCode = %q", tcapi.Code(err))
@@ -290,37 +322,34 @@ func TestInstanceShutdown(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s missing=%v", tt.state, tt.missing), func(t *testing.T) {
-			fake := newFake(ins{id: id, state: tt.state})
-			if tt.missing {
-				fake = newFake()
+			env := startNodes(t)
+			if !tt.missing {
+				env.Add(t, cloudsim.Instance{ID: id, State: tt.state})
 			}
-			got, err := newTestInstances(fake).InstanceShutdown(context.Background(), node)
+			got, err := newTestInstances(env).InstanceShutdown(context.Background(), node)
 			if err != nil || got != tt.want {
 				t.Errorf("InstanceShutdown = %v, %v; want %v, nil", got, err, tt.want)
 			}
 		})
 	}
 	t.Run("errors are errors", func(t *testing.T) {
-		fake := &fakeCVM{respond: func(*cvm.DescribeInstancesRequest) (*cvm.DescribeInstancesResponse, error) {
-			return nil, sdkErr("RequestLimitExceeded")
-		}}
-		if got, err := newTestInstances(fake).InstanceShutdown(context.Background(), node); got || err == nil {
+		env := startNodes(t, cloudsim.Instance{ID: id, State: "STOPPED"})
+		env.Fail("RequestLimitExceeded", 0)
+		if got, err := newTestInstances(env).InstanceShutdown(context.Background(), node); got || err == nil {
 			t.Errorf("InstanceShutdown = %v, %v; want false with an error", got, err)
 		}
 	})
 	t.Run("filter found nothing is an error", func(t *testing.T) {
-		if got, err := newTestInstances(newFake()).InstanceShutdown(context.Background(), testNode("10.0.0.1", "")); got || err == nil {
+		if got, err := newTestInstances(startNodes(t)).InstanceShutdown(context.Background(), testNode("10.0.0.1", "")); got || err == nil {
 			t.Errorf("InstanceShutdown = %v, %v; want false with an error", got, err)
 		}
 	})
 }
 
 func TestInstanceMetadata(t *testing.T) {
-	fake := newFake(ins{
-		id: "ins-aaaa0001", name: "worker-1", zone: "ap-guangzhou-6", typ: "SA2.LARGE8",
-		private: []string{"10.0.0.1", "10.0.0.11"}, public: []string{"203.0.113.7"},
-	})
-	i := newTestInstances(fake)
+	env := startNodes(t, cloudsim.Instance{ID: "ins-aaaa0001", Name: "worker-1", Zone: "ap-guangzhou-6", Type: "SA2.LARGE8",
+		PrivateIP: "10.0.0.1", PublicIP: "203.0.113.7"})
+	i := newTestInstances(env)
 	ctx := context.Background()
 
 	tests := []struct {
@@ -346,7 +375,6 @@ func TestInstanceMetadata(t *testing.T) {
 				InstanceType: "SA2.LARGE8",
 				NodeAddresses: []v1.NodeAddress{
 					{Type: v1.NodeInternalIP, Address: "10.0.0.1"},
-					{Type: v1.NodeInternalIP, Address: "10.0.0.11"},
 					{Type: v1.NodeExternalIP, Address: "203.0.113.7"},
 					{Type: v1.NodeHostName, Address: tt.wantHostname},
 				},
@@ -367,101 +395,38 @@ func TestInstanceMetadata(t *testing.T) {
 			}
 		}
 	})
+	// An instance with several private addresses (secondary IPs, which
+	// cloudsim does not model) reports each as an InternalIP, in order.
+	t.Run("every private address", func(t *testing.T) {
+		env := startNodes(t)
+		in := cvmlookuptest.Instance("ins-aaaa0002")
+		in.PrivateIpAddresses = common.StringPtrs([]string{"10.0.0.2", "10.0.0.12"})
+		env.API.AnswerWith(reply(cvmlookuptest.Answer(1, in), nil))
+		md, err := newTestInstances(env).InstanceMetadata(ctx, testNode("n", "ins-aaaa0002"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []v1.NodeAddress{internalIP("10.0.0.2"), internalIP("10.0.0.12"), hostnameAddr("n")}
+		if !reflect.DeepEqual(md.NodeAddresses, want) {
+			t.Errorf("addresses %v, want %v", md.NodeAddresses, want)
+		}
+	})
 	t.Run("instance without zone", func(t *testing.T) {
-		bad := ins{id: "ins-aaaa0002"}.build()
+		env := startNodes(t)
+		bad := cvmlookuptest.Instance("ins-aaaa0002")
 		bad.Placement = nil
-		_, err := newTestInstances(&fakeCVM{instances: []*cvm.Instance{bad}}).InstanceMetadata(ctx, testNode("ins-aaaa0002", ""))
+		env.API.AnswerWith(reply(cvmlookuptest.Answer(1, bad), nil))
+		_, err := newTestInstances(env).InstanceMetadata(ctx, testNode("ins-aaaa0002", ""))
 		if err == nil || !strings.Contains(err.Error(), "Placement.Zone") {
 			t.Errorf("error %v, want one about Placement.Zone", err)
 		}
 	})
 	t.Run("lookup error", func(t *testing.T) {
-		fake := &fakeCVM{respond: func(*cvm.DescribeInstancesRequest) (*cvm.DescribeInstancesResponse, error) {
-			return nil, sdkErr("RequestLimitExceeded")
-		}}
-		_, err := newTestInstances(fake).InstanceMetadata(ctx, testNode("ins-aaaa0001", ""))
+		env := startNodes(t, cloudsim.Instance{ID: "ins-aaaa0001"})
+		env.Fail("RequestLimitExceeded", 0)
+		_, err := newTestInstances(env).InstanceMetadata(ctx, testNode("ins-aaaa0001", ""))
 		if err == nil || errors.Is(err, cloudprovider.InstanceNotFound) {
 			t.Errorf("error %v, want a lookup error that is not InstanceNotFound", err)
 		}
 	})
-}
-
-func TestFilterPagination(t *testing.T) {
-	var specs []ins
-	for n := range 250 {
-		specs = append(specs, ins{id: fmt.Sprintf("ins-p%07d", n), name: "same"})
-	}
-	specs = append(specs, ins{id: "ins-other001", name: "same", vpc: otherVPC})
-	fake := newFake(specs...)
-	l := &instanceLookup{api: fake, vpcID: testVPC}
-	got, err := l.byFilter(context.Background(), "test", "instance-name", []string{"same"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 250 {
-		t.Fatalf("got %d instances, want 250", len(got))
-	}
-	if len(fake.calls) != 3 {
-		t.Fatalf("%d calls, want 3", len(fake.calls))
-	}
-	for n, req := range fake.calls {
-		if *req.Offset != int64(n*100) || *req.Limit != 100 {
-			t.Errorf("call %d: offset %d limit %d", n, *req.Offset, *req.Limit)
-		}
-		if !strings.HasPrefix(summarize(req).filters, "vpc-id="+testVPC+";") {
-			t.Errorf("call %d: no vpc-id filter: %s", n, summarize(req).filters)
-		}
-	}
-
-	// Through the interface the 250 matches are ambiguous, and the error
-	// lists a bounded number of candidates.
-	_, err = newTestInstances(fake).InstanceMetadata(context.Background(), testNode("same", ""))
-	if err == nil || !strings.Contains(err.Error(), "250 instances") || !strings.Contains(err.Error(), "and 240 more") {
-		t.Errorf("error %v, want an ambiguity error", err)
-	}
-}
-
-func TestFilterPaginationInconsistentAnswers(t *testing.T) {
-	l := func(respond func(*cvm.DescribeInstancesRequest) (*cvm.DescribeInstancesResponse, error)) *instanceLookup {
-		return &instanceLookup{api: &fakeCVM{respond: respond}, vpcID: testVPC}
-	}
-	t.Run("empty page before TotalCount", func(t *testing.T) {
-		_, err := l(func(req *cvm.DescribeInstancesRequest) (*cvm.DescribeInstancesResponse, error) {
-			if *req.Offset == 0 {
-				return answer(3, ins{id: "ins-aaaa0001"}.build()), nil
-			}
-			return answer(3), nil
-		}).byFilter(context.Background(), "t", "instance-name", []string{"x"})
-		if err == nil || !strings.Contains(err.Error(), "empty") {
-			t.Errorf("error %v, want empty page error", err)
-		}
-	})
-	t.Run("TotalCount never reached", func(t *testing.T) {
-		n := 0
-		_, err := l(func(*cvm.DescribeInstancesRequest) (*cvm.DescribeInstancesResponse, error) {
-			n++
-			return answer(1<<40, ins{id: fmt.Sprintf("ins-%08d", n)}.build()), nil
-		}).byFilter(context.Background(), "t", "instance-name", []string{"x"})
-		if err == nil || n != maxPages {
-			t.Errorf("error %v after %d calls, want an error after %d", err, n, maxPages)
-		}
-	})
-}
-
-func TestByIDChunksOf100(t *testing.T) {
-	var specs []ins
-	var ids []string
-	for n := range 150 {
-		id := fmt.Sprintf("ins-%08d", n)
-		ids = append(ids, id)
-		specs = append(specs, ins{id: id})
-	}
-	fake := newFake(specs...)
-	got, err := (&instanceLookup{api: fake, vpcID: testVPC}).byID(context.Background(), "t", ids...)
-	if err != nil || len(got) != 150 {
-		t.Fatalf("byID = %d instances, %v", len(got), err)
-	}
-	if len(fake.calls) != 2 || len(fake.calls[0].InstanceIds) != 100 || len(fake.calls[1].InstanceIds) != 50 {
-		t.Errorf("calls: %d", len(fake.calls))
-	}
 }

@@ -1,4 +1,8 @@
-package oci
+// Package computelookup reads the OCI Compute and VirtualNetwork APIs for
+// the node side of the provider: instances of the cluster's compartment,
+// their VNICs, and the VCN of a subnet. It is the only code that calls
+// those APIs, so every call is named and wrapped in one place.
+package computelookup
 
 import (
 	"context"
@@ -13,35 +17,34 @@ import (
 	"github.com/ccmkit/ccm/internal/oci/ocierr"
 )
 
-// computeAPI is the slice of the Compute API the node lookups use;
+// ComputeAPI is the slice of the Compute API the node lookups use;
 // core.ComputeClient implements it, and tests fake it.
-type computeAPI interface {
+type ComputeAPI interface {
 	GetInstance(context.Context, core.GetInstanceRequest) (core.GetInstanceResponse, error)
 	ListInstances(context.Context, core.ListInstancesRequest) (core.ListInstancesResponse, error)
 	ListVnicAttachments(context.Context, core.ListVnicAttachmentsRequest) (core.ListVnicAttachmentsResponse, error)
 }
 
-// networkAPI is the slice of the VirtualNetwork API the node lookups use;
+// NetworkAPI is the slice of the VirtualNetwork API the node lookups use;
 // core.VirtualNetworkClient implements it.
-type networkAPI interface {
+type NetworkAPI interface {
 	GetVnic(context.Context, core.GetVnicRequest) (core.GetVnicResponse, error)
 	GetSubnet(context.Context, core.GetSubnetRequest) (core.GetSubnetResponse, error)
 }
 
-// pageSize is the page size of every list call: OCI's list APIs accept it
+// PageSize is the page size of every list call: OCI's list APIs accept it
 // everywhere, and it keeps each answer small.
-const pageSize = 100
+const PageSize = 100
 
 // maxPages bounds a listing, so that an API that keeps answering
 // opc-next-page cannot loop forever.
 const maxPages = 10000
 
-// computeReader reads instances, VNICs and subnets of the cluster's
-// compartment and VCN. It is the only code that calls the node-related
-// APIs, so every call is named and wrapped in one place.
-type computeReader struct {
-	compute     computeAPI
-	network     networkAPI
+// Reader reads instances, VNICs and subnets of the cluster's compartment
+// and VCN.
+type Reader struct {
+	compute     ComputeAPI
+	network     NetworkAPI
 	compartment string
 	vcn         string
 
@@ -65,17 +68,19 @@ type cachedVnic struct {
 // every time, so only a renamed hostname label can be stale this long.
 const vnicScanTTL = 30 * time.Minute
 
-func newComputeReader(compute computeAPI, network networkAPI, compartment, vcn string) *computeReader {
-	return &computeReader{
+// New returns a Reader of the compartment's instances; VCNOf and
+// InstancesByVnic judge subnets against vcn.
+func New(compute ComputeAPI, network NetworkAPI, compartment, vcn string) *Reader {
+	return &Reader{
 		compute: compute, network: network, compartment: compartment, vcn: vcn,
 		vnicTTL: vnicScanTTL, now: time.Now,
 		subnetVCN: map[string]string{}, vnics: map[string]cachedVnic{},
 	}
 }
 
-// getInstance reads one instance by OCID. A 404 comes back as an error
-// (isNotFound): OCI gives the same answer for "missing" and "not allowed".
-func (r *computeReader) getInstance(ctx context.Context, id string) (core.Instance, error) {
+// GetInstance reads one instance by OCID. A 404 comes back as an error
+// (ocierr.IsNotFound): OCI gives the same answer for "missing" and "not allowed".
+func (r *Reader) GetInstance(ctx context.Context, id string) (core.Instance, error) {
 	resp, err := r.compute.GetInstance(ctx, core.GetInstanceRequest{InstanceId: &id})
 	if err != nil {
 		return core.Instance{}, ocierr.Wrap("GetInstance", id, err)
@@ -86,11 +91,11 @@ func (r *computeReader) getInstance(ctx context.Context, id string) (core.Instan
 	return resp.Instance, nil
 }
 
-// listInstances lists the compartment's instances, through every page,
+// ListInstances lists the compartment's instances, through every page,
 // optionally only those with the given display name.
-func (r *computeReader) listInstances(ctx context.Context, displayName string) ([]core.Instance, error) {
+func (r *Reader) ListInstances(ctx context.Context, displayName string) ([]core.Instance, error) {
 	what := "compartment " + r.compartment
-	req := core.ListInstancesRequest{CompartmentId: &r.compartment, Limit: common.Int(pageSize)}
+	req := core.ListInstancesRequest{CompartmentId: &r.compartment, Limit: common.Int(PageSize)}
 	if displayName != "" {
 		req.DisplayName = &displayName
 		what += " displayName=" + displayName
@@ -112,9 +117,9 @@ func (r *computeReader) listInstances(ctx context.Context, displayName string) (
 
 // vnicAttachments lists the compartment's VNIC attachments, of one
 // instance or (instanceID "") of all, through every page.
-func (r *computeReader) vnicAttachments(ctx context.Context, instanceID string) ([]core.VnicAttachment, error) {
+func (r *Reader) vnicAttachments(ctx context.Context, instanceID string) ([]core.VnicAttachment, error) {
 	what := "compartment " + r.compartment
-	req := core.ListVnicAttachmentsRequest{CompartmentId: &r.compartment, Limit: common.Int(pageSize)}
+	req := core.ListVnicAttachmentsRequest{CompartmentId: &r.compartment, Limit: common.Int(PageSize)}
 	if instanceID != "" {
 		req.InstanceId = &instanceID
 		what = "instance " + instanceID
@@ -135,7 +140,7 @@ func (r *computeReader) vnicAttachments(ctx context.Context, instanceID string) 
 }
 
 // getVnic reads a VNIC, from the cache when maxAge allows.
-func (r *computeReader) getVnic(ctx context.Context, id string, maxAge time.Duration) (core.Vnic, error) {
+func (r *Reader) getVnic(ctx context.Context, id string, maxAge time.Duration) (core.Vnic, error) {
 	r.mu.Lock()
 	c, ok := r.vnics[id]
 	r.mu.Unlock()
@@ -153,9 +158,9 @@ func (r *computeReader) getVnic(ctx context.Context, id string, maxAge time.Dura
 	return resp.Vnic, nil
 }
 
-// vcnOf returns the VCN of a subnet. Answers are kept for good: a subnet
+// VCNOf returns the VCN of a subnet. Answers are kept for good: a subnet
 // never moves to another VCN.
-func (r *computeReader) vcnOf(ctx context.Context, subnetID string) (string, error) {
+func (r *Reader) VCNOf(ctx context.Context, subnetID string) (string, error) {
 	r.mu.Lock()
 	vcn, ok := r.subnetVCN[subnetID]
 	r.mu.Unlock()
@@ -176,9 +181,9 @@ func (r *computeReader) vcnOf(ctx context.Context, subnetID string) (string, err
 	return vcn, nil
 }
 
-// primaryVnic returns the instance's primary VNIC among its ATTACHED VNIC
+// PrimaryVnic returns the instance's primary VNIC among its ATTACHED VNIC
 // attachments: the public OCI CCM's source of node addresses.
-func (r *computeReader) primaryVnic(ctx context.Context, instanceID string) (core.Vnic, error) {
+func (r *Reader) PrimaryVnic(ctx context.Context, instanceID string) (core.Vnic, error) {
 	atts, err := r.vnicAttachments(ctx, instanceID)
 	if err != nil {
 		return core.Vnic{}, err
@@ -202,12 +207,12 @@ func (r *computeReader) primaryVnic(ctx context.Context, instanceID string) (cor
 	return core.Vnic{}, fmt.Errorf("instance %s has no primary VNIC among its %d attached VNICs", instanceID, attached)
 }
 
-// instancesByVnic scans the compartment's attached VNICs in the cluster's
+// InstancesByVnic scans the compartment's attached VNICs in the cluster's
 // VCN for a private IP in ips or a hostname label in hostnames, and
 // returns the matching instances' OCIDs, sorted and distinct. VNIC reads
 // are cached for vnicTTL: the scan reads every VNIC of the compartment, and
 // only nodes that joined without providerID or matching display name need it.
-func (r *computeReader) instancesByVnic(ctx context.Context, ips, hostnames []string) ([]string, error) {
+func (r *Reader) InstancesByVnic(ctx context.Context, ips, hostnames []string) ([]string, error) {
 	atts, err := r.vnicAttachments(ctx, "")
 	if err != nil {
 		return nil, err
@@ -225,7 +230,7 @@ func (r *computeReader) instancesByVnic(ctx context.Context, ips, hostnames []st
 		if !slices.Contains(ips, deref(v.PrivateIp)) && !slices.Contains(hostnames, deref(v.HostnameLabel)) {
 			continue
 		}
-		vcn, err := r.vcnOf(ctx, deref(v.SubnetId))
+		vcn, err := r.VCNOf(ctx, deref(v.SubnetId))
 		if err != nil {
 			return nil, err
 		}
@@ -239,7 +244,7 @@ func (r *computeReader) instancesByVnic(ctx context.Context, ips, hostnames []st
 
 // pruneVnics forgets the cached VNICs no attachment refers to any more, so
 // that the cache holds at most the compartment's VNICs.
-func (r *computeReader) pruneVnics(atts []core.VnicAttachment) {
+func (r *Reader) pruneVnics(atts []core.VnicAttachment) {
 	live := make(map[string]bool, len(atts))
 	for _, a := range atts {
 		if a.VnicId != nil {
@@ -262,3 +267,9 @@ func deref[T any](p *T) T {
 	}
 	return *p
 }
+
+// Compartment is the compartment the Reader lists.
+func (r *Reader) Compartment() string { return r.compartment }
+
+// VCN is the cluster's VCN.
+func (r *Reader) VCN() string { return r.vcn }

@@ -1,4 +1,8 @@
-package tencentcloud
+// Package cvmlookup finds the instances of the cluster's VPC through CVM
+// DescribeInstances, within the API's documented limits (100 ids or
+// results per call, five values per filter), and checks every answer's
+// shape before anyone reads it.
+package cvmlookup
 
 import (
 	"context"
@@ -13,16 +17,16 @@ import (
 	"github.com/ccmkit/ccm/internal/tcapi"
 )
 
-// instanceAPI is the slice of the CVM API the node side uses. *cvm.Client
-// implements it; tests use a fake.
-type instanceAPI interface {
+// API is the slice of the CVM API the node side uses. *cvm.Client
+// implements it; tests wrap it to record calls or to answer malformed.
+type API interface {
 	DescribeInstancesWithContext(ctx context.Context, req *cvm.DescribeInstancesRequest) (*cvm.DescribeInstancesResponse, error)
 }
 
 const (
-	// pageSize is DescribeInstances' maximum Limit, and also its maximum
+	// PageSize is DescribeInstances' maximum Limit, and also its maximum
 	// number of InstanceIds per call.
-	pageSize = 100
+	PageSize = 100
 	// maxFilterValues is the documented limit of values per filter.
 	maxFilterValues = 5
 	// maxPages stops pagination against an answer whose TotalCount never
@@ -32,23 +36,29 @@ const (
 	maxVPCPages = 1000
 )
 
-// instanceLookup finds instances of our VPC. Every result has been checked
+// Lookup finds instances of our VPC. Every result has been checked
 // to be well-formed (id, VPC), so callers can trust the fields they read.
-type instanceLookup struct {
-	api   instanceAPI
+type Lookup struct {
+	api   API
 	vpcID string
 }
 
-// byID describes the given instances. DescribeInstances cannot combine
+// New returns a Lookup of the instances of VPC vpcID.
+func New(api API, vpcID string) *Lookup { return &Lookup{api: api, vpcID: vpcID} }
+
+// VPC is the VPC the Lookup serves.
+func (l *Lookup) VPC() string { return l.vpcID }
+
+// ByID describes the given instances. DescribeInstances cannot combine
 // InstanceIds with Filters, so the VPC is not filtered here: the caller
 // decides what an instance in another VPC means. An id missing from the
 // result means the cloud does not know it.
-func (l *instanceLookup) byID(ctx context.Context, target string, ids ...string) ([]*cvm.Instance, error) {
+func (l *Lookup) ByID(ctx context.Context, target string, ids ...string) ([]*cvm.Instance, error) {
 	var out []*cvm.Instance
-	for chunk := range slices.Chunk(ids, pageSize) {
+	for chunk := range slices.Chunk(ids, PageSize) {
 		req := cvm.NewDescribeInstancesRequest()
 		req.InstanceIds = common.StringPtrs(chunk)
-		req.Limit = common.Int64Ptr(pageSize)
+		req.Limit = common.Int64Ptr(PageSize)
 		what := fmt.Sprintf("%s (InstanceIds %s)", target, abbreviateIDs(chunk))
 		set, total, err := l.describe(ctx, what, req)
 		if err != nil {
@@ -92,11 +102,11 @@ func checkIDAnswer(asked []string, set []*cvm.Instance, total int64) error {
 	return nil
 }
 
-// byFilter lists the instances of our VPC that match name=values. It
+// ByFilter lists the instances of our VPC that match name=values. It
 // always adds the vpc-id filter, splits values into groups of five (the
 // API's limit) and pages through every result. Instances that are
 // nevertheless outside our VPC are dropped.
-func (l *instanceLookup) byFilter(ctx context.Context, target, name string, values []string) ([]*cvm.Instance, error) {
+func (l *Lookup) ByFilter(ctx context.Context, target, name string, values []string) ([]*cvm.Instance, error) {
 	var out []*cvm.Instance
 	seen := map[string]bool{}
 	for chunk := range slices.Chunk(values, maxFilterValues) {
@@ -109,7 +119,7 @@ func (l *instanceLookup) byFilter(ctx context.Context, target, name string, valu
 			return nil, err
 		}
 		for _, ins := range set {
-			if !seen[*ins.InstanceId] && instanceVPC(ins) == l.vpcID {
+			if !seen[*ins.InstanceId] && VPCOf(ins) == l.vpcID {
 				seen[*ins.InstanceId] = true
 				out = append(out, ins)
 			}
@@ -118,11 +128,11 @@ func (l *instanceLookup) byFilter(ctx context.Context, target, name string, valu
 	return out, nil
 }
 
-// inVPC lists every instance of our VPC, 100 per page: the inventory's
+// InVPC lists every instance of our VPC, 100 per page: the inventory's
 // full refresh. Instances that show up twice (the list shifted between
 // pages) are kept once; one that a shift hid is simply absent, which the
 // inventory never takes as proof of anything.
-func (l *instanceLookup) inVPC(ctx context.Context) ([]*cvm.Instance, error) {
+func (l *Lookup) InVPC(ctx context.Context) ([]*cvm.Instance, error) {
 	set, err := l.allPages(ctx, "the instances of VPC "+l.vpcID, maxVPCPages, []*cvm.Filter{
 		{Name: common.StringPtr("vpc-id"), Values: common.StringPtrs([]string{l.vpcID})},
 	})
@@ -132,7 +142,7 @@ func (l *instanceLookup) inVPC(ctx context.Context) ([]*cvm.Instance, error) {
 	out := make([]*cvm.Instance, 0, len(set))
 	seen := make(map[string]bool, len(set))
 	for _, ins := range set {
-		if !seen[*ins.InstanceId] && instanceVPC(ins) == l.vpcID {
+		if !seen[*ins.InstanceId] && VPCOf(ins) == l.vpcID {
 			seen[*ins.InstanceId] = true
 			out = append(out, ins)
 		}
@@ -140,14 +150,14 @@ func (l *instanceLookup) inVPC(ctx context.Context) ([]*cvm.Instance, error) {
 	return out, nil
 }
 
-// filterIndexes lets the inventory answer the node mapping's filter
+// FilterIndexes lets the inventory answer the node mapping's filter
 // lookups from a listing: for each DescribeInstances filter the mapping
 // uses, the values under which the API would match an instance of our VPC.
 // Instances of other VPCs have no keys, as the vpc-id filter hides them.
-func filterIndexes(vpcID string) map[string]func(*cvm.Instance) []string {
+func FilterIndexes(vpcID string) map[string]func(*cvm.Instance) []string {
 	inVPC := func(keys func(*cvm.Instance) []string) func(*cvm.Instance) []string {
 		return func(ins *cvm.Instance) []string {
-			if instanceVPC(ins) != vpcID {
+			if VPCOf(ins) != vpcID {
 				return nil
 			}
 			return keys(ins)
@@ -161,17 +171,17 @@ func filterIndexes(vpcID string) map[string]func(*cvm.Instance) []string {
 
 // allPages pages through a filtered DescribeInstances until TotalCount
 // instances have been seen, or limit pages.
-func (l *instanceLookup) allPages(ctx context.Context, what string, limit int, filters []*cvm.Filter) ([]*cvm.Instance, error) {
+func (l *Lookup) allPages(ctx context.Context, what string, limit int, filters []*cvm.Filter) ([]*cvm.Instance, error) {
 	var out []*cvm.Instance
 	for page := 0; ; page++ {
 		if page == limit {
 			return nil, &tcapi.CallError{Action: "DescribeInstances", Target: "for " + what,
-				Err: fmt.Errorf("gave up after %d pages of %d", limit, pageSize)}
+				Err: fmt.Errorf("gave up after %d pages of %d", limit, PageSize)}
 		}
 		req := cvm.NewDescribeInstancesRequest()
 		req.Filters = filters
 		req.Offset = common.Int64Ptr(int64(len(out)))
-		req.Limit = common.Int64Ptr(pageSize)
+		req.Limit = common.Int64Ptr(PageSize)
 		set, total, err := l.describe(ctx, what, req)
 		if err != nil {
 			return nil, err
@@ -189,7 +199,7 @@ func (l *instanceLookup) allPages(ctx context.Context, what string, limit int, f
 }
 
 // describe makes one call and checks the shape of the answer.
-func (l *instanceLookup) describe(ctx context.Context, what string, req *cvm.DescribeInstancesRequest) ([]*cvm.Instance, int64, error) {
+func (l *Lookup) describe(ctx context.Context, what string, req *cvm.DescribeInstancesRequest) ([]*cvm.Instance, int64, error) {
 	resp, err := l.api.DescribeInstancesWithContext(ctx, req)
 	if err == nil {
 		err = checkAnswer(resp)
@@ -217,14 +227,15 @@ func checkAnswer(resp *cvm.DescribeInstancesResponse) error {
 	return nil
 }
 
-// instanceVPC returns the instance's VPC id, "" if the answer has none.
-func instanceVPC(ins *cvm.Instance) string {
+// VPCOf returns the instance's VPC id, "" if the answer has none.
+func VPCOf(ins *cvm.Instance) string {
 	if ins.VirtualPrivateCloud == nil {
 		return ""
 	}
 	return deref(ins.VirtualPrivateCloud.VpcId)
 }
 
+// deref reads an optional string field of an answer.
 func deref(p *string) string {
 	if p == nil {
 		return ""

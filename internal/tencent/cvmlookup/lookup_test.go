@@ -1,0 +1,189 @@
+package cvmlookup_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
+	cvm "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm/v20170312"
+
+	"github.com/ccmkit/ccm/internal/tcapi"
+	"github.com/ccmkit/ccm/internal/tencent/cvmlookup"
+	"github.com/ccmkit/ccm/internal/tencent/cvmlookup/cvmlookuptest"
+	"github.com/ccmkit/ccm/pkg/cloudsim"
+)
+
+// filters renders a request's filters as "name=v1,v2;name=v".
+func filters(req *cvm.DescribeInstancesRequest) string {
+	var parts []string
+	for _, f := range req.Filters {
+		parts = append(parts, *f.Name+"="+strings.Join(common.StringValues(f.Values), ","))
+	}
+	return strings.Join(parts, ";")
+}
+
+// A filter lookup pages through every match, 100 at a time, always within
+// the VPC: 250 instances of one name take three calls.
+func TestByFilterPages(t *testing.T) {
+	env := cvmlookuptest.Start(t, nil)
+	var in []cloudsim.Instance
+	for n := range 250 {
+		in = append(in, cloudsim.Instance{ID: fmt.Sprintf("ins-p%07d", n), Name: "same"})
+	}
+	env.Add(t, append(in, cloudsim.Instance{ID: "ins-other001", Name: "same", VpcID: cvmlookuptest.OtherVPC})...)
+	got, err := cvmlookup.New(env.API, cvmlookuptest.VPC).ByFilter(context.Background(), "test", "instance-name", []string{"same"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 250 {
+		t.Fatalf("got %d instances, want the VPC's 250", len(got))
+	}
+	calls := env.API.Calls()
+	if len(calls) != 3 {
+		t.Fatalf("%d calls, want 3", len(calls))
+	}
+	for n, req := range calls {
+		if *req.Offset != int64(n*100) || *req.Limit != 100 {
+			t.Errorf("call %d: offset %d limit %d", n, *req.Offset, *req.Limit)
+		}
+		if f := filters(req); f != "vpc-id="+cvmlookuptest.VPC+";instance-name=same" {
+			t.Errorf("call %d: filters %s", n, f)
+		}
+	}
+}
+
+// The API takes five values per filter: six values take two calls.
+func TestByFilterSplitsValuesByFive(t *testing.T) {
+	env := cvmlookuptest.Start(t, nil)
+	env.Add(t, cloudsim.Instance{ID: "ins-aaaa0001", PrivateIP: "10.0.0.6"})
+	var ips []string
+	for n := 1; n <= 6; n++ {
+		ips = append(ips, fmt.Sprintf("10.0.0.%d", n))
+	}
+	got, err := cvmlookup.New(env.API, cvmlookuptest.VPC).ByFilter(context.Background(), "test", "private-ip-address", ips)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("ByFilter = %d instances, %v", len(got), err)
+	}
+	calls := env.API.Calls()
+	if len(calls) != 2 {
+		t.Fatalf("%d calls, want 2 (5 + 1 values)", len(calls))
+	}
+	if f := filters(calls[1]); f != "vpc-id="+cvmlookuptest.VPC+";private-ip-address=10.0.0.6" {
+		t.Errorf("second call filters %q", f)
+	}
+}
+
+// The API takes 100 ids per call: 150 take two calls.
+func TestByIDChunksOf100(t *testing.T) {
+	env := cvmlookuptest.Start(t, nil)
+	var in []cloudsim.Instance
+	var ids []string
+	for n := range 150 {
+		id := fmt.Sprintf("ins-%08d", n)
+		ids = append(ids, id)
+		in = append(in, cloudsim.Instance{ID: id})
+	}
+	env.Add(t, in...)
+	got, err := cvmlookup.New(env.API, cvmlookuptest.VPC).ByID(context.Background(), "t", ids...)
+	if err != nil || len(got) != 150 {
+		t.Fatalf("ByID = %d instances, %v", len(got), err)
+	}
+	calls := env.API.Calls()
+	if len(calls) != 2 || len(calls[0].InstanceIds) != 100 || len(calls[1].InstanceIds) != 50 {
+		t.Errorf("%d calls, want 2 of 100 and 50 ids", len(calls))
+	}
+}
+
+// The inventory's listing keeps only the VPC's instances.
+func TestInVPC(t *testing.T) {
+	env := cvmlookuptest.Start(t, nil)
+	env.Add(t, cloudsim.Instance{ID: "ins-aaaa0001"}, cloudsim.Instance{ID: "ins-aaaa0002"},
+		cloudsim.Instance{ID: "ins-bbbb0001", VpcID: cvmlookuptest.OtherVPC})
+	got, err := cvmlookup.New(env.API, cvmlookuptest.VPC).InVPC(context.Background())
+	if err != nil || len(got) != 2 {
+		t.Fatalf("InVPC = %d instances, %v; want 2", len(got), err)
+	}
+}
+
+// An API error names the action and the object, keeps the code and the
+// request id, and is never read as "no instances".
+func TestErrorsNameTheCallAndKeepTheCode(t *testing.T) {
+	env := cvmlookuptest.Start(t, nil)
+	env.Fail("AuthFailure.SignatureFailure", 0)
+	_, err := cvmlookup.New(env.API, cvmlookuptest.VPC).ByFilter(context.Background(), `node "10.0.0.5"`, "private-ip-address", []string{"10.0.0.5"})
+	if err == nil || !strings.HasPrefix(err.Error(), `DescribeInstances for node "10.0.0.5" (private-ip-address filter): [AuthFailure.SignatureFailure] `) ||
+		!strings.Contains(err.Error(), "request id") {
+		t.Fatalf("error %v", err)
+	}
+	if tcapi.Code(err) != "AuthFailure.SignatureFailure" {
+		t.Errorf("code = %q", tcapi.Code(err))
+	}
+}
+
+// Answers that do not fit the question are errors: a by-id answer decides
+// whether a node is deleted, so only a consistent answer without the id may
+// mean "gone". No API model gives these, so the Recorder answers.
+func TestMalformedAnswers(t *testing.T) {
+	const id = "ins-aaaa0001"
+	noTotal := cvmlookuptest.Answer(0)
+	noTotal.Response.TotalCount = nil
+	tests := []struct {
+		name    string
+		resp    *cvm.DescribeInstancesResponse
+		err     error
+		wantErr string
+	}{
+		{"no Response", &cvm.DescribeInstancesResponse{}, nil, "no Response"},
+		{"nil response", nil, nil, "no Response"},
+		{"no TotalCount", noTotal, nil, "TotalCount"},
+		{"TotalCount without the instance", cvmlookuptest.Answer(1), nil, "TotalCount 1 but 0 instances"},
+		{"another instance answered", cvmlookuptest.Answer(1, cvmlookuptest.Instance("ins-bbbb0002")), nil, "not asked for"},
+		{"same instance twice", cvmlookuptest.Answer(2, cvmlookuptest.Instance(id), cvmlookuptest.Instance(id)), nil, "twice"},
+		{"instance without id", cvmlookuptest.Answer(1, &cvm.Instance{InstanceName: common.StringPtr("x")}), nil, "no InstanceId"},
+		{"timeout", nil, context.DeadlineExceeded, "deadline"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := cvmlookuptest.Start(t, nil)
+			env.API.AnswerWith(func(*cvm.DescribeInstancesRequest) (*cvm.DescribeInstancesResponse, error) { return tt.resp, tt.err })
+			_, err := cvmlookup.New(env.API, cvmlookuptest.VPC).ByID(context.Background(), "node w", id)
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.HasPrefix(err.Error(), "DescribeInstances for node w") {
+				t.Errorf("error %v, want one containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// Pagination stops on answers that cannot add up: an empty page before
+// TotalCount, or a TotalCount never reached.
+func TestPaginationInconsistentAnswers(t *testing.T) {
+	lookup := func(t *testing.T, answer func(*cvm.DescribeInstancesRequest) (*cvm.DescribeInstancesResponse, error)) error {
+		env := cvmlookuptest.Start(t, nil)
+		env.API.AnswerWith(answer)
+		_, err := cvmlookup.New(env.API, cvmlookuptest.VPC).ByFilter(context.Background(), "t", "instance-name", []string{"x"})
+		return err
+	}
+	t.Run("empty page before TotalCount", func(t *testing.T) {
+		err := lookup(t, func(req *cvm.DescribeInstancesRequest) (*cvm.DescribeInstancesResponse, error) {
+			if *req.Offset == 0 {
+				return cvmlookuptest.Answer(3, cvmlookuptest.Instance("ins-aaaa0001")), nil
+			}
+			return cvmlookuptest.Answer(3), nil
+		})
+		if err == nil || !strings.Contains(err.Error(), "empty") {
+			t.Errorf("error %v, want an empty-page error", err)
+		}
+	})
+	t.Run("TotalCount never reached", func(t *testing.T) {
+		n := 0
+		err := lookup(t, func(*cvm.DescribeInstancesRequest) (*cvm.DescribeInstancesResponse, error) {
+			n++
+			return cvmlookuptest.Answer(1<<40, cvmlookuptest.Instance(fmt.Sprintf("ins-%08d", n))), nil
+		})
+		if err == nil || !strings.Contains(err.Error(), "gave up after 100 pages") || n != 100 {
+			t.Errorf("error %v after %d calls, want one after 100", err, n)
+		}
+	})
+}
