@@ -15,7 +15,7 @@ import (
 )
 
 // API is the slice of the CLB API (clb 2018-03-17) the operations use.
-// *clb.Client implements it; tests use a fake.
+// *clb.Client implements it; tests run it against cloudsim (clbenv_test.go).
 type API interface {
 	CreateLoadBalancerWithContext(context.Context, *clb.CreateLoadBalancerRequest) (*clb.CreateLoadBalancerResponse, error)
 	DescribeLoadBalancersWithContext(context.Context, *clb.DescribeLoadBalancersRequest) (*clb.DescribeLoadBalancersResponse, error)

@@ -6,29 +6,23 @@ import (
 	"strings"
 	"testing"
 
-	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
-
 	"github.com/ccmkit/ccm/internal/lbspec"
 )
 
 func withPassToTarget(v bool) specOpt { return func(s *lbspec.Spec) { s.PassToTarget = v } }
 
-func passToTarget(f *fakeCLB, id string) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return deref(f.lbs[id].sdk.LoadBalancerPassToTarget)
-}
+func passToTarget(env *clbEnv, id string) bool { return env.lb(id).PassToTarget }
 
 func TestPassToTarget(t *testing.T) {
-	f := newFakeCLB()
-	o := newTestOps(f)
+	env := newCLBEnv(t)
+	o := newTestOps(env)
 	mustEnsure(t, o, testSpec(withPassToTarget(true)))
-	create := f.requests[slices.Index(f.calls, "CreateLoadBalancer")].(*clb.CreateLoadBalancerRequest)
+	create := env.creates()[0]
 	if create.LoadBalancerPassToTarget == nil || !*create.LoadBalancerPassToTarget {
 		t.Fatalf("CreateLoadBalancer LoadBalancerPassToTarget = %v, want true", create.LoadBalancerPassToTarget)
 	}
-	id := f.lbIDs()[0]
-	if n := f.count("ModifyLoadBalancerAttributes"); n != 0 {
+	id := env.lbIDs()[0]
+	if n := env.count("ModifyLoadBalancerAttributes"); n != 0 {
 		t.Errorf("a CLB created with the right setting was modified %d times", n)
 	}
 
@@ -39,35 +33,35 @@ func TestPassToTarget(t *testing.T) {
 	if err != nil || len(diffs) != 1 || !strings.Contains(diffs[0], "LoadBalancerPassToTarget is true, want false") {
 		t.Fatalf("drift = %v, %v", diffs, err)
 	}
-	f.resetCalls()
+	env.resetCalls()
 	mustEnsure(t, o, off)
-	if w := f.writes(); !slices.Equal(w, []string{"ModifyLoadBalancerAttributes"}) || passToTarget(f, id) {
-		t.Fatalf("writes %v, pass-to-target %v; want one ModifyLoadBalancerAttributes to false", w, passToTarget(f, id))
+	if w := env.writes(); !slices.Equal(w, []string{"ModifyLoadBalancerAttributes"}) || passToTarget(env, id) {
+		t.Fatalf("writes %v, pass-to-target %v; want one ModifyLoadBalancerAttributes to false", w, passToTarget(env, id))
 	}
-	f.resetCalls()
+	env.resetCalls()
 	mustEnsure(t, o, off)
-	if w := f.writes(); len(w) != 0 {
+	if w := env.writes(); len(w) != 0 {
 		t.Errorf("unchanged resync wrote %v", w)
 	}
 
 	// A failed task is an error, and the next sync tries again.
-	f.failTask["ModifyLoadBalancerAttributes"] = "internal error"
+	env.failTask("ModifyLoadBalancerAttributes", "InternalError")
 	if _, err := o.Ensure(context.Background(), testSpec(withPassToTarget(true))); err == nil {
 		t.Fatal("a failed ModifyLoadBalancerAttributes task must fail Ensure")
 	}
 	mustEnsure(t, o, testSpec(withPassToTarget(true)))
-	if !passToTarget(f, id) {
+	if !passToTarget(env, id) {
 		t.Fatal("pass-to-target not corrected on the next sync")
 	}
 }
 
 func TestPassToTargetLeavesAdoptedCLB(t *testing.T) {
-	f := newFakeCLB()
-	o := newTestOps(f)
-	f.addLB("lb-existing", testVPC, nil)
-	spec := testSpec(withAdopt("lb-existing"), onlyTCP80, withPassToTarget(true))
+	env := newCLBEnv(t)
+	o := newTestOps(env)
+	existing := env.addLB(testVPC, nil)
+	spec := testSpec(withAdopt(existing), onlyTCP80, withPassToTarget(true))
 	mustEnsure(t, o, spec)
-	if n := f.count("ModifyLoadBalancerAttributes"); n != 0 || passToTarget(f, "lb-existing") {
+	if n := env.count("ModifyLoadBalancerAttributes"); n != 0 || passToTarget(env, existing) {
 		t.Fatalf("an adopted CLB's attributes were changed (%d calls)", n)
 	}
 	if diffs, err := o.Drift(context.Background(), spec); err != nil || len(diffs) != 0 {

@@ -17,6 +17,7 @@ import (
 	"k8s.io/cloud-provider/api"
 
 	"github.com/ccmkit/ccm/internal/lbspec"
+	"github.com/ccmkit/ccm/pkg/cloudsim"
 )
 
 const (
@@ -24,13 +25,11 @@ const (
 	testSubnet = "subnet-test0001"
 )
 
-func newTestOps(f *fakeCLB) *Ops {
-	o := New(f, Config{VpcID: testVPC, Timing: Timing{
-		TaskPoll: time.Millisecond, TaskPollMax: time.Millisecond, TaskTimeout: time.Second,
-		RetryBackoff: time.Millisecond, RetryBackoffMax: time.Millisecond, RetryTimeout: time.Second,
+func newTestOps(env *clbEnv) *Ops {
+	return New(env.api, Config{VpcID: testVPC, Timing: Timing{
+		TaskPoll: time.Millisecond, TaskPollMax: time.Millisecond, TaskTimeout: 5 * time.Second,
+		RetryBackoff: time.Millisecond, RetryBackoffMax: time.Millisecond, RetryTimeout: 5 * time.Second,
 	}})
-	o.sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
-	return o
 }
 
 type specOpt func(*lbspec.Spec)
@@ -80,18 +79,18 @@ func mustEnsure(t *testing.T, o *Ops, spec *lbspec.Spec) *corev1.LoadBalancerSta
 }
 
 func TestEnsureCreatesAndResyncWritesNothing(t *testing.T) {
-	f := newFakeCLB()
-	o := newTestOps(f)
+	env := newCLBEnv(t)
+	o := newTestOps(env)
 	st := mustEnsure(t, o, testSpec())
 
-	if len(f.lbIDs()) != 1 {
-		t.Fatalf("CLBs = %v, want one", f.lbIDs())
+	if len(env.lbIDs()) != 1 {
+		t.Fatalf("CLBs = %v, want one", env.lbIDs())
 	}
-	id := f.lbIDs()[0]
-	if want := []corev1.LoadBalancerIngress{{IP: "203.0.113.1"}}; !reflect.DeepEqual(st.Ingress, want) {
+	id := env.lbIDs()[0]
+	if want := []corev1.LoadBalancerIngress{{IP: env.lb(id).VIP}}; !reflect.DeepEqual(st.Ingress, want) {
 		t.Errorf("status = %+v, want %+v", st.Ingress, want)
 	}
-	create := f.requests[slices.Index(f.calls, "CreateLoadBalancer")].(*clb.CreateLoadBalancerRequest)
+	create := env.creates()[0]
 	if *create.LoadBalancerType != "OPEN" || *create.VpcId != testVPC || *create.Forward != 1 || *create.LoadBalancerName != "kubernetes-default-web" {
 		t.Errorf("CreateLoadBalancer = %s", create.ToJsonString())
 	}
@@ -105,59 +104,59 @@ func TestEnsureCreatesAndResyncWritesNothing(t *testing.T) {
 	if want := map[string]string{TagServiceUID: "uid-1", TagService: "default/web", TagCluster: "kubernetes"}; !reflect.DeepEqual(tags, want) {
 		t.Errorf("tags = %v, want %v", tags, want)
 	}
-	if got, want := f.listenerNames(id), []string{"TCP-443:TCP/443", "TCP-80:TCP/80", "UDP-53:UDP/53"}; !reflect.DeepEqual(got, want) {
+	if got, want := env.listenerNames(id), []string{"TCP-443:TCP/443", "TCP-80:TCP/80", "UDP-53:UDP/53"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("listeners = %v, want %v", got, want)
 	}
 	// TCP listeners share settings: one CreateListener; UDP another.
-	if n := f.count("CreateListener"); n != 2 {
+	if n := env.count("CreateListener"); n != 2 {
 		t.Errorf("CreateListener calls = %d, want 2", n)
 	}
-	if n := f.count("BatchRegisterTargets"); n != 1 {
+	if n := env.count("BatchRegisterTargets"); n != 1 {
 		t.Errorf("BatchRegisterTargets calls = %d, want 1", n)
 	}
 	// Fresh listeners have no targets: no DescribeTargets needed.
-	if n := f.count("DescribeTargets"); n != 0 {
+	if n := env.count("DescribeTargets"); n != 0 {
 		t.Errorf("DescribeTargets calls on create = %d, want 0", n)
 	}
 	for _, l := range []string{"TCP-80", "TCP-443", "UDP-53"} {
-		if got, want := f.targetsOf(id, l), []string{"ins-00000001:" + map[string]string{"TCP-80": "30080", "TCP-443": "30443", "UDP-53": "30053"}[l], "ins-00000002:" + map[string]string{"TCP-80": "30080", "TCP-443": "30443", "UDP-53": "30053"}[l]}; !reflect.DeepEqual(got, want) {
+		if got, want := env.targetsOf(id, l), []string{"ins-00000001:" + map[string]string{"TCP-80": "30080", "TCP-443": "30443", "UDP-53": "30053"}[l], "ins-00000002:" + map[string]string{"TCP-80": "30080", "TCP-443": "30443", "UDP-53": "30053"}[l]}; !reflect.DeepEqual(got, want) {
 			t.Errorf("%s targets = %v, want %v", l, got, want)
 		}
 	}
-	hc := f.listener(id, "TCP-80").HealthCheck
+	hc := env.listener(id, "TCP-80").HealthCheck
 	if *hc.CheckType != "TCP" || hc.CheckPort != nil || *hc.IntervalTime != 5 || *hc.TimeOut != 2 {
 		t.Errorf("TCP-80 health check = %+v, want TCP on the target port every 5s, timeout 2s", hc)
 	}
-	if *f.listener(id, "UDP-53").HealthCheck.CheckType != "PING" {
-		t.Errorf("UDP-53 health check type = %s, want PING", *f.listener(id, "UDP-53").HealthCheck.CheckType)
+	if *env.listener(id, "UDP-53").HealthCheck.CheckType != "PING" {
+		t.Errorf("UDP-53 health check type = %s, want PING", *env.listener(id, "UDP-53").HealthCheck.CheckType)
 	}
 
 	// An unchanged resync reads three times and writes nothing.
-	f.resetCalls()
+	env.resetCalls()
 	mustEnsure(t, o, testSpec())
-	if w := f.writes(); len(w) != 0 {
+	if w := env.writes(); len(w) != 0 {
 		t.Errorf("unchanged resync wrote: %v", w)
 	}
-	if got, want := f.calls, []string{"DescribeLoadBalancers", "DescribeListeners", "DescribeTargets"}; !reflect.DeepEqual(got, want) {
+	if got, want := env.actions(), []string{"DescribeLoadBalancers", "DescribeListeners", "DescribeTargets"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("unchanged resync calls = %v, want %v", got, want)
 	}
 }
 
 func TestEnsureInternal(t *testing.T) {
-	f := newFakeCLB()
-	o := newTestOps(f)
+	env := newCLBEnv(t)
+	o := newTestOps(env)
 	mustEnsure(t, o, testSpec(func(s *lbspec.Spec) { s.Internal, s.SubnetID = true, testSubnet }))
-	create := f.requests[slices.Index(f.calls, "CreateLoadBalancer")].(*clb.CreateLoadBalancerRequest)
+	create := env.creates()[0]
 	if *create.LoadBalancerType != "INTERNAL" || *create.SubnetId != testSubnet {
 		t.Errorf("CreateLoadBalancer = %s, want INTERNAL in %s", create.ToJsonString(), testSubnet)
 	}
 	// The Service now asks for public: refused, nothing written.
-	f.resetCalls()
+	env.resetCalls()
 	_, err := o.Ensure(context.Background(), testSpec())
 	if err == nil || !strings.Contains(err.Error(), "is INTERNAL but the Service asks for OPEN") {
 		t.Errorf("err = %v, want a type mismatch", err)
 	}
-	if w := f.writes(); len(w) != 0 {
+	if w := env.writes(); len(w) != 0 {
 		t.Errorf("type mismatch wrote: %v", w)
 	}
 }
@@ -167,80 +166,80 @@ func TestEnsureChanges(t *testing.T) {
 		name       string
 		change     specOpt
 		wantWrites []string
-		check      func(t *testing.T, f *fakeCLB, id string)
+		check      func(t *testing.T, env *clbEnv, id string)
 	}{
 		{"port added", func(s *lbspec.Spec) {
 			s.Listeners = append(s.Listeners, lbspec.Listener{Protocol: lbspec.TCP, Port: 8080, NodePort: 30808})
-		}, []string{"CreateListener", "BatchRegisterTargets"}, func(t *testing.T, f *fakeCLB, id string) {
-			if got := f.targetsOf(id, "TCP-8080"); !reflect.DeepEqual(got, []string{"ins-00000001:30808", "ins-00000002:30808"}) {
+		}, []string{"CreateListener", "BatchRegisterTargets"}, func(t *testing.T, env *clbEnv, id string) {
+			if got := env.targetsOf(id, "TCP-8080"); !reflect.DeepEqual(got, []string{"ins-00000001:30808", "ins-00000002:30808"}) {
 				t.Errorf("TCP-8080 targets = %v", got)
 			}
 		}},
 		{"port removed", func(s *lbspec.Spec) { s.Listeners = s.Listeners[:2] },
-			[]string{"DeleteListener"}, func(t *testing.T, f *fakeCLB, id string) {
-				if got := f.listenerNames(id); !reflect.DeepEqual(got, []string{"TCP-443:TCP/443", "TCP-80:TCP/80"}) {
+			[]string{"DeleteListener"}, func(t *testing.T, env *clbEnv, id string) {
+				if got := env.listenerNames(id); !reflect.DeepEqual(got, []string{"TCP-443:TCP/443", "TCP-80:TCP/80"}) {
 					t.Errorf("listeners = %v", got)
 				}
 			}},
 		{"node added", withBackends("ins-00000001", "ins-00000002", "ins-00000003"),
-			[]string{"BatchRegisterTargets"}, func(t *testing.T, f *fakeCLB, id string) {
-				if got := f.targetsOf(id, "TCP-80"); len(got) != 3 {
+			[]string{"BatchRegisterTargets"}, func(t *testing.T, env *clbEnv, id string) {
+				if got := env.targetsOf(id, "TCP-80"); len(got) != 3 {
 					t.Errorf("TCP-80 targets = %v, want 3", got)
 				}
 			}},
 		{"node replaced: register first, then deregister", withBackends("ins-00000002", "ins-00000003"),
-			[]string{"BatchRegisterTargets", "BatchDeregisterTargets"}, func(t *testing.T, f *fakeCLB, id string) {
-				if got := f.targetsOf(id, "UDP-53"); !reflect.DeepEqual(got, []string{"ins-00000002:30053", "ins-00000003:30053"}) {
+			[]string{"BatchRegisterTargets", "BatchDeregisterTargets"}, func(t *testing.T, env *clbEnv, id string) {
+				if got := env.targetsOf(id, "UDP-53"); !reflect.DeepEqual(got, []string{"ins-00000002:30053", "ins-00000003:30053"}) {
 					t.Errorf("UDP-53 targets = %v", got)
 				}
 			}},
 		{"NodePort changed", func(s *lbspec.Spec) { s.Listeners[0].NodePort = 31080 },
-			[]string{"BatchRegisterTargets", "BatchDeregisterTargets"}, func(t *testing.T, f *fakeCLB, id string) {
-				if got := f.targetsOf(id, "TCP-80"); !reflect.DeepEqual(got, []string{"ins-00000001:31080", "ins-00000002:31080"}) {
+			[]string{"BatchRegisterTargets", "BatchDeregisterTargets"}, func(t *testing.T, env *clbEnv, id string) {
+				if got := env.targetsOf(id, "TCP-80"); !reflect.DeepEqual(got, []string{"ins-00000001:31080", "ins-00000002:31080"}) {
 					t.Errorf("TCP-80 targets = %v", got)
 				}
 			}},
 		{"externalTrafficPolicy Local", func(s *lbspec.Spec) {
 			s.HealthCheck.Protocol, s.HealthCheck.Port = lbspec.HealthCheckHTTP, 32000
-		}, []string{"ModifyListener", "ModifyListener"}, func(t *testing.T, f *fakeCLB, id string) {
-			hc := f.listener(id, "TCP-80").HealthCheck
+		}, []string{"ModifyListener", "ModifyListener"}, func(t *testing.T, env *clbEnv, id string) {
+			hc := env.listener(id, "TCP-80").HealthCheck
 			if *hc.CheckType != "HTTP" || *hc.CheckPort != 32000 || *hc.HttpCheckPath != "/healthz" || *hc.HttpCheckMethod != "GET" || *hc.HttpCode != 2 || *hc.HttpVersion != "HTTP/1.1" || *hc.HttpCheckDomain == "" {
 				t.Errorf("TCP-80 health check = %+v", hc)
 			}
 			// UDP cannot HTTP-check: it keeps PING and is not modified.
-			if *f.listener(id, "UDP-53").HealthCheck.CheckType != "PING" {
+			if *env.listener(id, "UDP-53").HealthCheck.CheckType != "PING" {
 				t.Error("UDP-53 health check changed")
 			}
 		}},
 		{"session affinity", func(s *lbspec.Spec) {
 			s.SessionAffinity = lbspec.SessionAffinity{ClientIP: true, Timeout: time.Hour}
-		}, []string{"ModifyListener", "ModifyListener", "ModifyListener"}, func(t *testing.T, f *fakeCLB, id string) {
-			if got := *f.listener(id, "TCP-443").SessionExpireTime; got != 3600 {
+		}, []string{"ModifyListener", "ModifyListener", "ModifyListener"}, func(t *testing.T, env *clbEnv, id string) {
+			if got := *env.listener(id, "TCP-443").SessionExpireTime; got != 3600 {
 				t.Errorf("SessionExpireTime = %d, want 3600", got)
 			}
 		}},
 		{"health check off", func(s *lbspec.Spec) { s.HealthCheck.Enabled = false },
-			[]string{"ModifyListener", "ModifyListener", "ModifyListener"}, func(t *testing.T, f *fakeCLB, id string) {
-				if got := *f.listener(id, "TCP-80").HealthCheck.HealthSwitch; got != 0 {
+			[]string{"ModifyListener", "ModifyListener", "ModifyListener"}, func(t *testing.T, env *clbEnv, id string) {
+				if got := *env.listener(id, "TCP-80").HealthCheck.HealthSwitch; got != 0 {
 					t.Errorf("HealthSwitch = %d, want 0", got)
 				}
 			}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFakeCLB()
-			o := newTestOps(f)
+			env := newCLBEnv(t)
+			o := newTestOps(env)
 			mustEnsure(t, o, testSpec())
-			f.resetCalls()
+			env.resetCalls()
 			mustEnsure(t, o, testSpec(tc.change))
-			if got := f.writes(); !reflect.DeepEqual(got, tc.wantWrites) {
+			if got := env.writes(); !reflect.DeepEqual(got, tc.wantWrites) {
 				t.Errorf("writes = %v, want %v", got, tc.wantWrites)
 			}
-			tc.check(t, f, f.lbIDs()[0])
+			tc.check(t, env, env.lbIDs()[0])
 			// And converged: the next resync writes nothing.
-			f.resetCalls()
+			env.resetCalls()
 			mustEnsure(t, o, testSpec(tc.change))
-			if w := f.writes(); len(w) != 0 {
+			if w := env.writes(); len(w) != 0 {
 				t.Errorf("resync after the change wrote: %v", w)
 			}
 		})
@@ -248,16 +247,18 @@ func TestEnsureChanges(t *testing.T) {
 }
 
 func TestEnsureRetriesBusyCLB(t *testing.T) {
-	f := newFakeCLB()
-	o := newTestOps(f)
-	busy := sdkErr(codeResourceInOperating, "busy")
-	f.failNext["CreateListener"] = []error{busy, busy}
-	f.failNext["BatchRegisterTargets"] = []error{sdkErr(codeRequestLimit, "slow down")}
+	env := newCLBEnv(t)
+	o := newTestOps(env)
+	env.fail("CreateListener", codeResourceInOperating, 2)
+	env.fail("BatchRegisterTargets", codeRequestLimit, 1)
 	mustEnsure(t, o, testSpec())
-	if n := f.count("CreateListener"); n != 4 {
+	if n := env.count("CreateListener"); n != 4 {
 		t.Errorf("CreateListener calls = %d, want 4 (2 refused, 2 applied)", n)
 	}
-	if got := f.listenerNames(f.lbIDs()[0]); len(got) != 3 {
+	if n := env.count("BatchRegisterTargets"); n != 2 {
+		t.Errorf("BatchRegisterTargets calls = %d, want 2 (1 throttled, 1 applied)", n)
+	}
+	if got := env.listenerNames(env.lbIDs()[0]); len(got) != 3 {
 		t.Errorf("listeners = %v", got)
 	}
 }
@@ -265,14 +266,14 @@ func TestEnsureRetriesBusyCLB(t *testing.T) {
 func TestEnsureErrors(t *testing.T) {
 	tests := []struct {
 		name    string
-		setup   func(f *fakeCLB)
+		setup   func(env *clbEnv)
 		spec    *lbspec.Spec
 		wantErr string
 	}{
-		{"task status 1 is a failure", func(f *fakeCLB) { f.failTask["CreateListener"] = "quota of listeners exceeded" },
-			testSpec(), "(listeners TCP-80, TCP-443): asynchronous task failed: task req-00000009: quota of listeners exceeded"},
-		{"other errors are not retried", func(f *fakeCLB) { f.failNext["CreateLoadBalancer"] = []error{sdkErr("LimitExceeded", "quota")} },
-			testSpec(), "CreateLoadBalancer on Service default/web (name \"kubernetes-default-web\", OPEN): [LimitExceeded] quota"},
+		{"task status 1 is a failure", func(env *clbEnv) { env.failTask("CreateListener", "LimitExceeded") },
+			testSpec(), "(listeners TCP-80, TCP-443): asynchronous task failed: task "},
+		{"other errors are not retried", func(env *clbEnv) { env.fail("CreateLoadBalancer", "LimitExceeded", 1) },
+			testSpec(), "CreateLoadBalancer on Service default/web (name \"kubernetes-default-web\", OPEN): [LimitExceeded] "},
 		{"source ranges are refused before any call", nil,
 			testSpec(func(s *lbspec.Spec) { s.SourceRanges = []string{"10.0.0.0/8"} }), "loadBalancerSourceRanges 10.0.0.0/8: not supported"},
 		{"internal without subnet", nil,
@@ -280,11 +281,11 @@ func TestEnsureErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFakeCLB()
+			env := newCLBEnv(t)
 			if tc.setup != nil {
-				tc.setup(f)
+				tc.setup(env)
 			}
-			_, err := newTestOps(f).Ensure(context.Background(), tc.spec)
+			_, err := newTestOps(env).Ensure(context.Background(), tc.spec)
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("err = %v, want %q", err, tc.wantErr)
 			}
@@ -298,44 +299,38 @@ func TestEnsureErrors(t *testing.T) {
 // A CCM killed right after CreateLoadBalancer finds the CLB by its tag
 // (still being created) and never creates a second.
 func TestEnsureAfterRestartMidCreate(t *testing.T) {
-	f := newFakeCLB()
-	f.taskPolls = 3
-	o := newTestOps(f)
+	env := newCLBEnvWith(t, func(o *cloudsim.Options) { o.TaskLatency = 100 * time.Millisecond })
+	o := newTestOps(env)
 	// The "previous CCM" creates and dies before waiting.
 	req := clb.NewCreateLoadBalancerRequest()
 	req.LoadBalancerType, req.VpcId, req.ClientToken = common.StringPtr("OPEN"), common.StringPtr(testVPC), common.StringPtr(clientToken("uid-1", 0))
 	req.Tags = []*clb.TagInfo{{TagKey: common.StringPtr(TagServiceUID), TagValue: common.StringPtr("uid-1")}}
-	if _, err := f.CreateLoadBalancerWithContext(context.Background(), req); err != nil {
+	if _, err := env.own.CreateLoadBalancerWithContext(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
-	// The CLB is in state 0 until its task is polled; finish it as time passes.
-	go func() {
-		for range 3 {
-			time.Sleep(time.Millisecond)
-			req := clb.NewDescribeTaskStatusRequest()
-			req.TaskId = common.StringPtr("req-00000002")
-			_, _ = f.DescribeTaskStatusWithContext(context.Background(), req)
-		}
-	}()
-	o.timing.TaskTimeout = 5 * time.Second
-	o.sleep = func(ctx context.Context, d time.Duration) error { time.Sleep(time.Millisecond); return nil }
+	if st := env.lb(env.lbIDs()[0]).Status; st != lbCreating {
+		t.Fatalf("CLB status %d right after the create, want %d (creating)", st, lbCreating)
+	}
 	mustEnsure(t, o, testSpec())
-	if n := f.count("CreateLoadBalancer"); n != 1 {
+	if n := env.count("CreateLoadBalancer"); n != 0 {
 		t.Errorf("CreateLoadBalancer calls = %d, want only the first CCM's", n)
 	}
-	if len(f.lbIDs()) != 1 {
-		t.Errorf("CLBs = %v, want exactly one", f.lbIDs())
+	if len(env.lbIDs()) != 1 {
+		t.Errorf("CLBs = %v, want exactly one", env.lbIDs())
 	}
 }
 
 // A CLB still being created when waiting gives up asks for a quick retry.
 func TestEnsureRetryErrorWhileCreating(t *testing.T) {
-	f := newFakeCLB()
-	f.taskPolls = 1000
-	o := newTestOps(f)
+	env := newCLBEnvWith(t, func(o *cloudsim.Options) { o.TaskLatency = time.Minute })
+	o := newTestOps(env)
 	o.timing.TaskTimeout = 20 * time.Millisecond
-	o.sleep = func(ctx context.Context, d time.Duration) error { time.Sleep(time.Millisecond); return nil }
-	f.addLB("lb-creating", testVPC, map[string]string{TagServiceUID: "uid-1"}).sdk.Status = common.Uint64Ptr(lbCreating)
+	req := clb.NewCreateLoadBalancerRequest()
+	req.LoadBalancerType, req.VpcId = common.StringPtr("OPEN"), common.StringPtr(testVPC)
+	req.Tags = []*clb.TagInfo{{TagKey: common.StringPtr(TagServiceUID), TagValue: common.StringPtr("uid-1")}}
+	if _, err := env.own.CreateLoadBalancerWithContext(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
 	_, err := o.Ensure(context.Background(), testSpec())
 	var re *api.RetryError
 	if !errors.As(err, &re) {
@@ -346,23 +341,21 @@ func TestEnsureRetryErrorWhileCreating(t *testing.T) {
 // After its CLB was deleted behind our back, a Service's first client token
 // answers with the dead CLB; the next generation creates a new one.
 func TestEnsureRecreatesWithNextToken(t *testing.T) {
-	f := newFakeCLB()
-	o := newTestOps(f)
+	env := newCLBEnv(t)
+	o := newTestOps(env)
 	mustEnsure(t, o, testSpec())
-	first := f.lbIDs()[0]
+	first := env.lbIDs()[0]
 	if err := o.Delete(context.Background(), testSpec().Ref); err != nil {
 		t.Fatal(err)
 	}
 	mustEnsure(t, o, testSpec())
-	ids := f.lbIDs()
+	ids := env.lbIDs()
 	if len(ids) != 1 || ids[0] == first {
 		t.Fatalf("CLBs = %v, want one new CLB (not %s)", ids, first)
 	}
 	var tokens []string
-	for i, c := range f.calls {
-		if c == "CreateLoadBalancer" {
-			tokens = append(tokens, *f.requests[i].(*clb.CreateLoadBalancerRequest).ClientToken)
-		}
+	for _, c := range env.creates() {
+		tokens = append(tokens, *c.ClientToken)
 	}
 	// The first create, its replay answering with the deleted CLB, the next generation.
 	if want := []string{"ccmkit-uid-1-0", "ccmkit-uid-1-0", "ccmkit-uid-1-1"}; !reflect.DeepEqual(tokens, want) {
@@ -371,20 +364,20 @@ func TestEnsureRecreatesWithNextToken(t *testing.T) {
 }
 
 func TestDeleteCreated(t *testing.T) {
-	f := newFakeCLB()
-	o := newTestOps(f)
+	env := newCLBEnv(t)
+	o := newTestOps(env)
 	mustEnsure(t, o, testSpec())
 	if err := o.Delete(context.Background(), testSpec().Ref); err != nil {
 		t.Fatal(err)
 	}
-	if len(f.lbIDs()) != 0 {
-		t.Errorf("CLBs after delete = %v", f.lbIDs())
+	if len(env.lbIDs()) != 0 {
+		t.Errorf("CLBs after delete = %v", env.lbIDs())
 	}
-	f.resetCalls()
+	env.resetCalls()
 	if err := o.Delete(context.Background(), testSpec().Ref); err != nil {
 		t.Fatal(err)
 	}
-	if w := f.writes(); len(w) != 0 {
+	if w := env.writes(); len(w) != 0 {
 		t.Errorf("deleting a deleted CLB wrote: %v", w)
 	}
 	if _, exists, err := o.Get(context.Background(), testSpec().Ref); err != nil || exists {
@@ -393,35 +386,35 @@ func TestDeleteCreated(t *testing.T) {
 }
 
 func TestAdopt(t *testing.T) {
-	f := newFakeCLB()
-	o := newTestOps(f)
-	f.addLB("lb-existing", testVPC, map[string]string{"team": "web"})
-	foreign := f.addListener("lb-existing", "hand-made", "TCP", 8080)
+	env := newCLBEnv(t)
+	o := newTestOps(env)
+	existing := env.addLB(testVPC, map[string]string{"team": "web"})
+	foreign := env.addListener(existing, "hand-made", "TCP", 8080)
 	// A listener named like ours on a created CLB, but without our UID: foreign here.
-	f.addListener("lb-existing", "TCP-9090", "TCP", 9090)
+	env.addListener(existing, "TCP-9090", "TCP", 9090)
 
-	spec := testSpec(withAdopt("lb-existing"), onlyTCP80)
+	spec := testSpec(withAdopt(existing), onlyTCP80)
 	st := mustEnsure(t, o, spec)
-	if st.Ingress[0].IP != "203.0.113.9" {
+	if st.Ingress[0].IP != env.lb(existing).VIP {
 		t.Errorf("status = %+v", st)
 	}
-	if n := f.count("CreateLoadBalancer"); n != 0 {
+	if n := env.count("CreateLoadBalancer"); n != 0 {
 		t.Errorf("CreateLoadBalancer calls = %d, want 0", n)
 	}
 	want := []string{"TCP-80-uid-1:TCP/80", "TCP-9090:TCP/9090", "hand-made:TCP/8080"}
-	if got := f.listenerNames("lb-existing"); !reflect.DeepEqual(got, want) {
+	if got := env.listenerNames(existing); !reflect.DeepEqual(got, want) {
 		t.Errorf("listeners = %v, want %v", got, want)
 	}
 
 	// A second Service adopts the same CLB; each keeps to its own.
-	other := testSpec(withAdopt("lb-existing"), withUID("uid-2"), func(s *lbspec.Spec) {
+	other := testSpec(withAdopt(existing), withUID("uid-2"), func(s *lbspec.Spec) {
 		s.Listeners = []lbspec.Listener{{Protocol: lbspec.TCP, Port: 81, NodePort: 30081}}
 	})
 	mustEnsure(t, o, other)
-	f.resetCalls()
+	env.resetCalls()
 	mustEnsure(t, o, spec)
 	mustEnsure(t, o, other)
-	if w := f.writes(); len(w) != 0 {
+	if w := env.writes(); len(w) != 0 {
 		t.Errorf("resync of two adopters wrote: %v", w)
 	}
 
@@ -430,13 +423,13 @@ func TestAdopt(t *testing.T) {
 		t.Fatal(err)
 	}
 	want = []string{"TCP-81-uid-2:TCP/81", "TCP-9090:TCP/9090", "hand-made:TCP/8080"}
-	if got := f.listenerNames("lb-existing"); !reflect.DeepEqual(got, want) {
+	if got := env.listenerNames(existing); !reflect.DeepEqual(got, want) {
 		t.Errorf("listeners after delete = %v, want %v", got, want)
 	}
-	if n := f.count("DeleteLoadBalancer"); n != 0 || len(f.lbIDs()) != 1 {
+	if n := env.count("DeleteLoadBalancer"); n != 0 || len(env.lbIDs()) != 1 {
 		t.Errorf("the adopted CLB was deleted")
 	}
-	if f.listener("lb-existing", "hand-made") == nil || *f.listener("lb-existing", "hand-made").ListenerId != foreign {
+	if env.listener(existing, "hand-made") == nil || *env.listener(existing, "hand-made").ListenerId != foreign {
 		t.Error("the foreign listener was touched")
 	}
 }
@@ -444,38 +437,45 @@ func TestAdopt(t *testing.T) {
 func TestAdoptRefusals(t *testing.T) {
 	tests := []struct {
 		name    string
-		setup   func(f *fakeCLB, o *Ops)
-		spec    *lbspec.Spec
-		wantErr string
+		setup   func(env *clbEnv, o *Ops) string // returns the id of the CLB to adopt
+		wantErr func(env *clbEnv, id string) string
 	}{
-		{"missing", nil, testSpec(withAdopt("lb-missing")), "CLB lb-missing named by annotation service.kubernetes.io/tke-existed-lbid does not exist"},
-		{"other VPC", func(f *fakeCLB, _ *Ops) { f.addLB("lb-x", "vpc-other001", nil) },
-			testSpec(withAdopt("lb-x")), `is in VPC "vpc-other001", not the cluster's VPC`},
-		{"created for another Service", func(f *fakeCLB, _ *Ops) {
-			f.addLB("lb-x", testVPC, map[string]string{TagServiceUID: "uid-9", TagService: "shop/cart"})
-		}, testSpec(withAdopt("lb-x")), "was created by this CCM for Service shop/cart (uid uid-9)"},
-		{"port taken by a foreign listener", func(f *fakeCLB, _ *Ops) {
-			f.addLB("lb-x", testVPC, nil)
-			f.addListener("lb-x", "legacy", "TCP", 80)
-		}, testSpec(withAdopt("lb-x")), `port 80/TCP is used by listener lbl-00000001 ("legacy"), which this Service does not own`},
-		{"already has its own CLB", func(f *fakeCLB, o *Ops) {
-			f.addLB("lb-x", testVPC, nil)
+		{"missing", func(*clbEnv, *Ops) string { return "lb-missing0" },
+			func(*clbEnv, string) string {
+				return "CLB lb-missing0 named by annotation service.kubernetes.io/tke-existed-lbid does not exist"
+			}},
+		{"other VPC", func(env *clbEnv, _ *Ops) string { return env.addLB("vpc-other001", nil) },
+			func(*clbEnv, string) string { return `is in VPC "vpc-other001", not the cluster's VPC` }},
+		{"created for another Service", func(env *clbEnv, _ *Ops) string {
+			return env.addLB(testVPC, map[string]string{TagServiceUID: "uid-9", TagService: "shop/cart"})
+		}, func(*clbEnv, string) string { return "was created by this CCM for Service shop/cart (uid uid-9)" }},
+		{"port taken by a foreign listener", func(env *clbEnv, _ *Ops) string {
+			id := env.addLB(testVPC, nil)
+			env.addListener(id, "legacy", "TCP", 80)
+			return id
+		}, func(env *clbEnv, id string) string {
+			return `port 80/TCP is used by listener ` + *env.listener(id, "legacy").ListenerId + ` ("legacy"), which this Service does not own`
+		}},
+		{"already has its own CLB", func(env *clbEnv, o *Ops) string {
+			id := env.addLB(testVPC, nil)
 			mustEnsureQuiet(o, testSpec())
-		}, testSpec(withAdopt("lb-x")), "the Service already has CLB lb-00000002, created for it; it cannot also adopt lb-x"},
+			return id
+		}, func(env *clbEnv, id string) string {
+			own := slices.DeleteFunc(env.lbIDs(), func(x string) bool { return x == id })
+			return "the Service already has CLB " + strings.Join(own, ",") + ", created for it; it cannot also adopt " + id
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFakeCLB()
-			o := newTestOps(f)
-			if tc.setup != nil {
-				tc.setup(f, o)
+			env := newCLBEnv(t)
+			o := newTestOps(env)
+			id := tc.setup(env, o)
+			env.resetCalls()
+			_, err := o.Ensure(context.Background(), testSpec(withAdopt(id)))
+			if want := tc.wantErr(env, id); err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("err = %v, want %q", err, want)
 			}
-			f.resetCalls()
-			_, err := o.Ensure(context.Background(), tc.spec)
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Fatalf("err = %v, want %q", err, tc.wantErr)
-			}
-			if w := f.writes(); len(w) != 0 {
+			if w := env.writes(); len(w) != 0 {
 				t.Errorf("refused adoption wrote: %v", w)
 			}
 		})
@@ -490,102 +490,109 @@ func mustEnsureQuiet(o *Ops, spec *lbspec.Spec) {
 
 // Adopting the CLB that was created for the Service itself is harmless.
 func TestAdoptOwnCLB(t *testing.T) {
-	f := newFakeCLB()
-	o := newTestOps(f)
+	env := newCLBEnv(t)
+	o := newTestOps(env)
 	mustEnsure(t, o, testSpec())
-	id := f.lbIDs()[0]
-	f.resetCalls()
+	id := env.lbIDs()[0]
+	env.resetCalls()
 	mustEnsure(t, o, testSpec(withAdopt(id)))
-	if w := f.writes(); len(w) != 0 {
+	if w := env.writes(); len(w) != 0 {
 		t.Errorf("wrote: %v", w)
 	}
 	if err := o.Delete(context.Background(), testSpec(withAdopt(id)).Ref); err != nil {
 		t.Fatal(err)
 	}
-	if len(f.lbIDs()) != 0 {
+	if len(env.lbIDs()) != 0 {
 		t.Error("a CLB created for the Service must be deleted with it")
 	}
 }
 
 func TestUpdateDoesNotCreate(t *testing.T) {
-	f := newFakeCLB()
-	err := newTestOps(f).Update(context.Background(), testSpec())
+	env := newCLBEnv(t)
+	err := newTestOps(env).Update(context.Background(), testSpec())
 	if !errors.Is(err, ErrNotFound) {
 		t.Fatalf("err = %v, want ErrNotFound", err)
 	}
-	if w := f.writes(); len(w) != 0 {
+	if w := env.writes(); len(w) != 0 {
 		t.Errorf("Update wrote: %v", w)
 	}
 }
 
 func TestDuplicateTaggedCLBs(t *testing.T) {
-	f := newFakeCLB()
-	f.addLB("lb-a", testVPC, map[string]string{TagServiceUID: "uid-1"})
-	f.addLB("lb-b", testVPC, map[string]string{TagServiceUID: "uid-1"})
-	_, err := newTestOps(f).Ensure(context.Background(), testSpec())
-	if err == nil || !strings.Contains(err.Error(), "2 CLBs carry tag ccmkit.io/service-uid=uid-1 (lb-a, lb-b)") {
+	env := newCLBEnv(t)
+	a := env.addLB(testVPC, map[string]string{TagServiceUID: "uid-1"})
+	b := env.addLB(testVPC, map[string]string{TagServiceUID: "uid-1"})
+	_, err := newTestOps(env).Ensure(context.Background(), testSpec())
+	if err == nil || !strings.Contains(err.Error(), "2 CLBs carry tag ccmkit.io/service-uid=uid-1 (") ||
+		!strings.Contains(err.Error(), a) || !strings.Contains(err.Error(), b) {
 		t.Fatalf("err = %v", err)
 	}
 }
 
 func TestTargetsFallbackAndChunks(t *testing.T) {
-	f := newFakeCLB()
-	f.noBatch = true
-	o := newTestOps(f)
+	env := newCLBEnv(t)
+	// An account without the batch actions.
+	env.fail("BatchRegisterTargets", codeInvalidAction, 0)
+	env.fail("BatchDeregisterTargets", codeInvalidAction, 0)
+	o := newTestOps(env)
 	var ids []string
 	for i := range 45 {
-		ids = append(ids, fmt.Sprintf("ins-%08d", i))
+		ids = append(ids, fmt.Sprintf("ins-b%07d", i))
 	}
+	env.addInstances(ids...)
 	mustEnsure(t, o, testSpec(onlyTCP80, withBackends(ids...)))
 	// 45 targets on one listener: 20 + 20 + 5.
-	if n := f.count("RegisterTargets"); n != 3 {
+	if n := env.count("RegisterTargets"); n != 3 {
 		t.Errorf("RegisterTargets calls = %d, want 3", n)
 	}
-	if got := f.targetsOf(f.lbIDs()[0], "TCP-80"); len(got) != 45 {
+	if got := env.targetsOf(env.lbIDs()[0], "TCP-80"); len(got) != 45 {
 		t.Errorf("targets = %d, want 45", len(got))
 	}
 	mustEnsure(t, o, testSpec(onlyTCP80, withBackends(ids[:1]...)))
-	if n := f.count("DeregisterTargets"); n != 3 {
+	if n := env.count("DeregisterTargets"); n != 3 {
 		t.Errorf("DeregisterTargets calls = %d, want 3", n)
 	}
 }
 
 func TestBatchChunks(t *testing.T) {
-	f := newFakeCLB()
-	o := newTestOps(f)
+	// An account whose target quota was raised (by ticket) to 300.
+	env := newCLBEnvWith(t, func(o *cloudsim.Options) { o.CLBTargetQuota = 300 })
+	o := newTestOps(env)
 	var ids []string
 	for i := range 300 {
-		ids = append(ids, fmt.Sprintf("ins-%08d", i))
+		ids = append(ids, fmt.Sprintf("ins-b%07d", i))
 	}
+	env.addInstances(ids...)
 	// 300 nodes x 2 TCP listeners = 600 targets: 500 + 100.
 	mustEnsure(t, o, testSpec(withBackends(ids...), func(s *lbspec.Spec) { s.Listeners = s.Listeners[:2] }))
-	if n := f.count("BatchRegisterTargets"); n != 2 {
+	if n := env.count("BatchRegisterTargets"); n != 2 {
 		t.Errorf("BatchRegisterTargets calls = %d, want 2", n)
 	}
 }
 
 func TestDrift(t *testing.T) {
-	f := newFakeCLB()
-	o := newTestOps(f)
+	env := newCLBEnv(t)
+	o := newTestOps(env)
 	mustEnsure(t, o, testSpec())
-	id := f.lbIDs()[0]
+	id := env.lbIDs()[0]
 	ctx := context.Background()
 
 	if d, err := o.Drift(ctx, testSpec()); err != nil || d != nil {
 		t.Fatalf("in sync: drift = %v, err %v", d, err)
 	}
 	// Behind the CCM's back: a listener deleted, a target removed.
-	del := clb.NewDeleteListenerRequest()
-	del.LoadBalancerId, del.ListenerId = common.StringPtr(id), f.listener(id, "TCP-443").ListenerId
-	if _, err := f.DeleteListenerWithContext(ctx, del); err != nil {
+	if err := env.sim.DeleteCLBListener(id, *env.listener(id, "TCP-443").ListenerId); err != nil {
 		t.Fatal(err)
 	}
-	f.tasks = map[string]*fakeTask{}
-	f.lbs[id].busyTask = ""
-	l80 := *f.listener(id, "TCP-80").ListenerId
-	f.lbs[id].targets[l80] = f.lbs[id].targets[l80][:1]
+	dereg := clb.NewDeregisterTargetsRequest()
+	dereg.LoadBalancerId, dereg.ListenerId = common.StringPtr(id), env.listener(id, "TCP-80").ListenerId
+	dereg.Targets = []*clb.Target{{InstanceId: common.StringPtr("ins-00000002"), Port: common.Int64Ptr(30080)}}
+	if _, err := env.own.DeregisterTargetsWithContext(ctx, dereg); err != nil {
+		t.Fatal(err)
+	}
+	waitIdle(t, env, id)
 
-	f.resetCalls()
+	env.resetCalls()
 	d, err := o.Drift(ctx, testSpec())
 	if err != nil {
 		t.Fatal(err)
@@ -594,7 +601,7 @@ func TestDrift(t *testing.T) {
 	if !reflect.DeepEqual(d, want) {
 		t.Errorf("drift = %q, want %q", d, want)
 	}
-	if w := f.writes(); len(w) != 0 {
+	if w := env.writes(); len(w) != 0 {
 		t.Errorf("Drift wrote: %v", w)
 	}
 	mustEnsure(t, o, testSpec())
@@ -604,13 +611,13 @@ func TestDrift(t *testing.T) {
 }
 
 func TestDriftAll(t *testing.T) {
-	f := newFakeCLB()
-	o := newTestOps(f)
-	f.addLB("lb-adopted", testVPC, nil)
+	env := newCLBEnv(t)
+	o := newTestOps(env)
+	adopted := env.addLB(testVPC, nil)
 	specs := []*lbspec.Spec{
 		testSpec(withUID("uid-a")),
 		testSpec(withUID("uid-b")),
-		testSpec(withUID("uid-c"), withAdopt("lb-adopted"), onlyTCP80),
+		testSpec(withUID("uid-c"), withAdopt(adopted), onlyTCP80),
 	}
 	for _, s := range specs {
 		mustEnsure(t, o, s)
@@ -618,7 +625,7 @@ func TestDriftAll(t *testing.T) {
 	missing := testSpec(withUID("uid-missing"))
 	specs = append(specs, missing)
 
-	f.resetCalls()
+	env.resetCalls()
 	res := o.DriftAll(context.Background(), specs)
 	for _, s := range specs[:3] {
 		if r := res[s.UID]; r.Err != nil || r.Diffs != nil {
@@ -629,13 +636,13 @@ func TestDriftAll(t *testing.T) {
 		t.Errorf("uid-missing: %+v", r)
 	}
 	// One lookup by tag for all, one for the adopted CLB, then two reads per CLB.
-	if n := f.count("DescribeLoadBalancers"); n != 2 {
+	if n := env.count("DescribeLoadBalancers"); n != 2 {
 		t.Errorf("DescribeLoadBalancers calls = %d, want 2", n)
 	}
-	if n := f.count("DescribeListeners") + f.count("DescribeTargets"); n != 6 {
+	if n := env.count("DescribeListeners") + env.count("DescribeTargets"); n != 6 {
 		t.Errorf("listener+target reads = %d, want 6", n)
 	}
-	if w := f.writes(); len(w) != 0 {
+	if w := env.writes(); len(w) != 0 {
 		t.Errorf("DriftAll wrote: %v", w)
 	}
 }
@@ -667,12 +674,12 @@ func TestHealthCheckNormalization(t *testing.T) {
 
 // Deleting must never be blocked by an adoption that Ensure would refuse.
 func TestGetAndDeleteAreLenient(t *testing.T) {
-	f := newFakeCLB()
-	o := newTestOps(f)
-	f.addLB("lb-other", testVPC, map[string]string{TagServiceUID: "uid-9"})
-	f.addListener("lb-other", "TCP-80-uid-9", "TCP", 80)
+	env := newCLBEnv(t)
+	o := newTestOps(env)
+	other := env.addLB(testVPC, map[string]string{TagServiceUID: "uid-9"})
+	env.addListener(other, "TCP-80-uid-9", "TCP", 80)
 	ctx := context.Background()
-	for _, id := range []string{"lb-missing", "lb-other"} {
+	for _, id := range []string{"lb-missing0", other} {
 		ref := testSpec(withAdopt(id)).Ref
 		if _, exists, err := o.Get(ctx, ref); err != nil || exists {
 			t.Errorf("%s: Get = exists %v, err %v; want false, nil", id, exists, err)
@@ -681,10 +688,21 @@ func TestGetAndDeleteAreLenient(t *testing.T) {
 			t.Errorf("%s: Delete: %v", id, err)
 		}
 	}
-	if w := f.writes(); len(w) != 0 {
+	if w := env.writes(); len(w) != 0 {
 		t.Errorf("wrote: %v", w)
 	}
-	if got := f.listenerNames("lb-other"); len(got) != 1 {
+	if got := env.listenerNames(other); len(got) != 1 {
 		t.Errorf("another Service's listener was touched: %v", got)
+	}
+}
+
+// waitIdle waits until no task runs on the CLB, so that the next write is
+// not refused as busy.
+func waitIdle(t *testing.T, env *clbEnv, id string) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); env.lb(id).InOperation != ""; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("CLB %s still busy with %s", id, env.lb(id).InOperation)
+		}
 	}
 }

@@ -19,10 +19,9 @@ import (
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 )
 
-// These tests run the operations against cloudsim over the real wire
-// protocol (signed SDK calls), with its asynchronous tasks, limits and
-// data plane: the fake above pins down our logic, this pins down that the
-// emulated API agrees with it.
+// These tests run the operations against cloudsim with its data plane:
+// traffic through the VIP, health checks, out-of-band changes. The other
+// tests use clbEnv (cloudsim without the data plane, calls recorded).
 
 const (
 	simID  = "AKIDclbopstest"

@@ -13,6 +13,7 @@ import (
 	"k8s.io/cloud-provider/api"
 
 	"github.com/ccmkit/ccm/internal/lbspec"
+	"github.com/ccmkit/ccm/pkg/cloudsim"
 )
 
 // Behavior the CLB API documents and the operations must cope with
@@ -26,20 +27,20 @@ import (
 // override it) defers every deletion for DeleteRetryAfter, with a
 // RetryError, instead of calling again at once for each waiting Service.
 func TestDeleteFrequencyCheckDefers(t *testing.T) {
-	f := newFakeCLB()
-	o := newTestOps(f)
+	env := newCLBEnv(t)
+	o := newTestOps(env)
 	now := time.Unix(1_700_000_000, 0)
 	o.now = func() time.Time { return now }
 	ctx := context.Background()
 	a, b := testSpec(onlyTCP80, withUID("uid-a")), testSpec(onlyTCP80, withUID("uid-b"))
 	mustEnsure(t, o, a)
 	mustEnsure(t, o, b)
-	f.failNext["DeleteLoadBalancer"] = []error{sdkErr(codeFrequencyCheckRisk, "deleted too many")}
+	env.fail("DeleteLoadBalancer", codeFrequencyCheckRisk, 1)
 
 	err := o.Delete(ctx, a.Ref)
 	var re *api.RetryError
 	if !errors.As(err, &re) || re.RetryAfter() != DefaultTiming.DeleteRetryAfter ||
-		!strings.Contains(err.Error(), "FrequencyCheckRisk") || !strings.Contains(err.Error(), "deleted too many") {
+		!strings.Contains(err.Error(), "["+codeFrequencyCheckRisk+"] ") {
 		t.Fatalf("Delete = %v, want a RetryError after %s naming the code and the API's message", err, DefaultTiming.DeleteRetryAfter)
 	}
 	if !strings.HasPrefix(err.Error(), "clbops.Delete: Service default/web: ") {
@@ -50,7 +51,7 @@ func TestDeleteFrequencyCheckDefers(t *testing.T) {
 	if err := o.Delete(ctx, b.Ref); !errors.As(err, &re) || re.RetryAfter() != 30*time.Second || !strings.Contains(err.Error(), "no call made") {
 		t.Fatalf("second Delete during the wait = %v", err)
 	}
-	if n := f.count("DeleteLoadBalancer"); n != 1 {
+	if n := env.count("DeleteLoadBalancer"); n != 1 {
 		t.Fatalf("DeleteLoadBalancer calls = %d, want 1", n)
 	}
 	// After the wait both go.
@@ -60,7 +61,7 @@ func TestDeleteFrequencyCheckDefers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := len(f.lbIDs()); n != 0 {
+	if n := len(env.lbIDs()); n != 0 {
 		t.Fatalf("CLBs left: %d", n)
 	}
 }
@@ -72,20 +73,20 @@ func TestDeleteFrequencyCheckDefers(t *testing.T) {
 // retried blindly: the reconcile fails with a message that says so, and
 // the next one reads the CLB again.
 func TestBusyWithoutResourceInOperating(t *testing.T) {
-	f := newFakeCLB()
-	o := newTestOps(f)
+	env := newCLBEnv(t)
+	o := newTestOps(env)
 	mustEnsure(t, o, testSpec())
-	f.failNext["DeleteListener"] = []error{sdkErr(codeFailedOperation, "Your task is working")}
-	f.resetCalls()
+	env.fail("DeleteListener", codeFailedOperation, 1)
+	env.resetCalls()
 	_, err := o.Ensure(context.Background(), testSpec(onlyTCP80))
-	if err == nil || !strings.Contains(err.Error(), "[FailedOperation] Your task is working") || !strings.Contains(err.Error(), "the next reconcile reads it again") {
+	if err == nil || !strings.Contains(err.Error(), "[FailedOperation] ") || !strings.Contains(err.Error(), "the next reconcile reads it again") {
 		t.Fatalf("Ensure = %v", err)
 	}
-	if n := f.count("DeleteListener"); n != 1 {
+	if n := env.count("DeleteListener"); n != 1 {
 		t.Fatalf("DeleteListener calls = %d, want 1 (no blind retry)", n)
 	}
 	mustEnsure(t, o, testSpec(onlyTCP80))
-	if got := f.listenerNames(f.lbIDs()[0]); !slices.Equal(got, []string{"TCP-80:TCP/80"}) {
+	if got := env.listenerNames(env.lbIDs()[0]); !slices.Equal(got, []string{"TCP-80:TCP/80"}) {
 		t.Fatalf("listeners after the next reconcile = %v", got)
 	}
 }
@@ -95,24 +96,24 @@ func TestBusyWithoutResourceInOperating(t *testing.T) {
 // already gone answers a generic code. The operations read it again and
 // count absence as success, and only absence.
 func TestDeleteListenerGoneIsDone(t *testing.T) {
-	f := newFakeCLB()
-	o := newTestOps(f)
+	env := newCLBEnv(t)
+	o := newTestOps(env)
 	ctx := context.Background()
-	f.addLB("lb-00000001", testVPC, nil)
-	kept := f.addListener("lb-00000001", "TCP-80", "TCP", 80)
-	lb := &loadBalancer{id: "lb-00000001"}
+	id := env.addLB(testVPC, nil)
+	kept := env.addListener(id, "TCP-80", "TCP", 80)
+	lb := &loadBalancer{id: id}
 
 	if err := o.deleteListener(ctx, lb, &listener{id: "lbl-gone0001", name: "TCP-81"}); err != nil {
 		t.Errorf("a listener already gone: %v", err)
 	}
-	f.failNext["DeleteListener"] = []error{sdkErr("InvalidParameter", "something else")}
-	if err := o.deleteListener(ctx, lb, &listener{id: kept, name: "TCP-80"}); err == nil || !strings.Contains(err.Error(), "something else") {
+	env.fail("DeleteListener", "InvalidParameter", 1)
+	if err := o.deleteListener(ctx, lb, &listener{id: kept, name: "TCP-80"}); err == nil || !strings.Contains(err.Error(), "[InvalidParameter] ") {
 		t.Errorf("a listener still there: %v, want the API's error", err)
 	}
 	if err := o.deleteListener(ctx, &loadBalancer{id: "lb-gone0001"}, &listener{id: "lbl-x", name: "TCP-82"}); err != nil {
 		t.Errorf("a CLB already gone: %v", err)
 	}
-	if n := f.count("DescribeListeners"); n != 3 {
+	if n := env.count("DescribeListeners"); n != 3 {
 		t.Errorf("DescribeListeners calls = %d, want one per failed delete", n)
 	}
 }
@@ -121,22 +122,22 @@ func TestDeleteListenerGoneIsDone(t *testing.T) {
 // create's ids and starts no task, so its RequestId finds none; the
 // operations then use the CLB's Status.
 func TestCreateReplayWaitsOnStatus(t *testing.T) {
-	f := newFakeCLB()
-	o := newTestOps(f)
+	env := newCLBEnv(t)
+	o := newTestOps(env)
 	spec := testSpec(onlyTCP80)
 	mustEnsure(t, o, spec)
-	first := f.lbIDs()[0]
-	f.resetCalls()
+	first := env.lbIDs()[0]
+	env.resetCalls()
 
 	lb, err := o.create(context.Background(), spec) // the same token: a replay
 	if err != nil || lb == nil || lb.id != first {
 		t.Fatalf("create = %v, %v; want %s", lb, err, first)
 	}
-	if got := f.calls; !slices.Equal(got, []string{"CreateLoadBalancer", "DescribeTaskStatus", "DescribeLoadBalancers"}) {
+	if got := env.actions(); !slices.Equal(got, []string{"CreateLoadBalancer", "DescribeTaskStatus", "DescribeLoadBalancers"}) {
 		t.Errorf("calls = %v", got)
 	}
-	if len(f.lbIDs()) != 1 {
-		t.Errorf("CLBs = %v, want one", f.lbIDs())
+	if len(env.lbIDs()) != 1 {
+		t.Errorf("CLBs = %v, want one", env.lbIDs())
 	}
 }
 
@@ -145,16 +146,15 @@ func TestCreateReplayWaitsOnStatus(t *testing.T) {
 // null" (HealthCheck in clb@v1.3.105 models.go). Null is "unknown": an
 // unchanged resync makes no write and finds no drift.
 func TestHealthCheckNullsMakeNoWrites(t *testing.T) {
-	f := newFakeCLB()
-	f.nullHC = true
-	o := newTestOps(f)
+	env := newCLBEnvWith(t, func(o *cloudsim.Options) { o.CLBNullHealthCheckFields = true })
+	o := newTestOps(env)
 	spec := testSpec(func(s *lbspec.Spec) {
 		s.HealthCheck.Protocol, s.HealthCheck.Port, s.HealthCheck.Path = lbspec.HealthCheckHTTP, 31999, "/healthz"
 	})
 	mustEnsure(t, o, spec)
-	f.resetCalls()
+	env.resetCalls()
 	mustEnsure(t, o, spec)
-	if w := f.writes(); len(w) != 0 {
+	if w := env.writes(); len(w) != 0 {
 		t.Fatalf("an unchanged resync wrote %v", w)
 	}
 	if d, err := o.Drift(context.Background(), spec); err != nil || d != nil {
@@ -207,43 +207,53 @@ func TestHealthCheckUnknownAndCase(t *testing.T) {
 // retry the failed listeners once, and never count them as done: a second
 // failure fails the reconcile with the API's message.
 func TestBatchPartialFailure(t *testing.T) {
-	f := newFakeCLB()
-	o := newTestOps(f)
+	env := newCLBEnv(t)
+	o := newTestOps(env)
 	spec := testSpec()
 	mustEnsure(t, o, spec)
-	id := f.lbIDs()[0]
-	lis := f.listener(id, "TCP-443")
+	id := env.lbIDs()[0]
+	lis := env.listener(id, "TCP-443")
 	more := testSpec(withBackends("ins-00000001", "ins-00000002", "ins-00000003"))
 
 	// Once: retried at once, and done.
-	f.failBind[*lis.ListenerId] = []string{"RS quota of the listener is full"}
+	failBind(t, env, *lis.ListenerId, 1)
 	mustEnsure(t, o, more)
-	if got := f.targetsOf(id, "TCP-443"); len(got) != 3 {
+	if got := env.targetsOf(id, "TCP-443"); len(got) != 3 {
 		t.Fatalf("TCP-443 targets after a retried partial failure = %v", got)
 	}
-	if n := f.count("BatchRegisterTargets"); n != 3 { // spec, more, the retry
+	if n := env.count("BatchRegisterTargets"); n != 3 { // spec, more, the retry
 		t.Errorf("BatchRegisterTargets calls = %d, want 3", n)
 	}
 
 	// Twice: the reconcile fails naming the listener and the message; the
 	// other listeners got their targets; the next reconcile finishes.
-	f.failBind[*lis.ListenerId] = []string{"RS quota of the listener is full", "RS quota of the listener is full"}
+	failBind(t, env, *lis.ListenerId, 2)
 	four := testSpec(withBackends("ins-00000001", "ins-00000002", "ins-00000003", "ins-00000004"))
 	_, err := o.Ensure(context.Background(), four)
-	if err == nil || !strings.Contains(err.Error(), "failed twice for listeners TCP-443 ("+*lis.ListenerId+"): RS quota of the listener is full") {
+	if err == nil || !strings.Contains(err.Error(), "failed twice for listeners TCP-443 ("+*lis.ListenerId+"): ") ||
+		!strings.Contains(err.Error(), "RS quota of the listener is full") {
 		t.Fatalf("Ensure = %v", err)
 	}
-	if got := f.targetsOf(id, "TCP-80"); len(got) != 4 {
+	if got := env.targetsOf(id, "TCP-80"); len(got) != 4 {
 		t.Errorf("TCP-80 targets = %v, want the 4 bound despite the other listener's failure", got)
 	}
-	if got := f.targetsOf(id, "TCP-443"); len(got) != 3 {
+	if got := env.targetsOf(id, "TCP-443"); len(got) != 3 {
 		t.Errorf("TCP-443 targets = %v, want 3 (not claimed done)", got)
 	}
 	if d, _ := o.Drift(context.Background(), four); len(d) != 1 || !strings.Contains(d[0], "TCP-443: target ins-00000004") {
 		t.Errorf("drift = %v, want the missing target", d)
 	}
 	mustEnsure(t, o, four)
-	if got := f.targetsOf(id, "TCP-443"); len(got) != 4 {
+	if got := env.targetsOf(id, "TCP-443"); len(got) != 4 {
 		t.Errorf("TCP-443 targets after the next reconcile = %v", got)
+	}
+}
+
+// failBind makes the next times BatchRegisterTargets calls fail for the
+// listener (FailListenerIdSet), with the message the tests look for.
+func failBind(t *testing.T, env *clbEnv, listenerID string, times int) {
+	t.Helper()
+	if err := env.sim.FailCLBBindings(cloudsim.CLBBindFailure{ListenerID: listenerID, Message: "RS quota of the listener is full", Times: times}); err != nil {
+		t.Fatal(err)
 	}
 }

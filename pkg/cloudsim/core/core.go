@@ -325,10 +325,7 @@ func (c *Core) Faults() []Fault {
 // returns nil if the call proceeds normally.
 func (c *Core) Fault(ctx context.Context, action string) *Fault {
 	c.faultMu.Lock()
-	f, ok := c.faults[action]
-	if !ok {
-		f, ok = c.faults[AllActions]
-	}
+	f, ok := c.lookupFaultLocked(action)
 	c.faultMu.Unlock()
 	if !ok {
 		return nil
@@ -342,10 +339,41 @@ func (c *Core) Fault(ctx context.Context, action string) *Fault {
 		}
 	}
 	// A FailTask fault fails the call's task (see TaskFault), not the call.
-	if !f.FailTask && f.ErrorRate > 0 && rand.Float64() < f.ErrorRate {
+	if !f.FailTask && f.ErrorRate > 0 && rand.Float64() < f.ErrorRate && c.consumeFault(f) {
 		return &f
 	}
 	return nil
+}
+
+// lookupFaultLocked returns the fault of action, else of AllActions.
+func (c *Core) lookupFaultLocked(action string) (Fault, bool) {
+	f, ok := c.faults[action]
+	if !ok {
+		f, ok = c.faults[AllActions]
+	}
+	return f, ok
+}
+
+// consumeFault counts one failure against a fault with Times, clearing it
+// at zero. It reports false when the fault was used up (or replaced) by
+// concurrent calls in the meantime, so a Times fault fails exactly Times
+// calls.
+func (c *Core) consumeFault(f Fault) bool {
+	if f.Times == 0 {
+		return true
+	}
+	c.faultMu.Lock()
+	defer c.faultMu.Unlock()
+	cur, ok := c.faults[f.Action]
+	if !ok || cur.Times == 0 {
+		return false
+	}
+	if cur.Times--; cur.Times == 0 {
+		delete(c.faults, f.Action)
+	} else {
+		c.faults[f.Action] = cur
+	}
+	return true
 }
 
 // ---- call counts ----

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -203,6 +204,7 @@ func TestFaultJSON(t *testing.T) {
 		{`{"action":"A","errorRate":1,"errorCode":"X","latency":"1.5s"}`, Fault{Action: "A", ErrorRate: 1, ErrorCode: "X", Latency: 1500 * time.Millisecond}, false},
 		{`{"action":"A","latency":2000000000}`, Fault{Action: "A", Latency: 2 * time.Second}, false},
 		{`{"action":"A","httpStatus":503}`, Fault{Action: "A", HTTPStatus: 503}, false},
+		{`{"action":"A","errorRate":1,"times":2}`, Fault{Action: "A", ErrorRate: 1, Times: 2}, false},
 		{`{"action":"A","latency":"soon"}`, Fault{}, true},
 		{`{"action":"A","latency":true}`, Fault{}, true},
 		{`{"action":"A","errorRat":1}`, Fault{}, true},
@@ -245,6 +247,39 @@ func TestFaultApply(t *testing.T) {
 	c.ClearFaults()
 	if len(c.Faults()) != 0 {
 		t.Fatal("ClearFaults")
+	}
+}
+
+// A fault with Times fails exactly that many calls, even when they race,
+// and then clears itself; a FailTask fault with Times counts tasks.
+func TestFaultTimes(t *testing.T) {
+	c := New(Config{})
+	c.SetFault(Fault{Action: "A", ErrorRate: 1, Times: 3})
+	var failed atomic.Int32
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			if c.Fault(context.Background(), "A") != nil {
+				failed.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if failed.Load() != 3 || len(c.Faults()) != 0 {
+		t.Fatalf("%d calls failed, faults left %v; want 3 and none", failed.Load(), c.Faults())
+	}
+	c.SetFault(Fault{Action: "B", ErrorRate: 1, FailTask: true, Times: 1})
+	if c.Fault(context.Background(), "B") != nil {
+		t.Fatal("a FailTask fault must not fail the call")
+	}
+	if _, ok := c.TaskFault("B"); !ok {
+		t.Fatal("the first task must fail")
+	}
+	if _, ok := c.TaskFault("B"); ok {
+		t.Fatal("the second task must not fail")
+	}
+	if err := (Fault{Action: "A", Times: -1}).Validate(); err == nil {
+		t.Error("negative times must be refused")
 	}
 }
 

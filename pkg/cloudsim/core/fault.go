@@ -23,6 +23,9 @@ const DefaultFaultCode = "InternalError"
 // With FailTask set the call itself succeeds (after Latency), and it is the
 // asynchronous task the call starts that fails, with probability ErrorRate
 // (see Tasks). ErrorCode then appears in the task's failure message.
+//
+// With Times set, the fault fails that many calls (or tasks) and then
+// clears itself: "the next two CreateListener calls are refused".
 type Fault struct {
 	Action     string        `json:"action"`
 	ErrorRate  float64       `json:"errorRate"`            // 0..1; 1 = every call fails
@@ -30,6 +33,7 @@ type Fault struct {
 	HTTPStatus int           `json:"httpStatus,omitempty"` // e.g. 500, 503: answer this status instead
 	Latency    time.Duration `json:"latency,omitempty"`    // JSON: nanoseconds, or a string like "2s"
 	FailTask   bool          `json:"failTask,omitempty"`   // fail the call's async task, not the call
+	Times      int           `json:"times,omitempty"`      // fail this many calls, then clear; 0: until cleared
 }
 
 // Validate reports what is wrong with f, for the admin API.
@@ -45,6 +49,8 @@ func (f Fault) Validate() error {
 		return fmt.Errorf("%w: fault: failTask fails the task, not the call, so it cannot have an httpStatus", ErrInvalid)
 	case f.Latency < 0:
 		return fmt.Errorf("%w: fault: latency %v must not be negative", ErrInvalid, f.Latency)
+	case f.Times < 0:
+		return fmt.Errorf("%w: fault: times %d must not be negative (0: until cleared)", ErrInvalid, f.Times)
 	case f.Latency > 10*time.Minute:
 		return fmt.Errorf("%w: fault: latency %v is longer than 10m", ErrInvalid, f.Latency)
 	}
@@ -71,6 +77,9 @@ func (f Fault) normalize() Fault {
 	if f.Latency < 0 {
 		f.Latency = 0
 	}
+	if f.Times < 0 {
+		f.Times = 0
+	}
 	return f
 }
 
@@ -93,11 +102,12 @@ type faultJSON struct {
 	HTTPStatus int             `json:"httpStatus,omitempty"`
 	Latency    json.RawMessage `json:"latency,omitempty"`
 	FailTask   bool            `json:"failTask,omitempty"`
+	Times      int             `json:"times,omitempty"`
 }
 
 // MarshalJSON writes Latency as a duration string ("1.5s").
 func (f Fault) MarshalJSON() ([]byte, error) {
-	j := faultJSON{Action: f.Action, ErrorRate: f.ErrorRate, ErrorCode: f.ErrorCode, HTTPStatus: f.HTTPStatus, FailTask: f.FailTask}
+	j := faultJSON{Action: f.Action, ErrorRate: f.ErrorRate, ErrorCode: f.ErrorCode, HTTPStatus: f.HTTPStatus, FailTask: f.FailTask, Times: f.Times}
 	if f.Latency != 0 {
 		j.Latency, _ = json.Marshal(f.Latency.String())
 	}
@@ -113,7 +123,7 @@ func (f *Fault) UnmarshalJSON(b []byte) error {
 	if err := dec.Decode(&j); err != nil {
 		return fmt.Errorf("fault: %w", err)
 	}
-	*f = Fault{Action: j.Action, ErrorRate: j.ErrorRate, ErrorCode: j.ErrorCode, HTTPStatus: j.HTTPStatus, FailTask: j.FailTask}
+	*f = Fault{Action: j.Action, ErrorRate: j.ErrorRate, ErrorCode: j.ErrorCode, HTTPStatus: j.HTTPStatus, FailTask: j.FailTask, Times: j.Times}
 	if len(j.Latency) == 0 || string(j.Latency) == "null" {
 		return nil
 	}

@@ -331,15 +331,12 @@ func (ts *Tasks) Close() {
 // set: with the fault's error rate, it returns the fault and true.
 func (c *Core) TaskFault(action string) (Fault, bool) {
 	c.faultMu.Lock()
-	f, ok := c.faults[action]
-	if !ok {
-		f, ok = c.faults[AllActions]
-	}
+	f, ok := c.lookupFaultLocked(action)
 	c.faultMu.Unlock()
 	if !ok || !f.FailTask {
 		return Fault{}, false
 	}
-	if f.ErrorRate > 0 && rand.Float64() < f.ErrorRate {
+	if f.ErrorRate > 0 && rand.Float64() < f.ErrorRate && c.consumeFault(f) {
 		return f, true
 	}
 	return Fault{}, false
