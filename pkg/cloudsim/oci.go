@@ -98,6 +98,9 @@ func (s *Sim) OCILoadBalancer(id string) (OCILoadBalancer, error) { return s.oci
 // DeleteOCILoadBalancer deletes an OCI load balancer out of band, at once.
 func (s *Sim) DeleteOCILoadBalancer(id string) error { return s.oci.DeleteLoadBalancer(id) }
 
+// FailOCILoadBalancer turns a load balancer FAILED out of band.
+func (s *Sim) FailOCILoadBalancer(id string) error { return s.oci.FailLoadBalancer(id) }
+
 // DeleteOCIListener deletes a listener out of band, at once (drift).
 func (s *Sim) DeleteOCIListener(lbID, name string) error { return s.oci.DeleteListener(lbID, name) }
 

@@ -9,7 +9,8 @@ import (
 )
 
 // LBAPI is the slice of the OCI Load Balancer API the operations use;
-// loadbalancer.LoadBalancerClient implements it, and tests fake it.
+// loadbalancer.LoadBalancerClient implements it; tests run it against
+// cloudsim (lbenv_test.go).
 type LBAPI interface {
 	ListLoadBalancers(context.Context, loadbalancer.ListLoadBalancersRequest) (loadbalancer.ListLoadBalancersResponse, error)
 	GetLoadBalancer(context.Context, loadbalancer.GetLoadBalancerRequest) (loadbalancer.GetLoadBalancerResponse, error)

@@ -390,7 +390,7 @@ func (o *Ops) awaitPending(ctx context.Context, lbID string) error {
 // the request for lbID and asks for a retry.
 func (o *Ops) wait(ctx context.Context, drv driver, lbID, wr string) (string, error) {
 	if wr == "" {
-		return "", nil // nothing to wait for (a fake, or an API that did it at once)
+		return "", nil // nothing to wait for: the API did it at once
 	}
 	deadline := time.Now().Add(o.timing.Wait)
 	delay := o.timing.Poll

@@ -3,6 +3,7 @@ package lbops
 import (
 	"context"
 	"errors"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -11,22 +12,17 @@ import (
 	"github.com/oracle/oci-go-sdk/v65/common"
 	"github.com/oracle/oci-go-sdk/v65/core"
 	"github.com/oracle/oci-go-sdk/v65/loadbalancer"
-	"github.com/oracle/oci-go-sdk/v65/networkloadbalancer"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cloud-provider/api"
 
 	"github.com/ccmkit/ccm/internal/lbspec"
+	"github.com/ccmkit/ccm/pkg/cloudsim"
+	simoci "github.com/ccmkit/ccm/pkg/cloudsim/oci"
 )
 
-const (
-	subnetA = "ocid1.subnet.oc1.iad.a"
-	subnetB = "ocid1.subnet.oc1.iad.b"
-	slA     = "ocid1.securitylist.oc1.iad.a"
-)
-
-func newTestOps(f *fakeCloud) *Ops {
-	o := New(f, nlbFake{f}, f, Config{Compartment: "ocid1.compartment.oc1..c", Timing: Timing{Poll: time.Millisecond, PollMax: time.Millisecond, Wait: time.Second}})
-	return o
+func newTestOps(env *lbEnv) *Ops {
+	return New(env.api.LB, env.api.NLB, env.api.Network, Config{Compartment: testCompartment,
+		Timing: Timing{Poll: time.Millisecond, PollMax: time.Millisecond, Wait: 5 * time.Second}})
 }
 
 func desired(kind Kind, ips ...string) *Desired {
@@ -50,28 +46,28 @@ func desired(kind Kind, ips ...string) *Desired {
 func TestEnsureCreatesThenResyncWritesNothing(t *testing.T) {
 	for _, kind := range []Kind{KindLB, KindNLB} {
 		t.Run(string(kind), func(t *testing.T) {
-			f := newFakeCloud()
-			o := newTestOps(f)
+			env := newLBEnv(t)
+			o := newTestOps(env)
 			d := desired(kind, "10.0.0.1", "10.0.0.2")
 			st, err := o.Ensure(context.Background(), d)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(st.Ingress) != 1 || !strings.HasPrefix(st.Ingress[0].IP, "127.0.") {
+			if len(st.Ingress) != 1 || st.Ingress[0].IP != env.only(kind).IPAddress {
 				t.Errorf("status = %+v", st)
 			}
 			want := []string{"CreateLoadBalancer"}
 			if kind == KindNLB {
 				want = []string{"CreateNetworkLoadBalancer"}
 			}
-			if got := f.writesOf(); !slices.Equal(got, want) {
+			if got := env.writesOf(); !slices.Equal(got, want) {
 				t.Errorf("writes = %v, want %v (listeners and backend sets inline)", got, want)
 			}
-			f.resetWrites()
+			env.resetWrites()
 			if _, err := o.Ensure(context.Background(), d); err != nil {
 				t.Fatal(err)
 			}
-			if got := f.writesOf(); len(got) != 0 {
+			if got := env.writesOf(); len(got) != 0 {
 				t.Errorf("an unchanged resync wrote: %v", got)
 			}
 			if exists := mustGet(t, o, "uid-1"); !exists {
@@ -91,81 +87,80 @@ func mustGet(t *testing.T, o *Ops, name string) bool {
 }
 
 func TestEnsureIsIdempotentAcrossARetriedCreate(t *testing.T) {
-	f := newFakeCloud()
+	env := newLBEnv(t)
 	d := desired(KindLB, "10.0.0.1")
 	// A first process created it and died; the retry token makes a repeated
 	// create return the same load balancer (here, find sees it anyway).
-	if _, err := newTestOps(f).Ensure(context.Background(), d); err != nil {
+	if _, err := newTestOps(env).Ensure(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := newTestOps(f).Ensure(context.Background(), d); err != nil {
+	if _, err := newTestOps(env).Ensure(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
-	if len(f.lbs) != 1 {
-		t.Errorf("%d load balancers, want 1", len(f.lbs))
+	if n := len(env.balancers(KindLB)); n != 1 {
+		t.Errorf("%d load balancers, want 1", n)
 	}
 }
 
 func TestEnsurePlansMinimalChanges(t *testing.T) {
-	f := newFakeCloud()
-	o := newTestOps(f)
+	env := newLBEnv(t)
+	o := newTestOps(env)
 	d := desired(KindLB, "10.0.0.1", "10.0.0.2")
 	d.Listeners = append(d.Listeners, lbspec.Listener{Protocol: lbspec.TCP, Port: 443, NodePort: 30443})
 	if _, err := o.Ensure(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
 	// Someone else's listener on our load balancer is never touched.
-	var lbID string
-	for id := range f.lbs {
-		lbID = id
+	lbID := env.only(KindLB).ID
+	custom := loadbalancer.CreateListenerRequest{LoadBalancerId: &lbID, CreateListenerDetails: loadbalancer.CreateListenerDetails{
+		Name: common.String("custom"), DefaultBackendSetName: common.String("TCP-443"), Port: common.Int(8443), Protocol: common.String("TCP")}}
+	if _, err := env.api.LB.CreateListener(context.Background(), custom); err != nil {
+		t.Fatal(err)
 	}
-	f.lbs[lbID].Listeners["custom"] = loadbalancer.Listener{Name: common.String("custom"), DefaultBackendSetName: common.String("TCP-443"),
-		Port: common.Int(8443), Protocol: common.String("TCP")}
+	waitIdle(t, env, lbID)
 
 	// A node goes, port 443 goes, port 8080 comes.
 	d.Backends = d.Backends[:1]
 	d.Listeners = []lbspec.Listener{{Protocol: lbspec.TCP, Port: 80, NodePort: 30080}, {Protocol: lbspec.TCP, Port: 8080, NodePort: 30808}}
-	f.resetWrites()
+	env.resetWrites()
 	if _, err := o.Ensure(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"UpdateBackendSet TCP-80", "CreateBackendSet TCP-8080", "CreateListener TCP-8080", "DeleteListener TCP-443"}
-	if got := f.writesOf(); !slices.Equal(got, want) {
+	if got := env.writesOf(); !slices.Equal(got, want) {
 		t.Errorf("writes = %v\nwant %v (TCP-443's backend set stays: a foreign listener uses it)", got, want)
 	}
-	if _, ok := f.lbs[lbID].Listeners["custom"]; !ok {
+	if !slices.ContainsFunc(env.only(KindLB).Listeners, func(l simoci.Listener) bool { return l.Name == "custom" }) {
 		t.Error("a foreign listener was deleted")
 	}
 }
 
 func TestEnsureWaitsForWorkRequests(t *testing.T) {
-	f := newFakeCloud()
-	f.wrPolls = 3
-	o := newTestOps(f)
+	env := newLBEnvWith(t, func(o *cloudsim.Options) { o.OCIWorkRequestLatency = 30 * time.Millisecond })
+	o := newTestOps(env)
 	d := desired(KindLB, "10.0.0.1")
 	if _, err := o.Ensure(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
 	// Each write's work request is read until it succeeds before the next write.
 	d.Listeners = append(d.Listeners, lbspec.Listener{Protocol: lbspec.TCP, Port: 443, NodePort: 30443})
-	before := f.reads
+	before := env.readCount()
 	if _, err := o.Ensure(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
-	if polls := f.reads - before; polls < 8 {
-		t.Errorf("%d reads for two writes with 3 pending polls each; the work requests were not awaited", polls)
+	if polls := env.readCount() - before; polls < 8 {
+		t.Errorf("%d reads for two writes whose work requests take 30 ms, polled every 1 ms; they were not awaited", polls)
 	}
 }
 
 func TestWorkRequestTimeoutIsRememberedAndAwaited(t *testing.T) {
-	f := newFakeCloud()
-	o := newTestOps(f)
+	env := newLBEnvWith(t, func(o *cloudsim.Options) { o.OCIWorkRequestLatency = 300 * time.Millisecond })
+	o := newTestOps(env)
 	d := desired(KindLB, "10.0.0.1")
 	if _, err := o.Ensure(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
-	o.timing.Wait = 5 * time.Millisecond
-	f.wrPolls = 1 << 30 // never finishes while we look
+	o.timing.Wait = 5 * time.Millisecond // the next work request outlives the wait
 	d.Backends = append(d.Backends, Backend{NodeName: "n2", IP: "10.0.0.2"})
 	_, err := o.Ensure(context.Background(), d)
 	var re *api.RetryError
@@ -173,34 +168,32 @@ func TestWorkRequestTimeoutIsRememberedAndAwaited(t *testing.T) {
 		t.Fatalf("err = %v, want a RetryError", err)
 	}
 	// The next change must not start while that work request runs.
-	f.resetWrites()
+	env.resetWrites()
 	d.Backends = append(d.Backends, Backend{NodeName: "n3", IP: "10.0.0.3"})
 	if _, err := o.Ensure(context.Background(), d); !errors.As(err, &re) {
 		t.Fatalf("err = %v, want a RetryError while the work request runs", err)
 	}
-	if w := f.writesOf(); len(w) != 0 {
+	if w := env.writesOf(); len(w) != 0 {
 		t.Errorf("a change started while a work request was in flight: %v", w)
 	}
-	f.wrPolls = 0
-	for _, wr := range f.wrs {
-		wr.polls = 0
-	}
+	waitIdle(t, env, env.only(KindLB).ID)
+	o.timing.Wait = 5 * time.Second
 	if _, err := o.Ensure(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
-	if w := f.writesOf(); !slices.Equal(w, []string{"UpdateBackendSet TCP-80"}) {
+	if w := env.writesOf(); !slices.Equal(w, []string{"UpdateBackendSet TCP-80"}) {
 		t.Errorf("writes = %v", w)
 	}
 }
 
 func TestBusyLoadBalancerIsRetried(t *testing.T) {
-	f := newFakeCloud()
-	o := newTestOps(f)
+	env := newLBEnv(t)
+	o := newTestOps(env)
 	d := desired(KindLB, "10.0.0.1")
 	if _, err := o.Ensure(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
-	f.busy = true
+	env.fail("UpdateBackendSet", http.StatusConflict, "IncorrectState", 0)
 	d.Backends = nil
 	_, err := o.Ensure(context.Background(), d)
 	var re *api.RetryError
@@ -214,24 +207,23 @@ func TestBusyLoadBalancerIsRetried(t *testing.T) {
 // change is retried later (a RetryError with the configured delay), after
 // one attempt, not in a loop.
 func TestBusyNLBConflictIsRetriedLater(t *testing.T) {
-	f := newFakeCloud()
-	o := newTestOps(f)
+	env := newLBEnv(t)
+	o := newTestOps(env)
 	d := desired(KindNLB, "10.0.0.1")
 	if _, err := o.Ensure(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
-	f.busy, f.busyCode = true, "Conflict"
-	f.resetWrites()
+	env.fail("nlb:UpdateBackendSet", http.StatusConflict, "Conflict", 1)
+	env.resetWrites()
 	d.Backends = append(d.Backends, Backend{NodeName: "n2", IP: "10.0.0.2"})
 	_, err := o.Ensure(context.Background(), d)
 	var re *api.RetryError
 	if !errors.As(err, &re) || re.RetryAfter() != DefaultTiming.Retry {
 		t.Fatalf("err = %v, want a RetryError after %s", err, DefaultTiming.Retry)
 	}
-	if w := f.writesOf(); len(w) != 1 {
+	if w := env.writesOf(); len(w) != 1 {
 		t.Errorf("writes = %v, want one attempt", w)
 	}
-	f.busy = false
 	if _, err := o.Ensure(context.Background(), d); err != nil {
 		t.Fatalf("once the NLB is free: %v", err)
 	}
@@ -245,9 +237,9 @@ func TestBusyNLBConflictIsRetriedLater(t *testing.T) {
 func TestFailedCreationUsesTheSecondToken(t *testing.T) {
 	for _, kind := range []Kind{KindLB, KindNLB} {
 		t.Run(string(kind), func(t *testing.T) {
-			f := newFakeCloud()
-			o := newTestOps(f)
-			f.failCreates = 1
+			env := newLBEnv(t)
+			o := newTestOps(env)
+			env.failCreations(kind, 1)
 			st, err := o.Ensure(context.Background(), desired(kind, "10.0.0.1"))
 			if err != nil || len(st.Ingress) != 1 {
 				t.Fatalf("Ensure after one failed creation: %v %v", st, err)
@@ -256,23 +248,20 @@ func TestFailedCreationUsesTheSecondToken(t *testing.T) {
 			if kind == KindNLB {
 				create, del = "CreateNetworkLoadBalancer", "DeleteNetworkLoadBalancer"
 			}
-			if w := f.writesOf(); !slices.Equal(w, []string{create, del, create}) {
+			if w := env.writesOf(); !slices.Equal(w, []string{create, del, create}) {
 				t.Errorf("writes = %v", w)
 			}
-			if !slices.Equal(f.usedTokens, []string{"uid-1", "uid-1-retry-1"}) {
-				t.Errorf("tokens = %v", f.usedTokens)
+			if got := env.usedTokens(); !slices.Equal(got, []string{"uid-1", "uid-1-retry-1"}) {
+				t.Errorf("tokens = %v", got)
 			}
-			if n := len(f.lbs) + len(f.nlbs); n != 1 {
+			if n := len(env.balancers(KindLB)) + len(env.balancers(KindNLB)); n != 1 {
 				t.Errorf("%d load balancers, want 1", n)
 			}
 
-			f2 := newFakeCloud()
-			f2.failCreates = 2
-			_, err = newTestOps(f2).Ensure(context.Background(), desired(kind, "10.0.0.1"))
-			want := "injected failure"
-			if kind == KindNLB {
-				want = "InternalServerError: injected NLB failure"
-			}
+			env2 := newLBEnv(t)
+			env2.failCreations(kind, 2)
+			_, err = newTestOps(env2).Ensure(context.Background(), desired(kind, "10.0.0.1"))
+			want := "InternalError"
 			if err == nil || strings.Count(err.Error(), want) != 2 || !strings.Contains(err.Error(), "an earlier creation failed too") {
 				t.Fatalf("err = %v, want both failures with %q", err, want)
 			}
@@ -284,48 +273,43 @@ func TestFailedLoadBalancerIsRecreated(t *testing.T) {
 	// OCI keeps the Service UID's retry token for 24 hours: a second create
 	// with it is refused (InvalidatedRetryToken) or replays the first
 	// creation, whose load balancer is gone. Either way a new token is used.
-	for _, invalidate := range []bool{false, true} {
-		t.Run(map[bool]string{false: "token replayed", true: "token invalidated"}[invalidate], func(t *testing.T) {
-			f := newFakeCloud()
-			f.invalidateTokens = invalidate
-			o := newTestOps(f)
-			d := desired(KindLB, "10.0.0.1")
-			if _, err := o.Ensure(context.Background(), d); err != nil {
-				t.Fatal(err)
-			}
-			for _, lb := range f.lbs {
-				lb.LifecycleState = loadbalancer.LoadBalancerLifecycleStateFailed
-			}
-			f.resetWrites()
-			if _, err := o.Ensure(context.Background(), d); err != nil {
-				t.Fatal(err)
-			}
-			if w := f.writesOf(); !slices.Equal(w, []string{"DeleteLoadBalancer", "CreateLoadBalancer", "CreateLoadBalancer"}) {
-				t.Errorf("writes = %v", w)
-			}
-			if len(f.lbs) != 1 || !mustGet(t, o, "uid-1") {
-				t.Errorf("%d load balancers after the re-creation, want 1", len(f.lbs))
-			}
-		})
+	env := newLBEnv(t)
+	o := newTestOps(env)
+	d := desired(KindLB, "10.0.0.1")
+	if _, err := o.Ensure(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.sim.FailOCILoadBalancer(env.only(KindLB).ID); err != nil {
+		t.Fatal(err)
+	}
+	env.resetWrites()
+	if _, err := o.Ensure(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	if w := env.writesOf(); !slices.Equal(w, []string{"DeleteLoadBalancer", "CreateLoadBalancer", "CreateLoadBalancer"}) {
+		t.Errorf("writes = %v, want the delete, the refused replay and the create with a new token", w)
+	}
+	if n := len(env.balancers(KindLB)); n != 1 || !mustGet(t, o, "uid-1") {
+		t.Errorf("%d load balancers after the re-creation, want 1", n)
 	}
 }
 
 func TestKindSwitchReplaces(t *testing.T) {
-	f := newFakeCloud()
-	o := newTestOps(f)
+	env := newLBEnv(t)
+	o := newTestOps(env)
 	if _, err := o.Ensure(context.Background(), desired(KindLB, "10.0.0.1")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := o.Ensure(context.Background(), desired(KindNLB, "10.0.0.1")); err != nil {
 		t.Fatal(err)
 	}
-	if len(f.lbs) != 0 || len(f.nlbs) != 1 {
-		t.Errorf("lbs=%d nlbs=%d, want 0 and 1", len(f.lbs), len(f.nlbs))
+	if lbs, nlbs := len(env.balancers(KindLB)), len(env.balancers(KindNLB)); lbs != 0 || nlbs != 1 {
+		t.Errorf("lbs=%d nlbs=%d, want 0 and 1", lbs, nlbs)
 	}
 	if err := o.Delete(context.Background(), desired(KindLB)); err != nil {
 		t.Fatal(err)
 	}
-	if len(f.nlbs) != 0 || mustGet(t, o, "uid-1") {
+	if len(env.balancers(KindNLB)) != 0 || mustGet(t, o, "uid-1") {
 		t.Error("Delete left a load balancer")
 	}
 	if err := o.Delete(context.Background(), desired(KindLB)); err != nil {
@@ -334,82 +318,71 @@ func TestKindSwitchReplaces(t *testing.T) {
 }
 
 func TestUpdateDoesNotCreate(t *testing.T) {
-	f := newFakeCloud()
-	if err := newTestOps(f).Update(context.Background(), desired(KindLB, "10.0.0.1")); err == nil {
+	env := newLBEnv(t)
+	if err := newTestOps(env).Update(context.Background(), desired(KindLB, "10.0.0.1")); err == nil {
 		t.Fatal("Update created or accepted a missing load balancer")
 	}
-	if len(f.lbs) != 0 {
+	if len(env.balancers(KindLB)) != 0 {
 		t.Error("Update created a load balancer")
 	}
 }
 
 func TestImmutableDiffReportedAfterReconcile(t *testing.T) {
-	f := newFakeCloud()
-	o := newTestOps(f)
+	env := newLBEnv(t)
+	o := newTestOps(env)
 	d := desired(KindLB, "10.0.0.1")
 	if _, err := o.Ensure(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
 	d.Internal, d.FlexMaxMbps = true, 400
 	d.Backends = append(d.Backends, Backend{NodeName: "n2", IP: "10.0.0.2"})
-	f.resetWrites()
+	env.resetWrites()
 	_, err := o.Ensure(context.Background(), d)
 	if err == nil || !strings.Contains(err.Error(), "internal is false") || !strings.Contains(err.Error(), "10-100 Mbps") {
 		t.Fatalf("err = %v", err)
 	}
-	if w := f.writesOf(); !slices.Equal(w, []string{"UpdateBackendSet TCP-80"}) {
+	if w := env.writesOf(); !slices.Equal(w, []string{"UpdateBackendSet TCP-80"}) {
 		t.Errorf("writes = %v: backends must still be reconciled", w)
 	}
 }
 
 func TestNLBHealthChecksAndUDP(t *testing.T) {
-	f := newFakeCloud()
-	o := newTestOps(f)
+	env := newLBEnv(t)
+	o := newTestOps(env)
 	d := desired(KindNLB, "10.0.0.1")
 	d.Listeners = append(d.Listeners, lbspec.Listener{Protocol: lbspec.UDP, Port: 53, NodePort: 30053})
 	if _, err := o.Ensure(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
-	n := f.anyNLB()
-	udp := n.BackendSets["UDP-53"].HealthChecker
-	if string(udp.Protocol) != "HTTP" || *udp.Port != kubeProxyHealthPort || *udp.UrlPath != "/healthz" {
-		t.Errorf("UDP backend set health check = %s:%d%s, want HTTP:10256/healthz", udp.Protocol, *udp.Port, *udp.UrlPath)
+	udp := nlbSetHealth(t, env, "UDP-53")
+	if udp.Protocol != "HTTP" || udp.Port != kubeProxyHealthPort || udp.URLPath != "/healthz" {
+		t.Errorf("UDP backend set health check = %+v, want HTTP:10256/healthz", udp)
 	}
-	tcp := n.BackendSets["TCP-80"].HealthChecker
-	if string(tcp.Protocol) != "TCP" || *tcp.Port != 30080 {
-		t.Errorf("TCP backend set health check = %s:%d", tcp.Protocol, *tcp.Port)
+	if tcp := nlbSetHealth(t, env, "TCP-80"); tcp.Protocol != "TCP" || tcp.Port != 30080 {
+		t.Errorf("TCP backend set health check = %+v", tcp)
 	}
 	// Local policy: HTTP on the healthCheckNodePort for every set.
 	d.HealthCheck = HealthCheck{Protocol: "HTTP", Port: 32000, Path: "/healthz", Retries: 3, Interval: 5 * time.Second, Timeout: 2 * time.Second}
 	if _, err := o.Ensure(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
-	for name, bs := range f.anyNLB().BackendSets {
-		if hc := bs.HealthChecker; string(hc.Protocol) != "HTTP" || *hc.Port != 32000 {
-			t.Errorf("%s: health check %s:%d, want HTTP:32000", name, hc.Protocol, *hc.Port)
+	for _, name := range []string{"TCP-80", "UDP-53"} {
+		if hc := nlbSetHealth(t, env, name); hc.Protocol != "HTTP" || hc.Port != 32000 {
+			t.Errorf("%s: health check %+v, want HTTP:32000", name, hc)
 		}
 	}
 }
 
-func (f *fakeCloud) anyNLB() *networkloadbalancer.NetworkLoadBalancer {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, n := range f.nlbs {
-		return n
-	}
-	return nil
-}
-
 func TestSecurityListsFrontend(t *testing.T) {
-	f := newFakeCloud()
-	o := newTestOps(f)
+	env := newLBEnv(t)
+	o := newTestOps(env)
 	d := desired(KindLB, "10.0.0.1")
 	d.SecurityListMode = SecurityListFrontend
 	d.SourceRanges = []string{"192.0.2.0/24", "198.51.100.0/24"}
 	if _, err := o.Ensure(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
-	rules := f.seclists[slA].IngressSecurityRules
+	rules := env.securityList(slA).IngressSecurityRules
 	if len(rules) != 3 || *rules[0].Description != "someone else's" {
 		t.Fatalf("rules = %d: %v", len(rules), describe(rules))
 	}
@@ -418,16 +391,16 @@ func TestSecurityListsFrontend(t *testing.T) {
 			t.Errorf("rule %v", describe([]core.IngressSecurityRule{r}))
 		}
 	}
-	f.resetWrites()
+	env.resetWrites()
 	if _, err := o.Ensure(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
-	if w := f.writesOf(); len(w) != 0 {
+	if w := env.writesOf(); len(w) != 0 {
 		t.Errorf("unchanged rules rewritten: %v", w)
 	}
 	// A concurrent edit (etag mismatch) is retried, never overwritten.
 	d.SourceRanges = nil
-	f.staleTag = true
+	env.fail("UpdateSecurityList", http.StatusPreconditionFailed, "NoEtagMatch", 1)
 	var re *api.RetryError
 	if _, err := o.Ensure(context.Background(), d); !errors.As(err, &re) {
 		t.Fatalf("err = %v, want a RetryError on 412", err)
@@ -435,27 +408,27 @@ func TestSecurityListsFrontend(t *testing.T) {
 	if _, err := o.Ensure(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
-	if rules := f.seclists[slA].IngressSecurityRules; len(rules) != 2 || *rules[1].Source != "0.0.0.0/0" {
+	if rules := env.securityList(slA).IngressSecurityRules; len(rules) != 2 || *rules[1].Source != "0.0.0.0/0" {
 		t.Errorf("rules = %v", describe(rules))
 	}
 	if err := o.Delete(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
-	if rules := f.seclists[slA].IngressSecurityRules; len(rules) != 1 {
+	if rules := env.securityList(slA).IngressSecurityRules; len(rules) != 1 {
 		t.Errorf("after delete, rules = %v", describe(rules))
 	}
 }
 
 func TestSecurityListsNoneTouchesNothing(t *testing.T) {
-	f := newFakeCloud()
-	o := newTestOps(f)
+	env := newLBEnv(t)
+	o := newTestOps(env)
 	d := desired(KindLB, "10.0.0.1")
 	d.SourceRanges = []string{"192.0.2.0/24"}
 	if _, err := o.Ensure(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
-	if len(f.seclists) != 0 {
-		t.Error("mode None read or wrote a security list")
+	if w := env.writesOf(); slices.ContainsFunc(w, func(op string) bool { return strings.HasPrefix(op, "UpdateSecurityList") }) {
+		t.Errorf("mode None wrote a security list: %v", w)
 	}
 }
 
@@ -509,4 +482,33 @@ func TestStatusAddresses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// waitIdle waits until no work request runs on the load balancer.
+func waitIdle(t *testing.T, env *lbEnv, id string) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		lb, err := env.sim.OCILoadBalancer(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lb.Busy == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("load balancer %s still busy with %s", id, lb.Busy)
+		}
+	}
+}
+
+// nlbSetHealth returns the health checker of one of the NLB's backend sets.
+func nlbSetHealth(t *testing.T, env *lbEnv, set string) simoci.HealthChecker {
+	t.Helper()
+	for _, bs := range env.only(KindNLB).BackendSets {
+		if bs.Name == set {
+			return bs.HealthChecker
+		}
+	}
+	t.Fatalf("no backend set %s", set)
+	return simoci.HealthChecker{}
 }

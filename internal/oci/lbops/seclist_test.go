@@ -10,20 +10,10 @@ import (
 	"github.com/ccmkit/ccm/internal/lbspec"
 )
 
-const (
-	slB     = "ocid1.securitylist.oc1.iad.b"
-	slNodes = "ocid1.securitylist.oc1.iad.nodes"
-)
-
 // ours lists the rules of a security list that carry the Service's marker,
 // as "in|out peer proto port".
-func ours(f *fakeCloud, id string) []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	sl := f.seclists[id]
-	if sl == nil {
-		return nil
-	}
+func ours(env *lbEnv, id string) []string {
+	sl := env.securityList(id)
 	var out []string
 	for _, r := range sl.IngressSecurityRules {
 		if deref(r.Description) == "ccmkit.io/service-uid=uid-1" {
@@ -68,8 +58,8 @@ func TestSecurityListModes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFakeCloud()
-			o := newTestOps(f)
+			env := newLBEnv(t)
+			o := newTestOps(env)
 			d := desired(tc.kind, "10.0.0.1", "10.0.0.2")
 			d.SecurityListMode, d.PreserveSource, d.HealthCheck.Port = tc.mode, tc.preserve, tc.hcPort
 			if tc.udp {
@@ -78,16 +68,16 @@ func TestSecurityListModes(t *testing.T) {
 			if _, err := o.Ensure(context.Background(), d); err != nil {
 				t.Fatal(err)
 			}
-			if got := ours(f, slA); !slices.Equal(got, tc.wantLB) {
+			if got := ours(env, slA); !slices.Equal(got, tc.wantLB) {
 				t.Errorf("LB subnet rules = %v, want %v", got, tc.wantLB)
 			}
-			if got := ours(f, slNodes); !slices.Equal(got, tc.wantNodes) {
+			if got := ours(env, slNodes); !slices.Equal(got, tc.wantNodes) {
 				t.Errorf("node subnet rules = %v, want %v", got, tc.wantNodes)
 			}
-			if got := ours(f, slB); len(got) != 0 {
+			if got := ours(env, slB); len(got) != 0 {
 				t.Errorf("a subnet without nodes got rules: %v", got)
 			}
-			w := f.writesOf()
+			w := env.writesOf()
 			if tc.nodesUntouched && slices.Contains(w, "UpdateSecurityList "+slNodes) {
 				t.Errorf("mode %s wrote the node subnet's list", tc.mode)
 			}
@@ -95,21 +85,21 @@ func TestSecurityListModes(t *testing.T) {
 				t.Error("a list with nothing of ours to change was written")
 			}
 			// Other rules stay; an unchanged resync writes nothing.
-			if rules := f.seclists[slA].IngressSecurityRules; *rules[0].Description != "someone else's" {
+			if rules := env.securityList(slA).IngressSecurityRules; *rules[0].Description != "someone else's" {
 				t.Errorf("someone else's rule lost: %v", describe(rules))
 			}
-			f.resetWrites()
+			env.resetWrites()
 			if _, err := o.Ensure(context.Background(), d); err != nil {
 				t.Fatal(err)
 			}
-			if w := f.writesOf(); len(w) != 0 {
+			if w := env.writesOf(); len(w) != 0 {
 				t.Errorf("unchanged resync wrote %v", w)
 			}
 			if err := o.Delete(context.Background(), d); err != nil {
 				t.Fatal(err)
 			}
 			for _, id := range []string{slA, slB, slNodes} {
-				if got := ours(f, id); len(got) != 0 {
+				if got := ours(env, id); len(got) != 0 {
 					t.Errorf("after delete, %s keeps %v", id, got)
 				}
 			}
@@ -118,8 +108,8 @@ func TestSecurityListModes(t *testing.T) {
 }
 
 func TestSecurityListAllMovesAndRefuses(t *testing.T) {
-	f := newFakeCloud()
-	o := newTestOps(f)
+	env := newLBEnv(t)
+	o := newTestOps(env)
 	d := desired(KindLB, "10.0.0.1")
 	d.SecurityListMode = SecurityListAll
 	if _, err := o.Ensure(context.Background(), d); err != nil {
@@ -130,10 +120,10 @@ func TestSecurityListAllMovesAndRefuses(t *testing.T) {
 	if _, err := o.Ensure(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
-	if got := ours(f, slNodes); len(got) != 0 {
+	if got := ours(env, slNodes); len(got) != 0 {
 		t.Errorf("the old node subnet keeps %v", got)
 	}
-	if got, want := ours(f, slB), []string{"in 10.0.100.0/24 6 30080"}; !slices.Equal(got, want) {
+	if got, want := ours(env, slB), []string{"in 10.0.100.0/24 6 30080"}; !slices.Equal(got, want) {
 		t.Errorf("the new node subnet has %v, want %v", got, want)
 	}
 	// A node outside the VCN's subnets: a clear error, nothing half done.

@@ -256,6 +256,24 @@ func (d *Dialect) DeleteListener(lbID, name string) error {
 	return nil
 }
 
+// FailLoadBalancer turns a load balancer FAILED out of band, as OCI does
+// when one breaks: it serves no traffic, and the only way on is to delete
+// it (cloudsim's model of the lifecycle in LoadBalancer's models.go).
+func (d *Dialect) FailLoadBalancer(id string) error {
+	d.lbs.mu.Lock()
+	defer d.lbs.mu.Unlock()
+	b := d.lbs.byID[id]
+	if b == nil || b.lifecycle == stateDeleted {
+		return fmt.Errorf("OCI load balancer %q: %w", id, core.ErrNotFound)
+	}
+	next := b.clone()
+	next.lifecycle, next.updated = stateFailed, d.core.Now()
+	next.version++
+	d.lbs.byID[id] = next
+	d.syncPlaneLocked(next)
+	return nil
+}
+
 // DataPlane reports what the data plane runs for a load balancer.
 func (d *Dialect) DataPlane(id string) (dataplane.LoadBalancerStatus, error) {
 	b, err := d.find(id)
