@@ -347,3 +347,50 @@ func testConflictReported(t *testing.T) {
 	})
 	waitNode(t, blockedName, routeWait, "NetworkUnavailable=False (RouteCreated)", networkAvailable)
 }
+
+// A node deleted while no CCM runs leaves its route behind, and nothing in
+// a TKE route records whose it was. After the restart the CCM proves it
+// orphaned (no node, and its instance is gone) and deletes it, and a new
+// node registered meanwhile with the same pod CIDR gets its route.
+func TestRouteOrphanReclaimedAfterRestart(t *testing.T) {
+	old := newInstance(t, "route-orphan")
+	cidr := nextPodCIDR()
+	name := routeNode(t, old, cidr)
+	orphan := route(cidr, old.PrivateIP)
+	waitRoutes(t, "the node's route", func(routes []cloudsim.ClusterRoute) bool { return hasRoute(routes, orphan) })
+
+	// The CCM goes down; the node and its instance go while it is away.
+	suite.ccm.Stop()
+	restarted := false
+	t.Cleanup(func() {
+		if !restarted {
+			p, err := startMainCCM("ccm-after-orphan-failure")
+			if err != nil {
+				t.Fatalf("restart the suite's CCM: %v", err)
+			}
+			suite.ccm = p
+		}
+	})
+	deleteNode(t, name)
+	waitGone(t, name)
+	if err := suite.sim.SetInstanceState(old.ID, "TERMINATING"); err != nil {
+		t.Fatal(err)
+	}
+	next := newInstance(t, "route-orphan-next")
+	nextName := routeNode(t, next, cidr) // the freed pod CIDR, as the node IPAM hands it out again
+
+	p, err := startMainCCM("ccm-after-orphan")
+	if err != nil {
+		t.Fatalf("restart the suite's CCM: %v", err)
+	}
+	suite.ccm, restarted = p, true
+	waitRoutes(t, "the orphan deleted and the new node's route created", func(routes []cloudsim.ClusterRoute) bool {
+		return !hasRoute(routes, orphan) && hasRoute(routes, route(cidr, next.PrivateIP))
+	})
+	waitNode(t, nextName, routeWait, "NetworkUnavailable=False (RouteCreated)", networkAvailable)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := p.WaitForOutput(ctx, "orphaned route"); err != nil {
+		t.Errorf("no log line names the orphaned route: %v", err)
+	}
+}

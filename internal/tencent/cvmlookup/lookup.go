@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 
@@ -241,4 +242,38 @@ func deref(p *string) string {
 		return ""
 	}
 	return *p
+}
+
+// stateTerminating is the InstanceState of an instance being released.
+const stateTerminating = "TERMINATING"
+
+// Released returns the IPs among ips that no instance of our VPC holds any
+// more: none has the private IP, or only instances being terminated. It
+// always asks the API (the routes' orphan check must not trust a cache),
+// five IPs per call, and an error means "cannot tell".
+func (l *Lookup) Released(ctx context.Context, ips []netip.Addr) ([]netip.Addr, error) {
+	values := make([]string, len(ips))
+	for i, ip := range ips {
+		values[i] = ip.String()
+	}
+	set, err := l.ByFilter(ctx, "route gateways", "private-ip-address", values)
+	if err != nil {
+		return nil, err
+	}
+	held := map[string]bool{}
+	for _, ins := range set {
+		if deref(ins.InstanceState) == stateTerminating {
+			continue
+		}
+		for _, ip := range ins.PrivateIpAddresses {
+			held[deref(ip)] = true
+		}
+	}
+	var out []netip.Addr
+	for _, ip := range ips {
+		if !held[ip.String()] {
+			out = append(out, ip)
+		}
+	}
+	return out, nil
 }

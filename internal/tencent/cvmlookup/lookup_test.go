@@ -3,6 +3,8 @@ package cvmlookup_test
 import (
 	"context"
 	"fmt"
+	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 
@@ -186,4 +188,36 @@ func TestPaginationInconsistentAnswers(t *testing.T) {
 			t.Errorf("error %v after %d calls, want one after 100", err, n)
 		}
 	})
+}
+
+// A gateway IP is released when no instance of the VPC holds it, or only
+// one being terminated; an instance of another VPC does not count.
+func TestReleased(t *testing.T) {
+	env := cvmlookuptest.Start(t, func(o *cloudsim.Options) { o.TerminatedLinger = -1 })
+	env.Add(t,
+		cloudsim.Instance{ID: "ins-aaaa0001", PrivateIP: "10.0.0.1"},
+		cloudsim.Instance{ID: "ins-aaaa0002", PrivateIP: "10.0.0.2", State: "STOPPED"},
+		cloudsim.Instance{ID: "ins-aaaa0003", PrivateIP: "10.0.0.3", State: "TERMINATING"},
+		cloudsim.Instance{ID: "ins-bbbb0004", PrivateIP: "10.0.0.4", VpcID: cvmlookuptest.OtherVPC},
+	)
+	var ips []netip.Addr
+	for n := 1; n <= 6; n++ {
+		ips = append(ips, netip.MustParseAddr(fmt.Sprintf("10.0.0.%d", n)))
+	}
+	got, err := cvmlookup.New(env.API, cvmlookuptest.VPC).Released(context.Background(), ips)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := ips[2:]; !slices.Equal(got, want) {
+		t.Errorf("released %v, want %v", got, want)
+	}
+	if n := len(env.API.Calls()); n != 2 {
+		t.Errorf("%d calls for 6 IPs, want 2 (five values per filter)", n)
+	}
+
+	// An error is never "released".
+	env.Fail("RequestLimitExceeded", 0)
+	if got, err := cvmlookup.New(env.API, cvmlookuptest.VPC).Released(context.Background(), ips); err == nil || got != nil {
+		t.Errorf("Released = %v, %v; want an error and nothing", got, err)
+	}
 }

@@ -4,8 +4,10 @@
 //
 //   - Ownership. A route is ours only if it is inside the cluster CIDR and its
 //     gateway is one of our nodes, or was one (a deleted node's route is still
-//     ours to delete). Routes that other tools put in the table are never
-//     listed, so the route controller never deletes them.
+//     ours to delete), or is provably orphaned: no node has the gateway and
+//     a fresh lookup finds no live instance with it (orphans.go). Routes that
+//     other tools put in the table are never listed, so the route controller
+//     never deletes them.
 //   - Cost. The route list is cached between reconciles and updated in place
 //     by our own writes, so that create/delete storms and conflict diagnosis
 //     do not re-read the table; refreshes are single-flight.
@@ -124,6 +126,10 @@ type Options struct {
 	// is checked once the table is found (a clear log line at start-up),
 	// and which explain refused routes.
 	VPC *VPCCIDRs
+	// Gateways, if set, tells which gateway IPs no instance holds any more,
+	// so that the routes of nodes deleted while the CCM was down are
+	// reclaimed (orphans.go). nil: such routes are left alone.
+	Gateways Gateways
 }
 
 // Stats counts what the Manager did, for tests, logs and benchmarks.
@@ -155,9 +161,12 @@ type Manager struct {
 	// owned maps the gateways of our routes to their node. It is how a
 	// deleted node's route is still known as ours. It lives in memory only:
 	// after a restart, a route whose node was deleted while the CCM was down
-	// looks foreign and is left alone (see docs/routes.md).
+	// is ours again only once it is proven orphaned (orphans.go).
 	owned map[netip.Addr]string
-	stats Stats
+	// notOrphan remembers when a gateway was last found held by an
+	// instance, so that foreign routes are not looked up on every List.
+	notOrphan map[netip.Addr]time.Time
+	stats     Stats
 	// vpcChecked: the managed CIDR was checked against the VPC's CIDRs.
 	vpcChecked bool
 }
@@ -173,7 +182,7 @@ func NewManager(backend Backend, opts Options) *Manager {
 		opts.Clock = time.Now
 	}
 	registerMetrics()
-	return &Manager{backend: backend, opts: opts, owned: map[netip.Addr]string{}}
+	return &Manager{backend: backend, opts: opts, owned: map[netip.Addr]string{}, notOrphan: map[netip.Addr]time.Time{}}
 }
 
 // Stats returns the counters so far.
@@ -200,6 +209,7 @@ func (m *Manager) List(ctx context.Context, nodes Nodes) (_ []NodeRoute, err err
 	if err != nil {
 		return nil, fmt.Errorf("list routes of %s: %w", m.backend, err)
 	}
+	m.reclaimOrphans(ctx, routes, nodes)
 	ours := m.claim(routes, nodes)
 	managedRoutes.Set(float64(len(ours)))
 	return ours, nil
@@ -306,6 +316,17 @@ func (m *Manager) explainCreate(ctx context.Context, node string, r Route, fresh
 			m.applyWrite(write{add: true, route: x}, node)
 			return nil
 		}
+	}
+	if cleared, cerr := m.clearOrphansInTheWay(ctx, r, routes); cerr != nil {
+		return fmt.Errorf("%s: %w (and clearing the orphaned route in the way failed: %v)", what, err, cerr)
+	} else if cleared {
+		created, err := m.backend.CreateRoute(ctx, r)
+		if err != nil {
+			return fmt.Errorf("%s, after deleting the orphaned route in the way: %w", what, cause{err})
+		}
+		m.applyWrite(write{add: true, route: created}, node)
+		klog.V(2).InfoS("Created route", "route", created.String(), "node", node, "table", m.backend.String())
+		return nil
 	}
 	var hints []string
 	for _, x := range routes {

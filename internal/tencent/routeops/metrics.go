@@ -34,6 +34,14 @@ var (
 		StabilityLevel: metrics.ALPHA,
 	})
 
+	orphansReclaimed = metrics.NewCounter(&metrics.CounterOpts{
+		Namespace:      "ccmkit",
+		Subsystem:      "routes",
+		Name:           "orphans_reclaimed_total",
+		Help:           "Routes found orphaned (inside the cluster CIDR, no node and no live instance with the gateway) and made the CCM's to delete.",
+		StabilityLevel: metrics.ALPHA,
+	})
+
 	vpcConflicts = metrics.NewGauge(&metrics.GaugeOpts{
 		Namespace:      "ccmkit",
 		Subsystem:      "routes",
@@ -47,7 +55,7 @@ var registerOnce sync.Once
 
 func registerMetrics() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(cacheReads, operations, managedRoutes, vpcConflicts)
+		legacyregistry.MustRegister(cacheReads, operations, managedRoutes, orphansReclaimed, vpcConflicts)
 	})
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ccmkit/ccm/internal/tcapi"
 	"github.com/ccmkit/ccm/internal/tencent/config"
+	"github.com/ccmkit/ccm/internal/tencent/cvmlookup"
 	"github.com/ccmkit/ccm/internal/tencent/routeops"
 )
 
@@ -66,11 +67,18 @@ func newRoutes(cfg *config.Config, clients *tcapi.Clients) (*routes, error) {
 		}
 		backend = routeops.NewTKE(client, cfg.ClusterRouteTable, cfg.VpcID)
 	}
+	// The orphan check asks CVM whether a route's gateway IP is still an
+	// instance's (routeops/orphans.go).
+	cvmClient, err := clients.CVM()
+	if err != nil {
+		return nil, err
+	}
 	mgr := routeops.NewManager(backend, routeops.Options{
 		ClusterCIDR: cfg.ClusterCIDR,
 		CreateTable: cfg.CreateClusterRouteTable,
 		CacheTTL:    cfg.RouteCacheTTL,
 		VPC:         vpcCIDRs,
+		Gateways:    cvmlookup.New(cvmClient, cfg.VpcID),
 	})
 	return &routes{ops: mgr, nodes: &nodeIndex{}}, nil
 }
