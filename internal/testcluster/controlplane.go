@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -44,6 +45,9 @@ type Cluster struct {
 	AdminKubeconfig string
 	// Dir holds the cluster's generated files (kubeconfigs).
 	Dir string
+	// restarted are apiservers started by KillAPIServer's restart, which
+	// envtest does not know of.
+	restarted []*exec.Cmd
 }
 
 // Start starts etcd and kube-apiserver from ToolsDir and waits until the
@@ -88,7 +92,12 @@ func Start(dir string) (*Cluster, error) {
 }
 
 // Stop stops the apiserver and etcd and removes their data.
-func (c *Cluster) Stop() error { return c.env.Stop() }
+func (c *Cluster) Stop() error {
+	for _, cmd := range c.restarted {
+		_ = cmd.Process.Kill()
+	}
+	return c.env.Stop()
+}
 
 // Server is the apiserver's URL.
 func (c *Cluster) Server() string { return c.Admin.Host }

@@ -41,7 +41,15 @@ type chaosFault struct {
 	// (connections refused, not errors answered), at least
 	// CHAOS_UNREACHABLE_SECONDS (default 10; make chaos: 30).
 	unreachable bool
+	// apiserverKill: the kube-apiserver is SIGKILLed at a random point of
+	// the burst and started again apiserverDown later (etcd keeps the data).
+	apiserverKill bool
 }
+
+// apiserverDown is how long the killed apiserver stays down: shorter than
+// the CCM's leader-election renew deadline (10 s), as a crashed apiserver
+// that its static pod restarts is.
+const apiserverDown = 6 * time.Second
 
 var chaosFaults = []chaosFault{
 	{name: "random 20% errors", faults: []cloudsim.Fault{{Action: "*", ErrorRate: 0.2, ErrorCode: "InternalError"}}},
@@ -58,6 +66,7 @@ var chaosFaults = []chaosFault{
 	{name: "BatchRegisterTargets always fails", faults: []cloudsim.Fault{{Action: "BatchRegisterTargets", ErrorRate: 1, ErrorCode: "InternalError"}}},
 	{name: "CCM SIGKILLed 3x", crash: true},
 	{name: "cloudsim unreachable (connections refused)", unreachable: true},
+	{name: "kube-apiserver SIGKILLed mid-burst", apiserverKill: true},
 }
 
 // chaosResult is one row of the summary (and of chaos.json).
@@ -70,6 +79,10 @@ type chaosResult struct {
 	LBsLeaked          int     `json:"lbs_leaked"`
 	Converged          bool    `json:"converged"`
 	ConvergeSeconds    float64 `json:"converge_seconds"`
+	// CCMRestarts counts CCM exits the harness answered with a restart, as
+	// the CCM's Deployment would (a leader that cannot renew its lease
+	// exits by design).
+	CCMRestarts int `json:"ccm_restarts,omitempty"`
 }
 
 func envInt(name string, def int) int {
@@ -196,6 +209,34 @@ func runChaosRound(t *testing.T, round int, f chaosFault, nNodes, nServices int,
 				t.Fatal(err)
 			}
 			suite.ccm = p
+		}
+	}
+	if f.apiserverKill {
+		time.Sleep(time.Duration(rand.IntN(int(hold/time.Millisecond)/2+1)) * time.Millisecond)
+		restart, err := suite.cluster.KillAPIServer()
+		if err != nil {
+			t.Fatal(err)
+		}
+		killed := time.Now()
+		if _, err := suite.cluster.Client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{Limit: 1}); err == nil {
+			t.Fatal("the apiserver still answers after SIGKILL")
+		}
+		time.Sleep(apiserverDown)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		err = restart(ctx)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("kube-apiserver SIGKILLed, serving again %s later", time.Since(killed).Round(100*time.Millisecond))
+		if exited, code := suite.ccm.Exited(); exited {
+			t.Logf("the CCM exited (code %d) while the apiserver was down; restarting it as its Deployment would", code)
+			p, err := startMainCCM(fmt.Sprintf("ccm-chaos-apiserver-%d", round))
+			if err != nil {
+				t.Fatal(err)
+			}
+			suite.ccm = p
+			res.CCMRestarts++
 		}
 	}
 	time.Sleep(time.Until(faultStart.Add(hold)))
@@ -332,10 +373,10 @@ func totalCalls() int {
 func printChaosSummary(nodes, services int, rs []chaosResult) {
 	fmt.Printf("\nFault campaign: %d nodes, %d LoadBalancer Services per fault\n", nodes, services)
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "FAULT\tOPERATIONS\tNODES WRONGLY DELETED\tTERMINATED DELETED\tLBS DUPLICATED\tLBS LEAKED\tCONVERGED\tSECONDS TO CONVERGE")
+	fmt.Fprintln(w, "FAULT\tOPERATIONS\tNODES WRONGLY DELETED\tTERMINATED DELETED\tLBS DUPLICATED\tLBS LEAKED\tCONVERGED\tSECONDS TO CONVERGE\tCCM RESTARTS")
 	for _, r := range rs {
-		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%v\t%.1f\n", r.Fault, r.Operations, r.NodesWronglyDelete,
-			r.TerminatedDeleted, r.LBsDuplicated, r.LBsLeaked, r.Converged, r.ConvergeSeconds)
+		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%v\t%.1f\t%d\n", r.Fault, r.Operations, r.NodesWronglyDelete,
+			r.TerminatedDeleted, r.LBsDuplicated, r.LBsLeaked, r.Converged, r.ConvergeSeconds, r.CCMRestarts)
 	}
 	_ = w.Flush()
 	fmt.Println()
