@@ -3,7 +3,8 @@
 //
 // It is the upstream k8s.io/cloud-provider command with every upstream flag;
 // this file only registers our providers and picks the one named by
-// --cloud-provider. Two things run before upstream's command: --version, and
+// --cloud-provider, with measured defaults for the flags that bound node
+// initialization (defaults.go). Two things run before upstream's command: --version, and
 // `cloud-controller-manager preflight`, which checks a setup before it is
 // deployed (preflight.go, internal/preflight).
 package main
@@ -12,6 +13,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/util/wait"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/cloud-provider/app"
@@ -49,9 +51,14 @@ func main() {
 	if err != nil {
 		klog.Fatalf("unable to initialize command options: %v", err)
 	}
-	cmd := app.NewCloudControllerManagerCommand(opts, initCloud, app.DefaultInitFuncConstructors,
+	os.Exit(cli.Run(newCommand(opts)))
+}
+
+// newCommand is upstream's command with our defaults (defaults.go).
+func newCommand(opts *options.CloudControllerManagerOptions) *cobra.Command {
+	applyMeasuredDefaults(opts)
+	return app.NewCloudControllerManagerCommand(opts, initCloud, app.DefaultInitFuncConstructors,
 		names.CCMControllerAliases(), cliflag.NamedFlagSets{}, wait.NeverStop)
-	os.Exit(cli.Run(cmd))
 }
 
 // initCloud builds the provider named by --cloud-provider from --cloud-config.
