@@ -13,7 +13,8 @@ import (
 // never collide on a fixed address (Linux routes all of 127/8 to lo).
 //
 // The run owns 127.a.b.0/23: nodes at 127.a.b.1.., their public addresses
-// at 127.a.b.101.. (never bound), a foreign route's gateway at 127.a.b.200,
+// at 127.a.b.101.. (never bound), a bastion (an instance, no node; the foreign
+// route's gateway) at 127.a.b.200,
 // and the load balancer VIPs in 127.a.(b+1).0/24.
 type demoNet struct {
 	base     netip.Addr // 127.a.b.0, b even
@@ -40,7 +41,8 @@ func pickDemoNet(nodes, servicePort int) (demoNet, error) {
 func (n demoNet) probe(nodes, servicePort int) error {
 	addrs := []string{net.JoinHostPort(n.vip(1), fmt.Sprint(servicePort))}
 	for i := range nodes {
-		addrs = append(addrs, net.JoinHostPort(n.node(i), fmt.Sprint(n.nodePort)))
+		// The NodePort, and kube-proxy's health port (startNodes).
+		addrs = append(addrs, net.JoinHostPort(n.node(i), fmt.Sprint(n.nodePort)), net.JoinHostPort(n.node(i), "10256"))
 	}
 	var errs []error
 	for _, a := range addrs {
@@ -68,7 +70,7 @@ func (n demoNet) public(i int) string {
 	return fmt.Sprintf("127.%d.%d.%d", a, b, 101+i)
 }
 
-// gateway is an address in the block that no instance has.
+// gateway is the bastion's address: an instance, but no node.
 func (n demoNet) gateway() string {
 	a, b := n.octets()
 	return fmt.Sprintf("127.%d.%d.200", a, b)

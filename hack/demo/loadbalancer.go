@@ -14,36 +14,25 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/ccmkit/ccm/internal/testcluster"
+	"github.com/ccmkit/ccm/internal/testcluster/kubeproxy"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 )
 
 // The demo's LoadBalancer Service: port 8080, forwarded by the CLB to
 // the run's NodePort (addresses.go) on every node. No kube-proxy runs
-// here, so a small HTTP server on each instance's private IP stands in
-// for it.
+// here, so small HTTP servers on each instance's private IP stand in for
+// it (startNodes).
 const demoServicePort = 8080
 
 // demoLoadBalancer creates the Service, waits for its CLB's VIP and shows
 // requests through the VIP reaching the nodes. It returns the VIP and a
 // function that stops the node servers.
 func demoLoadBalancer(ctx context.Context, c *testcluster.Cluster, sim *cloudsim.Sim, instances []cloudsim.Instance, nodePort int32, timeout time.Duration) (string, func(), error) {
-	var servers []*http.Server
-	stop := func() {
-		for _, s := range servers {
-			_ = s.Close()
-		}
-	}
-	for _, in := range instances {
-		ln, err := net.Listen("tcp", fmt.Sprintf("%s:%d", in.PrivateIP, nodePort))
-		if err != nil {
-			stop()
-			return "", nil, err
-		}
-		body := fmt.Sprintf("hello from %s (%s, %s)\n", in.Name, in.ID, in.PrivateIP)
-		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, body) }),
-			ReadHeaderTimeout: 5 * time.Second}
-		go func() { _ = srv.Serve(ln) }()
-		servers = append(servers, srv)
+	stop, err := startNodes(instances, nodePort, func(in cloudsim.Instance) string {
+		return fmt.Sprintf("hello from %s (%s, %s)\n", in.Name, in.ID, in.PrivateIP)
+	})
+	if err != nil {
+		return "", nil, err
 	}
 
 	step("creating a LoadBalancer Service (port %d -> NodePort %d on every node)", demoServicePort, nodePort)
@@ -121,4 +110,34 @@ func waitVIP(ctx context.Context, c *testcluster.Cluster, name string, timeout t
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// startNodes plays each instance's kube-proxy: a server on the NodePort
+// answering body(instance), and /healthz on 10256, which the load
+// balancers probe. It returns a function that stops them.
+func startNodes(instances []cloudsim.Instance, nodePort int32, body func(cloudsim.Instance) string) (func(), error) {
+	health := kubeproxy.New()
+	servers := []*http.Server{}
+	stop := func() {
+		for _, s := range servers {
+			_ = s.Close()
+		}
+		health.Close()
+	}
+	for _, in := range instances {
+		ln, err := net.Listen("tcp", fmt.Sprintf("%s:%d", in.PrivateIP, nodePort))
+		if err == nil {
+			err = health.Serve(in.PrivateIP)
+		}
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		text := body(in)
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, text) }),
+			ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = srv.Serve(ln) }()
+		servers = append(servers, srv)
+	}
+	return stop, nil
 }

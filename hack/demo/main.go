@@ -57,7 +57,9 @@ func demoNodeGroup() cloudsim.SecurityGroup {
 }
 
 // foreignRoute is in the table before the CCM starts, as if another tool
-// had added it: inside the cluster CIDR, to no node of ours. It must survive.
+// had added it: inside the cluster CIDR, to an instance that is no node of
+// ours (a bastion, added below). It must survive; a route to an address no
+// instance holds any more would be an orphan, and reclaimed.
 func foreignRoute(n demoNet) cloudsim.ClusterRoute {
 	return cloudsim.ClusterRoute{DestinationCIDR: "10.244.200.0/24", GatewayIP: n.gateway()}
 }
@@ -159,6 +161,9 @@ func run(ccmBinary string, check bool, timeout time.Duration) error {
 		if _, err := cluster.RegisterNode(ctx, testcluster.NodeSpec{Name: name, InternalIP: in.PrivateIP, PodCIDR: podCIDR}); err != nil {
 			return err
 		}
+	}
+	if _, err := sim.AddInstances(cloudsim.Instance{ID: "ins-bastion1", Name: "bastion", PrivateIP: n.gateway(), VpcID: demoVPC, State: "RUNNING"}); err != nil {
+		return err
 	}
 	step("registered %d tainted nodes, as kubelets with --cloud-provider=external do", len(names))
 	if err := printNodes(ctx, cluster, "Before the CCM"); err != nil {

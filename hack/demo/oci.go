@@ -9,7 +9,6 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -264,23 +263,11 @@ func ociCallSummary(sim *cloudsim.Sim) string {
 // load balancer's IP and shows requests through it reaching the nodes. It
 // returns the IP and a function that stops the node servers.
 func ociDemoLoadBalancer(ctx context.Context, c *testcluster.Cluster, sim *cloudsim.Sim, instances []cloudsim.Instance, nodePort int32, timeout time.Duration) (string, func(), error) {
-	var servers []*http.Server
-	stop := func() {
-		for _, s := range servers {
-			_ = s.Close()
-		}
-	}
-	for _, in := range instances {
-		ln, err := net.Listen("tcp", fmt.Sprintf("%s:%d", in.PrivateIP, nodePort))
-		if err != nil {
-			stop()
-			return "", nil, err
-		}
-		body := fmt.Sprintf("hello from %s (%s)\n", in.Name, in.PrivateIP)
-		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, body) }),
-			ReadHeaderTimeout: 5 * time.Second}
-		go func() { _ = srv.Serve(ln) }()
-		servers = append(servers, srv)
+	stop, err := startNodes(instances, nodePort, func(in cloudsim.Instance) string {
+		return fmt.Sprintf("hello from %s (%s)\n", in.Name, in.PrivateIP)
+	})
+	if err != nil {
+		return "", nil, err
 	}
 	step("creating a LoadBalancer Service (port %d -> NodePort %d on every node): an OCI flexible load balancer", ociDemoPort, nodePort)
 	svc := &corev1.Service{

@@ -100,19 +100,24 @@ const (
 	// Providers: all
 	HealthCheckEnabled Name = Prefix + "health-check-enabled"
 
-	// HealthCheckProtocol is how targets are probed: tcp opens a connection,
-	// http sends GET <path> and expects a 2xx answer. UDP listeners on
-	// Tencent CLB can only be probed with PING, whatever this says.
+	// HealthCheckProtocol is how targets are probed: http sends GET <path>
+	// and expects a 2xx answer, tcp opens a connection. The default probes
+	// kube-proxy's /healthz, which fails once a node is tainted
+	// ToBeDeletedByClusterAutoscaler or is being deleted (Kubernetes 1.30+),
+	// so the load balancer drains a node before it goes. tcp without
+	// health-check-port probes each listener's NodePort instead, which
+	// never drains. UDP listeners on Tencent CLB can only be probed with
+	// PING, whatever this says.
 	//
 	// Type: enum (tcp, http)
-	// Default: tcp; http when externalTrafficPolicy is Local
+	// Default: http (kube-proxy's /healthz on 10256; with externalTrafficPolicy Local, the healthCheckNodePort)
 	// Providers: all
 	HealthCheckProtocol Name = Prefix + "health-check-protocol"
 
 	// HealthCheckPort is the node port probed.
 	//
 	// Type: int (1-65535)
-	// Default: each listener's NodePort; the Service's healthCheckNodePort when externalTrafficPolicy is Local
+	// Default: 10256 (kube-proxy); the Service's healthCheckNodePort when externalTrafficPolicy is Local; each listener's NodePort with health-check-protocol tcp
 	// Providers: all
 	HealthCheckPort Name = Prefix + "health-check-port"
 

@@ -173,6 +173,13 @@ const (
 	DefaultHealthCheckTimeout   = 2 * time.Second
 	DefaultHealthCheckThreshold = 3
 	DefaultHealthCheckPath      = "/healthz"
+	// KubeProxyHealthPort is where kube-proxy serves /healthz on every
+	// node (--healthz-bind-address, default 0.0.0.0:10256). Since
+	// Kubernetes 1.30 (KEP-3836) it answers 503 once the node is tainted
+	// ToBeDeletedByClusterAutoscaler or is being deleted, so a load balancer
+	// that probes it stops sending new connections to a node before the node
+	// goes.
+	KubeProxyHealthPort = 10256
 	// defaultClientIPTimeout is Kubernetes' default for
 	// sessionAffinityConfig.clientIP.timeoutSeconds.
 	defaultClientIPTimeout = 10800 * time.Second
@@ -289,14 +296,17 @@ func compareListeners(a, b Listener) int {
 	return int(a.Port) - int(b.Port)
 }
 
-// healthCheck applies the annotations over the defaults: TCP to each
-// NodePort, or, with externalTrafficPolicy Local, HTTP GET /healthz on the
+// healthCheck applies the annotations over the defaults: HTTP GET /healthz
+// on kube-proxy's port 10256 (externalTrafficPolicy Cluster), which drains
+// a node that is about to go, or, with externalTrafficPolicy Local, on the
 // healthCheckNodePort, where kube-proxy answers 200 only on nodes that have
-// a local endpoint, so that traffic goes only there.
+// a local endpoint, so that traffic goes only there. health-check-protocol
+// tcp without a port probes each listener's NodePort instead, as before.
 func healthCheck(svc *corev1.Service, lim Limits) (HealthCheck, error) {
 	hc := HealthCheck{
 		Enabled:            true,
-		Protocol:           HealthCheckTCP,
+		Protocol:           HealthCheckHTTP,
+		Port:               KubeProxyHealthPort,
 		Path:               DefaultHealthCheckPath,
 		Interval:           DefaultHealthCheckInterval,
 		Timeout:            DefaultHealthCheckTimeout,
@@ -304,7 +314,7 @@ func healthCheck(svc *corev1.Service, lim Limits) (HealthCheck, error) {
 		UnhealthyThreshold: DefaultHealthCheckThreshold,
 	}
 	if path, port := servicehelper.GetServiceHealthCheckPathPort(svc); port != 0 {
-		hc.Protocol, hc.Path, hc.Port = HealthCheckHTTP, path, port
+		hc.Path, hc.Port = path, port
 	}
 
 	var errs []error
@@ -320,6 +330,9 @@ func healthCheck(svc *corev1.Service, lim Limits) (HealthCheck, error) {
 	}
 	if v, err := annotations.HealthCheckProtocol.EnumFromService(svc, "tcp", "http"); collect(err) {
 		hc.Protocol = HealthCheckProtocol(strings.ToUpper(v))
+		if hc.Protocol == HealthCheckTCP && hc.Port == KubeProxyHealthPort {
+			hc.Port = 0 // the fallback: a connection to each NodePort
+		}
 	}
 	if v, err := annotations.HealthCheckPort.IntInRangeFromService(svc, 1, 65535); collect(err) {
 		hc.Port = int32(v)

@@ -89,7 +89,7 @@ func TestBuildDefaults(t *testing.T) {
 			{Protocol: UDP, Port: 53, NodePort: 30053},
 		},
 		Backends: []Backend{{NodeName: "n1", InstanceID: "i-1", Zone: "zone-a"}, {NodeName: "n2", InstanceID: "i-2"}},
-		HealthCheck: HealthCheck{Enabled: true, Protocol: HealthCheckTCP, Path: "/healthz",
+		HealthCheck: HealthCheck{Enabled: true, Protocol: HealthCheckHTTP, Port: KubeProxyHealthPort, Path: "/healthz",
 			Interval: 5 * time.Second, Timeout: 2 * time.Second, HealthyThreshold: 3, UnhealthyThreshold: 3},
 	}
 	if !reflect.DeepEqual(spec, want) {
@@ -105,7 +105,7 @@ func TestBuildHealthCheck(t *testing.T) {
 		s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
 		s.Spec.HealthCheckNodePort = 32000
 	}
-	def := HealthCheck{Enabled: true, Protocol: HealthCheckTCP, Path: "/healthz",
+	def := HealthCheck{Enabled: true, Protocol: HealthCheckHTTP, Port: KubeProxyHealthPort, Path: "/healthz",
 		Interval: 5 * time.Second, Timeout: 2 * time.Second, HealthyThreshold: 3, UnhealthyThreshold: 3}
 	with := func(f func(*HealthCheck)) HealthCheck { hc := def; f(&hc); return hc }
 	tests := []struct {
@@ -114,11 +114,15 @@ func TestBuildHealthCheck(t *testing.T) {
 		want    HealthCheck
 		wantErr []string
 	}{
-		{"default TCP to NodePort", nil, def, nil},
+		{"default: HTTP /healthz on kube-proxy's port, which drains", nil, def, nil},
+		{"tcp falls back to each NodePort", []svcOpt{annotate(string(annotations.HealthCheckProtocol), "tcp")},
+			with(func(h *HealthCheck) { h.Protocol, h.Port = HealthCheckTCP, 0 }), nil},
+		{"tcp on a given port", []svcOpt{annotate(string(annotations.HealthCheckProtocol), "tcp", string(annotations.HealthCheckPort), "31000")},
+			with(func(h *HealthCheck) { h.Protocol, h.Port = HealthCheckTCP, 31000 }), nil},
 		{"Local: HTTP /healthz on healthCheckNodePort", []svcOpt{local},
-			with(func(h *HealthCheck) { h.Protocol, h.Port = HealthCheckHTTP, 32000 }), nil},
-		{"Local with tcp override", []svcOpt{local, annotate(string(annotations.HealthCheckProtocol), "TCP")},
 			with(func(h *HealthCheck) { h.Port = 32000 }), nil},
+		{"Local with tcp override", []svcOpt{local, annotate(string(annotations.HealthCheckProtocol), "TCP")},
+			with(func(h *HealthCheck) { h.Protocol, h.Port = HealthCheckTCP, 32000 }), nil},
 		{"every annotation", []svcOpt{annotate(
 			string(annotations.HealthCheckEnabled), "true",
 			string(annotations.HealthCheckProtocol), "http",

@@ -110,9 +110,10 @@ func TestTencentSecurityGroups(t *testing.T) {
 		svc = updateService(t, svc, func(s *corev1.Service) { s.Annotations[string(annotations.TKEPassToTarget)] = "false" })
 		waitCLB(t, lb.ID, "LoadBalancerPassToTarget off", 60*time.Second, func(l cloudsim.CLBLoadBalancer) bool { return !l.PassToTarget })
 		waitRefused(t, url, 30*time.Second, "the nodes' group admits neither the client nor the VIP's health checks")
-		// What a user opens for it: the clients and the VIP, on the NodePort.
+		// What a user opens for it: the clients on the NodePort, and the VIP
+		// on kube-proxy's health port, which the CLB probes.
 		port := fmt.Sprint(np)
-		setPolicies(t, nodeSG.ID, tcpPolicy("22", "0.0.0.0/0", "ACCEPT"), tcpPolicy(port, "127.0.0.1/32", "ACCEPT"), tcpPolicy(port, vip+"/32", "ACCEPT"))
+		setPolicies(t, nodeSG.ID, tcpPolicy("22", "0.0.0.0/0", "ACCEPT"), tcpPolicy(port, "127.0.0.1/32", "ACCEPT"), tcpPolicy("10256", vip+"/32", "ACCEPT"))
 		waitAnswers(t, url, 30*time.Second, "node")
 		// Without the VIP the health checks fail, and the CLB stops sending.
 		setPolicies(t, nodeSG.ID, tcpPolicy("22", "0.0.0.0/0", "ACCEPT"), tcpPolicy(port, "127.0.0.1/32", "ACCEPT"))
@@ -301,13 +302,16 @@ func TestOCISecurityLists(t *testing.T) {
 		url := fmt.Sprintf("http://%s:8085/", waitIngress(t, svc, 90*time.Second))
 		waitAnswers(t, url, 30*time.Second, "node-1", "node-2")
 		svc = getService(t, svc)
+		// The NodePort for the traffic, kube-proxy's 10256 for the health checks.
 		port := fmt.Sprintf("%d-%d", np, np)
-		wantLB := []string{"in 0.0.0.0/0 6 8085-8085", "out " + ociAllNodeCIDR + " 6 " + port}
-		wantNodes := []string{"in " + ociAllLBCIDR + " 6 " + port}
-		if _, all := securityList(t, ociAllLBList, string(svc.UID)); !slices.Equal(all, wantLB) {
+		wantLB := []string{"in 0.0.0.0/0 6 8085-8085", "out " + ociAllNodeCIDR + " 6 10256-10256", "out " + ociAllNodeCIDR + " 6 " + port}
+		wantNodes := []string{"in " + ociAllLBCIDR + " 6 10256-10256", "in " + ociAllLBCIDR + " 6 " + port}
+		slices.Sort(wantLB)
+		slices.Sort(wantNodes)
+		if _, all := securityList(t, ociAllLBList, string(svc.UID)); !slices.Equal(sorted(all), wantLB) {
 			t.Errorf("LB subnet's list = %v, want exactly %v", all, wantLB)
 		}
-		if _, all := securityList(t, ociAllNodeList, string(svc.UID)); !slices.Equal(all, wantNodes) {
+		if _, all := securityList(t, ociAllNodeList, string(svc.UID)); !slices.Equal(sorted(all), wantNodes) {
 			t.Errorf("node subnet's list = %v, want exactly %v", all, wantNodes)
 		}
 		deleteService(t, svc)
@@ -330,3 +334,9 @@ func deleteService(t *testing.T, svc *corev1.Service) {
 
 // allNodeSeq numbers the nodes of ociAllNodeSubnet.
 var allNodeSeq atomic.Int32
+
+func sorted(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
+}

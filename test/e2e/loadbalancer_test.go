@@ -421,8 +421,9 @@ func TestLoadBalancer(t *testing.T) {
 	if got, want := targetInstances(l), sortedStrings(fmt.Sprintf("%s:%d", n1.ID, np), fmt.Sprintf("%s:%d", n2.ID, np)); !slices.Equal(got, want) {
 		t.Errorf("targets = %v, want %v", got, want)
 	}
-	if hc := l.HealthCheck; hc == nil || *hc.HealthSwitch != 1 || *hc.CheckType != "TCP" || hc.CheckPort != nil {
-		t.Errorf("health check = %+v, want TCP on the NodePort", hc)
+	if hc := l.HealthCheck; hc == nil || *hc.HealthSwitch != 1 || *hc.CheckType != "HTTP" || hc.CheckPort == nil || *hc.CheckPort != 10256 ||
+		hc.HttpCheckPath == nil || *hc.HttpCheckPath != "/healthz" {
+		t.Errorf("health check = %+v, want HTTP GET /healthz on kube-proxy's 10256", hc)
 	}
 	url := fmt.Sprintf("http://%s:8080/", vip)
 	waitAnswers(t, url, 20*time.Second, "node-1", "node-2")

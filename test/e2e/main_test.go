@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ccmkit/ccm/internal/testcluster"
+	"github.com/ccmkit/ccm/internal/testcluster/kubeproxy"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 )
 
@@ -66,6 +67,14 @@ func run(m *testing.M) (int, error) {
 	}
 	defer func() { _ = suite.cluster.Stop() }() // at exit: nothing is left to do about a failed stop
 	fmt.Printf("e2e: control plane up in %s at %s\n", time.Since(start).Round(time.Millisecond), suite.cluster.Server())
+
+	// Every node runs "kube-proxy": its /healthz on the node's address is
+	// what the load balancers probe (externalTrafficPolicy Cluster).
+	kpCtx, kpStop := context.WithCancel(context.Background())
+	defer kpStop()
+	if err := kubeproxy.New().Watch(kpCtx, suite.cluster.Client, func(err error) { fmt.Println("e2e: kube-proxy stand-in:", err) }); err != nil {
+		return 0, err
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -145,8 +145,8 @@ func TestOCILoadBalancer(t *testing.T) {
 				t.Errorf("backends = %v, want %v", got, want)
 			}
 			for _, bs := range lb.BackendSets {
-				if hc := bs.HealthChecker; hc.Protocol != "TCP" || hc.Port != int(np) {
-					t.Errorf("health check = %+v, want TCP on the NodePort %d", hc, np)
+				if hc := bs.HealthChecker; hc.Protocol != "HTTP" || hc.Port != 10256 || hc.URLPath != "/healthz" {
+					t.Errorf("health check = %+v, want HTTP GET /healthz on kube-proxy's 10256", hc)
 				}
 			}
 			url := fmt.Sprintf("http://%s:8080/", vip)

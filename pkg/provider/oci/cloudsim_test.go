@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/internal/oci/config"
 	"github.com/ccmkit/ccm/internal/oci/config/configtest"
+	"github.com/ccmkit/ccm/internal/testcluster/kubeproxy"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 	simoci "github.com/ccmkit/ccm/pkg/cloudsim/oci"
 )
@@ -112,6 +114,17 @@ func startSimWith(t *testing.T, mod func(*cloudsim.Options)) (*cloudsim.Sim, *Cl
 	return sim, c, cfg
 }
 
+// serveKubeProxy answers kube-proxy's /healthz on ip:10256: the load
+// balancers' default health check (externalTrafficPolicy Cluster).
+func serveKubeProxy(t *testing.T, ip string) {
+	t.Helper()
+	h := kubeproxy.New()
+	if err := h.Serve(ip); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close)
+}
+
 func TestCloudsimNodes(t *testing.T) {
 	sim, c := startSim(t)
 	added, err := sim.AddInstances(
@@ -168,6 +181,7 @@ func TestCloudsimLoadBalancer(t *testing.T) {
 	if err != nil {
 		t.Skipf("no loopback alias: %v", err)
 	}
+	serveKubeProxy(t, "127.0.51.1")
 	nodePort := ln.Addr().(*net.TCPAddr).Port
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "hello from node") })}
 	go func() { _ = srv.Serve(ln) }()
@@ -311,6 +325,7 @@ func TestCloudsimSecurityListAll(t *testing.T) {
 	if err != nil {
 		t.Skipf("no loopback alias: %v", err)
 	}
+	serveKubeProxy(t, "127.0.150.1")
 	nodePort := ln.Addr().(*net.TCPAddr).Port
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "hello from node") })}
 	go func() { _ = srv.Serve(ln) }()
@@ -348,12 +363,13 @@ func TestCloudsimSecurityListAll(t *testing.T) {
 		}
 		return out
 	}
-	wantLB := []string{"in 0.0.0.0/0 6 8080", fmt.Sprintf("out 127.0.150.0/24 6 %d", nodePort)}
-	wantNode := []string{fmt.Sprintf("in 127.0.200.0/24 6 %d", nodePort)}
-	if got := rules(simAllLBList); strings.Join(got, ",") != strings.Join(wantLB, ",") {
+	// The NodePort for the traffic, kube-proxy's 10256 for the health check.
+	wantLB := []string{"in 0.0.0.0/0 6 8080", "out 127.0.150.0/24 6 10256", fmt.Sprintf("out 127.0.150.0/24 6 %d", nodePort)}
+	wantNode := []string{"in 127.0.200.0/24 6 10256", fmt.Sprintf("in 127.0.200.0/24 6 %d", nodePort)}
+	if got := rules(simAllLBList); !sameSet(got, wantLB) {
 		t.Errorf("LB subnet's rules = %v, want %v", got, wantLB)
 	}
-	if got := rules(simAllNodeList); strings.Join(got, ",") != strings.Join(wantNode, ",") {
+	if got := rules(simAllNodeList); !sameSet(got, wantNode) {
 		t.Errorf("node subnet's rules = %v, want %v", got, wantNode)
 	}
 	if err := lb.EnsureLoadBalancerDeleted(ctx, "k", svc); err != nil {
@@ -362,4 +378,12 @@ func TestCloudsimSecurityListAll(t *testing.T) {
 	if got := append(rules(simAllLBList), rules(simAllNodeList)...); len(got) != 0 {
 		t.Errorf("rules left after delete: %v", got)
 	}
+}
+
+// sameSet compares two lists ignoring order.
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
 }

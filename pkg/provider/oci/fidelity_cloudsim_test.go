@@ -37,6 +37,7 @@ func simNode(t *testing.T, sim *cloudsim.Sim, name, ip string) (*corev1.Node, in
 	if err != nil {
 		t.Fatalf("no loopback alias %s: %v", ip, err)
 	}
+	serveKubeProxy(t, ip)
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "hello from "+name) })}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })

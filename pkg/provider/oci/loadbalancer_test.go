@@ -80,7 +80,7 @@ func TestEnsureLoadBalancerDefaults(t *testing.T) {
 	if len(d.Backends) != 2 || d.Backends[0].IP != "10.0.0.1" || d.Backends[1].IP != "10.0.0.2" {
 		t.Errorf("backends = %+v (an uninitialized node is not a backend)", d.Backends)
 	}
-	if hc := d.HealthCheck; hc.Protocol != "TCP" || hc.Port != 0 || hc.Retries != 3 || hc.Interval != 5*time.Second {
+	if hc := d.HealthCheck; hc.Protocol != "HTTP" || hc.Port != 10256 || hc.Path != "/healthz" || hc.Retries != 3 || hc.Interval != 5*time.Second {
 		t.Errorf("health check = %+v", hc)
 	}
 	if lb.GetLoadBalancerName(context.Background(), "k", lbService(nil)) != "1234-uid" {
