@@ -4,11 +4,13 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ccmkit/ccm/internal/testcluster"
+	"github.com/ccmkit/ccm/pkg/cloudsim"
 )
 
 const (
@@ -74,6 +76,89 @@ func TestLeaderElectionFailover(t *testing.T) {
 	n := waitNode(t, in2.PrivateIP, 30*time.Second, "initialized by the new leader", initialized)
 	if !strings.HasSuffix(n.Spec.ProviderID, "/"+in2.ID) {
 		t.Errorf("providerID = %q, want instance %s", n.Spec.ProviderID, in2.ID)
+	}
+}
+
+// Routes under failover: two CCMs with leader election program the pod
+// routes of 60 nodes, and the leader is SIGKILLed while it creates them.
+// The new leader finishes, and every route is created exactly once: one
+// successful CreateClusterRoute per route, no refused duplicate, nothing
+// deleted and created again.
+func TestRoutesUnderFailover(t *testing.T) {
+	pauseMainCCM(t)
+	const nodes = 60
+	want := map[cloudsim.ClusterRoute]bool{}
+	for i := range nodes {
+		in := newInstance(t, fmt.Sprintf("ha-route-%d", i))
+		cidr := nextPodCIDR()
+		routeNode(t, in, cidr)
+		want[route(cidr, in.PrivateIP)] = true
+	}
+	t.Cleanup(func() {
+		for r := range want {
+			_ = suite.sim.DeleteClusterRoute(routeTable, r)
+		}
+	})
+	ours := func() int {
+		n := 0
+		for _, r := range tableRoutes(t) {
+			if want[r] {
+				n++
+			}
+		}
+		return n
+	}
+	before := suite.sim.Calls()
+
+	args := append([]string{
+		"--leader-elect=true",
+		"--leader-elect-lease-duration=" + leaseDuration.String(),
+		"--leader-elect-renew-deadline=5s",
+		"--leader-elect-retry-period=" + retryPeriod.String(),
+	}, routeArgs()...)
+	procs := map[string]*testcluster.Process{}
+	for i, id := range haSecretIDs {
+		name := []string{"ccm-ha-routes-a", "ccm-ha-routes-b"}[i]
+		p, err := startCCM(name, writeRoutesCloudConfigAs(suite.dir, name+".yaml", id), args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Stop()
+		procs[id] = p
+	}
+	leader, follower := waitForLeader(t, procs, 30*time.Second)
+
+	// Kill the leader once it has created some of the routes, not all.
+	deadline := time.Now().Add(routeWait)
+	for n := ours(); n < 5; n = ours() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the leader created %d routes within %s", n, routeWait)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	procs[leader].Kill()
+	atKill := ours()
+	t.Logf("leader %s killed with %d of %d routes created", leader, atKill, nodes)
+	if atKill == nodes {
+		t.Logf("the leader finished before it was killed; the follower has nothing left to create")
+	}
+
+	waitRoutes(t, "every route, by the new leader", func([]cloudsim.ClusterRoute) bool { return ours() == nodes })
+	if !strings.Contains(procs[follower].Output(), acquiredLease) {
+		t.Errorf("the follower %s never led", follower)
+	}
+	after := suite.sim.Calls()
+	delta := func(action, code string) int { return after[action][code] - before[action][code] }
+	if n := delta("CreateClusterRoute", "OK"); n != nodes {
+		t.Errorf("%d successful CreateClusterRoute calls for %d routes, want exactly one each", n, nodes)
+	}
+	for code, n := range after["CreateClusterRoute"] {
+		if code != "OK" && n-before["CreateClusterRoute"][code] > 0 {
+			t.Errorf("CreateClusterRoute answered %s %d times: a route was created twice or refused", code, n-before["CreateClusterRoute"][code])
+		}
+	}
+	if n := total(after["DeleteClusterRoute"]) - total(before["DeleteClusterRoute"]); n != 0 {
+		t.Errorf("%d DeleteClusterRoute calls: a route was deleted and created again", n)
 	}
 }
 

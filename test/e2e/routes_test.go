@@ -49,7 +49,13 @@ func routeArgs() []string {
 
 // writeRoutesCloudConfig is writeCloudConfig plus the route table keys.
 func writeRoutesCloudConfig(dir, name string) string {
-	path := writeCloudConfig(dir, name, secretID, secretKey)
+	return writeRoutesCloudConfigAs(dir, name, secretID)
+}
+
+// writeRoutesCloudConfigAs is writeRoutesCloudConfig with another SecretId
+// (a principal of its own in cloudsim's call counts).
+func writeRoutesCloudConfigAs(dir, name, id string) string {
+	path := writeCloudConfig(dir, name, id, secretKey)
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		panic(err)

@@ -486,3 +486,34 @@ func checkIPv4(what, s string) (string, error) {
 	}
 	return a.String(), nil
 }
+
+// balancerAt reads the load balancer of kind that the request path names
+// (loadBalancerId or nlbId), with the API's 404 for a malformed or unknown
+// id: the first step of every read of a balancer or its sub-resources.
+func (d *Dialect) balancerAt(c *call, kind string) (*balancer, error) {
+	param, resourceType := "loadBalancerId", "loadbalancer"
+	if kind == kindNLB {
+		param, resourceType = "nlbId", "networkloadbalancer"
+	}
+	id, err := pathID(c, param, resourceType)
+	if err != nil {
+		return nil, err
+	}
+	return d.lbs.get(id, kind, d.core.Now(), d.retention)
+}
+
+// childAt answers a GET of one sub-resource (a backend set or a listener)
+// of the balancer the path names: the item of of(balancer) under the path
+// parameter nameParam, with the balancer's etag, or 404 naming what.
+func childAt[T any](d *Dialect, c *call, kind, nameParam, what string, of func(*balancer) map[string]T) (*reply, error) {
+	b, err := d.balancerAt(c, kind)
+	if err != nil {
+		return nil, err
+	}
+	name := pathName(c, nameParam)
+	v, found := of(b)[name]
+	if !found {
+		return nil, notFound(what, name)
+	}
+	return ok(v).with("etag", b.etag()), nil
+}

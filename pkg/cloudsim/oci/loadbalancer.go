@@ -399,11 +399,7 @@ func strOr(s *string) string {
 }
 
 func (d *Dialect) getLoadBalancer(c *call) (*reply, error) {
-	id, err := pathID(c, "loadBalancerId", "loadbalancer")
-	if err != nil {
-		return nil, err
-	}
-	b, err := d.lbs.get(id, kindLB, d.core.Now(), d.retention)
+	b, err := d.balancerAt(c, kindLB)
 	if err != nil {
 		return nil, err
 	}
@@ -601,27 +597,11 @@ func (d *Dialect) deleteLBBackendSet(c *call) (*reply, error) {
 }
 
 func (d *Dialect) getLBBackendSet(c *call) (*reply, error) {
-	id, name, err := d.lbAndName(c, "backendSetName")
-	if err != nil {
-		return nil, err
-	}
-	b, err := d.lbs.get(id, kindLB, d.core.Now(), d.retention)
-	if err != nil {
-		return nil, err
-	}
-	bs, ok2 := b.backendSets[name]
-	if !ok2 {
-		return nil, notFound("backend set", name)
-	}
-	return ok(bs).with("etag", b.etag()), nil
+	return childAt(d, c, kindLB, "backendSetName", "backend set", func(b *balancer) map[string]loadbalancer.BackendSet { return b.backendSets })
 }
 
 func (d *Dialect) listLBBackendSets(c *call) (*reply, error) {
-	id, err := pathID(c, "loadBalancerId", "loadbalancer")
-	if err != nil {
-		return nil, err
-	}
-	b, err := d.lbs.get(id, kindLB, d.core.Now(), d.retention)
+	b, err := d.balancerAt(c, kindLB)
 	if err != nil {
 		return nil, err
 	}
@@ -634,14 +614,11 @@ func (d *Dialect) listLBBackendSets(c *call) (*reply, error) {
 }
 
 func (d *Dialect) getLBBackendSetHealth(c *call) (*reply, error) {
-	id, name, err := d.lbAndName(c, "backendSetName")
+	b, err := d.balancerAt(c, kindLB)
 	if err != nil {
 		return nil, err
 	}
-	b, err := d.lbs.get(id, kindLB, d.core.Now(), d.retention)
-	if err != nil {
-		return nil, err
-	}
+	name := pathName(c, "backendSetName")
 	bs, ok2 := b.backendSets[name]
 	if !ok2 {
 		return nil, notFound("backend set", name)

@@ -413,11 +413,7 @@ func (d *Dialect) createNLB(c *call) (*reply, error) {
 }
 
 func (d *Dialect) getNLB(c *call) (*reply, error) {
-	id, err := nlbID(c)
-	if err != nil {
-		return nil, err
-	}
-	b, err := d.lbs.get(id, kindNLB, d.core.Now(), d.retention)
+	b, err := d.balancerAt(c, kindNLB)
 	if err != nil {
 		return nil, err
 	}
@@ -614,27 +610,11 @@ func (d *Dialect) deleteNLBBackendSet(c *call) (*reply, error) {
 }
 
 func (d *Dialect) getNLBBackendSet(c *call) (*reply, error) {
-	id, err := nlbID(c)
-	if err != nil {
-		return nil, err
-	}
-	b, err := d.lbs.get(id, kindNLB, d.core.Now(), d.retention)
-	if err != nil {
-		return nil, err
-	}
-	bs, found := b.nlbBackendSets[pathName(c, "backendSetName")]
-	if !found {
-		return nil, notFound("backend set", pathName(c, "backendSetName"))
-	}
-	return ok(bs).with("etag", b.etag()), nil
+	return childAt(d, c, kindNLB, "backendSetName", "backend set", func(b *balancer) map[string]nlb.BackendSet { return b.nlbBackendSets })
 }
 
 func (d *Dialect) listNLBBackendSets(c *call) (*reply, error) {
-	id, err := nlbID(c)
-	if err != nil {
-		return nil, err
-	}
-	b, err := d.lbs.get(id, kindNLB, d.core.Now(), d.retention)
+	b, err := d.balancerAt(c, kindNLB)
 	if err != nil {
 		return nil, err
 	}
@@ -654,11 +634,7 @@ func (d *Dialect) listNLBBackendSets(c *call) (*reply, error) {
 }
 
 func (d *Dialect) getNLBBackendSetHealth(c *call) (*reply, error) {
-	id, err := nlbID(c)
-	if err != nil {
-		return nil, err
-	}
-	b, err := d.lbs.get(id, kindNLB, d.core.Now(), d.retention)
+	b, err := d.balancerAt(c, kindNLB)
 	if err != nil {
 		return nil, err
 	}
@@ -784,27 +760,11 @@ func (d *Dialect) deleteNLBListener(c *call) (*reply, error) {
 }
 
 func (d *Dialect) getNLBListener(c *call) (*reply, error) {
-	id, err := nlbID(c)
-	if err != nil {
-		return nil, err
-	}
-	b, err := d.lbs.get(id, kindNLB, d.core.Now(), d.retention)
-	if err != nil {
-		return nil, err
-	}
-	l, found := b.nlbListeners[pathName(c, "listenerName")]
-	if !found {
-		return nil, notFound("listener", pathName(c, "listenerName"))
-	}
-	return ok(l).with("etag", b.etag()), nil
+	return childAt(d, c, kindNLB, "listenerName", "listener", func(b *balancer) map[string]nlb.Listener { return b.nlbListeners })
 }
 
 func (d *Dialect) listNLBListeners(c *call) (*reply, error) {
-	id, err := nlbID(c)
-	if err != nil {
-		return nil, err
-	}
-	b, err := d.lbs.get(id, kindNLB, d.core.Now(), d.retention)
+	b, err := d.balancerAt(c, kindNLB)
 	if err != nil {
 		return nil, err
 	}
