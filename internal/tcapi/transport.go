@@ -31,6 +31,8 @@ import (
 
 	"golang.org/x/time/rate"
 	"k8s.io/klog/v2"
+
+	"github.com/ccmkit/ccm/internal/ctxwait"
 )
 
 // Defaults for Options.
@@ -211,7 +213,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		klog.V(2).InfoS("Cloud API call will be retried", "service", service, "action", action,
 			"code", out.code, "attempt", attempt, "delay", delay, "coolDown", coolDown)
-		if err := sleep(ctx, delay); err != nil {
+		if err := ctxwait.Sleep(ctx, delay); err != nil {
 			return resp, nil // the caller gave up; it gets the last answer
 		}
 		apiRetries.WithLabelValues(t.provider, service, action, reason).Inc()
@@ -232,7 +234,7 @@ func (t *Transport) wait(ctx context.Context, st *actionState, service, action s
 		if d <= 0 {
 			break
 		}
-		if err := sleep(ctx, d); err != nil {
+		if err := ctxwait.Sleep(ctx, d); err != nil {
 			return err
 		}
 	}
@@ -323,19 +325,4 @@ func readAnswer(resp *http.Response) (*http.Response, outcome, error) {
 	resp.Body = io.NopCloser(bytes.NewReader(data))
 	resp.ContentLength = int64(len(data))
 	return resp, classify(resp.StatusCode, data), nil
-}
-
-// sleep waits for d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -37,6 +37,7 @@ import (
 	"k8s.io/cloud-provider/api"
 	"k8s.io/klog/v2"
 
+	"github.com/ccmkit/ccm/internal/ctxwait"
 	"github.com/ccmkit/ccm/internal/oci/ocierr"
 )
 
@@ -113,7 +114,7 @@ func New(lb LBAPI, nlb NLBAPI, net NetworkAPI, cfg Config) *Ops {
 	}
 	return &Ops{
 		lb: lbDriver{api: lb, compartment: cfg.Compartment}, nlb: nlbDriver{api: nlb, compartment: cfg.Compartment},
-		net: net, compartment: cfg.Compartment, secLists: cfg.SecurityLists, timing: t, sleep: sleepCtx,
+		net: net, compartment: cfg.Compartment, secLists: cfg.SecurityLists, timing: t, sleep: ctxwait.Sleep,
 		pending: map[string]pendingWR{},
 	}
 }
@@ -533,15 +534,4 @@ func deref[T any](p *T) T {
 		return zero
 	}
 	return *p
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

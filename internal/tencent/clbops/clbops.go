@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
+	"github.com/ccmkit/ccm/internal/ctxwait"
 	"github.com/ccmkit/ccm/internal/lbspec"
 )
 
@@ -95,7 +96,7 @@ func New(api API, cfg Config) *Ops {
 		vpcID:  cfg.VpcID,
 		timing: t,
 		now:    time.Now,
-		sleep:  sleepCtx,
+		sleep:  ctxwait.Sleep,
 		gate:   &deleteGate{},
 	}
 }

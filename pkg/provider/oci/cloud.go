@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/informers"
 	cloudprovider "k8s.io/cloud-provider"
 
+	"github.com/ccmkit/ccm/internal/cloudbase"
 	"github.com/ccmkit/ccm/internal/lbsubset"
 	"github.com/ccmkit/ccm/internal/oci/computelookup"
 	"github.com/ccmkit/ccm/internal/oci/config"
@@ -37,6 +38,8 @@ func init() {
 
 // Cloud is the OCI provider.
 type Cloud struct {
+	cloudbase.V2Only // Instances, Zones, Clusters: not implemented
+
 	cfg       *config.Config
 	instances *instances
 	lb        *loadBalancers // nil when loadBalancer.disabled
@@ -88,18 +91,8 @@ func (c *Cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) {
 	return c.lb, true
 }
 
-// Instances is not implemented: InstancesV2 replaces it.
-func (c *Cloud) Instances() (cloudprovider.Instances, bool) { return nil, false }
-
 // InstancesV2 returns the Compute-backed node implementation.
 func (c *Cloud) InstancesV2() (cloudprovider.InstancesV2, bool) { return c.instances, true }
-
-// Zones is not implemented: InstancesV2 reports zones, and upstream does not
-// call Zones when InstancesV2 is available.
-func (c *Cloud) Zones() (cloudprovider.Zones, bool) { return nil, false }
-
-// Clusters is not implemented.
-func (c *Cloud) Clusters() (cloudprovider.Clusters, bool) { return nil, false }
 
 // Routes is not implemented: OCI clusters use VCN-native pod networking
 // or an overlay, as with the public OCI CCM.
@@ -107,9 +100,6 @@ func (c *Cloud) Routes() (cloudprovider.Routes, bool) { return nil, false }
 
 // ProviderName returns "oci".
 func (c *Cloud) ProviderName() string { return ProviderName }
-
-// HasClusterID returns true: the provider does not require a cluster ID.
-func (c *Cloud) HasClusterID() bool { return true }
 
 // clientOptions are the SDK clients' options for cfg.
 func clientOptions(cfg *config.Config) ociapi.Options {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/informers"
 	cloudprovider "k8s.io/cloud-provider"
 
+	"github.com/ccmkit/ccm/internal/cloudbase"
 	"github.com/ccmkit/ccm/internal/tcapi"
 	"github.com/ccmkit/ccm/internal/tencent/config"
 	"github.com/ccmkit/ccm/internal/tencent/cvmlookup"
@@ -32,6 +33,8 @@ func init() {
 
 // Cloud is the Tencent Cloud provider.
 type Cloud struct {
+	cloudbase.V2Only // Instances, Zones, Clusters: not implemented
+
 	cfg       *config.Config
 	instances *instances
 	routes    *routes        // nil unless a route table is configured (routes.go)
@@ -93,18 +96,8 @@ func (c *Cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) {
 	return c.lb, true
 }
 
-// Instances is not implemented: InstancesV2 replaces it.
-func (c *Cloud) Instances() (cloudprovider.Instances, bool) { return nil, false }
-
 // InstancesV2 returns the CVM-backed node implementation.
 func (c *Cloud) InstancesV2() (cloudprovider.InstancesV2, bool) { return c.instances, true }
-
-// Zones is not implemented: InstancesV2 reports zones, and upstream does
-// not call Zones when InstancesV2 is available.
-func (c *Cloud) Zones() (cloudprovider.Zones, bool) { return nil, false }
-
-// Clusters is not implemented.
-func (c *Cloud) Clusters() (cloudprovider.Clusters, bool) { return nil, false }
 
 // Routes returns the pod routes in the configured route table. Without one
 // (no cluster_route_table, route_backend tke) it reports false, and the
@@ -131,9 +124,6 @@ func (c *Cloud) SetInformers(f informers.SharedInformerFactory) {
 
 // ProviderName returns "tencentcloud".
 func (c *Cloud) ProviderName() string { return ProviderName }
-
-// HasClusterID returns true: the provider does not require a cluster ID.
-func (c *Cloud) HasClusterID() bool { return true }
 
 // clientOptions are the SDK clients' options for cfg, with the transport
 // that paces every call at the documented (or configured) limits.
