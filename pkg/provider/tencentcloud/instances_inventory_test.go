@@ -51,7 +51,9 @@ func TestManyNodesCostFewCalls(t *testing.T) {
 	const n = 250
 	budget := 2 * ((n + 99) / 100)
 	env, specs := fleet(t, n)
-	i := newTestInstancesWith(env, func(c *config.Config) { c.InstanceCacheTTL = 200 * time.Millisecond })
+	// The TTL is long enough for a listing (three paced pages) to be fresh
+	// when it ends on a loaded machine, and short enough to wait out below.
+	i := newTestInstancesWith(env, func(c *config.Config) { c.InstanceCacheTTL = 2 * time.Second })
 
 	var byIP []*v1.Node
 	for _, s := range specs {
@@ -68,7 +70,7 @@ func TestManyNodesCostFewCalls(t *testing.T) {
 	}
 
 	// The status sync, once the inventory is stale: nodes now have providerIDs.
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(2500 * time.Millisecond)
 	var byID []*v1.Node
 	for k, s := range specs {
 		byID = append(byID, testNode(byIP[k].Name, ids[k], internalIP(s.PrivateIP)))

@@ -1,5 +1,6 @@
 // Package cvmlookuptest runs the CVM API for tests: cloudsim in-process,
-// reached through the real SDK client over real HTTP with signed requests,
+// reached through the real SDK client and the provider's transport over
+// real HTTP with signed requests,
 // so that the documented limits, validation and faults are cloudsim's
 // (one model of the API), and a Recorder in front of it that keeps every
 // request for assertions.
@@ -10,6 +11,7 @@ import (
 	"net/url"
 	"sync"
 	"testing"
+	"time"
 
 	cvm "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm/v20170312"
 
@@ -55,8 +57,13 @@ func Start(t testing.TB, mod func(*cloudsim.Options)) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The provider's own transport: it paces DescribeInstances at the
+	// documented 40/s that cloudsim enforces, and retries a throttled call,
+	// as in production; its waits are shortened for tests.
+	transport := tcapi.NewTransport(tcapi.Options{Provider: "cvmlookuptest", MaxAttempts: 3,
+		RetryBudget: time.Second, BackoffBase: time.Millisecond, CoolDown: time.Millisecond})
 	client, err := tcapi.NewClients(tcapi.ClientOptions{Region: Region, SecretID: SecretID, SecretKey: SecretKey,
-		Endpoint: u.Host, Scheme: "HTTP"}).CVM()
+		Endpoint: u.Host, Scheme: "HTTP", Transport: transport}).CVM()
 	if err != nil {
 		t.Fatal(err)
 	}
