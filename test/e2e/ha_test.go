@@ -5,9 +5,12 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
@@ -159,6 +162,98 @@ func TestRoutesUnderFailover(t *testing.T) {
 	}
 	if n := total(after["DeleteClusterRoute"]) - total(before["DeleteClusterRoute"]); n != 0 {
 		t.Errorf("%d DeleteClusterRoute calls: a route was deleted and created again", n)
+	}
+}
+
+// The leader cut off from the apiserver (its network to the apiserver
+// partitioned, the cloud still reachable) while it creates load balancers.
+// It cannot renew its lease, gives up at the renew deadline and exits, and
+// the other replica takes over once the lease expired: the old leader made
+// no cloud write after that, and the Services converge under the new leader
+// with one CLB each.
+func TestLeaderCutOffFromAPIServer(t *testing.T) {
+	pauseMainCCM(t)
+	apiserver, err := url.Parse(suite.cluster.Server())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy, err := testcluster.NewProxy(apiserver.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(proxy.Close)
+	viaProxy, err := testcluster.KubeconfigVia(suite.kubeconfig, proxy.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{
+		"--leader-elect=true",
+		"--leader-elect-lease-duration=" + leaseDuration.String(),
+		"--leader-elect-renew-deadline=5s",
+		"--leader-elect-retry-period=" + retryPeriod.String(),
+		"--controllers=service",
+	}
+	oldID, newID := haSecretIDs[0], haSecretIDs[1]
+	old, err := startCCMWith("ccm-cut-old", writeCloudConfig(suite.dir, "ccm-cut-old.yaml", oldID, secretKey), viaProxy, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(old.Stop)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := old.WaitForOutput(ctx, acquiredLease); err != nil {
+		t.Fatalf("the first replica did not lead: %v", err)
+	}
+	next, err := startCCM("ccm-cut-new", writeCloudConfig(suite.dir, "ccm-cut-new.yaml", newID, secretKey), args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(next.Stop) // after the Services' cleanups: it deletes their CLBs
+
+	// Load balancers being created when the partition comes.
+	const sel = "cutoff"
+	lbNode(t, sel)
+	var svcs []*corev1.Service
+	for range 3 {
+		svcs = append(svcs, createService(t, lbServiceSpec("cutoff", sel, 8097)))
+	}
+	for deadline := time.Now().Add(30 * time.Second); lastWriteBy(oldID).IsZero(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the leader made no cloud write within 30s")
+		}
+	}
+	proxy.Cut()
+	cut := time.Now()
+
+	// The old leader exits at its renew deadline; the new one acquires the
+	// lease once it expired.
+	var oldExited, newLeads time.Time
+	for deadline := time.Now().Add(leaseDuration + 20*time.Second); newLeads.IsZero(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the second replica did not take over:\n%s", tail(next.Output(), 20))
+		}
+		if exited, _ := old.Exited(); exited && oldExited.IsZero() {
+			oldExited = time.Now()
+		}
+		if strings.Contains(next.Output(), acquiredLease) {
+			newLeads = time.Now()
+		}
+	}
+	t.Logf("cut at +0; old leader exited at +%s; new leader at +%s; old leader's last cloud write at +%s",
+		oldExited.Sub(cut).Round(100*time.Millisecond), newLeads.Sub(cut).Round(100*time.Millisecond),
+		lastWriteBy(oldID).Sub(cut).Round(10*time.Millisecond))
+	if oldExited.IsZero() || !oldExited.Before(newLeads) {
+		t.Errorf("the old leader had not exited when the new one took over (exited %v)", !oldExited.IsZero())
+	}
+	if last := lastWriteBy(oldID); !last.Before(newLeads) {
+		t.Errorf("the old leader wrote to the cloud %s after the new leader took over", last.Sub(newLeads))
+	}
+
+	for _, svc := range svcs {
+		waitIngress(t, svc, 90*time.Second)
+		if n := len(clbsOf(getService(t, svc).UID)); n != 1 {
+			t.Errorf("Service %s has %d CLBs after the handover, want 1", svc.Name, n)
+		}
 	}
 }
 

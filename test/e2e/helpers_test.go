@@ -38,11 +38,16 @@ func writeCloudConfig(dir, name, id, key string) string {
 
 // startCCM starts a CCM process as the shipped ServiceAccount.
 func startCCM(name, cloudConfig string, extraArgs ...string) (*testcluster.Process, error) {
+	return startCCMWith(name, cloudConfig, suite.kubeconfig, extraArgs...)
+}
+
+// startCCMWith is startCCM with another kubeconfig (e.g. through a proxy).
+func startCCMWith(name, cloudConfig, kubeconfig string, extraArgs ...string) (*testcluster.Process, error) {
 	p, _, err := testcluster.CCM{
 		Binary:      suite.ccmBinary,
 		Provider:    "tencentcloud",
 		CloudConfig: cloudConfig,
-		Kubeconfig:  suite.kubeconfig,
+		Kubeconfig:  kubeconfig,
 		Dir:         suite.dir,
 		Name:        name,
 		ExtraArgs:   extraArgs,

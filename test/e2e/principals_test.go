@@ -4,7 +4,9 @@ package e2e
 
 import (
 	"fmt"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 )
@@ -30,8 +32,9 @@ func credentials() map[string]string {
 
 var principals struct {
 	sync.Mutex
-	calls   map[string]int            // principal -> calls
-	actions map[string]map[string]int // principal -> action -> calls
+	calls     map[string]int            // principal -> calls
+	actions   map[string]map[string]int // principal -> action -> calls
+	lastWrite map[string]time.Time      // principal -> when its last write call ended
 }
 
 // recordPrincipal counts cloudsim calls per caller key id (never a secret).
@@ -39,13 +42,23 @@ func recordPrincipal(c cloudsim.Call) {
 	principals.Lock()
 	defer principals.Unlock()
 	if principals.calls == nil {
-		principals.calls, principals.actions = map[string]int{}, map[string]map[string]int{}
+		principals.calls, principals.actions, principals.lastWrite = map[string]int{}, map[string]map[string]int{}, map[string]time.Time{}
+	}
+	if !strings.HasPrefix(c.Action, "Describe") {
+		principals.lastWrite[c.Principal] = time.Now()
 	}
 	principals.calls[c.Principal]++
 	if principals.actions[c.Principal] == nil {
 		principals.actions[c.Principal] = map[string]int{}
 	}
 	principals.actions[c.Principal][c.Action]++
+}
+
+// lastWriteBy is when principal's last cloud write ended (zero: none).
+func lastWriteBy(principal string) time.Time {
+	principals.Lock()
+	defer principals.Unlock()
+	return principals.lastWrite[principal]
 }
 
 func callsBy(principal string) int {
