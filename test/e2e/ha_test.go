@@ -210,14 +210,17 @@ func TestLeaderCutOffFromAPIServer(t *testing.T) {
 	}
 	t.Cleanup(next.Stop) // after the Services' cleanups: it deletes their CLBs
 
-	// Load balancers being created when the partition comes.
+	// Load balancers being created when the partition comes. (The
+	// principal may have written in an earlier test: only writes from now
+	// on count.)
 	const sel = "cutoff"
 	lbNode(t, sel)
+	started := time.Now()
 	var svcs []*corev1.Service
 	for range 3 {
 		svcs = append(svcs, createService(t, lbServiceSpec("cutoff", sel, 8097)))
 	}
-	for deadline := time.Now().Add(30 * time.Second); lastWriteBy(oldID).IsZero(); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); !lastWriteBy(oldID).After(started); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the leader made no cloud write within 30s")
 		}
