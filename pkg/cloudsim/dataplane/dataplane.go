@@ -286,6 +286,9 @@ type ListenerStatus struct {
 	Connections    uint64         `json:"connections"` // accepted TCP connections / UDP sessions so far
 	Refused        uint64         `json:"refused"`     // closed or dropped for want of a healthy target
 	Denied         uint64         `json:"denied"`      // reset or dropped by the firewall
+	// LastDenied is why the firewall last denied a client's flow. Unlike a
+	// target's LastError, a later health check does not clear it.
+	LastDenied string `json:"lastDenied,omitempty"`
 }
 
 // Target health states in TargetStatus.Health.

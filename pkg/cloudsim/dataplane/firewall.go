@@ -115,6 +115,7 @@ func (l *listener) noteDenied(t *target, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.denied++
+	l.lastDeny = err.Error()
 	if t != nil {
 		t.lastErr = "firewall: " + err.Error()
 	}

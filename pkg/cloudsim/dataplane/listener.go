@@ -32,6 +32,7 @@ type listener struct {
 	accepted uint64
 	refused  uint64
 	denied   uint64
+	lastDeny string
 	fw       *fwRef // the load balancer's firewall
 
 	closer io.Closer          // the listening socket
@@ -325,6 +326,7 @@ func (l *listener) status() ListenerStatus {
 		Connections: l.accepted,
 		Refused:     l.refused,
 		Denied:      l.denied,
+		LastDenied:  l.lastDeny,
 	}
 	if st.Scheduler == "" {
 		st.Scheduler = WRR
