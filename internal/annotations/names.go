@@ -169,6 +169,17 @@ const (
 	// Providers: all
 	NodeSelector Name = Prefix + "node-selector"
 
+	// DrainPeriod is how long a target that leaves the load balancer (its
+	// node deleted, excluded, or outside the subset) takes no new
+	// connections but keeps its open ones before it is removed, which
+	// closes them: Tencent CLB sets its weight to 0, OCI marks the backend
+	// drain: true. 0 removes targets at once.
+	//
+	// Type: duration (10s, 1m, or seconds; at most 1h)
+	// Default: the cloud config's lb_drain_period (Tencent) or lbDrainPeriod (OCI), 30s unless set
+	// Providers: all
+	DrainPeriod Name = Prefix + "drain-period"
+
 	// SessionAffinityTimeout is how long a client keeps going to the same
 	// target with sessionAffinity: ClientIP. Without it the Service's
 	// sessionAffinityConfig.clientIP.timeoutSeconds is used, brought into the

@@ -130,6 +130,11 @@ type Spec struct {
 	// the ops layer to free room before adding when backends are replaced.
 	// Build leaves it 0; the provider sets it.
 	BackendLimit int
+	// DrainPeriod is how long a backend that is no longer wanted takes no
+	// new connections but keeps its open ones before it is removed; 0
+	// removes it at once. From the drain-period annotation, else
+	// Options.DrainPeriod.
+	DrainPeriod time.Duration
 }
 
 // Range bounds a value; the zero Range means no bound.
@@ -165,6 +170,9 @@ type Options struct {
 	// controller then calls again.
 	InstanceID func(node *corev1.Node) (string, error)
 	Limits     Limits
+	// DrainPeriod is the drain period of a Service without the annotation:
+	// the cloud config's lb_drain_period.
+	DrainPeriod time.Duration
 }
 
 // Defaults of the neutral annotations (documented in internal/annotations).
@@ -235,6 +243,8 @@ func Build(svc *corev1.Service, nodes []*corev1.Node, opts Options) (*Spec, erro
 	spec.SourceRanges, err = sourceRanges(svc)
 	collect(err)
 	spec.Backends, err = backends(svc, nodes, opts.InstanceID)
+	collect(err)
+	spec.DrainPeriod, err = drainPeriod(svc, opts.DrainPeriod)
 	collect(err)
 
 	if len(errs) > 0 {
@@ -407,6 +417,27 @@ func sessionAffinity(svc *corev1.Service, lim Limits) (SessionAffinity, error) {
 		return SessionAffinity{}, err
 	}
 	return SessionAffinity{ClientIP: true, Timeout: timeout}, nil
+}
+
+// DefaultDrainPeriod is the drain period when neither the annotation nor
+// the cloud config sets one: long enough for short requests under way to
+// finish, short enough that a node's replacement is not held up. Services
+// with long-lived connections raise it.
+const DefaultDrainPeriod = 30 * time.Second
+
+// MaxDrainPeriod bounds the drain period (our choice: a node being removed
+// is rarely kept longer, and a target drained this long carries nothing).
+const MaxDrainPeriod = time.Hour
+
+func drainPeriod(svc *corev1.Service, def time.Duration) (time.Duration, error) {
+	d, err := durationIn(svc, annotations.DrainPeriod, Range[time.Duration]{Min: 0, Max: MaxDrainPeriod})
+	switch {
+	case err == nil:
+		return d, nil
+	case errors.Is(err, annotations.ErrNotSet):
+		return def, nil
+	}
+	return 0, err
 }
 
 // sourceRanges reads spec.loadBalancerSourceRanges, else the

@@ -360,3 +360,43 @@ func TestWantsLoadBalancer(t *testing.T) {
 		t.Error("NodePort Service: want false")
 	}
 }
+
+func TestBuildDrainPeriod(t *testing.T) {
+	tests := []struct {
+		name       string
+		annotation string // "" leaves it unset
+		configured time.Duration
+		want       time.Duration
+		wantErr    string
+	}{
+		{name: "the cloud config's default", configured: 45 * time.Second, want: 45 * time.Second},
+		{name: "the annotation wins", annotation: "2m", configured: 45 * time.Second, want: 2 * time.Minute},
+		{name: "seconds", annotation: "90", want: 90 * time.Second},
+		{name: "0 removes at once", annotation: "0s", configured: time.Minute, want: 0},
+		{name: "over an hour", annotation: "2h", wantErr: `lb.ccmkit.io/drain-period: invalid value "2h": must be between 0s and 1h0m0s`},
+		{name: "not a duration", annotation: "soon", wantErr: `lb.ccmkit.io/drain-period: invalid value "soon"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var opts []svcOpt
+			if tc.annotation != "" {
+				opts = append(opts, annotate(string(annotations.DrainPeriod), tc.annotation))
+			}
+			o := testOptions()
+			o.DrainPeriod = tc.configured
+			spec, err := Build(testService(opts...), nil, o)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if spec.DrainPeriod != tc.want {
+				t.Errorf("drain period = %s, want %s", spec.DrainPeriod, tc.want)
+			}
+		})
+	}
+}

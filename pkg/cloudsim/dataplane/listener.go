@@ -51,6 +51,9 @@ type target struct {
 	lastCheck time.Time
 	active    int // open connections / UDP sessions
 	current   int // smooth WRR state
+	// flows are the target's open TCP connections (both sides) and UDP
+	// upstream sockets, closed when the target is removed.
+	flows map[io.Closer]struct{}
 }
 
 func (t *target) inService() bool {
@@ -148,6 +151,18 @@ func (l *listener) setSpecLocked(spec Listener) {
 		}
 		l.targets = append(l.targets, t)
 	}
+	// Deregistration ends a target's open flows, while weight 0 (or
+	// drain) only keeps new ones away: what Tencent CLB and OCI document
+	// for draining (docs/cloudsim.md#draining).
+	for _, t := range old {
+		if l.hasTargetLocked(t) {
+			continue
+		}
+		for c := range t.flows {
+			closeFlow(c)
+		}
+		t.flows = nil
+	}
 	// Sticky entries of removed targets must not send traffic to them.
 	for ip, e := range l.sticky {
 		if !l.hasTargetLocked(e.t) {
@@ -196,6 +211,40 @@ func (l *listener) track(c io.Closer) bool {
 	}
 	l.conns[c] = struct{}{}
 	return true
+}
+
+// bind records open flows of target t, so that its removal closes them.
+// It reports false if t is no longer a target: the caller closes them.
+func (l *listener) bind(t *target, cs ...io.Closer) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.hasTargetLocked(t) {
+		return false
+	}
+	if t.flows == nil {
+		t.flows = map[io.Closer]struct{}{}
+	}
+	for _, c := range cs {
+		t.flows[c] = struct{}{}
+	}
+	return true
+}
+
+func (l *listener) unbind(t *target, cs ...io.Closer) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, c := range cs {
+		delete(t.flows, c)
+	}
+}
+
+// closeFlow closes a flow of a removed target: TCP with a reset, as a
+// load balancer that drops the connection's state does.
+func closeFlow(c io.Closer) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	_ = c.Close()
 }
 
 func (l *listener) untrack(c io.Closer) {

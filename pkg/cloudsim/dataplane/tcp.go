@@ -81,6 +81,11 @@ func (l *listener) proxyTCP(client net.Conn) {
 	}
 	defer l.untrack(up)
 	defer up.Close()
+	if !l.bind(t, client, up) { // removed while we dialed
+		reset(client)
+		return
+	}
+	defer l.unbind(t, client, up)
 	splice(client, up, l.idleTimeout())
 }
 

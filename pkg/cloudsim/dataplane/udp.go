@@ -78,6 +78,12 @@ func (l *listener) udpSession(pc *net.UDPConn, from netip.AddrPort) *udpSession 
 		l.release(t)
 		return nil
 	}
+	if !l.bind(t, up) { // removed meanwhile
+		l.untrack(up)
+		_ = up.Close()
+		l.release(t)
+		return nil
+	}
 	l.mu.Lock()
 	l.sessions[from] = s
 	l.mu.Unlock()
@@ -97,6 +103,7 @@ func (l *listener) udpReplies(pc *net.UDPConn, s *udpSession) {
 			delete(l.sessions, s.client)
 		}
 		delete(l.conns, s.up)
+		delete(s.t.flows, s.up)
 		s.t.active--
 		l.mu.Unlock()
 		_ = s.up.Close()

@@ -252,6 +252,7 @@ func (l *CLB) Service() *Service {
 		"BatchRegisterTargets":             l.batchRegisterTargets,
 		"BatchDeregisterTargets":           l.batchDeregisterTargets,
 		"ModifyTargetWeight":               l.modifyTargetWeight,
+		"BatchModifyTargetWeight":          l.batchModifyTargetWeight,
 		"DescribeTargets":                  l.describeTargets,
 		"DescribeTargetHealth":             l.describeTargetHealth,
 		"DescribeTaskStatus":               l.describeTaskStatus,

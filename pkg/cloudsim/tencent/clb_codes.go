@@ -55,9 +55,10 @@ var clbDocumentedCodes = map[string][]string{
 		"InvalidParameterValue.Length", "InvalidParameterValue.Range"},
 	"ModifyTargetWeight": {codeResourceInOperating, "InvalidParameter.FormatError", "InvalidParameterValue.Duplicate",
 		"InvalidParameterValue.Length"},
-	"DescribeTargets":      {"InvalidParameter.FormatError", "InvalidParameterValue.InvalidFilter", "InvalidParameterValue.Length"},
-	"DescribeTargetHealth": {"InvalidParameter.FormatError", "InvalidParameter.LBIdNotFound", "InvalidParameterValue.Length"},
-	"DescribeTaskStatus":   {"InvalidParameter.RegionNotFound"},
+	"BatchModifyTargetWeight": {"InvalidParameter.FormatError", "InvalidParameterValue.Length"},
+	"DescribeTargets":         {"InvalidParameter.FormatError", "InvalidParameterValue.InvalidFilter", "InvalidParameterValue.Length"},
+	"DescribeTargetHealth":    {"InvalidParameter.FormatError", "InvalidParameter.LBIdNotFound", "InvalidParameterValue.Length"},
+	"DescribeTaskStatus":      {"InvalidParameter.RegionNotFound"},
 }
 
 // documentedCode returns the code action answers for code: code itself if

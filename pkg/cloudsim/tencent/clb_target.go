@@ -352,8 +352,79 @@ func (l *CLB) modifyTargetWeight(call *Call, body []byte) (any, error) {
 		}
 		def = *req.Weight
 	}
-	lbID := ptrStr(req.LoadBalancerId)
-	if _, err := l.startTask(call, []string{lbID}, func() (func() error, *Error) {
+	if err := l.setWeights(call, ptrStr(req.LoadBalancerId), in, def); err != nil {
+		return nil, err
+	}
+	return &clb.ModifyTargetWeightResponseParams{}, nil
+}
+
+// Limits of BatchModifyTargetWeight's ModifyList: "ModifyList数组最多100个元素，
+// ModifyList[i].Targets最多50个，全部Targets累加不超过500" (at most 100 rules, 50
+// targets each, 500 in all; BatchModifyTargetWeightRequestParams in
+// clb@v1.3.105 models.go).
+const (
+	MaxWeightRules          = 100
+	MaxWeightTargetsPerRule = 50
+	MaxWeightTargets        = 500
+)
+
+// batchModifyTargetWeight implements BatchModifyTargetWeight: per rule,
+// each target's own Weight wins over the rule's ("最终的权重值以Target中的
+// Weight参数值为准", RsWeightRule.Weight), which has no default, so a target
+// with neither is refused.
+func (l *CLB) batchModifyTargetWeight(call *Call, body []byte) (any, error) {
+	var req clb.BatchModifyTargetWeightRequestParams
+	if err := Decode(body, &req); err != nil {
+		return nil, err
+	}
+	if len(req.ModifyList) == 0 {
+		return nil, errMissing("ModifyList")
+	}
+	if len(req.ModifyList) > MaxWeightRules {
+		return nil, Errorf("InvalidParameterValue.Length", "`ModifyList` has %d elements; at most %d are allowed.", len(req.ModifyList), MaxWeightRules)
+	}
+	var in []targetInput
+	for i, r := range req.ModifyList {
+		if r == nil {
+			return nil, Errorf("InvalidParameter", "`ModifyList.%d` is empty.", i)
+		}
+		if err := checkNoRule(r.LocationId, r.Domain, r.Url); err != nil {
+			return nil, err
+		}
+		if len(r.Targets) > MaxWeightTargetsPerRule {
+			return nil, Errorf("InvalidParameterValue.Length", "`ModifyList.%d.Targets` has %d targets; at most %d are allowed.", i, len(r.Targets), MaxWeightTargetsPerRule)
+		}
+		if r.Weight != nil && (*r.Weight < 0 || *r.Weight > 100) {
+			return nil, Errorf("InvalidParameterValue", "`ModifyList.%d.Weight` must be between 0 and 100, got %d.", i, *r.Weight)
+		}
+		rule := fromTargets(ptrStr(r.ListenerId), r.Targets)
+		for j := range rule {
+			rule[j].where = fmt.Sprintf("ModifyList.%d.Targets.%d", i, j)
+			if rule[j].weight == nil {
+				if r.Weight == nil {
+					return nil, Errorf("MissingParameter", "`%s.Weight` or `ModifyList.%d.Weight` is required.", rule[j].where, i)
+				}
+				rule[j].weight = r.Weight
+			}
+		}
+		in = append(in, rule...)
+	}
+	if len(in) > MaxWeightTargets {
+		return nil, Errorf("InvalidParameterValue.Length", "`ModifyList` holds %d targets in all; at most %d are allowed.", len(in), MaxWeightTargets)
+	}
+	if e := checkTargetShapes(in, MaxWeightTargets, true); e != nil {
+		return nil, e
+	}
+	if err := l.setWeights(call, ptrStr(req.LoadBalancerId), in, DefaultTargetWeight); err != nil {
+		return nil, err
+	}
+	return &clb.BatchModifyTargetWeightResponseParams{}, nil
+}
+
+// setWeights starts the task that sets the weights of bound targets: each
+// target's own weight, else def.
+func (l *CLB) setWeights(call *Call, lbID string, in []targetInput, def int64) error {
+	_, err := l.startTask(call, []string{lbID}, func() (func() error, *Error) {
 		lb, e := l.lbLocked(call.Region, lbID)
 		if e != nil {
 			return nil, e
@@ -380,10 +451,8 @@ func (l *CLB) modifyTargetWeight(call *Call, body []byte) (any, error) {
 			}
 			return nil
 		}, nil
-	}); err != nil {
-		return nil, err
-	}
-	return &clb.ModifyTargetWeightResponseParams{}, nil
+	})
+	return err
 }
 
 // checkNoRule rejects layer-7 rule selectors.

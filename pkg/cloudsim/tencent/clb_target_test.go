@@ -139,6 +139,48 @@ func TestCLBTargets(t *testing.T) {
 		t.Fatalf("after ModifyTargetWeight: %v", got[0])
 	}
 
+	// BatchModifyTargetWeight: a target's own Weight wins over its rule's;
+	// the documented limits (100 rules, 50 targets a rule, 500 in all).
+	bmw := func(rules ...*clb.RsWeightRule) error {
+		req := clb.NewBatchModifyTargetWeightRequest()
+		req.LoadBalancerId, req.ModifyList = common.StringPtr(id), rules
+		_, err := e.api.BatchModifyTargetWeight(req)
+		return err
+	}
+	rule := func(weight *int64, targets ...*clb.Target) *clb.RsWeightRule {
+		return &clb.RsWeightRule{ListenerId: common.StringPtr(lis), Weight: weight, Targets: targets}
+	}
+	own := insTarget(nodes[1].ID, 30080)
+	own.Weight = common.Int64Ptr(7)
+	manyRules := make([]*clb.RsWeightRule, 101)
+	for i := range manyRules {
+		manyRules[i] = rule(common.Int64Ptr(0), insTarget(nodes[0].ID, 30080))
+	}
+	var fiftyOne []*clb.Target
+	for i := range 51 {
+		fiftyOne = append(fiftyOne, insTarget(nodes[i%21].ID, int64(30000+i)))
+	}
+	for _, tt := range []struct {
+		name  string
+		rules []*clb.RsWeightRule
+		code  string
+	}{
+		{"no rule", nil, "MissingParameter"},
+		{"101 rules", manyRules, "InvalidParameterValue.Length"},
+		{"51 targets in a rule", []*clb.RsWeightRule{rule(common.Int64Ptr(0), fiftyOne...)}, "InvalidParameterValue.Length"},
+		{"no weight anywhere", []*clb.RsWeightRule{rule(nil, insTarget(nodes[0].ID, 30080))}, "MissingParameter"},
+		{"weight 101", []*clb.RsWeightRule{rule(common.Int64Ptr(101), insTarget(nodes[0].ID, 30080))}, "InvalidParameterValue"},
+		{"unbound target", []*clb.RsWeightRule{rule(common.Int64Ptr(0), insTarget(nodes[21].ID, 30080))}, "InvalidParameter"},
+		{"rule weight 0, one target's own 7", []*clb.RsWeightRule{rule(common.Int64Ptr(0), insTarget(nodes[0].ID, 30080), own)}, ""},
+	} {
+		if got := sdkCode(bmw(tt.rules...)); got != tt.code {
+			t.Errorf("BatchModifyTargetWeight, %s: code %q, want %q", tt.name, got, tt.code)
+		}
+	}
+	if got := e.boundTargets(t, id, lis); got[0] != nodes[0].ID+":30080/0" || got[1] != nodes[1].ID+":30080/7" {
+		t.Fatalf("after BatchModifyTargetWeight: %v", got[:2])
+	}
+
 	// Batch calls span listeners, up to 500 targets.
 	breq := clb.NewBatchRegisterTargetsRequest()
 	breq.LoadBalancerId = common.StringPtr(id)
