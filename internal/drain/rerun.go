@@ -25,7 +25,7 @@ type Rerun struct {
 	ctx        context.Context
 	retryAfter time.Duration
 	mu         sync.Mutex
-	svcs map[types.UID]*pending
+	svcs       map[types.UID]*pending
 	// runs counts the reconciles run, for tests.
 	runs int
 }
