@@ -36,7 +36,8 @@ type pending struct {
 	at    time.Time
 }
 
-// NewRerun returns a Rerun whose runs stop when ctx ends.
+// NewRerun returns a Rerun whose runs stop when ctx ends. A nil *Rerun
+// does nothing (a provider without draining, in tests).
 func NewRerun(ctx context.Context) *Rerun {
 	return &Rerun{ctx: ctx, retryAfter: RetryAfter, svcs: map[types.UID]*pending{}}
 }
@@ -44,6 +45,9 @@ func NewRerun(ctx context.Context) *Rerun {
 // Remember keeps run as the Service's reconcile; a pending run will call
 // the latest one remembered.
 func (r *Rerun) Remember(uid types.UID, run func(context.Context) error) {
+	if r == nil {
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	p := r.svcs[uid]
@@ -57,6 +61,9 @@ func (r *Rerun) Remember(uid types.UID, run func(context.Context) error) {
 // At asks for the Service's reconcile to run at t. An earlier pending run
 // stays; a later one moves to t.
 func (r *Rerun) At(uid types.UID, t time.Time) {
+	if r == nil {
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	p := r.svcs[uid]
@@ -96,6 +103,9 @@ func (r *Rerun) fire(uid types.UID, p *pending) {
 
 // Forget drops the Service: it is deleted, and its load balancer with it.
 func (r *Rerun) Forget(uid types.UID) {
+	if r == nil {
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if p := r.svcs[uid]; p != nil && p.timer != nil {

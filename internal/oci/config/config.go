@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ccmkit/ccm/internal/cloudconfig"
+	"github.com/ccmkit/ccm/internal/lbspec"
 )
 
 // Config is the OCI provider's configuration: the --cloud-config file
@@ -74,6 +75,13 @@ type Config struct {
 	// listener deleted in the console) re-ensured, as a Go duration.
 	// Optional; default 5m; "0s" turns the check off. A ccmkit extension.
 	LBDriftCheckPeriod time.Duration `json:"lbDriftCheckPeriod,omitempty"`
+
+	// LBDrainPeriod is how long a backend leaving a load balancer stays
+	// marked drain (NLB: isDrain), taking no new connections but keeping
+	// its open ones, before it is removed, as a Go duration (at most 1h).
+	// Optional; default 30s; "0s" removes at once. A Service's
+	// lb.ccmkit.io/drain-period overrides it. A ccmkit extension.
+	LBDrainPeriod time.Duration `json:"lbDrainPeriod,omitempty"`
 }
 
 // DefaultInstanceCacheTTL is instanceCacheTTL's default: long enough for a
@@ -236,7 +244,7 @@ const maxKeyFileSize = 64 << 10
 func Load(r io.Reader) (*Config, error) {
 	l := &loader{}
 	// The defaults of what the file may leave unset.
-	cfg := &Config{InstanceCacheTTL: DefaultInstanceCacheTTL, LBDriftCheckPeriod: DefaultLBDriftCheckPeriod}
+	cfg := &Config{InstanceCacheTTL: DefaultInstanceCacheTTL, LBDriftCheckPeriod: DefaultLBDriftCheckPeriod, LBDrainPeriod: lbspec.DefaultDrainPeriod}
 	if r == nil {
 		l.Addf("no cloud config: start the CCM with --cloud-config naming a cloud-provider.yaml")
 		return nil, l.Err("oci")
@@ -414,6 +422,9 @@ func suggestKey(prefix, k string, known []string) string {
 
 // validate checks every value and how they combine, after decoding.
 func (l *loader) validate(cfg *Config) {
+	if cfg.LBDrainPeriod > lbspec.MaxDrainPeriod {
+		l.Addf("lbDrainPeriod %q: must be at most %s", cfg.LBDrainPeriod, lbspec.MaxDrainPeriod)
+	}
 	a := &cfg.Auth
 	if cfg.UseInstancePrincipals || a.UseInstancePrincipals {
 		key := "useInstancePrincipals"

@@ -71,7 +71,7 @@ func TestLoadConfigMinimal(t *testing.T) {
 	if q, b := cfg.RateLimiter.ReadLimit(); q != config.DefaultRateLimitQPS || b != config.DefaultRateLimitBucket {
 		t.Errorf("read limit defaults = %v/%v", q, b)
 	}
-	if cfg.InstanceCacheTTL != config.DefaultInstanceCacheTTL || cfg.LBDriftCheckPeriod != config.DefaultLBDriftCheckPeriod {
+	if cfg.InstanceCacheTTL != config.DefaultInstanceCacheTTL || cfg.LBDriftCheckPeriod != config.DefaultLBDriftCheckPeriod || cfg.LBDrainPeriod != 30*time.Second {
 		t.Errorf("duration defaults = %s, %s", cfg.InstanceCacheTTL, cfg.LBDriftCheckPeriod)
 	}
 }
@@ -123,7 +123,8 @@ vcn: vcn-1
 endpoint: ftp://x
 instanceCacheTTL: soon
 lbDriftCheckPeriod: -1m
-`, want: []string{"10 problems", `instanceCacheTTL "soon"`, `lbDriftCheckPeriod "-1m"`, `auth.fingerprint "nope"`, `auth.region "ashburn"`, `auth.tenancy "ocid1.user.oc1..x"`, `auth.user "alice"`,
+lbDrainPeriod: 2h
+`, want: []string{"11 problems", `lbDrainPeriod "2h0m0s": must be at most 1h0m0s`, `instanceCacheTTL "soon"`, `lbDriftCheckPeriod "-1m"`, `auth.fingerprint "nope"`, `auth.region "ashburn"`, `auth.tenancy "ocid1.user.oc1..x"`, `auth.user "alice"`,
 			`compartment "ocid1.vcn.oc1..x"`, `vcn "vcn-1"`, "auth.key: not a usable PEM RSA private key", `endpoint "ftp://x"`}},
 		{name: "instance principals", file: configtest.Valid("useInstancePrincipals: true\n"),
 			want: []string{"useInstancePrincipals: instance principals are out of scope"}},

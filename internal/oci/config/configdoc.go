@@ -93,4 +93,9 @@ var Keys = []cloudconfig.KeyDoc{
 		Required: "no",
 		Doc:      "Go duration, default `5m`: how often every load balancer is compared with its Service (reads only) and a drifted one re-ensured; `0s` turns the check off; a ccmkit extension. See [loadbalancers.md](loadbalancers.md#drift-periodic-re-ensure)",
 	},
+	{
+		Keys:     []string{"lbDrainPeriod"},
+		Required: "no",
+		Doc:      "Go duration, default `30s`, at most `1h`: how long a backend leaving a load balancer stays marked drain (no new connections, open ones kept) before it is removed; `0s` removes at once; a Service's `lb.ccmkit.io/drain-period` overrides it; a ccmkit extension. See [reliability.md](reliability.md#draining)",
+	},
 }

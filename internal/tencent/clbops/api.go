@@ -32,6 +32,7 @@ type API interface {
 	BatchDeregisterTargetsWithContext(context.Context, *clb.BatchDeregisterTargetsRequest) (*clb.BatchDeregisterTargetsResponse, error)
 	RegisterTargetsWithContext(context.Context, *clb.RegisterTargetsRequest) (*clb.RegisterTargetsResponse, error)
 	DeregisterTargetsWithContext(context.Context, *clb.DeregisterTargetsRequest) (*clb.DeregisterTargetsResponse, error)
+	BatchModifyTargetWeightWithContext(context.Context, *clb.BatchModifyTargetWeightRequest) (*clb.BatchModifyTargetWeightResponse, error)
 
 	DescribeTaskStatusWithContext(context.Context, *clb.DescribeTaskStatusRequest) (*clb.DescribeTaskStatusResponse, error)
 }

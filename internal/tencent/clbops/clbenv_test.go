@@ -60,7 +60,7 @@ func newCLBEnvWith(t *testing.T, mod func(*cloudsim.Options)) *clbEnv {
 		// documented 20 calls/s.
 		RateLimits: map[string]float64{"DescribeTaskStatus": 0, "DescribeLoadBalancers": 0, "DescribeListeners": 0, "DescribeTargets": 0,
 			"CreateListener": 0, "BatchRegisterTargets": 0, "BatchDeregisterTargets": 0, "RegisterTargets": 0, "DeregisterTargets": 0,
-			"ModifyListener": 0, "DeleteListener": 0, "CreateLoadBalancer": 0, "DeleteLoadBalancer": 0},
+			"ModifyListener": 0, "DeleteListener": 0, "CreateLoadBalancer": 0, "DeleteLoadBalancer": 0, "BatchModifyTargetWeight": 0},
 	}
 	if mod != nil {
 		mod(&opts)
@@ -237,6 +237,21 @@ func (e *clbEnv) targetsOf(lbID, listenerName string) []string {
 		}
 		for _, tg := range l.Targets {
 			out = append(out, fmt.Sprintf("%s:%d", tg.InstanceID, tg.Port))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// weightsOf lists a listener's targets as "instance:port/weight", sorted.
+func (e *clbEnv) weightsOf(lbID, listenerName string) []string {
+	var out []string
+	for _, l := range e.lb(lbID).Listeners {
+		if l.Name != listenerName {
+			continue
+		}
+		for _, tg := range l.Targets {
+			out = append(out, fmt.Sprintf("%s:%d/%d", tg.InstanceID, tg.Port, *tg.Weight))
 		}
 	}
 	slices.Sort(out)

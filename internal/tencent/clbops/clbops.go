@@ -32,6 +32,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccm/internal/ctxwait"
+	"github.com/ccmkit/ccm/internal/drain"
 	"github.com/ccmkit/ccm/internal/lbspec"
 )
 
@@ -51,6 +52,10 @@ type Config struct {
 	VpcID string
 	// Timing overrides DefaultTiming (zero fields keep the default).
 	Timing Timing
+	// OnDrain, if set, is told when a Service's next target drain ends, so
+	// that its reconcile runs again then and deregisters the drained
+	// targets (internal/drain.Rerun).
+	OnDrain func(uid types.UID, at time.Time)
 }
 
 // Ops runs CLB operations. It holds no state between calls but the
@@ -65,6 +70,10 @@ type Ops struct {
 	// gate holds DeleteLoadBalancer back after a FrequencyCheckRisk, for
 	// every Service at once: the limit is per region (loadbalancer.go).
 	gate *deleteGate
+	// drains remembers when each leaving target went to weight 0
+	// (drain.go); onDrain is Config.OnDrain.
+	drains  *drain.Tracker
+	onDrain func(uid types.UID, at time.Time)
 }
 
 // New returns Ops calling api.
@@ -92,12 +101,14 @@ func New(api API, cfg Config) *Ops {
 		t.DeleteRetryAfter = cfg.Timing.DeleteRetryAfter
 	}
 	return &Ops{
-		api:    api,
-		vpcID:  cfg.VpcID,
-		timing: t,
-		now:    time.Now,
-		sleep:  ctxwait.Sleep,
-		gate:   &deleteGate{},
+		api:     api,
+		vpcID:   cfg.VpcID,
+		timing:  t,
+		now:     time.Now,
+		sleep:   ctxwait.Sleep,
+		gate:    &deleteGate{},
+		drains:  drain.NewTracker(nil),
+		onDrain: cfg.OnDrain,
 	}
 }
 
@@ -201,6 +212,7 @@ func (o *Ops) Delete(ctx context.Context, ref lbspec.Ref) error {
 		if err := o.deleteLoadBalancer(ctx, lb); err != nil {
 			return fmt.Errorf("%s: Service %s: %w", op, ref.Service, err)
 		}
+		o.drains.ForgetPrefix(lb.id + "/")
 	}
 	adopted, err := o.adoptedForCleanup(ctx, ref)
 	if err != nil {
@@ -210,6 +222,7 @@ func (o *Ops) Delete(ctx context.Context, ref lbspec.Ref) error {
 		if err := o.deleteOwnedListeners(ctx, adopted, ref); err != nil {
 			return fmt.Errorf("%s: Service %s: %w", op, ref.Service, err)
 		}
+		o.drains.ForgetPrefix(adopted.id + "/")
 	}
 	return nil
 }
@@ -334,7 +347,10 @@ func (o *Ops) drift(ctx context.Context, lb *loadBalancer, spec *lbspec.Spec) ([
 	if err != nil {
 		return nil, err
 	}
-	return append(diffs, planTargets(spec, existing, targets).describe()...), nil
+	// A target draining at weight 0 is on its way out, not drift; drift
+	// only reads, so it starts no drain clock.
+	stillDraining := func(target) bool { return false }
+	return append(diffs, planTargets(spec, existing, targets, stillDraining).describe()...), nil
 }
 
 // tags are the tags of a CLB created for spec.

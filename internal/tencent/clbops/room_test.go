@@ -69,3 +69,17 @@ func TestMakeRoom(t *testing.T) {
 		})
 	}
 }
+
+// At the quota with nothing to deregister, a draining target is cut short
+// before one still taking traffic; the rest keep draining.
+func TestMakeRoomCutsDrainsShort(t *testing.T) {
+	p := &targetPlan{register: targetsOn("l1", 100, 2), draining: targetsOn("l1", 0, 1), drain: targetsOn("l1", 1, 2)}
+	first := p.makeRoom(map[string][]target{"l1": targetsOn("l1", 0, 100)}, 100)
+	want := append(targetsOn("l1", 0, 1), targetsOn("l1", 1, 1)...)
+	if !slices.Equal(first, want) {
+		t.Fatalf("first = %v, want %v (the draining one, then one about to drain)", first, want)
+	}
+	if len(p.draining) != 0 || !slices.Equal(p.drain, targetsOn("l1", 2, 1)) {
+		t.Fatalf("left: draining %v, drain %v", p.draining, p.drain)
+	}
+}

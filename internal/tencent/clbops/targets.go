@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
@@ -56,10 +57,17 @@ func (t target) single() *clb.Target {
 // targetPlan is what reconcileTargets will do.
 type targetPlan struct {
 	register, deregister []target
-	names                map[string]string // listener id -> name, for messages
+	// drain: unwanted targets still taking traffic, to set to weight 0;
+	// draining: unwanted at weight 0 whose drain period is not over, left
+	// alone; restore: wanted targets at weight 0 (a node back before its
+	// drain ended), set back to the default weight (drain.go).
+	drain, draining, restore []target
+	names                    map[string]string // listener id -> name, for messages
 }
 
-func (p *targetPlan) empty() bool { return len(p.register) == 0 && len(p.deregister) == 0 }
+func (p *targetPlan) empty() bool {
+	return len(p.register) == 0 && len(p.deregister) == 0 && len(p.drain) == 0 && len(p.restore) == 0
+}
 
 func (p *targetPlan) describe() []string {
 	var out []string
@@ -69,12 +77,20 @@ func (p *targetPlan) describe() []string {
 	for _, t := range p.deregister {
 		out = append(out, fmt.Sprintf("listener %s: target %s not wanted", p.names[t.listenerID], t))
 	}
+	for _, t := range p.drain {
+		out = append(out, fmt.Sprintf("listener %s: target %s not wanted", p.names[t.listenerID], t))
+	}
+	for _, t := range p.restore {
+		out = append(out, fmt.Sprintf("listener %s: target %s at weight 0", p.names[t.listenerID], t))
+	}
 	return out
 }
 
 // planTargets compares, per listener, the wanted targets (every backend
-// at the listener's NodePort) with the actual ones.
-func planTargets(spec *lbspec.Spec, listeners []boundListener, actual map[string][]target) *targetPlan {
+// at the listener's NodePort) with the actual ones. With a drain period, an
+// unwanted target goes to weight 0 first and is deregistered once drained
+// (due says whether a target at weight 0 has drained for the period).
+func planTargets(spec *lbspec.Spec, listeners []boundListener, actual targetState, due func(target) bool) *targetPlan {
 	p := &targetPlan{names: map[string]string{}}
 	for _, l := range listeners {
 		p.names[l.id] = l.name
@@ -83,10 +99,19 @@ func planTargets(spec *lbspec.Spec, listeners []boundListener, actual map[string
 			want[target{listenerID: l.id, instanceID: b.InstanceID, port: l.nodePort}] = true
 		}
 		have := map[target]bool{}
-		for _, t := range actual[l.id] {
+		for _, t := range actual.byListener[l.id] {
 			have[t] = true
-			if !want[t] {
+			drained := actual.weight[t] == 0
+			switch {
+			case want[t] && drained:
+				p.restore = append(p.restore, t)
+			case want[t]:
+			case spec.DrainPeriod <= 0 || (drained && due(t)):
 				p.deregister = append(p.deregister, t)
+			case drained:
+				p.draining = append(p.draining, t)
+			default:
+				p.drain = append(p.drain, t)
 			}
 		}
 		for _, b := range spec.Backends {
@@ -99,9 +124,15 @@ func planTargets(spec *lbspec.Spec, listeners []boundListener, actual map[string
 	return p
 }
 
-// describeTargets returns the targets of the given listeners, by listener id.
-func (o *Ops) describeTargets(ctx context.Context, lb *loadBalancer, listeners []boundListener) (map[string][]target, error) {
-	out := map[string][]target{}
+// targetState is the targets of some listeners and their weights.
+type targetState struct {
+	byListener map[string][]target
+	weight     map[target]int64
+}
+
+// describeTargets returns the targets of the given listeners.
+func (o *Ops) describeTargets(ctx context.Context, lb *loadBalancer, listeners []boundListener) (targetState, error) {
+	out := targetState{byListener: map[string][]target{}, weight: map[target]int64{}}
 	var ids []string
 	for _, l := range listeners {
 		if !l.fresh { // a listener created just now has no targets
@@ -117,10 +148,10 @@ func (o *Ops) describeTargets(ctx context.Context, lb *loadBalancer, listeners [
 			resp, err = o.api.DescribeTargetsWithContext(ctx, req)
 			return err
 		}); err != nil {
-			return nil, err
+			return targetState{}, err
 		}
 		if resp == nil || resp.Response == nil {
-			return nil, callError("DescribeTargets", lb.String(), errors.New("malformed answer: no Response"))
+			return targetState{}, callError("DescribeTargets", lb.String(), errors.New("malformed answer: no Response"))
 		}
 		for _, l := range resp.Response.Listeners {
 			if l == nil || l.ListenerId == nil {
@@ -134,34 +165,66 @@ func (o *Ops) describeTargets(ctx context.Context, lb *loadBalancer, listeners [
 				if t.instanceID == "" && len(b.PrivateIpAddresses) > 0 {
 					t.eniIP = deref(b.PrivateIpAddresses[0])
 				}
-				out[t.listenerID] = append(out[t.listenerID], t)
+				out.byListener[t.listenerID] = append(out.byListener[t.listenerID], t)
+				out.weight[t] = defaultWeight
+				if b.Weight != nil {
+					out.weight[t] = *b.Weight
+				}
 			}
 		}
 	}
 	return out, nil
 }
 
-// reconcileTargets registers missing targets, then deregisters stale ones,
-// so that a listener never goes through a moment with no target when
-// backends are replaced; only what the target quota needs deregistered
-// first is (makeRoom).
+// reconcileTargets registers missing targets, then drains and
+// deregisters stale ones, so that a listener never goes through a moment
+// with no target when backends are replaced; only what the target quota
+// needs deregistered first is (makeRoom). A stale target first goes to
+// weight 0 and is deregistered once it has drained for the spec's drain
+// period (drain.go).
 func (o *Ops) reconcileTargets(ctx context.Context, lb *loadBalancer, spec *lbspec.Spec, listeners []boundListener) error {
 	actual, err := o.describeTargets(ctx, lb, listeners)
 	if err != nil {
 		return err
 	}
-	plan := planTargets(spec, listeners, actual)
+	var next time.Time // when the next drain ends
+	plan := planTargets(spec, listeners, actual, func(t target) bool {
+		due, at := o.drains.Due(drainKey(lb, t), spec.DrainPeriod)
+		if !due && (next.IsZero() || at.Before(next)) {
+			next = at
+		}
+		return due
+	})
+	o.forgetWanted(lb, plan, actual)
 	if plan.empty() {
+		o.drainEndsAt(spec, next)
 		return nil
 	}
 	// At the target quota, stale targets must go first (room.go).
-	if err := o.changeTargets(ctx, lb, plan, plan.makeRoom(actual, spec.BackendLimit), false); err != nil {
+	first := plan.makeRoom(actual.byListener, spec.BackendLimit)
+	if err := o.deregisterTargets(ctx, lb, plan, first); err != nil {
 		return err
 	}
 	if err := o.changeTargets(ctx, lb, plan, plan.register, true); err != nil {
 		return err
 	}
-	return o.changeTargets(ctx, lb, plan, plan.deregister, false)
+	if err := o.setWeights(ctx, lb, plan, plan.restore, defaultWeight); err != nil {
+		return err
+	}
+	if err := o.setWeights(ctx, lb, plan, plan.drain, 0); err != nil {
+		return err
+	}
+	for _, t := range plan.drain { // their drain starts now
+		_, at := o.drains.Due(drainKey(lb, t), spec.DrainPeriod)
+		if next.IsZero() || at.Before(next) {
+			next = at
+		}
+	}
+	if err := o.deregisterTargets(ctx, lb, plan, plan.deregister); err != nil {
+		return err
+	}
+	o.drainEndsAt(spec, next)
+	return nil
 }
 
 // changeTargets uses BatchRegisterTargets/BatchDeregisterTargets (up to 500

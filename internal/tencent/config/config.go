@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ccmkit/ccm/internal/cloudconfig"
+	"github.com/ccmkit/ccm/internal/lbspec"
 	"github.com/ccmkit/ccm/internal/tcapi"
 )
 
@@ -166,6 +167,13 @@ type Config struct {
 	// region within 5 minutes), as a Go duration. Optional; default 1m.
 	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_LB_DELETE_RETRY_AFTER.
 	LBDeleteRetryAfter time.Duration `json:"lb_delete_retry_after,omitempty"`
+
+	// LBDrainPeriod is how long a target leaving a CLB stays at weight 0,
+	// taking no new connections but keeping its open ones, before it is
+	// deregistered, as a Go duration (at most 1h). Optional; default 30s;
+	// "0s" deregisters at once. A Service's lb.ccmkit.io/drain-period
+	// overrides it. Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_LB_DRAIN_PERIOD.
+	LBDrainPeriod time.Duration `json:"lb_drain_period,omitempty"`
 }
 
 // DefaultInstanceCacheTTL is instance_cache_ttl's default: long enough for
@@ -600,7 +608,16 @@ const DefaultLBDeleteRetryAfter = time.Minute
 // EnvLBDeleteRetryAfter sets lb_delete_retry_after.
 const EnvLBDeleteRetryAfter = envPrefix + "LB_DELETE_RETRY_AFTER"
 
+// EnvLBDrainPeriod sets lb_drain_period.
+const EnvLBDrainPeriod = envPrefix + "LB_DRAIN_PERIOD"
+
 func (l *loader) lbSettings(file map[string]string, cfg *Config) {
+	drainV := l.plain(file, "lb_drain_period", EnvLBDrainPeriod)
+	cfg.LBDrainPeriod = l.duration(drainV, "lb_drain_period", lbspec.DefaultDrainPeriod, 0,
+		`must be a duration like "30s" or "5m" (0s deregisters at once)`)
+	if cfg.LBDrainPeriod > lbspec.MaxDrainPeriod {
+		l.Addf("lb_drain_period %q%s: must be at most %s", drainV.value, drainV.suffix(), lbspec.MaxDrainPeriod)
+	}
 	period := l.plain(file, "lb_drift_check_period", EnvLBDriftCheckPeriod)
 	cfg.LBDriftCheckPeriod = l.duration(period, "lb_drift_check_period", DefaultLBDriftCheckPeriod, 0,
 		`must be a duration like "5m" or "30s" (0s turns the drift check off)`)

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ccmkit/ccm/internal/cloudconfig"
+	"github.com/ccmkit/ccm/internal/lbspec"
 	"github.com/ccmkit/ccm/internal/tcapi"
 )
 
@@ -53,7 +54,7 @@ func TestLoadConfigValid(t *testing.T) {
 		ClusterRouteTable: "rt-cluster", APIEndpoint: "http://127.0.0.1:8080",
 		// the defaults Load fills in
 		APIRateLimits: tcapi.Limits{}, InstanceCacheTTL: DefaultInstanceCacheTTL, RouteCacheTTL: DefaultRouteCacheTTL,
-		LBDriftCheckPeriod: DefaultLBDriftCheckPeriod, LBDeleteRetryAfter: DefaultLBDeleteRetryAfter,
+		LBDriftCheckPeriod: DefaultLBDriftCheckPeriod, LBDeleteRetryAfter: DefaultLBDeleteRetryAfter, LBDrainPeriod: lbspec.DefaultDrainPeriod,
 	}
 	jsonDoc, _ := yaml.YAMLToJSON([]byte(validYAML))
 	tests := []struct {
@@ -348,7 +349,7 @@ func TestSecretsNeverInErrors(t *testing.T) {
 func TestConfigKeysMatchDocs(t *testing.T) {
 	want := []string{"region", "vpc_id", "secret_id", "secret_key", "secret_id_file", "secret_key_file", "cluster_route_table",
 		"route_backend", "route_table_id", "cluster_cidr", "create_cluster_route_table", "route_cache_ttl", "api_endpoint",
-		"api_rate_limits", "instance_cache_ttl", "inventory", "lb_drift_check_period", "lb_delete_retry_after"}
+		"api_rate_limits", "instance_cache_ttl", "inventory", "lb_drift_check_period", "lb_delete_retry_after", "lb_drain_period"}
 	if got := configKeys(); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("keys %v, want %v", got, want)
 	}
@@ -573,6 +574,41 @@ func TestLBDeleteRetryAfter(t *testing.T) {
 			t.Fatalf("%q: %v", tc.value, err)
 		}
 		if got := cfg.LBDeleteRetryAfter; got != tc.want {
+			t.Errorf("%q: %v, want %v", tc.value, got, tc.want)
+		}
+	}
+}
+
+func TestLBDrainPeriod(t *testing.T) {
+	base := map[string]string{EnvRegion: "ap-guangzhou", EnvVpcID: "vpc-aaaa1111", EnvSecretID: "AKIDtest", EnvSecretKey: "key-test"}
+	tests := []struct {
+		value   string
+		want    time.Duration
+		wantErr string
+	}{
+		{"", lbspec.DefaultDrainPeriod, ""},
+		{"2m", 2 * time.Minute, ""},
+		{"0s", 0, ""},
+		{"2h", 0, `lb_drain_period "2h" (from TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_LB_DRAIN_PERIOD): must be at most 1h0m0s`},
+		{"-1s", 0, `lb_drain_period "-1s"`},
+		{"soon", 0, `must be a duration like "30s"`},
+	}
+	for _, tc := range tests {
+		env := maps.Clone(base)
+		if tc.value != "" {
+			env[EnvLBDrainPeriod] = tc.value
+		}
+		cfg, err := Load(nil, envOf(env))
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%q: err = %v, want %q", tc.value, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", tc.value, err)
+		}
+		if got := cfg.LBDrainPeriod; got != tc.want {
 			t.Errorf("%q: %v, want %v", tc.value, got, tc.want)
 		}
 	}

@@ -114,4 +114,10 @@ var Keys = []cloudconfig.KeyDoc{
 		Required: "no",
 		Doc:      "Go duration, default `1m`: after Tencent Cloud refuses a CLB deletion because 30 or more CLBs were deleted in the region within 5 minutes (`FailedOperation.FrequencyCheckRisk`), no deletion is tried for this long. See [loadbalancers.md](loadbalancers.md#deletion)",
 	},
+	{
+		Keys:     []string{"lb_drain_period"},
+		Env:      []string{EnvLBDrainPeriod},
+		Required: "no",
+		Doc:      "Go duration, default `30s`, at most `1h`: how long a target leaving a CLB stays at weight 0 (no new connections, open ones kept) before it is deregistered; `0s` deregisters at once; a Service's `lb.ccmkit.io/drain-period` overrides it. See [reliability.md](reliability.md#draining)",
+	},
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccm/internal/annotations"
+	"github.com/ccmkit/ccm/internal/drain"
 	"github.com/ccmkit/ccm/internal/lbdrift"
 	"github.com/ccmkit/ccm/internal/lbspec"
 	"github.com/ccmkit/ccm/internal/lbsubset"
@@ -41,16 +42,27 @@ type loadBalancers struct {
 	// locks keeps one Service's Ensure, Update and Delete from running at
 	// once (internal/svclock says why).
 	locks svclock.Locks
+	// drainPeriod is lb_drain_period; rerun runs a Service's last Ensure
+	// or Update again when a target's drain ends (internal/drain).
+	drainPeriod time.Duration
+	rerun       *drain.Rerun
+	stopRerun   context.CancelFunc
 }
 
 var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
 
 func newLoadBalancers(cfg *config.Config, api clbops.API, quotaAPI clbops.QuotaAPI) *loadBalancers {
+	ctx, cancel := context.WithCancel(context.Background())
+	rerun := drain.NewRerun(ctx)
 	return &loadBalancers{
-		ops:         clbops.New(api, clbops.Config{VpcID: cfg.VpcID, Timing: clbops.Timing{DeleteRetryAfter: cfg.LBDeleteRetryAfter}}),
+		ops: clbops.New(api, clbops.Config{VpcID: cfg.VpcID, Timing: clbops.Timing{DeleteRetryAfter: cfg.LBDeleteRetryAfter},
+			OnDrain: rerun.At}),
 		quotas:      clbops.NewQuotas(quotaAPI, 0),
 		subsets:     lbsubset.New(),
 		driftPeriod: cfg.LBDriftCheckPeriod,
+		drainPeriod: cfg.LBDrainPeriod,
+		rerun:       rerun,
+		stopRerun:   cancel,
 	}
 }
 
@@ -80,8 +92,9 @@ func (l *loadBalancers) spec(clusterName string, svc *v1.Service, nodes []*v1.No
 			}
 			return p, err
 		},
-		InstanceID: nodeInstanceID,
-		Limits:     clbLimits,
+		InstanceID:  nodeInstanceID,
+		Limits:      clbLimits,
+		DrainPeriod: l.drainPeriod,
 	})
 	if err != nil {
 		return nil, err
@@ -118,6 +131,7 @@ func (l *loadBalancers) GetLoadBalancerName(_ context.Context, clusterName strin
 // EnsureLoadBalancer creates or updates the Service's CLB.
 func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, clusterName string, svc *v1.Service, nodes []*v1.Node) (*v1.LoadBalancerStatus, error) {
 	defer l.locks.Lock(svc.UID)()
+	l.rememberForDrains(clusterName, svc, nodes)
 	spec, err := l.spec(clusterName, svc, nodes)
 	if err != nil {
 		return nil, err
@@ -130,6 +144,7 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, clusterName stri
 // with the nodes.
 func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, clusterName string, svc *v1.Service, nodes []*v1.Node) error {
 	defer l.locks.Lock(svc.UID)()
+	l.rememberForDrains(clusterName, svc, nodes)
 	spec, err := l.spec(clusterName, svc, nodes)
 	if err != nil {
 		return err
@@ -142,10 +157,20 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, clusterName stri
 // only the Service's listeners on an adopted CLB.
 func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string, svc *v1.Service) error {
 	defer l.locks.Lock(svc.UID)()
+	l.rerun.Forget(svc.UID)
 	if l.subsets != nil {
 		l.subsets.Forget(svc)
 	}
 	return l.ops.Delete(ctx, ref(svc))
+}
+
+// rememberForDrains keeps this call's arguments: when a target's drain
+// ends, UpdateLoadBalancer runs again with the latest ones, since the
+// service controller has no reason to call then.
+func (l *loadBalancers) rememberForDrains(clusterName string, svc *v1.Service, nodes []*v1.Node) {
+	l.rerun.Remember(svc.UID, func(ctx context.Context) error {
+		return l.UpdateLoadBalancer(ctx, clusterName, svc, nodes)
+	})
 }
 
 // drift is the drift check's CheckFunc.
@@ -171,6 +196,10 @@ func (l *loadBalancers) drift(ctx context.Context, services []*v1.Service, nodes
 // initialize keeps what the drift check needs from Initialize.
 func (l *loadBalancers) initialize(b cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
 	l.kube, l.stop = b, stop
+	go func() {
+		<-stop
+		l.stopRerun()
+	}()
 }
 
 // setInformers starts what runs beside the service controller, on the

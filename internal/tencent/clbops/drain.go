@@ -1,0 +1,136 @@
+package clbops
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
+	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
+
+	"github.com/ccmkit/ccm/internal/lbspec"
+)
+
+// Draining on CLB: a target that leaves goes to weight 0 first, which
+// CLB documents as taking no new connections while open ones go on
+// (Target.Weight, "后端服务的转发权重，取值范围：[0, 100]"; the CLB weight
+// docs: a server of weight 0 receives no new requests), and is
+// deregistered once it has drained for the Service's drain period. The
+// start of each drain is kept in memory (internal/drain.Tracker); after a
+// restart a target found at weight 0 starts its period again.
+
+// Limits of BatchModifyTargetWeight: "ModifyList数组最多100个元素，
+// ModifyList[i].Targets最多50个，全部Targets累加不超过500" (clb@v1.3.105
+// models.go, BatchModifyTargetWeightRequestParams.ModifyList).
+const (
+	maxWeightRules          = 100
+	maxWeightTargetsPerRule = 50
+	maxWeightTargets        = 500
+)
+
+// drainKey names a target of a CLB for the drain tracker.
+func drainKey(lb *loadBalancer, t target) string {
+	return lb.id + "/" + t.listenerID + "/" + t.String()
+}
+
+// forgetWanted ends the drains of targets that are wanted again.
+func (o *Ops) forgetWanted(lb *loadBalancer, plan *targetPlan, actual targetState) {
+	leaving := map[target]bool{}
+	for _, list := range [][]target{plan.deregister, plan.draining, plan.drain} {
+		for _, t := range list {
+			leaving[t] = true
+		}
+	}
+	for _, ts := range actual.byListener {
+		for _, t := range ts {
+			if !leaving[t] {
+				o.drains.Forget(drainKey(lb, t))
+			}
+		}
+	}
+}
+
+// deregisterTargets deregisters targets and forgets their drains.
+func (o *Ops) deregisterTargets(ctx context.Context, lb *loadBalancer, plan *targetPlan, targets []target) error {
+	if err := o.changeTargets(ctx, lb, plan, targets, false); err != nil {
+		return err
+	}
+	for _, t := range targets {
+		o.drains.Forget(drainKey(lb, t))
+	}
+	return nil
+}
+
+// drainEndsAt tells the provider when the Service's next drain ends, so
+// that the reconcile runs again then (internal/drain.Rerun).
+func (o *Ops) drainEndsAt(spec *lbspec.Spec, at time.Time) {
+	if !at.IsZero() && o.onDrain != nil {
+		o.onDrain(spec.UID, at)
+	}
+}
+
+// setWeights sets targets to weight with BatchModifyTargetWeight, one rule
+// per listener, within the call's limits, and waits for each task.
+func (o *Ops) setWeights(ctx context.Context, lb *loadBalancer, plan *targetPlan, targets []target, weight int64) error {
+	if len(targets) == 0 {
+		return nil
+	}
+	verb := "Draining CLB targets (weight 0)"
+	if weight > 0 {
+		verb = "Restoring CLB target weights"
+	}
+	logWrite(verb, "clb", lb.id, "targets", summarize(plan, targets))
+	for _, call := range weightCalls(targets, weight) {
+		var requestID string
+		if err := o.call(ctx, "BatchModifyTargetWeight", lb.String(), func() error {
+			req := clb.NewBatchModifyTargetWeightRequest()
+			req.LoadBalancerId, req.ModifyList = common.StringPtr(lb.id), call
+			resp, err := o.api.BatchModifyTargetWeightWithContext(ctx, req)
+			if err == nil && resp != nil && resp.Response != nil {
+				requestID = deref(resp.Response.RequestId)
+			}
+			return err
+		}); err != nil {
+			return err
+		}
+		if _, err := o.waitTask(ctx, "BatchModifyTargetWeight", lb.String(), requestID, ""); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// weightCalls packs targets into BatchModifyTargetWeight ModifyLists: a
+// rule per listener of at most 50 targets, at most 100 rules and 500
+// targets a call.
+func weightCalls(targets []target, weight int64) [][]*clb.RsWeightRule {
+	var order []string
+	byListener := map[string][]target{}
+	for _, t := range targets {
+		if _, ok := byListener[t.listenerID]; !ok {
+			order = append(order, t.listenerID)
+		}
+		byListener[t.listenerID] = append(byListener[t.listenerID], t)
+	}
+	var calls [][]*clb.RsWeightRule
+	var cur []*clb.RsWeightRule
+	n := 0
+	for _, id := range order {
+		for chunk := range slices.Chunk(byListener[id], maxWeightTargetsPerRule) {
+			if len(cur) == maxWeightRules || n+len(chunk) > maxWeightTargets {
+				calls, cur, n = append(calls, cur), nil, 0
+			}
+			rule := &clb.RsWeightRule{ListenerId: common.StringPtr(id)}
+			for _, t := range chunk {
+				st := t.single()
+				st.Weight = common.Int64Ptr(weight)
+				rule.Targets = append(rule.Targets, st)
+			}
+			cur, n = append(cur, rule), n+len(chunk)
+		}
+	}
+	if len(cur) > 0 {
+		calls = append(calls, cur)
+	}
+	return calls
+}
