@@ -25,6 +25,7 @@ func (o *Ops) Drift(ctx context.Context, d *Desired) ([]string, error) {
 		return nil, nil
 	}
 	ls, bss := desiredSets(d)
+	o.withDrains(a, bss, d.DrainPeriod, false) // a draining backend is on its way out, not drift
 	var diffs []string
 	for _, s := range plan(a, ls, bss) {
 		diffs = append(diffs, s.finding())

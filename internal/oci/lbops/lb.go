@@ -97,7 +97,7 @@ func lbActual(lb loadbalancer.LoadBalancer) *actual {
 			}
 		}
 		for _, b := range bs.Backends {
-			m.Backends = append(m.Backends, backendModel{IP: deref(b.IpAddress), Port: deref(b.Port)})
+			m.Backends = append(m.Backends, backendModel{IP: deref(b.IpAddress), Port: deref(b.Port), Drain: deref(b.Drain)})
 		}
 		sortBackends(m.Backends)
 		a.BackendSets[name] = m
@@ -136,7 +136,7 @@ func lbHealth(h healthModel) *loadbalancer.HealthCheckerDetails {
 func lbBackends(bs []backendModel) []loadbalancer.BackendDetails {
 	out := make([]loadbalancer.BackendDetails, 0, len(bs))
 	for _, b := range bs {
-		out = append(out, loadbalancer.BackendDetails{IpAddress: common.String(b.IP), Port: common.Int(b.Port)})
+		out = append(out, loadbalancer.BackendDetails{IpAddress: common.String(b.IP), Port: common.Int(b.Port), Drain: common.Bool(b.Drain)})
 	}
 	return out
 }

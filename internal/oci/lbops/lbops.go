@@ -34,10 +34,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cloud-provider/api"
 	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccm/internal/ctxwait"
+	"github.com/ccmkit/ccm/internal/drain"
 	"github.com/ccmkit/ccm/internal/oci/ocierr"
 )
 
@@ -76,6 +78,10 @@ type Config struct {
 	// (loadBalancer.securityLists); default: the subnet's first one.
 	SecurityLists map[string]string
 	Timing        Timing
+	// OnDrain, if set, is told when a Service's next backend drain ends, so
+	// that its reconcile runs again then and removes the drained backends
+	// (internal/drain.Rerun).
+	OnDrain func(uid types.UID, at time.Time)
 }
 
 // Ops runs load balancer operations. It is safe for concurrent use; the
@@ -90,6 +96,11 @@ type Ops struct {
 
 	mu      sync.Mutex
 	pending map[string]pendingWR // load balancer id -> work request still running
+
+	// drains remembers when each leaving backend was marked drain
+	// (drain.go); onDrain is Config.OnDrain.
+	drains  *drain.Tracker
+	onDrain func(uid types.UID, at time.Time)
 }
 
 type pendingWR struct {
@@ -116,6 +127,7 @@ func New(lb LBAPI, nlb NLBAPI, net NetworkAPI, cfg Config) *Ops {
 		lb: lbDriver{api: lb, compartment: cfg.Compartment}, nlb: nlbDriver{api: nlb, compartment: cfg.Compartment},
 		net: net, compartment: cfg.Compartment, secLists: cfg.SecurityLists, timing: t, sleep: ctxwait.Sleep,
 		pending: map[string]pendingWR{},
+		drains:  drain.NewTracker(nil), onDrain: cfg.OnDrain,
 	}
 }
 
@@ -195,11 +207,15 @@ func (o *Ops) reconcile(ctx context.Context, d *Desired, create bool) (*corev1.L
 		return nil, fmt.Errorf("lbops: Service %s: %w", svc, err)
 	}
 
+	nextDrain := o.withDrains(a, bss, d.DrainPeriod, true)
 	for _, s := range plan(a, ls, bss) {
 		klog.V(2).InfoS("Changing load balancer", "service", svc, "kind", d.Kind, "id", a.ID, "step", s.String())
 		if err := o.apply(ctx, drv, a.ID, func(ctx context.Context) (string, error) { return drv.write(ctx, a.ID, s) }); err != nil {
 			return nil, fmt.Errorf("lbops: Service %s: %s %s: %w", svc, d.Kind, a.ID, err)
 		}
+	}
+	if !nextDrain.IsZero() && o.onDrain != nil {
+		o.onDrain(d.Ref.UID, nextDrain)
 	}
 	if err := o.ensureSecurityRules(ctx, d, a.Subnets, false); err != nil {
 		return nil, fmt.Errorf("lbops: Service %s: security lists: %w", svc, err)
@@ -457,7 +473,10 @@ func (o *Ops) deleteWith(ctx context.Context, drv driver, d *Desired) error {
 func (o *Ops) remove(ctx context.Context, drv driver, id string) error {
 	err := o.apply(ctx, drv, id, func(ctx context.Context) (string, error) { return drv.remove(ctx, id) })
 	if ocierr.IsNotFound(err) {
-		return nil // gone already (our find saw it a moment ago)
+		err = nil // gone already (our find saw it a moment ago)
+	}
+	if err == nil {
+		o.drains.ForgetPrefix(id + "/")
 	}
 	return err
 }

@@ -60,6 +60,9 @@ type Desired struct {
 	PublishPrivate bool
 	// SecurityListMode is None, Frontend or All (see seclist.go).
 	SecurityListMode string
+	// DrainPeriod is how long a leaving backend stays marked drain before
+	// it is removed; 0 removes it at once (drain.go).
+	DrainPeriod time.Duration
 }
 
 // Backend is a node receiving traffic: its InternalIP, and the node's name
@@ -99,10 +102,12 @@ type ipModel struct {
 	Public bool
 }
 
-// backendModel is one backend of a backend set.
+// backendModel is one backend of a backend set. Drain marks one that is
+// leaving: it takes no new connections (drain.go).
 type backendModel struct {
-	IP   string
-	Port int
+	IP    string
+	Port  int
+	Drain bool
 }
 
 // healthModel is a backend set's health checker.

@@ -81,7 +81,7 @@ func (d nlbDriver) get(ctx context.Context, id string) (*actual, error) {
 			}
 		}
 		for _, b := range bs.Backends {
-			m.Backends = append(m.Backends, backendModel{IP: deref(b.IpAddress), Port: deref(b.Port)})
+			m.Backends = append(m.Backends, backendModel{IP: deref(b.IpAddress), Port: deref(b.Port), Drain: deref(b.IsDrain)})
 		}
 		sortBackends(m.Backends)
 		a.BackendSets[name] = m
@@ -103,7 +103,7 @@ func nlbHealth(h healthModel) *networkloadbalancer.HealthCheckerDetails {
 func nlbBackends(bs []backendModel) []networkloadbalancer.BackendDetails {
 	out := make([]networkloadbalancer.BackendDetails, 0, len(bs))
 	for _, b := range bs {
-		out = append(out, networkloadbalancer.BackendDetails{IpAddress: common.String(b.IP), Port: common.Int(b.Port)})
+		out = append(out, networkloadbalancer.BackendDetails{IpAddress: common.String(b.IP), Port: common.Int(b.Port), IsDrain: common.Bool(b.Drain)})
 	}
 	return out
 }
@@ -142,7 +142,7 @@ func (d nlbDriver) create(ctx context.Context, want *Desired, ls []listenerModel
 func nlbBackendsFull(bs []backendModel) []networkloadbalancer.Backend {
 	out := make([]networkloadbalancer.Backend, 0, len(bs))
 	for _, b := range bs {
-		out = append(out, networkloadbalancer.Backend{IpAddress: common.String(b.IP), Port: common.Int(b.Port)})
+		out = append(out, networkloadbalancer.Backend{IpAddress: common.String(b.IP), Port: common.Int(b.Port), IsDrain: common.Bool(b.Drain)})
 	}
 	return out
 }

@@ -75,6 +75,9 @@ func New(cfg *config.Config) (*Cloud, error) {
 // subset Events and EndpointSlice watch.
 func (c *Cloud) Initialize(b cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
 	c.kube, c.stop = b, stop
+	if c.lb != nil {
+		c.lb.stopDrains(stop)
+	}
 }
 
 // SetInformers implements cloudprovider.InformerUser: the load balancers

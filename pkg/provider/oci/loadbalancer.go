@@ -16,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccm/internal/annotations"
+	"github.com/ccmkit/ccm/internal/drain"
 	"github.com/ccmkit/ccm/internal/lbdrift"
 	"github.com/ccmkit/ccm/internal/lbspec"
 	"github.com/ccmkit/ccm/internal/lbsubset"
@@ -48,6 +49,11 @@ type loadBalancers struct {
 	// locks keeps one Service's Ensure, Update and Delete from running at
 	// once (internal/svclock says why).
 	locks svclock.Locks
+	// drainPeriod is lbDrainPeriod; rerun runs a Service's last Ensure or
+	// Update again when a backend's drain ends (internal/drain).
+	drainPeriod time.Duration
+	rerun       *drain.Rerun
+	stopRerun   context.CancelFunc
 }
 
 // EventReasonFixedShape is the reason of the Warning Event on a Service
@@ -57,9 +63,31 @@ const EventReasonFixedShape = "FixedShapeIsFlexible"
 var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
 
 func newLoadBalancer(cfg *config.Config, c *ociapi.Clients, subsets *lbsubset.Subsetter) *loadBalancers {
+	ctx, cancel := context.WithCancel(context.Background())
+	rerun := drain.NewRerun(ctx)
 	return &loadBalancers{cfg: cfg.LoadBalancer, subsets: subsets, ops: lbops.New(c.LB, c.NLB, c.Network, lbops.Config{
-		Compartment: cfg.Compartment, SecurityLists: cfg.LoadBalancer.SecurityLists,
-	})}
+		Compartment: cfg.Compartment, SecurityLists: cfg.LoadBalancer.SecurityLists, OnDrain: rerun.At,
+	}), drainPeriod: cfg.LBDrainPeriod, rerun: rerun, stopRerun: cancel}
+}
+
+// stopDrains ends the drain reruns when the CCM stops.
+func (l *loadBalancers) stopDrains(stop <-chan struct{}) {
+	if l.stopRerun == nil {
+		return
+	}
+	go func() {
+		<-stop
+		l.stopRerun()
+	}()
+}
+
+// rememberForDrains keeps this call's arguments: when a backend's drain
+// ends, UpdateLoadBalancer runs again with the latest ones, since the
+// service controller has no reason to call then.
+func (l *loadBalancers) rememberForDrains(clusterName string, svc *corev1.Service, nodes []*corev1.Node) {
+	l.rerun.Remember(svc.UID, func(ctx context.Context) error {
+		return l.UpdateLoadBalancer(ctx, clusterName, svc, nodes)
+	})
 }
 
 // GetLoadBalancerName is the load balancer's display name: the Service UID,
@@ -85,8 +113,9 @@ func publishPrivate(svc *corev1.Service) bool {
 // EnsureLoadBalancer creates or updates the Service's load balancer. A bad
 // annotation is reported (every problem at once) before any API call, so
 // the existing load balancer stays as it is.
-func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *corev1.Service, nodes []*corev1.Node) (*corev1.LoadBalancerStatus, error) {
+func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, clusterName string, svc *corev1.Service, nodes []*corev1.Node) (*corev1.LoadBalancerStatus, error) {
 	defer l.locks.Lock(svc.UID)()
+	l.rememberForDrains(clusterName, svc, nodes)
 	d, warnings, err := l.desired(svc, nodes)
 	if err != nil {
 		return nil, err
@@ -96,8 +125,9 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *c
 }
 
 // UpdateLoadBalancer updates the backends when nodes change.
-func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *corev1.Service, nodes []*corev1.Node) error {
+func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, clusterName string, svc *corev1.Service, nodes []*corev1.Node) error {
 	defer l.locks.Lock(svc.UID)()
+	l.rememberForDrains(clusterName, svc, nodes)
 	d, warnings, err := l.desired(svc, nodes)
 	if err != nil {
 		return err
@@ -111,6 +141,7 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *c
 // Service broken by an edit can still be deleted.
 func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string, svc *corev1.Service) error {
 	defer l.locks.Lock(svc.UID)()
+	l.rerun.Forget(svc.UID)
 	if l.subsets != nil {
 		l.subsets.Forget(svc)
 	}
@@ -191,13 +222,14 @@ func (l *loadBalancers) desired(svc *corev1.Service, nodes []*corev1.Node) (*lbo
 			errs = append(errs, hco.read(svc, d.Kind)...)
 			return lbspec.Placement{Internal: d.Internal, Name: d.DisplayName}, errors.Join(errs...)
 		},
-		InstanceID: func(n *corev1.Node) (string, error) { return parseProviderID(n.Spec.ProviderID) },
-		Limits:     ociLimits,
+		InstanceID:  func(n *corev1.Node) (string, error) { return parseProviderID(n.Spec.ProviderID) },
+		Limits:      ociLimits,
+		DrainPeriod: l.drainPeriod,
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	d.Ref, d.Listeners, d.SourceRanges = spec.Ref, spec.Listeners, spec.SourceRanges
+	d.Ref, d.Listeners, d.SourceRanges, d.DrainPeriod = spec.Ref, spec.Listeners, spec.SourceRanges, spec.DrainPeriod
 	hc := spec.HealthCheck
 	d.HealthCheck = lbops.HealthCheck{
 		Protocol: string(hc.Protocol), Port: hc.Port, Path: hc.Path,
