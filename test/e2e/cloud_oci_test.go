@@ -237,7 +237,8 @@ loadBalancer:
   subnet1: %s
 endpoint: %s
 instanceCacheTTL: 2s
-`, ociRegion, ociTenancy, user, fingerprint, indented, ociCompartment, ociVCN, ociLBSubnet, suite.simURL) + extra
+lbDrainPeriod: %s
+`, ociRegion, ociTenancy, user, fingerprint, indented, ociCompartment, ociVCN, ociLBSubnet, suite.simURL, e2eDrainPeriod) + extra
 }
 
 // writeConfig writes the suite's OCI config (plus extra) into the suite dir.

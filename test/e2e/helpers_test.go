@@ -23,13 +23,20 @@ import (
 
 const shutdownTaint = "node.cloudprovider.kubernetes.io/shutdown"
 
+// e2eDrainPeriod is the CCMs' configured drain period in the suite:
+// nonzero, so that every node removal goes through draining, and short, so
+// that tests waiting for a target to go need not wait the default 30 s.
+// deregistration_test.go sets its own per Service.
+const e2eDrainPeriod = "2s"
+
 // writeCloudConfig writes a Tencent cloud config pointing at cloudsim. Its
 // lb_delete_retry_after is shortened like cloudsim's deletion window
-// (clb_frequency_test.go).
+// (clb_frequency_test.go), and its lb_drain_period (e2eDrainPeriod) so that
+// tests that remove nodes see their targets go within seconds.
 func writeCloudConfig(dir, name, id, key string) string {
 	path := filepath.Join(dir, name)
-	cfg := fmt.Sprintf("region: %s\nvpc_id: %s\nsecret_id: %s\nsecret_key: %s\napi_endpoint: %s\nlb_delete_retry_after: %s\n",
-		region, vpcID, id, key, suite.simURL, clbDeleteRetryAfter)
+	cfg := fmt.Sprintf("region: %s\nvpc_id: %s\nsecret_id: %s\nsecret_key: %s\napi_endpoint: %s\nlb_delete_retry_after: %s\nlb_drain_period: %s\n",
+		region, vpcID, id, key, suite.simURL, clbDeleteRetryAfter, e2eDrainPeriod)
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		panic(err)
 	}
