@@ -388,7 +388,9 @@ func (l *CLB) batchModifyTargetWeight(call *Call, body []byte) (any, error) {
 		if r == nil {
 			return nil, Errorf("InvalidParameter", "`ModifyList.%d` is empty.", i)
 		}
-		if err := checkNoRule(r.LocationId, r.Domain, r.Url); err != nil {
+		// Domain and Url are deprecated in the SDK but still on the wire:
+		// a client that sends them selects a layer-7 rule.
+		if err := checkNoRule(r.LocationId, r.Domain, r.Url); err != nil { //nolint:staticcheck // see above
 			return nil, err
 		}
 		if len(r.Targets) > MaxWeightTargetsPerRule {
