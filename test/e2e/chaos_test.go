@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ccmkit/ccm/internal/testcluster"
+	"github.com/ccmkit/ccm/internal/testcluster/traffic"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 )
 
@@ -28,6 +29,12 @@ import (
 // crashes), with N nodes and M LoadBalancer Services, the CCM must never
 // delete a node whose instance runs, never duplicate or leak a load balancer,
 // and converge once the fault clears, with traffic through every VIP.
+//
+// Each round also has a steady Service, in service before the fault on two
+// steady nodes, with a client load through its VIP for the whole round
+// (traffic.Load: short requests and keep-alive connections): the round
+// reports the requests, the failed ones and the reset connections, what
+// users of existing load balancers feel while the CCM is under the fault.
 //
 // `make test` runs it small; `make chaos` runs it with 50 nodes and 20
 // Services and writes bench/results/chaos.json. Sizes come from CHAOS_NODES,
@@ -44,6 +51,13 @@ type chaosFault struct {
 	// apiserverKill: the kube-apiserver is SIGKILLed at a random point of
 	// the burst and started again apiserverDown later (etcd keeps the data).
 	apiserverKill bool
+	// churn: the steady nodes are replaced one at a time, the way the
+	// cluster autoscaler does it (churn_test.go), during the burst.
+	churn bool
+	// failover: the round runs under two CCM replicas with leader
+	// election instead of the suite's CCM, and the leader is SIGKILLed at
+	// a random point of the burst, while the steady nodes are replaced.
+	failover bool
 }
 
 // apiserverDown is how long the killed apiserver stays down: shorter than
@@ -67,6 +81,8 @@ var chaosFaults = []chaosFault{
 	{name: "CCM SIGKILLed 3x", crash: true},
 	{name: "cloudsim unreachable (connections refused)", unreachable: true},
 	{name: "kube-apiserver SIGKILLed mid-burst", apiserverKill: true},
+	{name: "nodes replaced one by one (autoscaler)", churn: true},
+	{name: "CCM leader failover while nodes are replaced", failover: true, churn: true},
 }
 
 // chaosResult is one row of the summary (and of chaos.json).
@@ -83,6 +99,10 @@ type chaosResult struct {
 	// the CCM's Deployment would (a leader that cannot renew its lease
 	// exits by design).
 	CCMRestarts int `json:"ccm_restarts,omitempty"`
+	// The steady Service's client load over the round.
+	Requests         int64 `json:"requests"`
+	RequestsFailed   int64 `json:"requests_failed"`
+	ConnectionsReset int64 `json:"connections_reset"`
 }
 
 func envInt(name string, def int) int {
@@ -102,7 +122,7 @@ func TestFaultCampaign(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			r := runChaosRound(t, i, f, nodes, services, hold, convergeBound)
 			results = append(results, r)
-			if r.NodesWronglyDelete > 0 || r.LBsDuplicated > 0 || r.LBsLeaked > 0 || !r.Converged {
+			if r.NodesWronglyDelete > 0 || r.LBsDuplicated > 0 || r.LBsLeaked > 0 || !r.Converged || r.RequestsFailed > 0 {
 				t.Errorf("%+v", r)
 			}
 		})
@@ -136,15 +156,49 @@ func runChaosRound(t *testing.T, round int, f chaosFault, nNodes, nServices int,
 		}
 	}
 
-	// Services, with a stand-in server on every node's NodePort.
+	// Services, with a stand-in server on every node's NodePort; the
+	// steady Service first, in service before the fault on the steady
+	// nodes (which the other Services select too).
+	steadySpec := churnServiceSpec("chaos-steady", selector, 80)
+	nodePorts := []int32{steadySpec.Spec.Ports[0].NodePort}
 	var svcs []*corev1.Service
 	for i := 0; i < nServices; i++ {
 		svc := lbServiceSpec("chaos", selector, 80)
-		for _, n := range fresh {
-			serve(t, n.PrivateIP, svc.Spec.Ports[0].NodePort, 200, "ok")
-		}
+		nodePorts = append(nodePorts, svc.Spec.Ports[0].NodePort)
 		svcs = append(svcs, svc)
 	}
+	for _, n := range fresh {
+		for _, np := range nodePorts {
+			serve(t, n.PrivateIP, np, 200, "ok")
+		}
+	}
+	var steadySvc *corev1.Service
+	cloud := tencentChurn(selector, nodePorts, func() *corev1.Service { return steadySvc })
+	var steady []churnNode
+	for range 2 {
+		steady = append(steady, cloud.join(t, "ok"))
+	}
+	steadySvc = createService(t, steadySpec)
+	steadyURL := fmt.Sprintf("http://%s:80/", waitIngress(t, steadySvc, 90*time.Second))
+	steadySvc = getService(t, steadySvc)
+	waitAnswers(t, steadyURL, 60*time.Second, "ok")
+
+	// A round under failover runs with two CCM replicas under leader
+	// election instead of the suite's.
+	var leader, follower *testcluster.Process
+	if f.failover {
+		leader, follower = startReplicas(t, round)
+		defer func() {
+			leader.Stop()
+			follower.Stop()
+			p, err := startMainCCM(fmt.Sprintf("ccm-chaos-after-failover-%d", round))
+			if err != nil {
+				t.Fatal(err)
+			}
+			suite.ccm = p
+		}()
+	}
+	load := traffic.Start(traffic.Options{Addrs: []string{strings.TrimPrefix(strings.TrimSuffix(steadyURL, "/"), "http://")}})
 
 	// Watch for wrong deletions during the whole round.
 	stop := make(chan struct{})
@@ -239,6 +293,17 @@ func runChaosRound(t *testing.T, round int, f chaosFault, nNodes, nServices int,
 			res.CCMRestarts++
 		}
 	}
+	if f.failover {
+		go func() {
+			time.Sleep(time.Duration(rand.IntN(int(hold/time.Millisecond)/2+1)) * time.Millisecond)
+			leader.Kill()
+		}()
+	}
+	if f.churn {
+		for i, old := range steady {
+			steady[i] = replaceNode(t, cloud, old, "ok")
+		}
+	}
 	time.Sleep(time.Until(faultStart.Add(hold)))
 	suite.sim.ClearFaults()
 	if f.unreachable {
@@ -250,6 +315,8 @@ func runChaosRound(t *testing.T, round int, f chaosFault, nNodes, nServices int,
 
 	// Converge: every node initialized, the terminated ones deleted, one CLB
 	// per Service with every node as a target, and traffic through each VIP.
+	svcs = append(svcs, steadySvc)
+	targetsWanted := len(fresh) + len(steady)
 	converged, missing := waitConverged(bound, func() string {
 		for _, in := range fresh {
 			n, err := suite.cluster.Client.CoreV1().Nodes().Get(context.Background(), in.PrivateIP, metav1.GetOptions{})
@@ -271,8 +338,8 @@ func runChaosRound(t *testing.T, round int, f chaosFault, nNodes, nServices int,
 			if len(lbs) != 1 || len(lbs[0].Listeners) != 1 {
 				return fmt.Sprintf("Service %s/%s has %d CLBs (want 1 with 1 listener)", svc.Namespace, svc.Name, len(lbs))
 			}
-			if got := len(targetInstances(lbs[0].Listeners[0])); got != len(fresh) {
-				return fmt.Sprintf("Service %s/%s: CLB %s has %d targets, want %d", svc.Namespace, svc.Name, lbs[0].ID, got, len(fresh))
+			if got := len(targetInstances(lbs[0].Listeners[0])); got != targetsWanted {
+				return fmt.Sprintf("Service %s/%s: CLB %s has %d targets, want %d", svc.Namespace, svc.Name, lbs[0].ID, got, targetsWanted)
 			}
 			if body, err := httpGet(fmt.Sprintf("http://%s:80/", s.Status.LoadBalancer.Ingress[0].IP)); err != nil || body != "ok" {
 				return fmt.Sprintf("Service %s/%s: GET through %s: %q, %v", svc.Namespace, svc.Name, s.Status.LoadBalancer.Ingress[0].IP, body, err)
@@ -286,6 +353,11 @@ func runChaosRound(t *testing.T, round int, f chaosFault, nNodes, nServices int,
 	}
 	res.Converged = converged
 	res.ConvergeSeconds = time.Since(cleared).Seconds()
+	counts := load.Stop()
+	res.Requests, res.RequestsFailed, res.ConnectionsReset = counts.Requests, counts.RequestsFailed, counts.ConnectionsReset
+	if counts.RequestsFailed > 0 {
+		t.Logf("the steady Service's load: %s", counts)
+	}
 	for _, svc := range svcs {
 		if n := len(clbsOf(svc.UID)); n > 1 {
 			res.LBsDuplicated += n - 1
@@ -373,10 +445,11 @@ func totalCalls() int {
 func printChaosSummary(nodes, services int, rs []chaosResult) {
 	fmt.Printf("\nFault campaign: %d nodes, %d LoadBalancer Services per fault\n", nodes, services)
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "FAULT\tOPERATIONS\tNODES WRONGLY DELETED\tTERMINATED DELETED\tLBS DUPLICATED\tLBS LEAKED\tCONVERGED\tSECONDS TO CONVERGE\tCCM RESTARTS")
+	fmt.Fprintln(w, "FAULT\tOPERATIONS\tNODES WRONGLY DELETED\tTERMINATED DELETED\tLBS DUPLICATED\tLBS LEAKED\tCONVERGED\tSECONDS TO CONVERGE\tCCM RESTARTS\tREQUESTS\tFAILED\tCONNS RESET")
 	for _, r := range rs {
-		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%v\t%.1f\t%d\n", r.Fault, r.Operations, r.NodesWronglyDelete,
-			r.TerminatedDeleted, r.LBsDuplicated, r.LBsLeaked, r.Converged, r.ConvergeSeconds, r.CCMRestarts)
+		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%v\t%.1f\t%d\t%d\t%d\t%d\n", r.Fault, r.Operations, r.NodesWronglyDelete,
+			r.TerminatedDeleted, r.LBsDuplicated, r.LBsLeaked, r.Converged, r.ConvergeSeconds, r.CCMRestarts,
+			r.Requests, r.RequestsFailed, r.ConnectionsReset)
 	}
 	_ = w.Flush()
 	fmt.Println()
@@ -413,4 +486,25 @@ func writeChaosJSON(t *testing.T, path string, nodes, services int, rs []chaosRe
 		t.Fatal(err)
 	}
 	fmt.Println("chaos: wrote", path, strings.Repeat("", 0))
+}
+
+// startReplicas stops the suite's CCM and starts two replicas of it under
+// leader election (with the HA principals, so that their calls are told
+// apart); it returns them once one leads.
+func startReplicas(t *testing.T, round int) (leader, follower *testcluster.Process) {
+	t.Helper()
+	suite.ccm.Stop()
+	procs := map[string]*testcluster.Process{}
+	for i, id := range haSecretIDs {
+		name := fmt.Sprintf("ccm-chaos-replica-%d-%c", round, 'a'+i)
+		p, err := startCCM(name, writeRoutesCloudConfigAs(suite.dir, name+".yaml", id), append(routeArgs(),
+			"--leader-elect=true", "--leader-elect-lease-duration="+leaseDuration.String(),
+			"--leader-elect-renew-deadline=5s", "--leader-elect-retry-period="+retryPeriod.String())...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		procs[id] = p
+	}
+	l, f := waitForLeader(t, procs, 30*time.Second)
+	return procs[l], procs[f]
 }
