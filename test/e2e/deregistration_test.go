@@ -3,17 +3,14 @@
 package e2e
 
 import (
-	"bufio"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ccmkit/ccm/internal/annotations"
+	"github.com/ccmkit/ccm/internal/testcluster/traffic"
 )
 
 // A node that leaves a load balancer (here: excluded by label) is drained
@@ -98,14 +95,14 @@ func TestOCIDeregistrationDrainsOpenConnections(t *testing.T) {
 func deregistrationScenario(t *testing.T, addr, node string, state targetState) {
 	t.Helper()
 	waitAnswers(t, "http://"+addr+"/", 60*time.Second, "node-1", "node-2")
-	var open *keepAliveConn
+	var open *traffic.Conn
 	for range 20 {
 		c := dialKeepAlive(t, addr)
-		if body, err := c.get(); err == nil && body == "node-2" {
+		if b, err := body(c); err == nil && b == "node-2" {
 			open = c
 			break
 		}
-		c.close()
+		c.Close()
 	}
 	if open == nil {
 		t.Fatal("no connection through the VIP reached node-2 in 20 tries")
@@ -118,12 +115,12 @@ func deregistrationScenario(t *testing.T, addr, node string, state targetState) 
 
 	// Draining: the open connection goes on; new ones avoid node-2.
 	for i := 0; time.Since(drainStart) < drainPeriodForTest/2; i++ {
-		if body, err := open.get(); err != nil || body != "node-2" {
+		if b, err := body(open); err != nil || b != "node-2" {
 			t.Fatalf("request %d on the connection open to the draining node, %s into the drain: %q, %v; want node-2",
-				i, time.Since(drainStart).Round(time.Millisecond), body, err)
+				i, time.Since(drainStart).Round(time.Millisecond), b, err)
 		}
-		if body, err := httpGet("http://" + addr + "/"); err != nil || body != "node-1" {
-			t.Fatalf("new connection %d during the drain: %q, %v; want node-1", i, body, err)
+		if b, err := httpGet("http://" + addr + "/"); err != nil || b != "node-1" {
+			t.Fatalf("new connection %d during the drain: %q, %v; want node-1", i, b, err)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -136,44 +133,32 @@ func deregistrationScenario(t *testing.T, addr, node string, state targetState) 
 		t.Errorf("the target went %s after it started draining; the drain period is %s", drained.Round(time.Millisecond), drainPeriodForTest)
 	}
 	t.Logf("drained for %s (drain period %s)", drained.Round(100*time.Millisecond), drainPeriodForTest)
-	if body, err := open.get(); err == nil {
-		t.Errorf("the connection to the deregistered node still answers (%q); want it closed", body)
+	if b, err := body(open); err == nil {
+		t.Errorf("the connection to the deregistered node still answers (%q); want it closed", b)
 	}
 	waitAnswers(t, "http://"+addr+"/", 10*time.Second, "node-1")
 }
 
-// keepAliveConn is one client connection through a VIP that stays open
-// between requests (HTTP/1.1 keep-alive).
-type keepAliveConn struct {
-	c net.Conn
-	r *bufio.Reader
-}
-
-func dialKeepAlive(t *testing.T, addr string) *keepAliveConn {
+// dialKeepAlive opens a keep-alive connection through a VIP, closed when
+// the test ends.
+func dialKeepAlive(t *testing.T, addr string) *traffic.Conn {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	c, err := traffic.Dial(addr, 2*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
-	return &keepAliveConn{c: c, r: bufio.NewReader(c)}
+	t.Cleanup(c.Close)
+	return c
 }
 
-func (k *keepAliveConn) close() { _ = k.c.Close() }
-
-// get sends one request on the connection and returns the body.
-func (k *keepAliveConn) get() (string, error) {
-	_ = k.c.SetDeadline(time.Now().Add(2 * time.Second))
-	if _, err := fmt.Fprint(k.c, "GET / HTTP/1.1\r\nHost: e2e\r\n\r\n"); err != nil {
-		return "", err
-	}
-	resp, err := http.ReadResponse(k.r, nil)
+// body sends one request on c and returns the answer's body; an answer
+// that is not 2xx is an error.
+func body(c *traffic.Conn) (string, error) {
+	a, err := c.Get(2 * time.Second)
 	if err != nil {
 		return "", err
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return string(b), err
+	return a.Body, a.Err()
 }
 
 // waitFor polls cond every 100 ms until it holds, failing the test after d.

@@ -165,10 +165,10 @@ func get(c *http.Client, url string) error {
 // longLived keeps one keep-alive connection to addr busy until Stop.
 func (l *Load) longLived(addr string) {
 	defer l.wg.Done()
-	var c *conn
+	var c *Conn
 	defer func() {
 		if c != nil {
-			c.close()
+			c.Close()
 		}
 	}()
 	tick := time.NewTicker(l.opts.Period)
@@ -180,72 +180,92 @@ func (l *Load) longLived(addr string) {
 		case <-tick.C:
 		}
 		l.requests.Add(1)
+		var err error
 		if c == nil {
-			var err error
-			if c, err = dial(addr, l.opts.Timeout); err != nil {
+			if c, err = Dial(addr, l.opts.Timeout); err != nil {
 				c = nil
 				l.fail(err)
 				continue
 			}
 		}
-		keep, err := c.get(l.opts.Timeout)
-		if err != nil && keep == nil {
+		a, err := c.Get(l.opts.Timeout)
+		if err != nil {
 			// The connection broke: dial again and retry once.
 			l.resets.Add(1)
-			c.close()
-			if c, err = dial(addr, l.opts.Timeout); err != nil {
+			c.Close()
+			if c, err = Dial(addr, l.opts.Timeout); err != nil {
 				c = nil
 				l.fail(err)
 				continue
 			}
-			keep, err = c.get(l.opts.Timeout)
+			if a, err = c.Get(l.opts.Timeout); err != nil {
+				c.Close()
+				c = nil
+				l.fail(err)
+				continue
+			}
 		}
-		if err != nil {
+		if err := a.Err(); err != nil {
 			l.fail(err)
 		}
-		if keep == nil || !*keep {
-			c.close() // broken twice, or closed by the server as it said
+		if a.Close { // the server said it closes the connection
+			c.Close()
 			c = nil
 		}
 	}
 }
 
-// conn is one keep-alive HTTP/1.1 connection.
-type conn struct {
+// Conn is one keep-alive HTTP/1.1 connection, as a client pool holds.
+type Conn struct {
 	nc   net.Conn
 	r    *bufio.Reader
 	addr string
 }
 
-func dial(addr string, timeout time.Duration) (*conn, error) {
+// Answer is the answer to one request on a Conn.
+type Answer struct {
+	Status int
+	Body   string
+	// Close: the server closes the connection after this answer.
+	Close bool
+	url   string
+}
+
+// Err is nil for a 2xx answer, else says what came back.
+func (a Answer) Err() error {
+	if a.Status/100 == 2 {
+		return nil
+	}
+	return fmt.Errorf("GET %s: %d %s", a.url, a.Status, http.StatusText(a.Status))
+}
+
+// Dial opens a Conn to addr (host:port).
+func Dial(addr string, timeout time.Duration) (*Conn, error) {
 	nc, err := net.DialTimeout("tcp", addr, timeout)
 	if err != nil {
 		return nil, err
 	}
-	return &conn{nc: nc, r: bufio.NewReader(nc), addr: addr}, nil
+	return &Conn{nc: nc, r: bufio.NewReader(nc), addr: addr}, nil
 }
 
-func (c *conn) close() { _ = c.nc.Close() }
+// Close closes the connection.
+func (c *Conn) Close() { _ = c.nc.Close() }
 
-// get sends one request. keep is nil when the connection broke (no
-// answer); otherwise it says whether the connection may be used again, and
-// err is set for an answer that is not 2xx.
-func (c *conn) get(timeout time.Duration) (keep *bool, err error) {
+// Get sends GET / on the connection. An error means the connection broke
+// (no answer); an answer that is not 2xx is an Answer, with Err set.
+func (c *Conn) Get(timeout time.Duration) (Answer, error) {
 	_ = c.nc.SetDeadline(time.Now().Add(timeout))
 	if _, err := fmt.Fprintf(c.nc, "GET / HTTP/1.1\r\nHost: %s\r\n\r\n", c.addr); err != nil {
-		return nil, err
+		return Answer{}, err
 	}
 	resp, err := http.ReadResponse(c.r, nil)
 	if err != nil {
-		return nil, err
+		return Answer{}, err
 	}
 	defer resp.Body.Close()
-	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-		return nil, err
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return Answer{}, err
 	}
-	reuse := !resp.Close
-	if resp.StatusCode/100 != 2 {
-		return &reuse, fmt.Errorf("GET http://%s/: %s", c.addr, resp.Status)
-	}
-	return &reuse, nil
+	return Answer{Status: resp.StatusCode, Body: string(body), Close: resp.Close, url: "http://" + c.addr + "/"}, nil
 }

@@ -1,47 +1,33 @@
 package dataplane
 
 import (
-	"bufio"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/ccmkit/ccm/internal/testcluster/traffic"
 )
 
-// keepAlive is one client connection through the VIP that stays open
-// between requests (HTTP/1.1 keep-alive).
-type keepAlive struct {
-	c net.Conn
-	r *bufio.Reader
-}
-
-func dialKeepAlive(t *testing.T, addr netip.AddrPort) *keepAlive {
+// dialKeepAlive opens a keep-alive connection through the VIP, closed when
+// the test ends.
+func dialKeepAlive(t *testing.T, addr netip.AddrPort) *traffic.Conn {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", addr.String(), 2*time.Second)
+	c, err := traffic.Dial(addr.String(), 2*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
-	return &keepAlive{c: c, r: bufio.NewReader(c)}
+	t.Cleanup(c.Close)
+	return c
 }
 
-// get sends one request on the connection and returns the body (the
-// target's name).
-func (k *keepAlive) get() (string, error) {
-	_ = k.c.SetDeadline(time.Now().Add(2 * time.Second))
-	if _, err := fmt.Fprint(k.c, "GET / HTTP/1.1\r\nHost: lb\r\n\r\n"); err != nil {
-		return "", err
-	}
-	resp, err := http.ReadResponse(k.r, nil)
+// who sends one request on c and returns the answering node's name.
+func who(c *traffic.Conn) (string, error) {
+	a, err := c.Get(2 * time.Second)
 	if err != nil {
 		return "", err
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return string(b), err
+	return a.Body, a.Err()
 }
 
 // TestDrainKeepsOpenFlowsAndDeregistrationEndsThem: weight 0 (Tencent's
@@ -57,18 +43,18 @@ func TestDrainKeepsOpenFlowsAndDeregistrationEndsThem(t *testing.T) {
 	p.Sync(LoadBalancer{ID: "lb-d", VIP: vip, Listeners: []Listener{l}})
 
 	// Open connections until one lands on n1.
-	var open *keepAlive
+	var open *traffic.Conn
 	for range 4 {
 		k := dialKeepAlive(t, addr)
-		who, err := k.get()
+		name, err := who(k)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if who == "n1" {
+		if name == "n1" {
 			open = k
 			break
 		}
-		k.c.Close()
+		k.Close()
 	}
 	if open == nil {
 		t.Fatal("no connection reached n1 in 4 tries of round robin over 2 targets")
@@ -77,21 +63,21 @@ func TestDrainKeepsOpenFlowsAndDeregistrationEndsThem(t *testing.T) {
 	l.Targets[0].Weight = 0
 	p.Sync(LoadBalancer{ID: "lb-d", VIP: vip, Listeners: []Listener{l}})
 	for i := range 4 {
-		if who, err := open.get(); err != nil || who != "n1" {
-			t.Fatalf("request %d on the connection open to the drained n1: %q, %v; want it served by n1", i, who, err)
+		if name, err := who(open); err != nil || name != "n1" {
+			t.Fatalf("request %d on the connection open to the drained n1: %q, %v; want it served by n1", i, name, err)
 		}
-		if who, err := get(fmt.Sprintf("http://%s/", addr)); err != nil || who != "n2" {
-			t.Fatalf("new connection %d while n1 drains: %q, %v; want n2", i, who, err)
+		if name, err := get(fmt.Sprintf("http://%s/", addr)); err != nil || name != "n2" {
+			t.Fatalf("new connection %d while n1 drains: %q, %v; want n2", i, name, err)
 		}
 	}
 
 	l.Targets = l.Targets[1:]
 	p.Sync(LoadBalancer{ID: "lb-d", VIP: vip, Listeners: []Listener{l}})
-	if who, err := open.get(); err == nil {
-		t.Fatalf("a request on the connection to the deregistered n1 was answered by %q; want the connection closed", who)
+	if name, err := who(open); err == nil {
+		t.Fatalf("a request on the connection to the deregistered n1 was answered by %q; want the connection closed", name)
 	}
-	if who, err := get(fmt.Sprintf("http://%s/", addr)); err != nil || who != "n2" {
-		t.Fatalf("new connection after n1 left: %q, %v; want n2", who, err)
+	if name, err := get(fmt.Sprintf("http://%s/", addr)); err != nil || name != "n2" {
+		t.Fatalf("new connection after n1 left: %q, %v; want n2", name, err)
 	}
 	// The closed connections are released as their proxies notice.
 	waitFor(t, "n2 alone, with no open connection", 3*time.Second, func() bool {
