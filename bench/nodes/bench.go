@@ -1,4 +1,23 @@
-package main
+// Package nodes is the node section of `make bench` (go run ./bench): a real
+// kube-apiserver and etcd (internal/testcluster), cloudsim with its
+// documented rate limits, and the cloud-controller-manager as its own
+// process. It measures, in one run:
+//
+//   - init: the time until N tainted nodes are initialized, and the
+//     DescribeInstances calls that took;
+//   - floor: the time a bare client takes to PATCH the same N nodes with the
+//     same fields, as fast as the apiserver allows;
+//   - baseline: init again with the inventory off (one call per lookup, like
+//     upstream and the public Tencent CCM);
+//   - a steady-state full node status sync: calls and duration;
+//   - 10% of the nodes NotReady for a minute: the lifecycle controller's calls;
+//   - RequestLimitExceeded answers from cloudsim over the whole run;
+//   - the CCM's peak RSS and CPU seconds.
+//
+// Run returns the numbers; Result.Print writes the table. It is a
+// benchmark, not a test; `go test -tags e2e ./bench/nodes/` runs a small
+// smoke version that checks correctness and the call budget only.
+package nodes
 
 import (
 	"context"
@@ -45,28 +64,27 @@ var RecommendedFlags = []string{
 	"--kube-api-burst=2000",
 }
 
-// config is what one run measures.
-type config struct {
+// Config is what one run measures.
+type Config struct {
 	Nodes           int
 	CCMBinary       string
-	Out             string
 	WorkDir         string
 	FloorWorkers    int
 	StatusSyncEvery time.Duration
 	CacheTTL        string
 	NotReadyFor     time.Duration
 	SkipBaseline    bool
-	InitOnly        bool // skip the status sync and lifecycle phases
-	CCMFlags        flagList
+	InitOnly        bool     // skip the status sync and lifecycle phases
+	CCMFlags        []string // extra CCM flags; they override the recommended set
 	// PhaseTimeout bounds each wait (initialization, a sync).
 	PhaseTimeout time.Duration
 }
 
-func defaultConfig() config {
-	return config{
+// DefaultConfig is the full-size run of `make bench`.
+func DefaultConfig() Config {
+	return Config{
 		Nodes:           5000,
 		CCMBinary:       "bin/cloud-controller-manager",
-		Out:             "bench/results/latest.json",
 		FloorWorkers:    100,
 		StatusSyncEvery: 80 * time.Second,
 		NotReadyFor:     time.Minute,
@@ -74,15 +92,9 @@ func defaultConfig() config {
 	}
 }
 
-// flagList is a repeatable string flag.
-type flagList []string
-
-func (f *flagList) String() string     { return strings.Join(*f, " ") }
-func (f *flagList) Set(v string) error { *f = append(*f, v); return nil }
-
 // bench is one run's shared state.
 type bench struct {
-	cfg        config
+	cfg        Config
 	log        io.Writer
 	dir        string
 	cluster    *testcluster.Cluster
@@ -99,8 +111,9 @@ func (b *bench) logf(format string, a ...any) {
 	fmt.Fprintf(b.log, "bench: "+format+"\n", a...)
 }
 
-// run sets everything up, runs every phase and returns the results.
-func run(ctx context.Context, cfg config, log io.Writer) (*result, error) {
+// Run sets everything up, runs every phase and returns the results. Progress
+// goes to log.
+func Run(ctx context.Context, cfg Config, log io.Writer) (*Result, error) {
 	if cfg.Nodes < 10 {
 		return nil, errors.New("--nodes must be at least 10")
 	}
@@ -114,7 +127,7 @@ func run(ctx context.Context, cfg config, log io.Writer) (*result, error) {
 	}
 	defer b.tearDown()
 
-	res := &result{Nodes: cfg.Nodes, CloudsimDescribeQPS: cloudsimDescribeQPS(b.sim),
+	res := &Result{Nodes: cfg.Nodes, CloudsimDescribeQPS: cloudsimDescribeQPS(b.sim),
 		CCMFlags: b.ccmFlags(cfg.StatusSyncEvery), WorkDir: b.dir, Started: time.Now().UTC().Format(time.RFC3339)}
 	if err := b.floor(ctx, res); err != nil {
 		return nil, err

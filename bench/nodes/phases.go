@@ -1,4 +1,4 @@
-package main
+package nodes
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 )
 
 // floor: a bare client PATCHes the N registered nodes with the CCM's fields.
-func (b *bench) floor(ctx context.Context, res *result) error {
+func (b *bench) floor(ctx context.Context, res *Result) error {
 	b.logf("floor: registering %d nodes, then patching them as fast as the apiserver allows", len(b.nodes))
 	if err := b.register(ctx); err != nil {
 		return err
@@ -53,7 +53,7 @@ func (b *bench) initialize(ctx context.Context, name string, inventory bool) (*t
 
 // ours: initialization with the inventory, then a steady-state status sync
 // and 10% of the nodes NotReady, then the CCM's resource use.
-func (b *bench) ours(ctx context.Context, res *result) error {
+func (b *bench) ours(ctx context.Context, res *Result) error {
 	b.logf("ours: registering %d nodes, then starting the CCM", len(b.nodes))
 	p, secs, calls, err := b.initialize(ctx, "ccm", true)
 	if err != nil {
@@ -89,7 +89,7 @@ func (b *bench) ours(ctx context.Context, res *result) error {
 }
 
 // stopAndMeasure reads the CCM's resource use, stops it and removes the nodes.
-func (b *bench) stopAndMeasure(ctx context.Context, p *testcluster.Process, res *result) error {
+func (b *bench) stopAndMeasure(ctx context.Context, p *testcluster.Process, res *Result) error {
 	u, err := procUsage(p.Pid())
 	if err != nil {
 		return fmt.Errorf("CCM resource use: %w", err)
@@ -102,7 +102,7 @@ func (b *bench) stopAndMeasure(ctx context.Context, p *testcluster.Process, res 
 
 // lifecycle makes 10% of the nodes NotReady for NotReadyFor and counts the
 // lifecycle controller's calls; no node may be deleted.
-func (b *bench) lifecycle(ctx context.Context, res *result) error {
+func (b *bench) lifecycle(ctx context.Context, res *Result) error {
 	notReady := b.nodes[:max(1, len(b.nodes)/10)]
 	b.logf("lifecycle: %d nodes NotReady for %s", len(notReady), b.cfg.NotReadyFor)
 	before := b.calls.describe.Load()
@@ -131,7 +131,7 @@ func (b *bench) lifecycle(ctx context.Context, res *result) error {
 }
 
 // baseline: initialization with the inventory off.
-func (b *bench) baseline(ctx context.Context, res *result) error {
+func (b *bench) baseline(ctx context.Context, res *Result) error {
 	b.logf("baseline: registering %d nodes, then starting the CCM with the inventory off", len(b.nodes))
 	p, secs, calls, err := b.initialize(ctx, "ccm-baseline", false)
 	if err != nil {

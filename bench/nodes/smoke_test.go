@@ -1,6 +1,6 @@
 //go:build e2e
 
-package main
+package nodes
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ccmkit/ccm/bench/report"
 )
 
 // TestBenchSmoke runs the whole benchmark at a small size and checks only
@@ -24,11 +26,10 @@ func TestBenchSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("working directory (logs): %s", dir)
-	cfg := defaultConfig()
+	cfg := DefaultConfig()
 	cfg.Nodes = 200
 	cfg.CCMBinary = ccmBinary(t, dir)
 	cfg.WorkDir = dir
-	cfg.Out = filepath.Join(dir, "results.json")
 	cfg.CacheTTL = "5s" // shorter than the sync period, as in production
 	cfg.StatusSyncEvery = 12 * time.Second
 	cfg.NotReadyFor = 10 * time.Second
@@ -36,14 +37,14 @@ func TestBenchSmoke(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	res, err := run(ctx, cfg, testWriter{t})
+	res, err := Run(ctx, cfg, testWriter{t})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var table strings.Builder
-	res.print(&table)
+	res.Print(&table)
 	t.Log(table.String())
-	if err := res.write(cfg.Out); err != nil {
+	if err := report.WriteJSON(filepath.Join(dir, "results.json"), res); err != nil {
 		t.Fatal(err)
 	}
 

@@ -1,15 +1,13 @@
-package main
+package routes
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,10 +32,14 @@ const (
 	benchClusterCIDR = "172.16.0.0/12"
 
 	watchGate = "CloudControllerManagerWatchBasedRoutesReconciliation"
+
+	// createRoutesPerSecond is cloudsim's (TKE's documented) limit on
+	// CreateClusterRoute.
+	createRoutesPerSecond = 20.0
 )
 
-// result is one mode's numbers. Durations are in seconds in the JSON.
-type result struct {
+// ModeResult is one mode's numbers. Durations are in seconds in the JSON.
+type ModeResult struct {
 	Mode  string `json:"mode"`
 	Nodes int    `json:"nodes"`
 	// Until every route is in the table, from the CCM's start.
@@ -57,8 +59,8 @@ type result struct {
 	LogDir       string         `json:"logDir"`
 }
 
-func run(ctx context.Context, cfg config, mode string) (result, error) {
-	res := result{Mode: mode, Nodes: cfg.Nodes, Throttled: map[string]int{}}
+func runMode(ctx context.Context, cfg Config, mode string, log io.Writer) (ModeResult, error) {
+	res := ModeResult{Mode: mode, Nodes: cfg.Nodes, Throttled: map[string]int{}}
 	dir := cfg.WorkDir
 	if dir == "" {
 		var err error
@@ -72,7 +74,7 @@ func run(ctx context.Context, cfg config, mode string) (result, error) {
 	}
 	res.LogDir = dir
 	step := func(format string, args ...any) {
-		fmt.Printf("[%s %s] %s\n", time.Now().Format("15:04:05"), mode, fmt.Sprintf(format, args...))
+		fmt.Fprintf(log, "[%s routes %s] %s\n", time.Now().Format("15:04:05"), mode, fmt.Sprintf(format, args...))
 	}
 
 	step("starting etcd and kube-apiserver %s", testcluster.K8sVersion)
@@ -349,27 +351,4 @@ func addThrottled(into map[string]int, calls map[string]map[string]int) {
 			into[action] += n
 		}
 	}
-}
-
-func printResults(w io.Writer, results []result) {
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "mode\tnodes\tall routes\tDescribe\tCreate\tthrottled\tall NetworkUnavailable=False\tidle Describe/min\tchurn (routes of 10% deleted nodes gone)")
-	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%d\t%.1fs\t%d\t%d\t%d\t%.1fs\t%.1f\t%d nodes: %.1fs, %d deletes\n",
-			r.Mode, r.Nodes, r.AllRoutesSeconds, r.CallsToRoutes["DescribeClusterRoutes"], r.CallsToRoutes["CreateClusterRoute"],
-			sum(r.Throttled), r.AllConditionsSeconds, r.IdleDescribePerMinute, r.ChurnNodes, r.ChurnSeconds, r.ChurnCalls["DeleteClusterRoute"])
-	}
-	_ = tw.Flush()
-}
-
-func writeResults(path string, results []result) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(map[string]any{"benchmark": "routes", "time": time.Now().UTC().Format(time.RFC3339), "results": results}, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
 }

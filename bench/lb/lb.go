@@ -1,5 +1,5 @@
-// Command lb benchmarks the load balancer side of the cloud-controller-manager:
-// a real kube-apiserver and etcd (internal/testcluster), cloudsim's CLB with its
+// Package lb is the load balancer section of `make bench` (go run ./bench):
+// the service controller against a real kube-apiserver and etcd (internal/testcluster), cloudsim's CLB with its
 // documented rate limits (20 requests/s per action), one task at a time per CLB
 // and asynchronous tasks (200 ms by default), and the CCM as its own process
 // with the shipped RBAC.
@@ -13,35 +13,26 @@
 //     counted (the target is zero write calls);
 //   - waits for one pass of the periodic drift check and counts its calls.
 //
-// It prints a table and writes JSON (default bench/results/lb.json).
-//
-//	make build && go run ./bench/lb --services=100
-package main
+// Run returns the numbers; Result.Print writes the table.
+package lb
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
@@ -58,13 +49,13 @@ const (
 var writeActions = []string{"CreateLoadBalancer", "DeleteLoadBalancer", "CreateListener", "ModifyListener", "DeleteListener",
 	"DeleteLoadBalancerListeners", "BatchRegisterTargets", "BatchDeregisterTargets", "RegisterTargets", "DeregisterTargets"}
 
-type config struct {
+// Config is what one run measures.
+type Config struct {
 	Services    int
 	Nodes       int
-	Syncs       []int
+	Syncs       []int // the CCM's --concurrent-service-syncs, one run each
 	TaskLatency time.Duration
 	CCMBinary   string
-	Out         string
 	WorkDir     string
 	Timeout     time.Duration
 	// DriftPeriod is the CCM's lb_drift_check_period: longer than the
@@ -72,8 +63,65 @@ type config struct {
 	DriftPeriod time.Duration
 }
 
-// result is one run's numbers; durations are in seconds in the JSON.
-type result struct {
+// DefaultConfig is the full-size run of `make bench`: 100 Services with ten
+// service workers (upstream's default of one only serializes the same calls;
+// docs/loadbalancers.md has both).
+func DefaultConfig() Config {
+	return Config{Services: 100, Nodes: 3, Syncs: []int{10}, TaskLatency: 200 * time.Millisecond,
+		CCMBinary: "bin/cloud-controller-manager", Timeout: 10 * time.Minute, DriftPeriod: 2 * time.Minute}
+}
+
+// Result is the section's numbers: one run per --concurrent-service-syncs
+// value, and the targets.
+type Result struct {
+	Services int             `json:"services"`
+	Nodes    int             `json:"nodes"`
+	Runs     []SyncsResult   `json:"runs"`
+	Target   string          `json:"target"`
+	Targets  map[string]bool `json:"targets"`
+	Met      bool            `json:"met"`
+}
+
+// Run measures each configured --concurrent-service-syncs value, one fresh
+// cluster each. Progress goes to log.
+func Run(ctx context.Context, cfg Config, log io.Writer) (*Result, error) {
+	res := &Result{Services: cfg.Services, Nodes: cfg.Nodes}
+	for _, n := range cfg.Syncs {
+		r, err := run(ctx, cfg, n, log)
+		if err != nil {
+			return nil, fmt.Errorf("--concurrent-service-syncs=%d: %w", n, err)
+		}
+		res.Runs = append(res.Runs, r)
+	}
+	res.evaluate()
+	return res, nil
+}
+
+// The targets are the load balancer design's promises
+// (docs/loadbalancers.md): a resync or a drift check of unchanged Services
+// writes nothing, and client-side pacing keeps every CLB action under its
+// limit.
+func (r *Result) evaluate() {
+	r.Target = "0 writes on an unchanged resync and in a drift check, 0 throttled"
+	resync, drift, throttled := 0, 0, 0
+	for _, s := range r.Runs {
+		resync += s.Resync.Writes
+		drift += s.Drift.Writes
+		throttled += sum(s.Throttled)
+	}
+	r.Targets = map[string]bool{
+		"no_writes_on_unchanged_resync": resync == 0,
+		"no_writes_in_drift_check":      drift == 0,
+		"no_request_limit_exceeded":     throttled == 0,
+	}
+	r.Met = true
+	for _, ok := range r.Targets {
+		r.Met = r.Met && ok
+	}
+}
+
+// SyncsResult is one run's numbers; durations are in seconds in the JSON.
+type SyncsResult struct {
 	Services               int            `json:"services"`
 	Nodes                  int            `json:"nodes"`
 	ConcurrentServiceSyncs int            `json:"concurrentServiceSyncs"`
@@ -103,51 +151,8 @@ type phaseCalls struct {
 	Writes  int            `json:"writes"`
 }
 
-func main() {
-	cfg := config{}
-	syncs := flag.String("concurrent-service-syncs", "1,10", "comma-separated values of the CCM's --concurrent-service-syncs, one run each (upstream default: 1)")
-	flag.IntVar(&cfg.Services, "services", 100, "LoadBalancer Services created at once")
-	flag.IntVar(&cfg.Nodes, "nodes", 3, "nodes (targets of every CLB)")
-	flag.DurationVar(&cfg.TaskLatency, "task-latency", 200*time.Millisecond, "cloudsim's asynchronous CLB task latency")
-	flag.StringVar(&cfg.CCMBinary, "ccm-binary", "bin/cloud-controller-manager", "the cloud-controller-manager binary (make build)")
-	flag.StringVar(&cfg.Out, "out", "bench/results/lb.json", "where to write the JSON results")
-	flag.StringVar(&cfg.WorkDir, "work-dir", "", "directory for logs and kubeconfigs (default: a new temporary directory)")
-	flag.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "give up on a phase after this long")
-	flag.DurationVar(&cfg.DriftPeriod, "drift-period", 2*time.Minute, "the CCM's lb_drift_check_period (longer than creating every Service takes)")
-	flag.Parse()
-	for _, s := range strings.Split(*syncs, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 {
-			fmt.Fprintf(os.Stderr, "lb: --concurrent-service-syncs: %q is not a positive integer\n", s)
-			os.Exit(2)
-		}
-		cfg.Syncs = append(cfg.Syncs, n)
-	}
-	// envtest logs through controller-runtime, which warns without a logger.
-	ctrllog.SetLogger(logr.Discard())
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	begin := time.Now()
-	var results []result
-	for _, n := range cfg.Syncs {
-		res, err := run(ctx, cfg, n)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "lb: --concurrent-service-syncs=%d: %v\n", n, err)
-			os.Exit(1)
-		}
-		results = append(results, res)
-	}
-	printResults(os.Stdout, results)
-	if err := writeResults(cfg.Out, results); err != nil {
-		fmt.Fprintln(os.Stderr, "lb:", err)
-		os.Exit(1)
-	}
-	fmt.Printf("\nwrote %s (whole run %s)\n", cfg.Out, time.Since(begin).Round(time.Second))
-}
-
-func run(ctx context.Context, cfg config, syncs int) (result, error) {
-	res := result{Services: cfg.Services, Nodes: cfg.Nodes, ConcurrentServiceSyncs: syncs, TaskLatencySeconds: cfg.TaskLatency.Seconds(),
+func run(ctx context.Context, cfg Config, syncs int, log io.Writer) (SyncsResult, error) {
+	res := SyncsResult{Services: cfg.Services, Nodes: cfg.Nodes, ConcurrentServiceSyncs: syncs, TaskLatencySeconds: cfg.TaskLatency.Seconds(),
 		Throttled: map[string]int{}, Busy: map[string]int{}}
 	dir := cfg.WorkDir
 	if dir == "" {
@@ -162,7 +167,7 @@ func run(ctx context.Context, cfg config, syncs int) (result, error) {
 	}
 	res.LogDir = dir
 	step := func(format string, args ...any) {
-		fmt.Printf("[%s syncs=%d] %s\n", time.Now().Format("15:04:05"), syncs, fmt.Sprintf(format, args...))
+		fmt.Fprintf(log, "[%s lb syncs=%d] %s\n", time.Now().Format("15:04:05"), syncs, fmt.Sprintf(format, args...))
 	}
 
 	step("starting etcd and kube-apiserver %s", testcluster.K8sVersion)
@@ -456,21 +461,23 @@ func sum(m map[string]int) int {
 	return n
 }
 
-func printResults(w io.Writer, results []result) {
-	fmt.Fprintln(w)
+// Print writes the table.
+func (r *Result) Print(w io.Writer) {
+	fmt.Fprintf(w, "\nLoad balancer benchmark: %d Services, %d nodes; target: %s\n\n", r.Services, r.Nodes, r.Target)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "syncs\tservices\tnodes\tingress p50\tp90\tmax\tall\tcreate calls\tthrottled\tresync reads\tresync writes\tdrift reads\tdrift writes\t")
-	for _, r := range results {
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%.1fs\t%.1fs\t%.1fs\t%.1fs\t%d\t%d\t%d\t%d\t%d\t%d\t\n", r.ConcurrentServiceSyncs, r.Services, r.Nodes,
-			r.Ingress.P50, r.Ingress.P90, r.Ingress.Max, r.Ingress.All, sum(r.CreateCalls), sum(r.Throttled),
-			r.Resync.Reads, r.Resync.Writes, r.Drift.Reads, r.Drift.Writes)
+	for _, s := range r.Runs {
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%.1fs\t%.1fs\t%.1fs\t%.1fs\t%d\t%d\t%d\t%d\t%d\t%d\t\n", s.ConcurrentServiceSyncs, s.Services, s.Nodes,
+			s.Ingress.P50, s.Ingress.P90, s.Ingress.Max, s.Ingress.All, sum(s.CreateCalls), sum(s.Throttled),
+			s.Resync.Reads, s.Resync.Writes, s.Drift.Reads, s.Drift.Writes)
 	}
 	_ = tw.Flush()
-	for _, r := range results {
-		fmt.Fprintf(w, "\nsyncs=%d resync calls: %s\n", r.ConcurrentServiceSyncs, callList(r.Resync.Calls))
-		fmt.Fprintf(w, "syncs=%d drift check calls: %s\n", r.ConcurrentServiceSyncs, callList(r.Drift.Calls))
-		fmt.Fprintf(w, "syncs=%d create calls: %s\n", r.ConcurrentServiceSyncs, callList(r.CreateCalls))
+	for _, s := range r.Runs {
+		fmt.Fprintf(w, "\nsyncs=%d resync calls: %s\n", s.ConcurrentServiceSyncs, callList(s.Resync.Calls))
+		fmt.Fprintf(w, "syncs=%d drift check calls: %s\n", s.ConcurrentServiceSyncs, callList(s.Drift.Calls))
+		fmt.Fprintf(w, "syncs=%d create calls: %s\n", s.ConcurrentServiceSyncs, callList(s.CreateCalls))
 	}
+	fmt.Fprintf(w, "met: %v %v\n", r.Met, r.Targets)
 }
 
 func callList(m map[string]int) string {
@@ -487,18 +494,4 @@ func callList(m map[string]int) string {
 		return "none"
 	}
 	return strings.Join(parts, " ")
-}
-
-func writeResults(path string, results []result) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	data, err := json.MarshalIndent(results, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
-		return errors.Join(fmt.Errorf("write %s", path), err)
-	}
-	return nil
 }
