@@ -127,6 +127,7 @@ func parseFlags(args []string) (options, error) {
 	// nodes
 	n := &o.nodes
 	fs.IntVar(&n.Nodes, "nodes", n.Nodes, "nodes: number of nodes (and instances)")
+	fs.IntVar(&n.Repeats, "repeats", n.Repeats, "nodes: interleaved (ours, floor) pairs; the ratio is their median")
 	fs.IntVar(&n.FloorWorkers, "floor-workers", n.FloorWorkers, "nodes: concurrent PATCH workers of the bare-client floor")
 	fs.DurationVar(&n.StatusSyncEvery, "node-status-update-frequency", n.StatusSyncEvery,
 		"nodes: the CCM's --node-status-update-frequency during the run (longer than the cache TTL, as in production)")

@@ -34,6 +34,7 @@ func TestBenchSmoke(t *testing.T) {
 	cfg.StatusSyncEvery = 12 * time.Second
 	cfg.NotReadyFor = 10 * time.Second
 	cfg.PhaseTimeout = 3 * time.Minute
+	cfg.Repeats = 1 // correctness only: one pair is enough
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
