@@ -22,6 +22,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -30,6 +31,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -49,9 +51,31 @@ type document struct {
 	// (nodes, init_seconds, floor_seconds, ...) predate the other sections,
 	// and files are compared across commits.
 	*nodes.Result
-	Routes *routes.Result `json:"routes,omitempty"`
-	LB     *lb.Result     `json:"lb,omitempty"`
-	Run    runInfo        `json:"run"`
+	// NodeSizes summarizes the node section at each --sizes value (the
+	// largest is also the top level); init-vs-nodes.svg draws it.
+	NodeSizes []sizeSummary  `json:"node_sizes,omitempty"`
+	Routes    *routes.Result `json:"routes,omitempty"`
+	LB        *lb.Result     `json:"lb,omitempty"`
+	Run       runInfo        `json:"run"`
+}
+
+// sizeSummary is the node section at one size.
+type sizeSummary struct {
+	Nodes            int          `json:"nodes"`
+	Init             report.Stats `json:"init_seconds"`
+	Floor            report.Stats `json:"floor_seconds"`
+	Ratio            report.Stats `json:"init_vs_floor"`
+	BaselineSeconds  float64      `json:"baseline_init_seconds"`
+	DescribeCalls    int64        `json:"describe_instances_calls_init"`
+	BaselineDescribe int64        `json:"baseline_describe_instances_calls_init"`
+	InitOnly         bool         `json:"init_only"`
+	Met              bool         `json:"met"`
+}
+
+func summarizeSize(r *nodes.Result) sizeSummary {
+	return sizeSummary{Nodes: r.Nodes, Init: r.InitStats, Floor: r.FloorStats, Ratio: r.RatioStats,
+		BaselineSeconds: r.BaselineInitSeconds, DescribeCalls: r.DescribeCallsInit, BaselineDescribe: r.BaselineDescribeCallsInit,
+		InitOnly: r.InitOnly, Met: r.Met}
 }
 
 type runInfo struct {
@@ -68,6 +92,7 @@ type options struct {
 	sections []string
 	quick    bool
 	out      string
+	sizes    []int // node section sizes, ascending; the largest runs every phase
 	nodes    nodes.Config
 	routes   routes.Config
 	lb       lb.Config
@@ -114,8 +139,10 @@ func quickRequested(args []string) bool {
 
 func parseFlags(args []string) (options, error) {
 	o := options{quick: quickRequested(args), nodes: nodes.DefaultConfig(), routes: routes.DefaultConfig(), lb: lb.DefaultConfig()}
+	defaultSizes := "1000,2000,5000"
 	if o.quick {
 		applyQuick(&o)
+		defaultSizes = "100,200"
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.BoolVar(&o.quick, "quick", o.quick, "a small version of every section (a few minutes); other flags still override it")
@@ -126,7 +153,8 @@ func parseFlags(args []string) (options, error) {
 
 	// nodes
 	n := &o.nodes
-	fs.IntVar(&n.Nodes, "nodes", n.Nodes, "nodes: number of nodes (and instances)")
+	sizes := fs.String("sizes", defaultSizes, "nodes: comma-separated node counts; the largest runs every phase, the others initialization only (init-vs-nodes.svg)")
+	fs.IntVar(&n.Nodes, "nodes", 0, "nodes: one node count, every phase (the same as --sizes=N)")
 	fs.IntVar(&n.Repeats, "repeats", n.Repeats, "nodes: interleaved (ours, floor) pairs; the ratio is their median")
 	fs.IntVar(&n.FloorWorkers, "floor-workers", n.FloorWorkers, "nodes: concurrent PATCH workers of the bare-client floor")
 	fs.DurationVar(&n.StatusSyncEvery, "node-status-update-frequency", n.StatusSyncEvery,
@@ -170,6 +198,22 @@ func parseFlags(args []string) (options, error) {
 			return o, fmt.Errorf("--route-modes: unknown mode %q (want periodic or watch)", m)
 		}
 	}
+	list := *sizes
+	if n.Nodes > 0 {
+		list = strconv.Itoa(n.Nodes)
+	}
+	for _, s := range splitList(list) {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 10 {
+			return o, fmt.Errorf("--sizes: %q is not a node count of at least 10", s)
+		}
+		o.sizes = append(o.sizes, v)
+	}
+	slices.Sort(o.sizes)
+	o.sizes = slices.Compact(o.sizes)
+	if len(o.sizes) == 0 {
+		return o, errors.New("--sizes: no node count")
+	}
 	l.Syncs = nil
 	for _, s := range splitList(*lbSyncs) {
 		v, err := strconv.Atoi(s)
@@ -191,7 +235,6 @@ func parseFlags(args []string) (options, error) {
 // and NotReady periods shrink with it, and the cache TTL stays shorter than
 // the sync period, as in production (the smoke test's settings).
 func applyQuick(o *options) {
-	o.nodes.Nodes = 200
 	o.nodes.CacheTTL = "5s"
 	o.nodes.StatusSyncEvery = 12 * time.Second
 	o.nodes.NotReadyFor = 10 * time.Second
@@ -212,19 +255,43 @@ func run(ctx context.Context, o options) error {
 	write := func() error {
 		doc.Run.WholeRunSeconds = time.Since(begin).Seconds()
 		doc.Run.AllMet = (doc.Result == nil || doc.Result.Met) && (doc.Routes == nil || doc.Routes.Met) && (doc.LB == nil || doc.LB.Met)
-		return report.WriteJSON(o.out, doc)
+		for _, s := range doc.NodeSizes {
+			doc.Run.AllMet = doc.Run.AllMet && s.Met
+		}
+		if err := report.WriteJSON(o.out, doc); err != nil {
+			return err
+		}
+		plots, err := writePlots(filepath.Dir(o.out), doc)
+		for _, p := range plots {
+			fmt.Printf("bench: plot %s\n", p)
+		}
+		return err
 	}
 	for _, section := range o.sections {
 		start := time.Now()
 		fmt.Printf("bench: section %s\n", section)
 		switch section {
 		case "nodes":
-			res, err := nodes.Run(ctx, o.nodes, os.Stdout)
-			if err != nil {
-				return fmt.Errorf("nodes: %w", err)
+			for _, size := range o.sizes {
+				cfg := o.nodes
+				cfg.Nodes = size
+				// Smaller sizes are for the init-vs-N curve: initialization
+				// only, which is what they plot.
+				cfg.InitOnly = cfg.InitOnly || size != o.sizes[len(o.sizes)-1]
+				if cfg.WorkDir != "" {
+					cfg.WorkDir = filepath.Join(cfg.WorkDir, strconv.Itoa(size))
+				}
+				res, err := nodes.Run(ctx, cfg, os.Stdout)
+				if err != nil {
+					return fmt.Errorf("nodes (%d): %w", size, err)
+				}
+				res.Print(os.Stdout)
+				doc.NodeSizes = append(doc.NodeSizes, summarizeSize(res))
+				doc.Result = res
 			}
-			res.Print(os.Stdout)
-			doc.Result = res
+			if len(doc.NodeSizes) > 1 {
+				printSizes(os.Stdout, doc.NodeSizes)
+			}
 		case "routes":
 			res, err := routes.Run(ctx, o.routes, os.Stdout)
 			if err != nil {
@@ -247,6 +314,19 @@ func run(ctx context.Context, o options) error {
 	}
 	fmt.Printf("\nwrote %s (whole run %s; every target met: %v)\n", o.out, time.Since(begin).Round(time.Second), doc.Run.AllMet)
 	return nil
+}
+
+// printSizes writes the init-vs-N table: seconds as median (min-max) of
+// the interleaved runs.
+func printSizes(w io.Writer, sizes []sizeSummary) {
+	fmt.Fprintf(w, "\nNode initialization by size (median (min-max) of the interleaved runs)\n\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "nodes\tours (s)\tfloor (s)\tours / floor\tbaseline (s)\tDescribeInstances ours / baseline\tmet")
+	for _, s := range sizes {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%.1f\t%d / %d\t%v\n", s.Nodes, s.Init.Spread("%.1f"), s.Floor.Spread("%.1f"),
+			s.Ratio.Spread("%.2fx"), s.BaselineSeconds, s.DescribeCalls, s.BaselineDescribe, s.Met)
+	}
+	_ = tw.Flush()
 }
 
 // appendFlag is a repeatable string flag that appends to a slice.

@@ -100,10 +100,10 @@ func (r *Result) Print(out io.Writer) {
 		}
 		return "NO"
 	}
-	fmt.Fprintf(w, "initialize all nodes (s), median (min-max)\t%s\t%s\t%s\t\t\n", spread(r.InitStats, "%.1f"),
-		baseline(fmt.Sprintf("%.1f", r.BaselineInitSeconds)), spread(r.FloorStats, "%.1f"))
+	fmt.Fprintf(w, "initialize all nodes (s), median (min-max)\t%s\t%s\t%s\t\t\n", r.InitStats.Spread("%.1f"),
+		baseline(fmt.Sprintf("%.1f", r.BaselineInitSeconds)), r.FloorStats.Spread("%.1f"))
 	fmt.Fprintf(w, "ours / floor, median (min-max) of %d pairs\t%s\t\t\t<= 1.5x\t%s\n", r.RatioStats.Runs,
-		spread(r.RatioStats, "%.2fx"), mark("init_within_1.5x_floor"))
+		r.RatioStats.Spread("%.2fx"), mark("init_within_1.5x_floor"))
 	fmt.Fprintf(w, "DescribeInstances calls, init\t%d\t%s\t-\t<= %d\t%s\n", r.DescribeCallsInit,
 		baseline(fmt.Sprint(r.BaselineDescribeCallsInit)), r.CallBudget, mark("init_calls_within_budget"))
 	if !r.InitOnly {
@@ -119,15 +119,6 @@ func (r *Result) Print(out io.Writer) {
 	fmt.Fprintln(out, "\n(baseline figures in parentheses are upstream's one call per node, not measured)")
 	fmt.Fprintf(out, "runs, in order: ours %s; floor %s\n", seconds(r.InitRuns), seconds(r.FloorRuns))
 	fmt.Fprintf(out, "met: %v\n", r.Met)
-}
-
-// spread formats a summary as "median (min-max)", or the value alone for a
-// single run.
-func spread(s report.Stats, format string) string {
-	if s.Runs <= 1 {
-		return fmt.Sprintf(format, s.Median)
-	}
-	return fmt.Sprintf(format+" ("+format+"-"+format+")", s.Median, s.Min, s.Max)
 }
 
 func seconds(xs []float64) string {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -73,24 +74,26 @@ type Bar struct {
 	Value float64
 }
 
-// BarPlot draws one bar per value, each labeled with its number (values
-// differ by orders of magnitude: a batched 51 next to an unbatched 5,000),
-// and saves it as an SVG.
-func BarPlot(path, title, yLabel string, bars []Bar) error {
+// BarPlot draws one horizontal bar per value (the labels are phrases), each
+// labeled with its number, since values differ by orders of magnitude (a
+// batched 51 next to an unbatched 5,000), and saves it as an SVG.
+func BarPlot(path, title, valueLabel string, bars []Bar) error {
 	if len(bars) == 0 {
 		return nil
 	}
 	p := plot.New()
 	p.Title.Text = title
-	p.Y.Label.Text = yLabel
-	p.Y.Min = 0
+	p.X.Label.Text = valueLabel
+	p.X.Min = 0
+	p.X.Tick.Marker = wholeTicks{}
 	values := make(plotter.Values, len(bars))
 	names := make([]string, len(bars))
 	labels := plotter.XYLabels{XYs: make(plotter.XYs, len(bars)), Labels: make([]string, len(bars))}
 	top := 0.0
-	for k, b := range bars {
+	for i, b := range bars {
+		k := len(bars) - 1 - i // the first bar on top
 		values[k], names[k] = b.Value, b.Label
-		labels.XYs[k] = plotter.XY{X: float64(k), Y: b.Value}
+		labels.XYs[k] = plotter.XY{X: b.Value, Y: float64(k)}
 		labels.Labels[k] = fmt.Sprintf("%.0f", b.Value)
 		top = max(top, b.Value)
 	}
@@ -100,19 +103,34 @@ func BarPlot(path, title, yLabel string, bars []Bar) error {
 	}
 	chart.Color = plotutil.Color(0)
 	chart.LineStyle.Width = 0
+	chart.Horizontal = true
 	text, err := plotter.NewLabels(labels)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	for k := range text.TextStyle {
-		text.TextStyle[k].XAlign = -0.5 // centered on the bar
-		text.TextStyle[k].YAlign = 0    // above it
+		text.TextStyle[k].XAlign = 0    // right of the bar's end
+		text.TextStyle[k].YAlign = -0.5 // centered on it
 	}
+	text.Offset.X = vg.Points(3)
 	p.Add(plotter.NewGrid(), chart, text)
-	p.NominalX(names...)
-	p.Y.Max = top * 1.12 // room for the top label
-	width := max(12*vg.Centimeter, vg.Length(len(bars))*2.6*vg.Centimeter)
-	return save(p, path, width, 9*vg.Centimeter)
+	p.NominalY(names...)
+	p.X.Max = top * 1.15 // room for the longest bar's label
+	height := 3*vg.Centimeter + vg.Length(len(bars))*0.9*vg.Centimeter
+	return save(p, path, 16*vg.Centimeter, height)
+}
+
+// wholeTicks labels an axis of counts without decimals.
+type wholeTicks struct{}
+
+func (wholeTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	for k := range ticks {
+		if ticks[k].Label != "" {
+			ticks[k].Label = strconv.FormatFloat(ticks[k].Value, 'f', -1, 64)
+		}
+	}
+	return ticks
 }
 
 // CDFPlot draws the empirical distribution of each named sample (seconds)

@@ -4,6 +4,7 @@ package report
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,6 +34,15 @@ func Summarize(xs []float64) Stats {
 		mid = (s[len(s)/2-1] + s[len(s)/2]) / 2
 	}
 	return Stats{Min: s[0], Median: mid, Max: s[len(s)-1], Runs: len(s)}
+}
+
+// Spread formats s as "median (min-max)" with the given verb for each, e.g.
+// "%.1f"; a single run is its value alone.
+func (s Stats) Spread(verb string) string {
+	if s.Runs <= 1 {
+		return fmt.Sprintf(verb, s.Median)
+	}
+	return fmt.Sprintf(verb+" ("+verb+"-"+verb+")", s.Median, s.Min, s.Max)
 }
 
 // Percentile returns the p-quantile (0..1) of xs by the nearest-rank
