@@ -40,14 +40,15 @@ e2e:
 	CCM_BINARY=$(CURDIR)/$(BIN)/cloud-controller-manager \
 	  $(GO) test -tags e2e -count=1 -timeout 30m -v $(E2E_FLAGS) ./test/e2e/
 
-## bench: every benchmark section (nodes, routes, lb) into bench/results/latest.json; BENCH_FLAGS=--quick for a
-## small run of each, BENCH_FLAGS='--sections=nodes --nodes=1000' to choose (go run ./bench --help); see docs/scale.md
+## bench: every benchmark section (nodes, routes, lb) into bench/results/latest.json and SVG plots beside it;
+## BENCH_FLAGS=--quick for a small run of each (into bench/results/quick/), BENCH_FLAGS='--sections=nodes --nodes=1000'
+## to choose (go run ./bench --help); see docs/scale.md
 bench: tools build
 	$(GO) run ./bench --ccm-binary $(BIN)/cloud-controller-manager $(BENCH_FLAGS)
 
-## bench-routes: only the route section, into bench/results/routes.json (BENCH_ROUTES_FLAGS=--route-nodes=200 for fewer); see docs/routes.md
+## bench-routes: only the route section, into bench/results/routes/ (BENCH_ROUTES_FLAGS=--route-nodes=200 for fewer); see docs/routes.md
 bench-routes: tools build
-	$(GO) run ./bench --ccm-binary $(BIN)/cloud-controller-manager --sections=routes --out=bench/results/routes.json $(BENCH_ROUTES_FLAGS)
+	$(GO) run ./bench --ccm-binary $(BIN)/cloud-controller-manager --sections=routes --out=bench/results/routes/latest.json $(BENCH_ROUTES_FLAGS)
 
 # bench-smoke: the node section at 200 nodes, checking correctness and the call budget only (part of make test)
 bench-smoke:

@@ -139,15 +139,17 @@ func quickRequested(args []string) bool {
 
 func parseFlags(args []string) (options, error) {
 	o := options{quick: quickRequested(args), nodes: nodes.DefaultConfig(), routes: routes.DefaultConfig(), lb: lb.DefaultConfig()}
-	defaultSizes := "1000,2000,5000"
+	defaultSizes, defaultOut := "1000,2000,5000", "bench/results/latest.json"
 	if o.quick {
 		applyQuick(&o)
-		defaultSizes = "100,200"
+		// A quick run's numbers are not comparable with a full run's: they
+		// go elsewhere, and never over the committed full results.
+		defaultSizes, defaultOut = "100,200", "bench/results/quick/latest.json"
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.BoolVar(&o.quick, "quick", o.quick, "a small version of every section (a few minutes); other flags still override it")
 	sections := fs.String("sections", strings.Join(allSections, ","), "comma-separated sections to run: "+strings.Join(allSections, ", "))
-	fs.StringVar(&o.out, "out", "bench/results/latest.json", "the JSON results; plots are written next to it")
+	fs.StringVar(&o.out, "out", defaultOut, "the JSON results; plots are written next to it")
 	ccmBinary := fs.String("ccm-binary", "bin/cloud-controller-manager", "the cloud-controller-manager binary (make build)")
 	workDir := fs.String("work-dir", "", "directory for logs and kubeconfigs, one subdirectory per section (default: new temporary directories)")
 
