@@ -6,7 +6,10 @@
 //     calls, against a bare-PATCH floor and an unbatched baseline;
 //   - routes (bench/routes): the route controller on a TKE route table;
 //   - lb (bench/lb): many LoadBalancer Services at once, then an unchanged
-//     resync and a drift check.
+//     resync and a drift check;
+//   - burst (bench/nodes, burst.go): nodes joining a running cluster at a
+//     steady rate, each node's time from registration to initialized,
+//     against a bare client patching each node as it appears.
 //
 // It prints each section's table and writes one JSON file (default
 // bench/results/latest.json): the node section's keys at the top level, as
@@ -43,7 +46,7 @@ import (
 	"github.com/ccmkit/ccm/bench/routes"
 )
 
-var allSections = []string{"nodes", "routes", "lb"}
+var allSections = []string{"nodes", "routes", "lb", "burst"}
 
 // document is latest.json.
 type document struct {
@@ -53,10 +56,11 @@ type document struct {
 	*nodes.Result
 	// NodeSizes summarizes the node section at each --sizes value (the
 	// largest is also the top level); init-vs-nodes.svg draws it.
-	NodeSizes []sizeSummary  `json:"node_sizes,omitempty"`
-	Routes    *routes.Result `json:"routes,omitempty"`
-	LB        *lb.Result     `json:"lb,omitempty"`
-	Run       runInfo        `json:"run"`
+	NodeSizes []sizeSummary      `json:"node_sizes,omitempty"`
+	Routes    *routes.Result     `json:"routes,omitempty"`
+	LB        *lb.Result         `json:"lb,omitempty"`
+	Burst     *nodes.BurstResult `json:"burst,omitempty"`
+	Run       runInfo            `json:"run"`
 }
 
 // sizeSummary is the node section at one size.
@@ -96,6 +100,7 @@ type options struct {
 	nodes    nodes.Config
 	routes   routes.Config
 	lb       lb.Config
+	burst    nodes.BurstConfig
 }
 
 func main() {
@@ -138,7 +143,8 @@ func quickRequested(args []string) bool {
 }
 
 func parseFlags(args []string) (options, error) {
-	o := options{quick: quickRequested(args), nodes: nodes.DefaultConfig(), routes: routes.DefaultConfig(), lb: lb.DefaultConfig()}
+	o := options{quick: quickRequested(args), nodes: nodes.DefaultConfig(), routes: routes.DefaultConfig(), lb: lb.DefaultConfig(),
+		burst: nodes.DefaultBurstConfig()}
 	defaultSizes, defaultOut := "1000,2000,5000", "bench/results/latest.json"
 	if o.quick {
 		applyQuick(&o)
@@ -182,6 +188,11 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&l.TaskLatency, "lb-task-latency", l.TaskLatency, "lb: cloudsim's asynchronous CLB task latency")
 	fs.DurationVar(&l.DriftPeriod, "lb-drift-period", l.DriftPeriod, "lb: the CCM's lb_drift_check_period (longer than creating every Service takes)")
 
+	// burst
+	bu := &o.burst
+	fs.IntVar(&bu.Nodes, "burst-nodes", bu.Nodes, "burst: nodes per burst")
+	burstRates := fs.String("burst-rates", joinFloats(bu.Rates), "burst: comma-separated rates (nodes per second), one floor and one ours burst each")
+
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -224,11 +235,23 @@ func parseFlags(args []string) (options, error) {
 		}
 		l.Syncs = append(l.Syncs, v)
 	}
-	n.CCMBinary, r.CCMBinary, l.CCMBinary = *ccmBinary, *ccmBinary, *ccmBinary
+	bu.Rates = nil
+	for _, s := range splitList(*burstRates) {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || v <= 0 {
+			return o, fmt.Errorf("--burst-rates: %q is not a positive number", s)
+		}
+		bu.Rates = append(bu.Rates, v)
+	}
+	// The burst runs the node section's CCM command line, --ccm-flag
+	// included.
+	bu.CCMFlags = n.CCMFlags
+	n.CCMBinary, r.CCMBinary, l.CCMBinary, bu.CCMBinary = *ccmBinary, *ccmBinary, *ccmBinary, *ccmBinary
 	if *workDir != "" {
 		n.WorkDir = filepath.Join(*workDir, "nodes")
 		r.WorkDir = filepath.Join(*workDir, "routes")
 		l.WorkDir = filepath.Join(*workDir, "lb")
+		bu.WorkDir = filepath.Join(*workDir, "burst")
 	}
 	return o, nil
 }
@@ -247,6 +270,8 @@ func applyQuick(o *options) {
 	o.lb.Services = 10
 	o.lb.DriftPeriod = 30 * time.Second
 	o.lb.Timeout = 3 * time.Minute
+	o.burst.Nodes = 200
+	o.burst.PhaseTimeout = 3 * time.Minute
 }
 
 func run(ctx context.Context, o options) error {
@@ -256,7 +281,8 @@ func run(ctx context.Context, o options) error {
 	// the earlier numbers.
 	write := func() error {
 		doc.Run.WholeRunSeconds = time.Since(begin).Seconds()
-		doc.Run.AllMet = (doc.Result == nil || doc.Result.Met) && (doc.Routes == nil || doc.Routes.Met) && (doc.LB == nil || doc.LB.Met)
+		doc.Run.AllMet = (doc.Result == nil || doc.Result.Met) && (doc.Routes == nil || doc.Routes.Met) && (doc.LB == nil || doc.LB.Met) &&
+			(doc.Burst == nil || doc.Burst.Met)
 		for _, s := range doc.NodeSizes {
 			doc.Run.AllMet = doc.Run.AllMet && s.Met
 		}
@@ -308,6 +334,13 @@ func run(ctx context.Context, o options) error {
 			}
 			res.Print(os.Stdout)
 			doc.LB = res
+		case "burst":
+			res, err := nodes.RunBurst(ctx, o.burst, os.Stdout)
+			if err != nil {
+				return fmt.Errorf("burst: %w", err)
+			}
+			res.Print(os.Stdout)
+			doc.Burst = res
 		}
 		fmt.Printf("bench: section %s took %s\n", section, time.Since(start).Round(time.Second))
 		if err := write(); err != nil {
@@ -350,6 +383,14 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+func joinFloats(vs []float64) string {
+	s := make([]string, len(vs))
+	for k, v := range vs {
+		s[k] = strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return strings.Join(s, ",")
 }
 
 func joinInts(vs []int) string {

@@ -13,6 +13,7 @@ const (
 	plotCallsNodes  = "calls-nodes.svg"
 	plotCallsRoutes = "calls-routes.svg"
 	plotCallsLB     = "calls-lb.svg"
+	plotBurstCDF    = "burst-join-cdf.svg"
 )
 
 // writePlots draws what the document holds into dir and returns the files
@@ -93,6 +94,19 @@ func writePlots(dir string, doc document) ([]string, error) {
 		}
 		if err := draw(plotCallsLB, func(path string) error {
 			return report.BarPlot(path, fmt.Sprintf("LB section: CLB calls, %d Services", r.Services), "calls", bars)
+		}); err != nil {
+			return written, err
+		}
+	}
+	if r := doc.Burst; r != nil {
+		var samples []report.Series
+		for _, run := range r.Runs {
+			samples = append(samples,
+				report.Series{Name: fmt.Sprintf("ours, %.0f nodes/s", run.RatePerSecond), X: run.Ours.Samples},
+				report.Series{Name: fmt.Sprintf("floor, %.0f nodes/s", run.RatePerSecond), X: run.Floor.Samples})
+		}
+		if err := draw(plotBurstCDF, func(path string) error {
+			return report.CDFPlot(path, fmt.Sprintf("Burst: %d nodes join, registration to taint removed", r.Nodes), "seconds", samples)
 		}); err != nil {
 			return written, err
 		}

@@ -201,13 +201,17 @@ func (b *bench) setUp(ctx context.Context) error {
 	if b.simURL, err = b.sim.Start("127.0.0.1:0"); err != nil {
 		return err
 	}
+	// The burst section starts with an empty cloud (Nodes 0): its
+	// instances appear as they join.
 	b.nodes = makeNodes(b.cfg.Nodes)
-	var in []cloudsim.Instance
-	for _, n := range b.nodes {
-		in = append(in, n.instance())
-	}
-	if _, err := b.sim.AddInstances(in...); err != nil {
-		return fmt.Errorf("add %d instances to cloudsim: %w", len(in), err)
+	if len(b.nodes) > 0 {
+		var in []cloudsim.Instance
+		for _, n := range b.nodes {
+			in = append(in, n.instance())
+		}
+		if _, err := b.sim.AddInstances(in...); err != nil {
+			return fmt.Errorf("add %d instances to cloudsim: %w", len(in), err)
+		}
 	}
 	if b.tracker, err = startTracker(ctx, b.client); err != nil {
 		return err

@@ -27,10 +27,15 @@ type nodeInfo struct {
 	id, privateIP, publicIP string
 }
 
-func makeNodes(n int) []nodeInfo {
+func makeNodes(n int) []nodeInfo { return nodeRange(0, n) }
+
+// nodeRange is machines first..first+n-1: distinct ranges never share an
+// instance id or an address.
+func nodeRange(first, n int) []nodeInfo {
 	out := make([]nodeInfo, n)
-	for k := range n {
-		out[k] = nodeInfo{
+	for i := range n {
+		k := first + i
+		out[i] = nodeInfo{
 			id:        fmt.Sprintf("ins-b%07d", k),
 			privateIP: fmt.Sprintf("10.%d.%d.%d", 100+k/62500, (k/250)%250, 1+k%250),
 			publicIP:  fmt.Sprintf("100.%d.%d.%d", 64+k/62500, (k/250)%250, 1+k%250),
@@ -145,23 +150,30 @@ func initialized(n *corev1.Node) bool {
 	return false
 }
 
-// tracker watches Nodes and counts the present and initialized ones.
+// tracker watches Nodes and counts the present and initialized ones. It
+// also notes when it first saw each node without the uninitialized taint:
+// the end of a node's join in the burst section.
 type tracker struct {
-	stopCh chan struct{}
-	mu     sync.Mutex
-	done   map[string]bool // name -> initialized
+	stopCh    chan struct{}
+	mu        sync.Mutex
+	done      map[string]bool      // name -> initialized
+	untainted map[string]time.Time // name -> first seen without the taint
 }
 
-type trackerCounts struct{ present, initialized int }
+type trackerCounts struct{ present, initialized, untainted int }
 
 func startTracker(ctx context.Context, client kubernetes.Interface) (*tracker, error) {
-	t := &tracker{stopCh: make(chan struct{}), done: map[string]bool{}}
+	t := &tracker{stopCh: make(chan struct{}), done: map[string]bool{}, untainted: map[string]time.Time{}}
 	factory := informers.NewSharedInformerFactory(client, 0)
 	inf := factory.Core().V1().Nodes().Informer()
 	set := func(obj any) {
 		if n, ok := obj.(*corev1.Node); ok {
+			now := time.Now()
 			t.mu.Lock()
 			t.done[n.Name] = initialized(n)
+			if _, seen := t.untainted[n.Name]; !seen && !testcluster.HasTaint(n, cloudapi.TaintExternalCloudProvider) {
+				t.untainted[n.Name] = now
+			}
 			t.mu.Unlock()
 		}
 	}
@@ -175,6 +187,7 @@ func startTracker(ctx context.Context, client kubernetes.Interface) (*tracker, e
 			if n, ok := obj.(*corev1.Node); ok {
 				t.mu.Lock()
 				delete(t.done, n.Name)
+				delete(t.untainted, n.Name)
 				t.mu.Unlock()
 			}
 		},
@@ -197,13 +210,22 @@ func (t *tracker) stop() { close(t.stopCh) }
 func (t *tracker) counts() trackerCounts {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	c := trackerCounts{present: len(t.done)}
+	c := trackerCounts{present: len(t.done), untainted: len(t.untainted)}
 	for _, ok := range t.done {
 		if ok {
 			c.initialized++
 		}
 	}
 	return c
+}
+
+// untaintedAt returns when the named node was first seen without the
+// uninitialized taint.
+func (t *tracker) untaintedAt(name string) (time.Time, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	at, ok := t.untainted[name]
+	return at, ok
 }
 
 // waitFor polls until cond holds, or fails after timeout naming what.
