@@ -65,10 +65,12 @@ type Config struct {
 
 // DefaultConfig is the full-size run of `make bench`: 100 Services with ten
 // service workers (upstream's default of one only serializes the same calls;
-// docs/loadbalancers.md has both).
+// docs/loadbalancers.md has both). Creating them takes about 16 s with ten
+// workers, so a 1-minute drift period stays clear of it (with one worker,
+// about 65 s: use --lb-drift-period=2m).
 func DefaultConfig() Config {
 	return Config{Services: 100, Nodes: 3, Syncs: []int{10}, TaskLatency: 200 * time.Millisecond,
-		CCMBinary: "bin/cloud-controller-manager", Timeout: 10 * time.Minute, DriftPeriod: 2 * time.Minute}
+		CCMBinary: "bin/cloud-controller-manager", Timeout: 10 * time.Minute, DriftPeriod: time.Minute}
 }
 
 // Result is the section's numbers: one run per --concurrent-service-syncs
