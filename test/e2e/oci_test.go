@@ -61,6 +61,10 @@ func ociLBNodeWith(t *testing.T, selector string, setup func(*cloudsim.Instance)
 	}
 	t.Cleanup(func() {
 		_ = suite.cluster.Client.CoreV1().Nodes().Delete(context.Background(), node.Name, metav1.DeleteOptions{})
+		// The instance goes with its node, so that later tests do not scan
+		// the VNICs of every load balancer test's nodes (TestNodeInitialized
+		// counts the lookups of one node's initialization).
+		_ = suite.sim.SetInstanceState(in.ID, "TERMINATED")
 	})
 	return in
 }
