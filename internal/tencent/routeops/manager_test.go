@@ -11,134 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ccmkit/ccm/internal/tcapi"
+	"github.com/ccmkit/ccm/pkg/cloudsim"
 )
-
-// fakeBackend is an in-memory table with TKE's rules (inside the CIDR, one
-// CIDR per gateway, no overlap). Hooks let a test fail or delay calls.
-type fakeBackend struct {
-	mu      sync.Mutex
-	exists  bool
-	table   Table
-	routes  []Route
-	calls   map[string]int
-	failOn  map[string]error    // action -> error to return
-	onList  func()              // called inside ListRoutes, before answering
-	created []netip.Prefix      // CreateTable CIDRs
-	nextID  int                 // for IDs, when withIDs
-	withIDs bool                // assign IDs like the VPC backend
-	deleted []Route             // DeleteRoute arguments
-	before  func(action string) // called (unlocked) at the start of every call
-}
-
-func newFake(routes ...Route) *fakeBackend {
-	return &fakeBackend{
-		exists: true,
-		table:  Table{Name: "cls-test", CIDR: mustPrefix("10.244.0.0/16"), VpcID: "vpc-test0001"},
-		routes: routes,
-		calls:  map[string]int{},
-		failOn: map[string]error{},
-	}
-}
-
-func (f *fakeBackend) String() string { return `fake table "cls-test"` }
-
-func (f *fakeBackend) call(action string) error {
-	if f.before != nil {
-		f.before(action)
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.calls[action]++
-	return f.failOn[action]
-}
-
-func (f *fakeBackend) count(action string) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.calls[action]
-}
-
-func (f *fakeBackend) FindTable(context.Context) (Table, error) {
-	if err := f.call("FindTable"); err != nil {
-		return Table{}, err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if !f.exists {
-		return Table{}, &tcapi.CallError{Action: "FindTable", Kind: ErrTableNotFound, Err: errors.New("no such table")}
-	}
-	return f.table, nil
-}
-
-func (f *fakeBackend) CreateTable(_ context.Context, cidr netip.Prefix) (Table, error) {
-	if err := f.call("CreateTable"); err != nil {
-		return Table{}, err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.created = append(f.created, cidr)
-	f.exists, f.table.CIDR = true, cidr
-	return f.table, nil
-}
-
-func (f *fakeBackend) ListRoutes(context.Context) ([]Route, error) {
-	if err := f.call("ListRoutes"); err != nil {
-		return nil, err
-	}
-	f.mu.Lock()
-	out := slices.Clone(f.routes)
-	f.mu.Unlock()
-	if f.onList != nil {
-		f.onList()
-	}
-	return out, nil
-}
-
-func (f *fakeBackend) CreateRoute(_ context.Context, r Route) (Route, error) {
-	if err := f.call("CreateRoute"); err != nil {
-		return Route{}, err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if !f.exists {
-		return Route{}, &tcapi.CallError{Action: "CreateRoute", Kind: ErrTableNotFound, Err: errors.New("no such table")}
-	}
-	if !f.table.CIDR.Contains(r.Destination.Addr()) {
-		return Route{}, &tcapi.CallError{Action: "CreateRoute", Kind: ErrOutOfTable, Err: errors.New("[InvalidParameter.CidrOutOfRouteTable] out")}
-	}
-	for _, x := range f.routes {
-		if x.Gateway == r.Gateway {
-			return Route{}, &tcapi.CallError{Action: "CreateRoute", Kind: ErrGatewayInUse, Err: errors.New("[InvalidParameter.GatewayAlreadyAssociatedCidr] in use")}
-		}
-		if x.Destination.Overlaps(r.Destination) {
-			return Route{}, &tcapi.CallError{Action: "CreateRoute", Kind: ErrCIDRConflict, Err: errors.New("[InvalidParameter.CidrConflictWithOtherRoute] conflict")}
-		}
-	}
-	if f.withIDs {
-		f.nextID++
-		r.ID = fmt.Sprintf("id-%d", f.nextID)
-	}
-	f.routes = append(f.routes, r)
-	return r, nil
-}
-
-func (f *fakeBackend) DeleteRoute(_ context.Context, r Route) error {
-	if err := f.call("DeleteRoute"); err != nil {
-		return err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.deleted = append(f.deleted, r)
-	f.routes = slices.DeleteFunc(f.routes, r.same)
-	return nil
-}
-
-func (f *fakeBackend) has(r Route) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.ContainsFunc(f.routes, r.same)
-}
 
 // nodeMap is a Nodes answering from a map of IP -> node name.
 type nodeMap map[string]string
@@ -171,12 +45,12 @@ func (c *clock) Advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-func newManager(f *fakeBackend, opts Options) (*Manager, *clock) {
+func newManager(b Backend, opts Options) (*Manager, *clock) {
 	clk := &clock{now: time.Unix(1_700_000_000, 0)}
 	if opts.Clock == nil {
 		opts.Clock = clk.Now
 	}
-	return NewManager(f, opts), clk
+	return NewManager(b, opts), clk
 }
 
 func names(routes []NodeRoute) []string {
@@ -228,8 +102,7 @@ func TestListOwnership(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFake(tc.routes...)
-			m, _ := newManager(f, tc.opts)
+			m, _ := newManager(newRouteEnv(t, tc.routes...).tke(), tc.opts)
 			got, err := m.List(context.Background(), tc.nodes)
 			if err != nil {
 				t.Fatal(err)
@@ -245,8 +118,8 @@ func TestListOwnership(t *testing.T) {
 // foreign route is never listed and cannot be deleted.
 func TestDeletedNodeRouteStaysOurs(t *testing.T) {
 	ctx := context.Background()
-	f := newFake(rt("10.244.1.0/24", "10.0.0.1"), rt("10.244.9.0/24", "10.0.0.9"))
-	m, clk := newManager(f, Options{CacheTTL: 9 * time.Second})
+	e := newRouteEnv(t, rt("10.244.1.0/24", "10.0.0.1"), rt("10.244.9.0/24", "10.0.0.9"))
+	m, clk := newManager(e.tke(), Options{CacheTTL: 9 * time.Second})
 	if _, err := m.List(ctx, nodeMap{"10.0.0.1": "n1"}); err != nil {
 		t.Fatal(err)
 	}
@@ -265,12 +138,12 @@ func TestDeletedNodeRouteStaysOurs(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "refusing") {
 		t.Fatalf("deleting a foreign route: %v", err)
 	}
-	if !f.has(rt("10.244.9.0/24", "10.0.0.9")) || f.has(rt("10.244.1.0/24", "10.0.0.1")) {
-		t.Fatalf("table now %v", f.routes)
+	if !e.has(rt("10.244.9.0/24", "10.0.0.9")) || e.has(rt("10.244.1.0/24", "10.0.0.1")) {
+		t.Fatalf("table now %v", e.routes())
 	}
 	// Once the route is gone, the gateway is forgotten: a later route to
 	// that IP from another tool is foreign.
-	f.routes = append(f.routes, rt("10.244.5.0/24", "10.0.0.1"))
+	e.addRoute(rt("10.244.5.0/24", "10.0.0.1"))
 	clk.Advance(10 * time.Second)
 	if got, _ := m.List(ctx, nodeMap{}); len(got) != 0 {
 		t.Fatalf("List after the node's route went = %v", names(got))
@@ -279,8 +152,8 @@ func TestDeletedNodeRouteStaysOurs(t *testing.T) {
 
 func TestCacheTTLAndInPlaceUpdates(t *testing.T) {
 	ctx := context.Background()
-	f := newFake(rt("10.244.1.0/24", "10.0.0.1"))
-	m, clk := newManager(f, Options{CacheTTL: 9 * time.Second})
+	e := newRouteEnv(t, rt("10.244.1.0/24", "10.0.0.1"))
+	m, clk := newManager(e.tke(), Options{CacheTTL: 9 * time.Second})
 	nodes := nodeMap{"10.0.0.1": "n1", "10.0.0.2": "n2", "10.0.0.3": "n3"}
 
 	if _, err := m.List(ctx, nodes); err != nil {
@@ -305,27 +178,25 @@ func TestCacheTTLAndInPlaceUpdates(t *testing.T) {
 	if !slices.Equal(names(got), want) {
 		t.Fatalf("cached List = %v, want %v", names(got), want)
 	}
-	if n := f.count("ListRoutes"); n != 1 {
-		t.Fatalf("ListRoutes calls = %d, want 1 (cache)", n)
+	if n := e.count("DescribeClusterRoutes"); n != 1 {
+		t.Fatalf("DescribeClusterRoutes calls = %d, want 1 (cache)", n)
 	}
 	// Creating a route that the fresh cache already holds costs nothing.
 	if err := m.Create(ctx, "n2", rt("10.244.2.0/24", "10.0.0.2")); err != nil {
 		t.Fatal(err)
 	}
-	if n := f.count("CreateRoute"); n != 2 {
-		t.Fatalf("CreateRoute calls = %d, want 2", n)
+	if n := e.count("CreateClusterRoute"); n != 2 {
+		t.Fatalf("CreateClusterRoute calls = %d, want 2", n)
 	}
 	// After the TTL, the next List reads the cloud and sees drift.
-	f.mu.Lock()
-	f.routes = slices.DeleteFunc(f.routes, rt("10.244.3.0/24", "10.0.0.3").same)
-	f.mu.Unlock()
+	e.removeRoute(rt("10.244.3.0/24", "10.0.0.3"))
 	clk.Advance(5 * time.Second)
 	got, _ = m.List(ctx, nodes)
 	if want := []string{"10.244.2.0/24 -> 10.0.0.2@n2"}; !slices.Equal(names(got), want) {
 		t.Fatalf("List after TTL = %v, want %v", names(got), want)
 	}
-	if n := f.count("ListRoutes"); n != 2 {
-		t.Fatalf("ListRoutes calls = %d, want 2", n)
+	if n := e.count("DescribeClusterRoutes"); n != 2 {
+		t.Fatalf("DescribeClusterRoutes calls = %d, want 2", n)
 	}
 	if s := m.Stats(); s.CacheHits != 1 || s.CacheMisses != 2 || s.CreatesSkipped != 1 {
 		t.Fatalf("stats %+v", s)
@@ -333,15 +204,15 @@ func TestCacheTTLAndInPlaceUpdates(t *testing.T) {
 }
 
 func TestCacheDisabled(t *testing.T) {
-	f := newFake(rt("10.244.1.0/24", "10.0.0.1"))
-	m, _ := newManager(f, Options{})
+	e := newRouteEnv(t, rt("10.244.1.0/24", "10.0.0.1"))
+	m, _ := newManager(e.tke(), Options{})
 	for range 3 {
 		if _, err := m.List(context.Background(), nodeMap{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n := f.count("ListRoutes"); n != 3 {
-		t.Fatalf("ListRoutes calls = %d, want 3 with CacheTTL 0", n)
+	if n := e.count("DescribeClusterRoutes"); n != 3 {
+		t.Fatalf("DescribeClusterRoutes calls = %d, want 3 with CacheTTL 0", n)
 	}
 }
 
@@ -349,15 +220,16 @@ func TestCacheDisabled(t *testing.T) {
 // (older) list arrives.
 func TestWriteDuringRefresh(t *testing.T) {
 	ctx := context.Background()
-	f := newFake(rt("10.244.1.0/24", "10.0.0.1"))
-	m, clk := newManager(f, Options{CacheTTL: 9 * time.Second})
+	e := newRouteEnv(t, rt("10.244.1.0/24", "10.0.0.1"))
+	m, clk := newManager(e.tke(), Options{CacheTTL: 9 * time.Second})
 	nodes := nodeMap{"10.0.0.1": "n1", "10.0.0.2": "n2"}
 	if _, err := m.List(ctx, nodes); err != nil {
 		t.Fatal(err)
 	}
 	clk.Advance(10 * time.Second)
 	inList, release := make(chan struct{}), make(chan struct{})
-	f.onList = func() { close(inList); <-release }
+	// The refresh's answer is held between cloudsim and the Manager.
+	e.afterNext("DescribeClusterRoutes", func() { close(inList); <-release })
 	done := make(chan []NodeRoute)
 	go func() {
 		got, err := m.List(ctx, nodes)
@@ -366,11 +238,10 @@ func TestWriteDuringRefresh(t *testing.T) {
 		}
 		done <- got
 	}()
-	<-inList // the list has been read, the answer is on its way
+	<-inList // cloudsim has answered without the new route; the answer is on its way
 	if err := m.Create(ctx, "n2", rt("10.244.2.0/24", "10.0.0.2")); err != nil {
 		t.Fatal(err)
 	}
-	f.onList = nil
 	close(release)
 	got := <-done
 	want := []string{"10.244.1.0/24 -> 10.0.0.1@n1", "10.244.2.0/24 -> 10.0.0.2@n2"}
@@ -388,8 +259,14 @@ func TestConcurrentConflictsShareOneRead(t *testing.T) {
 		routes = append(routes, rt(fmt.Sprintf("10.244.%d.0/24", i), fmt.Sprintf("10.0.1.%d", i)))
 		nodes[fmt.Sprintf("10.0.1.%d", i)] = fmt.Sprintf("old-%d", i)
 	}
-	f := newFake(routes...)
-	m, _ := newManager(f, Options{CacheTTL: 9 * time.Second})
+	e := newRouteEnvWith(t, func(o *cloudsim.Options) {
+		o.RouteTables = []cloudsim.RouteTable{envTable(routes...)}
+		// 50 creates at once exceed the documented 20/s, which the
+		// provider's transport paces in production; here they must all
+		// reach the table.
+		o.RateLimits = map[string]float64{"CreateClusterRoute": 0}
+	})
+	m, _ := newManager(e.tke(), Options{CacheTTL: 9 * time.Second})
 	if _, err := m.List(ctx, nodes); err != nil {
 		t.Fatal(err)
 	}
@@ -397,12 +274,12 @@ func TestConcurrentConflictsShareOneRead(t *testing.T) {
 	// network.
 	var arrived sync.WaitGroup
 	arrived.Add(50)
-	f.before = func(action string) {
-		if action == "CreateRoute" {
+	e.beforeEach(func(action string) {
+		if action == "CreateClusterRoute" {
 			arrived.Done()
 			arrived.Wait()
 		}
-	}
+	})
 	var wg sync.WaitGroup
 	errs := make([]error, 50)
 	for i := range 50 {
@@ -418,8 +295,8 @@ func TestConcurrentConflictsShareOneRead(t *testing.T) {
 			t.Fatalf("create %d: %v", i, err)
 		}
 	}
-	if n := f.count("ListRoutes"); n != 2 {
-		t.Fatalf("ListRoutes calls = %d for 50 concurrent conflicts, want a shared read", n)
+	if n := e.count("DescribeClusterRoutes"); n != 2 {
+		t.Fatalf("DescribeClusterRoutes calls = %d for 50 concurrent conflicts, want a shared read", n)
 	}
 }
 
@@ -473,8 +350,8 @@ func TestCreateErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			f := newFake(tc.existing...)
-			m, _ := newManager(f, tc.opts)
+			e := newRouteEnv(t, tc.existing...)
+			m, _ := newManager(e.tke(), tc.opts)
 			if _, err := m.List(ctx, tc.nodes); err != nil {
 				t.Fatal(err)
 			}
@@ -490,8 +367,8 @@ func TestCreateErrors(t *testing.T) {
 					t.Errorf("error %q does not say %q", err, s)
 				}
 			}
-			if tc.wantKind == nil && f.count("CreateRoute") != 0 {
-				t.Errorf("CreateRoute called for a route we refuse")
+			if tc.wantKind == nil && e.count("CreateClusterRoute") != 0 {
+				t.Errorf("CreateClusterRoute called for a route we refuse")
 			}
 		})
 	}
@@ -501,13 +378,21 @@ func TestCreateErrors(t *testing.T) {
 // lost) is success.
 func TestCreateIdempotentAfterLostAnswer(t *testing.T) {
 	ctx := context.Background()
-	f := newFake()
-	m, _ := newManager(f, Options{CacheTTL: 9 * time.Second})
+	e := newRouteEnv(t)
+	m, _ := newManager(e.tke(), Options{CacheTTL: 9 * time.Second})
 	if _, err := m.List(ctx, nodeMap{}); err != nil {
 		t.Fatal(err)
 	}
-	// Someone (our previous attempt) created it behind the cache's back.
-	f.routes = append(f.routes, rt("10.244.1.0/24", "10.0.0.1"))
+	// Our previous attempt created it, but its answer was lost: the route
+	// is in the table behind the cache's back.
+	e.loseNextAnswer("CreateClusterRoute")
+	if err := m.Create(ctx, "n1", rt("10.244.1.0/24", "10.0.0.1")); err == nil {
+		t.Fatal("Create succeeded without an answer")
+	}
+	if !e.has(rt("10.244.1.0/24", "10.0.0.1")) {
+		t.Fatalf("table now %v, want the route of the lost answer", e.routes())
+	}
+	// The retry conflicts with the route itself (GatewayAlreadyAssociatedCidr).
 	if err := m.Create(ctx, "n1", rt("10.244.1.0/24", "10.0.0.1")); err != nil {
 		t.Fatalf("Create = %v, want success", err)
 	}
@@ -519,39 +404,39 @@ func TestCreateIdempotentAfterLostAnswer(t *testing.T) {
 func TestTableMissing(t *testing.T) {
 	ctx := context.Background()
 	t.Run("clear error", func(t *testing.T) {
-		f := newFake()
-		f.exists = false
-		m, _ := newManager(f, Options{})
+		m, _ := newManager(newRouteEnvWith(t, nil).tke(), Options{})
 		_, err := m.List(ctx, nodeMap{})
 		if !errors.Is(err, ErrTableNotFound) || !strings.Contains(err.Error(), "create_cluster_route_table: true") {
 			t.Fatalf("List = %v", err)
 		}
 	})
 	t.Run("created when allowed", func(t *testing.T) {
-		f := newFake()
-		f.exists = false
-		m, _ := newManager(f, Options{CreateTable: true, ClusterCIDR: mustPrefix("10.96.0.0/16")})
+		e := newRouteEnvWith(t, nil)
+		m, _ := newManager(e.tke(), Options{CreateTable: true, ClusterCIDR: mustPrefix("10.96.0.0/16")})
 		if _, err := m.List(ctx, nodeMap{}); err != nil {
 			t.Fatal(err)
 		}
-		if len(f.created) != 1 || f.created[0] != mustPrefix("10.96.0.0/16") {
-			t.Fatalf("CreateTable calls %v", f.created)
+		created := e.requests("CreateClusterRouteTable")
+		if len(created) != 1 || !strings.Contains(created[0], `"RouteTableCidrBlock":"10.96.0.0/16"`) {
+			t.Fatalf("CreateClusterRouteTable calls %v", created)
 		}
-		if _, err := m.List(ctx, nodeMap{}); err != nil || f.count("CreateTable") != 1 || f.count("FindTable") > 3 {
-			t.Fatalf("second List: %v, calls %v", err, f.calls)
+		if table, err := e.sim.RouteTable(simTable); err != nil || table.CIDR != "10.96.0.0/16" {
+			t.Fatalf("table %+v, %v", table, err)
+		}
+		if _, err := m.List(ctx, nodeMap{}); err != nil || e.count("CreateClusterRouteTable") != 1 || e.count("DescribeClusterRouteTables") > 3 {
+			t.Fatalf("second List: %v, calls %v", err, e.counts())
 		}
 	})
 	t.Run("deleted later: found missing again", func(t *testing.T) {
-		f := newFake(rt("10.244.1.0/24", "10.0.0.1"))
-		m, clk := newManager(f, Options{CacheTTL: time.Second})
+		e := newRouteEnv(t, rt("10.244.1.0/24", "10.0.0.1"))
+		m, clk := newManager(e.tke(), Options{CacheTTL: time.Second})
 		if _, err := m.List(ctx, nodeMap{}); err != nil {
 			t.Fatal(err)
 		}
-		f.mu.Lock()
-		f.exists, f.routes = false, nil
-		f.mu.Unlock()
+		e.deleteTable()
 		clk.Advance(2 * time.Second)
-		// The empty answer is checked against the table list.
+		// DescribeClusterRoutes answers an empty list for a missing table;
+		// the empty answer is checked against the table list.
 		if _, err := m.List(ctx, nodeMap{}); !errors.Is(err, ErrTableNotFound) {
 			t.Fatalf("List = %v", err)
 		}
@@ -562,24 +447,38 @@ func TestTableMissing(t *testing.T) {
 	})
 }
 
-// The VPC backend needs the cloud's ID to delete; the Manager fills it from
-// the cache.
+// The VPC backend needs the cloud's RouteId to delete; the Manager fills it
+// from the cache (the CreateRoutes answer), so that the backend does not
+// read the table to look it up.
 func TestDeleteUsesCachedID(t *testing.T) {
 	ctx := context.Background()
-	f := newFake()
-	f.withIDs = true
-	m, _ := newManager(f, Options{CacheTTL: time.Minute})
+	e := newRouteEnvWith(t, func(o *cloudsim.Options) {
+		o.VPCRouteTables = []cloudsim.VPCRouteTable{{ID: simRTB, VpcID: simVPC}}
+	})
+	m, _ := newManager(NewVPC(e.vpcClient(), simRTB, simVPC, nil), Options{ClusterCIDR: mustPrefix("10.200.0.0/16"), CacheTTL: time.Minute})
 	if _, err := m.List(ctx, nodeMap{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Create(ctx, "n1", rt("10.244.1.0/24", "10.0.0.1")); err != nil {
+	if err := m.Create(ctx, "n1", rt("10.200.1.0/24", "10.0.0.1")); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Delete(ctx, rt("10.244.1.0/24", "10.0.0.1")); err != nil {
+	table, err := e.sim.VPCRouteTable(simRTB)
+	if err != nil || len(table.Routes) != 1 {
+		t.Fatalf("table %+v, %v", table, err)
+	}
+	reads := e.count("DescribeRouteTables")
+	if err := m.Delete(ctx, rt("10.200.1.0/24", "10.0.0.1")); err != nil {
 		t.Fatal(err)
 	}
-	if len(f.deleted) != 1 || f.deleted[0].ID != "id-1" {
-		t.Fatalf("DeleteRoute got %+v", f.deleted)
+	deletes := e.requests("DeleteRoutes")
+	if len(deletes) != 1 || !strings.Contains(deletes[0], fmt.Sprintf(`"RouteId":%d`, table.Routes[0].ID)) {
+		t.Fatalf("DeleteRoutes got %v, want RouteId %d", deletes, table.Routes[0].ID)
+	}
+	if n := e.count("DescribeRouteTables"); n != reads {
+		t.Errorf("Delete read the table %d times to find the RouteId", n-reads)
+	}
+	if table, _ := e.sim.VPCRouteTable(simRTB); len(table.Routes) != 0 {
+		t.Errorf("table now %+v", table.Routes)
 	}
 }
 

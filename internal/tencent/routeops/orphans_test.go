@@ -48,6 +48,7 @@ func (g *gatewayAnswers) lookups() int {
 func TestListReclaimsOrphans(t *testing.T) {
 	tests := []struct {
 		name        string
+		clusterCIDR netip.Prefix // zero: the table's CIDR
 		released    []string
 		err         error
 		routes      []Route
@@ -55,22 +56,24 @@ func TestListReclaimsOrphans(t *testing.T) {
 		want        []string
 		wantLookups int
 	}{
-		{"a released gateway: reclaimed as a deleted node's route", []string{"10.0.0.9"}, nil,
-			[]Route{rt("10.244.1.0/24", "10.0.0.1"), rt("10.244.9.0/24", "10.0.0.9")}, nodeMap{"10.0.0.1": "n1"},
-			[]string{"10.244.1.0/24 -> 10.0.0.1@n1", "10.244.9.0/24 -> 10.0.0.9@" + OrphanNode + "(gone)"}, 1},
-		{"a gateway an instance holds: foreign", nil, nil,
-			[]Route{rt("10.244.9.0/24", "10.0.0.9")}, nodeMap{}, nil, 1},
-		{"the lookup fails: foreign", nil, errors.New("throttled"),
-			[]Route{rt("10.244.9.0/24", "10.0.0.9")}, nodeMap{}, nil, 1},
-		{"outside the cluster CIDR: not even looked up", []string{"10.0.0.9"}, nil,
-			[]Route{rt("192.168.9.0/24", "10.0.0.9")}, nodeMap{}, nil, 0},
-		{"every route has a node: nothing to look up", nil, nil,
-			[]Route{rt("10.244.1.0/24", "10.0.0.1")}, nodeMap{"10.0.0.1": "n1"}, []string{"10.244.1.0/24 -> 10.0.0.1@n1"}, 0},
+		{name: "a released gateway: reclaimed as a deleted node's route", released: []string{"10.0.0.9"},
+			routes: []Route{rt("10.244.1.0/24", "10.0.0.1"), rt("10.244.9.0/24", "10.0.0.9")}, nodes: nodeMap{"10.0.0.1": "n1"},
+			want: []string{"10.244.1.0/24 -> 10.0.0.1@n1", "10.244.9.0/24 -> 10.0.0.9@" + OrphanNode + "(gone)"}, wantLookups: 1},
+		{name: "a gateway an instance holds: foreign",
+			routes: []Route{rt("10.244.9.0/24", "10.0.0.9")}, nodes: nodeMap{}, wantLookups: 1},
+		{name: "the lookup fails: foreign", err: errors.New("throttled"),
+			routes: []Route{rt("10.244.9.0/24", "10.0.0.9")}, nodes: nodeMap{}, wantLookups: 1},
+		// A TKE table holds only routes inside its own CIDR
+		// (CidrOutOfRouteTable), so the cluster CIDR is the narrower one.
+		{name: "outside the cluster CIDR: not even looked up", clusterCIDR: mustPrefix("10.244.0.0/17"), released: []string{"10.0.0.9"},
+			routes: []Route{rt("10.244.200.0/24", "10.0.0.9")}, nodes: nodeMap{}},
+		{name: "every route has a node: nothing to look up",
+			routes: []Route{rt("10.244.1.0/24", "10.0.0.1")}, nodes: nodeMap{"10.0.0.1": "n1"}, want: []string{"10.244.1.0/24 -> 10.0.0.1@n1"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			g := &gatewayAnswers{released: tc.released, err: tc.err}
-			m, _ := newManager(newFake(tc.routes...), Options{Gateways: g})
+			m, _ := newManager(newRouteEnv(t, tc.routes...).tke(), Options{ClusterCIDR: tc.clusterCIDR, Gateways: g})
 			got, err := m.List(context.Background(), tc.nodes)
 			if err != nil {
 				t.Fatal(err)
@@ -90,16 +93,16 @@ func TestListReclaimsOrphans(t *testing.T) {
 func TestOrphanDeleteAndRecheck(t *testing.T) {
 	ctx := context.Background()
 	orphan, foreign := rt("10.244.9.0/24", "10.0.0.9"), rt("10.244.8.0/24", "10.0.0.8")
-	f := newFake(orphan, foreign)
+	e := newRouteEnv(t, orphan, foreign)
 	g := &gatewayAnswers{released: []string{"10.0.0.9"}}
-	m, clk := newManager(f, Options{Gateways: g})
+	m, clk := newManager(e.tke(), Options{Gateways: g})
 	if _, err := m.List(ctx, nodeMap{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Delete(ctx, orphan); err != nil || f.has(orphan) {
-		t.Fatalf("Delete of the reclaimed route: %v (still there: %v)", err, f.has(orphan))
+	if err := m.Delete(ctx, orphan); err != nil || e.has(orphan) {
+		t.Fatalf("Delete of the reclaimed route: %v (still there: %v)", err, e.has(orphan))
 	}
-	if err := m.Delete(ctx, foreign); err == nil || !f.has(foreign) {
+	if err := m.Delete(ctx, foreign); err == nil || !e.has(foreign) {
 		t.Fatalf("Delete of a foreign route = %v; it must be refused", err)
 	}
 
@@ -141,8 +144,8 @@ func TestCreateClearsOrphanInTheWay(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFake(tc.existing)
-			m, _ := newManager(f, Options{Gateways: &gatewayAnswers{released: tc.released}})
+			e := newRouteEnv(t, tc.existing)
+			m, _ := newManager(e.tke(), Options{Gateways: &gatewayAnswers{released: tc.released}})
 			err := m.Create(context.Background(), "new", tc.want)
 			switch {
 			case tc.wantErr == "" && err != nil:
@@ -150,10 +153,10 @@ func TestCreateClearsOrphanInTheWay(t *testing.T) {
 			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
 				t.Fatalf("Create = %v, want %q", err, tc.wantErr)
 			}
-			if tc.wantErr == "" && (!f.has(tc.want) || f.has(tc.existing)) {
-				t.Errorf("routes %v, want the new route and not the orphan", f.routes)
+			if tc.wantErr == "" && (!e.has(tc.want) || e.has(tc.existing)) {
+				t.Errorf("routes %v, want the new route and not the orphan", e.routes())
 			}
-			if tc.wantErr != "" && !f.has(tc.existing) {
+			if tc.wantErr != "" && !e.has(tc.existing) {
 				t.Error("a live instance's route was deleted")
 			}
 		})
