@@ -10,9 +10,11 @@ import (
 	"testing"
 
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
+	cvm "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm/v20170312"
 	tke "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/tke/v20180525"
 	vpc "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc/v20170312"
 
+	"github.com/ccmkit/ccm/internal/tencent/cvmlookup"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 )
 
@@ -43,8 +45,8 @@ type recordedCall struct {
 // envNodeIPs are the instances of simVPC every env starts with: the
 // gateways of the routes the tests create (CreateClusterRoute checks that
 // the gateway is an instance's private IP). The other gateways of the
-// tests' tables belong to no instance: another tool's routes, or a deleted
-// node's, put there out of band.
+// tests' tables belong to no instance unless the test adds one: a deleted
+// node's routes (released gateways), or another tool's.
 var envNodeIPs = []string{"10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.10"}
 
 // newRouteEnv starts cloudsim with the TKE cluster route table simTable
@@ -87,15 +89,17 @@ func clusterRoute(r Route) cloudsim.ClusterRoute {
 }
 
 // addInstances adds running instances of simVPC with these private IPs.
-func (e *routeEnv) addInstances(ips ...string) {
+func (e *routeEnv) addInstances(ips ...string) []cloudsim.Instance {
 	e.t.Helper()
 	in := make([]cloudsim.Instance, 0, len(ips))
 	for _, ip := range ips {
 		in = append(in, cloudsim.Instance{PrivateIP: ip, VpcID: simVPC})
 	}
-	if _, err := e.sim.AddInstances(in...); err != nil {
+	added, err := e.sim.AddInstances(in...)
+	if err != nil {
 		e.t.Fatal(err)
 	}
+	return added
 }
 
 // tke is the TKE backend for simTable, its calls recorded.
@@ -118,6 +122,18 @@ func (e *routeEnv) vpcClient() *vpc.Client {
 	}
 	cl.WithHttpTransport(e)
 	return cl
+}
+
+// gateways is the provider's Gateways (CVM DescribeInstances of simVPC),
+// its calls recorded.
+func (e *routeEnv) gateways() Gateways {
+	e.t.Helper()
+	cl, err := cvm.NewClient(common.NewCredential(simID, simKey), simRegion, simProfile(e.url))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	cl.WithHttpTransport(e)
+	return cvmlookup.New(cl, simVPC)
 }
 
 // errAnswerLost is the transport error of a call whose answer was lost.
@@ -190,6 +206,11 @@ func (e *routeEnv) loseNextAnswer(action string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.lose[action]++
+}
+
+// fail makes every call of action answer code, until the test ends.
+func (e *routeEnv) fail(action, code string) {
+	e.sim.SetFault(cloudsim.Fault{Action: action, ErrorRate: 1, ErrorCode: code})
 }
 
 // count is the number of recorded calls of action.
