@@ -300,6 +300,58 @@ func TestConcurrentConflictsShareOneRead(t *testing.T) {
 	}
 }
 
+// A call the cloud fails once changes nothing the Manager knows: a failed
+// read is not cached, a failed write leaves the cache and the ownership as
+// they were, the error names the action and the cloud's code, and the
+// retry (the route controller's next reconcile) succeeds.
+func TestTransientFaults(t *testing.T) {
+	nodes := nodeMap{"10.0.0.1": "n1", "10.0.0.2": "n2"}
+	tests := []struct {
+		action string
+		op     func(context.Context, *Manager) error
+		want   []string // the table afterwards
+	}{
+		{"DescribeClusterRoutes", func(ctx context.Context, m *Manager) error {
+			got, err := m.List(ctx, nodes)
+			if err == nil && len(got) != 1 {
+				return fmt.Errorf("List = %v, want n1's route", names(got))
+			}
+			return err
+		}, []string{"10.244.1.0/24 -> 10.0.0.1"}},
+		{"CreateClusterRoute", func(ctx context.Context, m *Manager) error {
+			return m.Create(ctx, "n2", rt("10.244.2.0/24", "10.0.0.2"))
+		}, []string{"10.244.1.0/24 -> 10.0.0.1", "10.244.2.0/24 -> 10.0.0.2"}},
+		{"DeleteClusterRoute", func(ctx context.Context, m *Manager) error {
+			return m.Delete(ctx, rt("10.244.1.0/24", "10.0.0.1"))
+		}, []string{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.action, func(t *testing.T) {
+			ctx := context.Background()
+			e := newRouteEnv(t, rt("10.244.1.0/24", "10.0.0.1"))
+			m, clk := newManager(e.tke(), Options{CacheTTL: 9 * time.Second})
+			if _, err := m.List(ctx, nodes); err != nil {
+				t.Fatal(err)
+			}
+			clk.Advance(10 * time.Second) // the cache is stale: every op calls the cloud
+			e.fail(tc.action, "InternalError", 1)
+			err := tc.op(ctx, m)
+			if err == nil || !strings.Contains(err.Error(), tc.action) || !strings.Contains(err.Error(), "InternalError") {
+				t.Fatalf("with the fault: %v, want the action and the code", err)
+			}
+			if err := tc.op(ctx, m); err != nil {
+				t.Fatalf("retry: %v", err)
+			}
+			if got := e.routes(); !slices.Equal(got, tc.want) {
+				t.Errorf("table now %v, want %v", got, tc.want)
+			}
+			if n := e.count(tc.action); n < 2 {
+				t.Errorf("%s calls = %d: the retry did not reach the cloud", tc.action, n)
+			}
+		})
+	}
+}
+
 func TestCreateErrors(t *testing.T) {
 	foreign := rt("10.244.9.0/24", "10.0.0.9")
 	tests := []struct {

@@ -46,7 +46,7 @@ func TestListReclaimsOrphans(t *testing.T) {
 			e := newRouteEnv(t, tc.routes...)
 			e.addInstances(tc.held...)
 			if tc.failCode != "" {
-				e.fail("DescribeInstances", tc.failCode)
+				e.fail("DescribeInstances", tc.failCode, 0)
 			}
 			m, _ := newManager(e.tke(), Options{ClusterCIDR: tc.clusterCIDR, Gateways: e.gateways()})
 			got, err := m.List(context.Background(), tc.nodes)

@@ -208,9 +208,9 @@ func (e *routeEnv) loseNextAnswer(action string) {
 	e.lose[action]++
 }
 
-// fail makes every call of action answer code, until the test ends.
-func (e *routeEnv) fail(action, code string) {
-	e.sim.SetFault(cloudsim.Fault{Action: action, ErrorRate: 1, ErrorCode: code})
+// fail makes the next times calls of action answer code (0: every call).
+func (e *routeEnv) fail(action, code string, times int) {
+	e.sim.SetFault(cloudsim.Fault{Action: action, ErrorRate: 1, ErrorCode: code, Times: times})
 }
 
 // count is the number of recorded calls of action.
