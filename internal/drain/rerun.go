@@ -9,8 +9,14 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// RetryAfter is how long Rerun waits to run a reconcile again that failed.
-const RetryAfter = 10 * time.Second
+// RetryAfter is how long Rerun waits to run a reconcile again that failed;
+// it doubles with each failure in a row, up to MaxRetryAfter, so that a
+// Service that stays broken (a bad annotation) is not retried every few
+// seconds.
+const (
+	RetryAfter    = 10 * time.Second
+	MaxRetryAfter = 5 * time.Minute
+)
 
 // Rerun runs a Service's last reconcile again at the time its next drain
 // ends. The upstream service controller calls the provider only when a
@@ -31,9 +37,10 @@ type Rerun struct {
 }
 
 type pending struct {
-	run   func(context.Context) error
-	timer *time.Timer
-	at    time.Time
+	run      func(context.Context) error
+	timer    *time.Timer
+	at       time.Time
+	failures int // failed runs in a row
 }
 
 // NewRerun returns a Rerun whose runs stop when ctx ends. A nil *Rerun
@@ -95,10 +102,18 @@ func (r *Rerun) fire(uid types.UID, p *pending) {
 	if r.ctx.Err() != nil {
 		return
 	}
-	if err := run(r.ctx); err != nil {
-		klog.ErrorS(err, "Finishing a load balancer drain failed; trying again", "serviceUID", uid, "after", r.retryAfter)
-		r.At(uid, time.Now().Add(r.retryAfter))
+	err := run(r.ctx)
+	r.mu.Lock()
+	if err == nil {
+		p.failures = 0
+		r.mu.Unlock()
+		return
 	}
+	delay := min(r.retryAfter<<min(p.failures, 16), MaxRetryAfter)
+	p.failures++
+	r.mu.Unlock()
+	klog.ErrorS(err, "Finishing a load balancer drain failed; trying again", "serviceUID", uid, "after", delay)
+	r.At(uid, time.Now().Add(delay))
 }
 
 // Forget drops the Service: it is deleted, and its load balancer with it.
