@@ -155,7 +155,11 @@ func getAll(t *testing.T, inv *Inventory[vm], list []string, maxAge time.Duratio
 func TestConcurrentLookupsCoalesce(t *testing.T) {
 	c := newCloud(300)
 	provider := uniq("test-coalesce")
-	inv := newInventory(c, &clock{t: time.Unix(0, 0)}, provider, 0) // TTL 0: never lists
+	// TTL 0: never lists. A wide window: full batches go at 100 ids
+	// anyway, and the last one must not leave before every goroutine of a
+	// loaded machine (CI, -race) has asked; this test is about coalescing,
+	// not the window's length.
+	inv := New(source(c), Options{Provider: provider, TTL: 0, Window: 500 * time.Millisecond, Now: (&clock{t: time.Unix(0, 0)}).Now})
 	res := getAll(t, inv, ids(250), time.Minute)
 	for i, r := range res {
 		if !r.Found || !r.Fresh || r.Item.id != ids(250)[i] {
