@@ -12,6 +12,7 @@ package lbspec
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,6 +56,10 @@ type Backend struct {
 	// Zone is the node's topology.kubernetes.io/zone label ("" when it has
 	// none), for spreading a subset of backends across zones.
 	Zone string
+	// Address is the node's first IPv4 InternalIP ("" while the node
+	// controller has not set its addresses), for clouds whose backends are
+	// IP:port rather than instances.
+	Address string
 }
 
 // HealthCheckProtocol is how a health check probes a backend.
@@ -110,10 +115,6 @@ type Spec struct {
 	// ClusterName is the service controller's --cluster-name, for the
 	// provider to label what it creates with; Build leaves it empty.
 	ClusterName string
-	// PassToTarget is Tencent CLB's LoadBalancerPassToTarget: only the
-	// load balancer's security groups filter its traffic, not the nodes'.
-	// The provider sets it from its annotation; Build leaves it false.
-	PassToTarget bool
 	// Name, Internal and SubnetID are used when the load balancer is created.
 	Name     string
 	Internal bool
@@ -136,6 +137,15 @@ type Spec struct {
 	// Options.DrainPeriod.
 	DrainPeriod time.Duration
 }
+
+// LBSpec returns s. A cloud's desired state embeds Spec and so gets this
+// method, which is how the shared load-balancer pipeline (internal/lbkit)
+// reaches the neutral part of any cloud's desired state.
+func (s *Spec) LBSpec() *Spec { return s }
+
+// Desired is the constraint on a cloud's desired state: a struct that
+// embeds Spec and adds the cloud's own settings.
+type Desired interface{ LBSpec() *Spec }
 
 // Range bounds a value; the zero Range means no bound.
 type Range[T int | time.Duration] struct{ Min, Max T }
@@ -507,8 +517,18 @@ func backends(svc *corev1.Service, nodes []*corev1.Node, instanceID func(*corev1
 			continue
 		}
 		seen[id] = true
-		out = append(out, Backend{NodeName: n.Name, InstanceID: id, Zone: n.Labels[corev1.LabelTopologyZone]})
+		out = append(out, Backend{NodeName: n.Name, InstanceID: id, Zone: n.Labels[corev1.LabelTopologyZone], Address: internalIPv4(n)})
 	}
 	slices.SortFunc(out, func(a, b Backend) int { return strings.Compare(a.NodeName, b.NodeName) })
 	return out, nil
+}
+
+// internalIPv4 is the node's first IPv4 InternalIP, or "".
+func internalIPv4(n *corev1.Node) string {
+	for _, a := range n.Status.Addresses {
+		if ip, err := netip.ParseAddr(a.Address); a.Type == corev1.NodeInternalIP && err == nil && ip.Is4() {
+			return a.Address
+		}
+	}
+	return ""
 }

@@ -77,6 +77,14 @@ func TestBuildDefaults(t *testing.T) {
 		node("n1", "fake://i-1", map[string]string{corev1.LabelTopologyZone: "zone-a"}),
 		node("n3", "", nil), // not initialized yet
 	}
+	// n1's backend address is its first IPv4 InternalIP: not the external
+	// one, not the IPv6 one.
+	nodes[1].Status.Addresses = []corev1.NodeAddress{
+		{Type: corev1.NodeExternalIP, Address: "203.0.113.1"},
+		{Type: corev1.NodeInternalIP, Address: "fd00::1"},
+		{Type: corev1.NodeInternalIP, Address: "10.0.0.1"},
+		{Type: corev1.NodeInternalIP, Address: "10.0.0.2"},
+	}
 	spec, err := Build(testService(), nodes, testOptions())
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +96,7 @@ func TestBuildDefaults(t *testing.T) {
 			{Protocol: TCP, Port: 443, NodePort: 30443},
 			{Protocol: UDP, Port: 53, NodePort: 30053},
 		},
-		Backends: []Backend{{NodeName: "n1", InstanceID: "i-1", Zone: "zone-a"}, {NodeName: "n2", InstanceID: "i-2"}},
+		Backends: []Backend{{NodeName: "n1", InstanceID: "i-1", Zone: "zone-a", Address: "10.0.0.1"}, {NodeName: "n2", InstanceID: "i-2"}},
 		HealthCheck: HealthCheck{Enabled: true, Protocol: HealthCheckHTTP, Port: KubeProxyHealthPort, Path: "/healthz",
 			Interval: 5 * time.Second, Timeout: 2 * time.Second, HealthyThreshold: 3, UnhealthyThreshold: 3},
 	}

@@ -3,6 +3,10 @@ package lbops
 import (
 	"context"
 	"fmt"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ccmkit/ccm/internal/lbdrift"
 )
 
 // Drift compares the Service's load balancer with d, reading only, and
@@ -13,7 +17,7 @@ import (
 // in place (a re-ensure reports it and cannot repair it), and security
 // list rules.
 func (o *Ops) Drift(ctx context.Context, d *Desired) ([]string, error) {
-	a, err := o.driver(d.Kind).find(ctx, d.DisplayName)
+	a, err := o.driver(d.Kind).find(ctx, d.Name)
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("lbops: Service %s: drift: %w", d.Ref.Service, err)
@@ -31,6 +35,18 @@ func (o *Ops) Drift(ctx context.Context, d *Desired) ([]string, error) {
 		diffs = append(diffs, s.finding())
 	}
 	return diffs, nil
+}
+
+// DriftAll checks many Services, reading only, one after the other: OCI
+// has no call that lists many load balancers' backend sets at once, so a
+// check costs a List and a Get per Service.
+func (o *Ops) DriftAll(ctx context.Context, ds []*Desired) map[types.UID]lbdrift.Result {
+	out := make(map[types.UID]lbdrift.Result, len(ds))
+	for _, d := range ds {
+		diffs, err := o.Drift(ctx, d)
+		out[d.Ref.UID] = lbdrift.Result{Diffs: diffs, Err: err}
+	}
+	return out
 }
 
 // finding says what a step would repair.

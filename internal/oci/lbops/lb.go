@@ -143,7 +143,7 @@ func lbBackends(bs []backendModel) []loadbalancer.BackendDetails {
 
 func (d lbDriver) create(ctx context.Context, want *Desired, ls []listenerModel, bss []backendSetModel, token string) (string, error) {
 	details := loadbalancer.CreateLoadBalancerDetails{
-		CompartmentId: &d.compartment, DisplayName: common.String(want.DisplayName),
+		CompartmentId: &d.compartment, DisplayName: common.String(want.Name),
 		ShapeName: common.String(want.Shape), SubnetIds: want.Subnets, IsPrivate: common.Bool(want.Internal),
 		Listeners: map[string]loadbalancer.ListenerDetails{}, BackendSets: map[string]loadbalancer.BackendSetDetails{},
 		FreeformTags: freeformTags(want),
@@ -169,7 +169,7 @@ func (d lbDriver) create(ctx context.Context, want *Desired, ls []listenerModel,
 		CreateLoadBalancerDetails: details, OpcRetryToken: common.String(token),
 	})
 	if err != nil {
-		return "", ocierr.Wrap("CreateLoadBalancer", want.DisplayName, err)
+		return "", ocierr.Wrap("CreateLoadBalancer", want.Name, err)
 	}
 	return deref(resp.OpcWorkRequestId), nil
 }

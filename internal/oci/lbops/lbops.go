@@ -138,16 +138,16 @@ func (o *Ops) driver(k Kind) driver {
 	return o.lb
 }
 
-// Get reports the Service's load balancer status, of either kind (see
-// status for publishPrivate).
-func (o *Ops) Get(ctx context.Context, displayName string, publishPrivate bool) (*corev1.LoadBalancerStatus, bool, error) {
+// Get reports the status of the load balancer named ref.Name, of either
+// kind (see status for ref.PublishPrivate).
+func (o *Ops) Get(ctx context.Context, ref *Desired) (*corev1.LoadBalancerStatus, bool, error) {
 	for _, drv := range []driver{o.lb, o.nlb} {
-		a, err := drv.find(ctx, displayName)
+		a, err := drv.find(ctx, ref.Name)
 		if err != nil {
-			return nil, false, err
+			return nil, false, fmt.Errorf("lbops: Service %s: %w", ref.Service, err)
 		}
 		if a != nil {
-			return status(a, publishPrivate), true, nil
+			return status(a, ref.PublishPrivate), true, nil
 		}
 	}
 	return nil, false, nil
@@ -182,7 +182,7 @@ func (o *Ops) reconcile(ctx context.Context, d *Desired, create bool) (*corev1.L
 		return nil, fmt.Errorf("lbops: Service %s: remove its %s after the switch to %s: %w", svc, other.kind(), d.Kind, err)
 	}
 
-	a, err := drv.find(ctx, d.DisplayName)
+	a, err := drv.find(ctx, d.Name)
 	if err != nil {
 		return nil, fmt.Errorf("lbops: Service %s: %w", svc, err)
 	}
@@ -197,7 +197,7 @@ func (o *Ops) reconcile(ctx context.Context, d *Desired, create bool) (*corev1.L
 	ls, bss := desiredSets(d)
 	if a == nil {
 		if !create {
-			return nil, fmt.Errorf("lbops: Service %s: no %s named %s in compartment %s yet", svc, d.Kind, d.DisplayName, o.compartment)
+			return nil, fmt.Errorf("lbops: Service %s: no %s named %s in compartment %s yet", svc, d.Kind, d.Name, o.compartment)
 		}
 		if a, err = o.create(ctx, drv, d, ls, bss); err != nil {
 			return nil, fmt.Errorf("lbops: Service %s: %w", svc, err)
@@ -253,7 +253,7 @@ func (o *Ops) create(ctx context.Context, drv driver, d *Desired, ls []listenerM
 		return nil, errors.New("no subnet to create the load balancer in")
 	}
 	svc := d.Ref.Service.String()
-	klog.InfoS("Creating load balancer", "service", svc, "kind", d.Kind, "displayName", d.DisplayName,
+	klog.InfoS("Creating load balancer", "service", svc, "kind", d.Kind, "displayName", d.Name,
 		"listeners", len(ls), "backends", len(d.Backends))
 	tokens := []string{retryToken(d, 0), retryToken(d, 1), fmt.Sprintf("%s-%x", d.Ref.UID, time.Now().UnixNano())}
 	var failed []string // messages of FAILED creations
@@ -288,7 +288,7 @@ func (o *Ops) create(ctx context.Context, drv driver, d *Desired, ls []listenerM
 		if lbID != "" {
 			a, err = drv.get(ctx, lbID)
 		} else {
-			a, err = drv.find(ctx, d.DisplayName)
+			a, err = drv.find(ctx, d.Name)
 		}
 		stale := ocierr.IsNotFound(err) || (err == nil && (a == nil || a.State == "DELETED" || a.State == "DELETING"))
 		if stale && !last {
@@ -297,11 +297,11 @@ func (o *Ops) create(ctx context.Context, drv driver, d *Desired, ls []listenerM
 			continue
 		}
 		if err == nil && a == nil {
-			err = fmt.Errorf("%s %s: created (work request %s) but not found", d.Kind, d.DisplayName, wr)
+			err = fmt.Errorf("%s %s: created (work request %s) but not found", d.Kind, d.Name, wr)
 		}
 		return a, err
 	}
-	return nil, fmt.Errorf("%s %s: every retry token was spent, and the load balancer is gone each time", d.Kind, d.DisplayName)
+	return nil, fmt.Errorf("%s %s: every retry token was spent, and the load balancer is gone each time", d.Kind, d.Name)
 }
 
 // retryToken is the n-th opc-retry-token of the Service's create: the UID,
@@ -457,9 +457,9 @@ func (o *Ops) Delete(ctx context.Context, d *Desired) error {
 	return nil
 }
 
-// deleteWith deletes the load balancer of one kind named d.DisplayName.
+// deleteWith deletes the load balancer of one kind named d.Name.
 func (o *Ops) deleteWith(ctx context.Context, drv driver, d *Desired) error {
-	a, err := drv.find(ctx, d.DisplayName)
+	a, err := drv.find(ctx, d.Name)
 	if err != nil || a == nil {
 		return err
 	}

@@ -27,18 +27,23 @@ func newTestOps(env *lbEnv) *Ops {
 
 func desired(kind Kind, ips ...string) *Desired {
 	d := &Desired{
-		Ref:  lbspec.Ref{Service: types.NamespacedName{Namespace: "default", Name: "web"}, UID: "uid-1"},
-		Kind: kind, DisplayName: "uid-1", Subnets: []string{subnetA},
-		Shape: ShapeFlexible, FlexMinMbps: 10, FlexMaxMbps: 100, ListenerProtocol: "TCP",
-		Listeners:   []lbspec.Listener{{Protocol: lbspec.TCP, Port: 80, NodePort: 30080}},
-		HealthCheck: HealthCheck{Protocol: "TCP", Retries: 3, Interval: 5 * time.Second, Timeout: 2 * time.Second},
-		Policy:      "ROUND_ROBIN", SecurityListMode: SecurityListNone,
+		Spec: lbspec.Spec{
+			Ref:         lbspec.Ref{Service: types.NamespacedName{Namespace: "default", Name: "web"}, UID: "uid-1"},
+			Name:        "uid-1",
+			Listeners:   []lbspec.Listener{{Protocol: lbspec.TCP, Port: 80, NodePort: 30080}},
+			HealthCheck: lbspec.HealthCheck{Protocol: lbspec.HealthCheckTCP, UnhealthyThreshold: 3, Interval: 5 * time.Second, Timeout: 2 * time.Second},
+		},
+		Settings: Settings{
+			Kind: kind, Subnets: []string{subnetA},
+			Shape: ShapeFlexible, FlexMinMbps: 10, FlexMaxMbps: 100, ListenerProtocol: "TCP",
+			Policy: "ROUND_ROBIN", SecurityListMode: SecurityListNone,
+		},
 	}
 	if kind == KindNLB {
 		d.Policy = "FIVE_TUPLE"
 	}
 	for _, ip := range ips {
-		d.Backends = append(d.Backends, Backend{NodeName: "n-" + ip, IP: ip})
+		d.Backends = append(d.Backends, lbspec.Backend{NodeName: "n-" + ip, Address: ip})
 	}
 	return d
 }
@@ -79,7 +84,7 @@ func TestEnsureCreatesThenResyncWritesNothing(t *testing.T) {
 
 func mustGet(t *testing.T, o *Ops, name string) bool {
 	t.Helper()
-	_, exists, err := o.Get(context.Background(), name, false)
+	_, exists, err := o.Get(context.Background(), &Desired{Spec: lbspec.Spec{Name: name}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +166,7 @@ func TestWorkRequestTimeoutIsRememberedAndAwaited(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.timing.Wait = 5 * time.Millisecond // the next work request outlives the wait
-	d.Backends = append(d.Backends, Backend{NodeName: "n2", IP: "10.0.0.2"})
+	d.Backends = append(d.Backends, lbspec.Backend{NodeName: "n2", Address: "10.0.0.2"})
 	_, err := o.Ensure(context.Background(), d)
 	var re *api.RetryError
 	if !errors.As(err, &re) {
@@ -169,7 +174,7 @@ func TestWorkRequestTimeoutIsRememberedAndAwaited(t *testing.T) {
 	}
 	// The next change must not start while that work request runs.
 	env.resetWrites()
-	d.Backends = append(d.Backends, Backend{NodeName: "n3", IP: "10.0.0.3"})
+	d.Backends = append(d.Backends, lbspec.Backend{NodeName: "n3", Address: "10.0.0.3"})
 	if _, err := o.Ensure(context.Background(), d); !errors.As(err, &re) {
 		t.Fatalf("err = %v, want a RetryError while the work request runs", err)
 	}
@@ -215,7 +220,7 @@ func TestBusyNLBConflictIsRetriedLater(t *testing.T) {
 	}
 	env.fail("nlb:UpdateBackendSet", http.StatusConflict, "Conflict", 1)
 	env.resetWrites()
-	d.Backends = append(d.Backends, Backend{NodeName: "n2", IP: "10.0.0.2"})
+	d.Backends = append(d.Backends, lbspec.Backend{NodeName: "n2", Address: "10.0.0.2"})
 	_, err := o.Ensure(context.Background(), d)
 	var re *api.RetryError
 	if !errors.As(err, &re) || re.RetryAfter() != DefaultTiming.Retry {
@@ -335,7 +340,7 @@ func TestImmutableDiffReportedAfterReconcile(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.Internal, d.FlexMaxMbps = true, 400
-	d.Backends = append(d.Backends, Backend{NodeName: "n2", IP: "10.0.0.2"})
+	d.Backends = append(d.Backends, lbspec.Backend{NodeName: "n2", Address: "10.0.0.2"})
 	env.resetWrites()
 	_, err := o.Ensure(context.Background(), d)
 	if err == nil || !strings.Contains(err.Error(), "internal is false") || !strings.Contains(err.Error(), "10-100 Mbps") {
@@ -362,7 +367,7 @@ func TestNLBHealthChecksAndUDP(t *testing.T) {
 		t.Errorf("TCP backend set health check = %+v", tcp)
 	}
 	// Local policy: HTTP on the healthCheckNodePort for every set.
-	d.HealthCheck = HealthCheck{Protocol: "HTTP", Port: 32000, Path: "/healthz", Retries: 3, Interval: 5 * time.Second, Timeout: 2 * time.Second}
+	d.HealthCheck = lbspec.HealthCheck{Protocol: lbspec.HealthCheckHTTP, Port: 32000, Path: "/healthz", UnhealthyThreshold: 3, Interval: 5 * time.Second, Timeout: 2 * time.Second}
 	if _, err := o.Ensure(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}

@@ -20,15 +20,21 @@ const (
 	KindNLB Kind = "nlb"
 )
 
-// Desired is the load balancer a Service needs, in OCI terms: the
-// provider-neutral spec resolved against OCI's annotations and the cloud
-// config by the provider's interface layer.
+// Desired is the load balancer a Service needs: the neutral spec
+// (Spec.Name is the display name, the Service UID, by which the load
+// balancer is found again; Spec.Backends carry each node's Address, as OCI
+// backends are IP:port; Spec.HealthCheck's UnhealthyThreshold is OCI's
+// retries) and the settings only OCI has, read by the provider from the OCI
+// annotations and the cloud config.
 type Desired struct {
-	Ref         lbspec.Ref
-	Kind        Kind
-	DisplayName string // the Service UID: how the load balancer is found again
-	Internal    bool
-	Subnets     []string // LB: one or two; NLB: one
+	lbspec.Spec
+	Settings
+}
+
+// Settings are OCI's own settings of a load balancer.
+type Settings struct {
+	Kind    Kind
+	Subnets []string // LB: one or two; NLB: one
 
 	// Shape is the LB shape: "flexible" (with FlexMin/MaxMbps). LB only.
 	Shape string
@@ -43,44 +49,18 @@ type Desired struct {
 	// IdleTimeout is the listeners' idle timeout; 0 leaves OCI's default.
 	IdleTimeout time.Duration
 
-	Listeners   []lbspec.Listener
-	Backends    []Backend
-	HealthCheck HealthCheck
 	// Policy is the backend set policy: LB ROUND_ROBIN, LEAST_CONNECTIONS,
 	// IP_HASH; NLB FIVE_TUPLE, THREE_TUPLE, TWO_TUPLE.
 	Policy         string
 	PreserveSource bool // NLB only
 
-	// SourceRanges are the client CIDRs allowed in (nil: everyone), for
-	// security list management.
-	SourceRanges []string
 	// PublishPrivate also publishes a public NLB's private address, after
 	// its public one (external-ip-only: false); by default a public load
 	// balancer publishes only its public addresses.
 	PublishPrivate bool
-	// SecurityListMode is None, Frontend or All (see seclist.go).
+	// SecurityListMode is None, Frontend or All (see seclist.go); the
+	// rules allow Spec.SourceRanges in.
 	SecurityListMode string
-	// DrainPeriod is how long a leaving backend stays marked drain before
-	// it is removed; 0 removes it at once (drain.go).
-	DrainPeriod time.Duration
-}
-
-// Backend is a node receiving traffic: its InternalIP, and the node's name
-// for messages.
-type Backend struct {
-	NodeName string
-	IP       string
-}
-
-// HealthCheck is how every backend set probes its backends.
-type HealthCheck struct {
-	Protocol string // TCP or HTTP
-	// Port is the node port probed; 0 means each backend set's NodePort.
-	Port     int32
-	Path     string // HTTP only
-	Retries  int
-	Interval time.Duration
-	Timeout  time.Duration
 }
 
 // ---- the neutral model of what is (or should be) on the load balancer ----
@@ -172,7 +152,7 @@ func desiredSets(d *Desired) ([]listenerModel, []backendSetModel) {
 		})
 		bs := backendSetModel{Name: name, Policy: d.Policy, Health: healthFor(d, l), PreserveSource: d.PreserveSource}
 		for _, b := range d.Backends {
-			bs.Backends = append(bs.Backends, backendModel{IP: b.IP, Port: int(l.NodePort)})
+			bs.Backends = append(bs.Backends, backendModel{IP: b.Address, Port: int(l.NodePort)})
 		}
 		sortBackends(bs.Backends)
 		bss = append(bss, bs)
@@ -188,7 +168,7 @@ const kubeProxyHealthPort = 10256
 func healthFor(d *Desired, l lbspec.Listener) healthModel {
 	hc := d.HealthCheck
 	h := healthModel{
-		Protocol: hc.Protocol, Port: int(hc.Port), Retries: hc.Retries,
+		Protocol: string(hc.Protocol), Port: int(hc.Port), Retries: hc.UnhealthyThreshold,
 		IntervalMs: int(hc.Interval / time.Millisecond), TimeoutMs: int(hc.Timeout / time.Millisecond),
 	}
 	if h.Port == 0 {

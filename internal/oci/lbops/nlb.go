@@ -110,7 +110,7 @@ func nlbBackends(bs []backendModel) []networkloadbalancer.BackendDetails {
 
 func (d nlbDriver) create(ctx context.Context, want *Desired, ls []listenerModel, bss []backendSetModel, token string) (string, error) {
 	details := networkloadbalancer.CreateNetworkLoadBalancerDetails{
-		CompartmentId: &d.compartment, DisplayName: common.String(want.DisplayName), SubnetId: common.String(want.Subnets[0]),
+		CompartmentId: &d.compartment, DisplayName: common.String(want.Name), SubnetId: common.String(want.Subnets[0]),
 		IsPrivate: common.Bool(want.Internal), Listeners: map[string]networkloadbalancer.ListenerDetails{},
 		BackendSets: map[string]networkloadbalancer.BackendSetDetails{}, FreeformTags: freeformTags(want),
 	}
@@ -133,7 +133,7 @@ func (d nlbDriver) create(ctx context.Context, want *Desired, ls []listenerModel
 		CreateNetworkLoadBalancerDetails: details, OpcRetryToken: common.String(token),
 	})
 	if err != nil {
-		return "", ocierr.Wrap("CreateNetworkLoadBalancer", want.DisplayName, err)
+		return "", ocierr.Wrap("CreateNetworkLoadBalancer", want.Name, err)
 	}
 	return deref(resp.OpcWorkRequestId), nil
 }

@@ -134,9 +134,9 @@ func (o *Ops) backendRules(ctx context.Context, d *Desired, lbSubnets []subnetIn
 	}
 	var nodeSubnets []subnetInfo
 	for _, b := range d.Backends {
-		ip, err := netip.ParseAddr(b.IP)
+		ip, err := netip.ParseAddr(b.Address)
 		if err != nil {
-			return fmt.Errorf("node %s: address %q: %w", b.NodeName, b.IP, err)
+			return fmt.Errorf("node %s: address %q: %w", b.NodeName, b.Address, err)
 		}
 		i := slices.IndexFunc(vcnSubnets, func(s subnetInfo) bool {
 			p, err := netip.ParsePrefix(s.cidr)

@@ -116,7 +116,7 @@ func TestSecurityListAllMovesAndRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The node moves to subnet b: its rules follow, the old ones go.
-	d.Backends = []Backend{{NodeName: "n", IP: "10.0.101.7"}}
+	d.Backends = []lbspec.Backend{{NodeName: "n", Address: "10.0.101.7"}}
 	if _, err := o.Ensure(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestSecurityListAllMovesAndRefuses(t *testing.T) {
 		t.Errorf("the new node subnet has %v, want %v", got, want)
 	}
 	// A node outside the VCN's subnets: a clear error, nothing half done.
-	d.Backends = append(d.Backends, Backend{NodeName: "far", IP: "192.168.9.9"})
+	d.Backends = append(d.Backends, lbspec.Backend{NodeName: "far", Address: "192.168.9.9"})
 	_, err := o.Ensure(context.Background(), d)
 	if err == nil || !strings.Contains(err.Error(), "node far (192.168.9.9) is in no subnet of VCN") || !strings.Contains(err.Error(), "mode Frontend") {
 		t.Fatalf("err = %v", err)

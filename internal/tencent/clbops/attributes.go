@@ -7,8 +7,6 @@ import (
 
 	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
-
-	"github.com/ccmkit/ccm/internal/lbspec"
 )
 
 // attributeDiffs is what differs on the CLB itself from spec. Only CLBs we
@@ -19,7 +17,7 @@ import (
 // nodes' security groups must admit every client on the NodePorts and the
 // CLB's VIP for health checks, which clusters rarely do; so we turn it on
 // by default, and correct a CLB created before (or changed by hand).
-func attributeDiffs(lb *loadBalancer, spec *lbspec.Spec) []string {
+func attributeDiffs(lb *loadBalancer, spec *Desired) []string {
 	if lb.adopted || lb.passToTarget == spec.PassToTarget {
 		return nil
 	}
@@ -28,7 +26,7 @@ func attributeDiffs(lb *loadBalancer, spec *lbspec.Spec) []string {
 
 // reconcileAttributes writes the attributes that differ, and waits for the
 // task.
-func (o *Ops) reconcileAttributes(ctx context.Context, lb *loadBalancer, spec *lbspec.Spec) error {
+func (o *Ops) reconcileAttributes(ctx context.Context, lb *loadBalancer, spec *Desired) error {
 	if len(attributeDiffs(lb, spec)) == 0 {
 		return nil
 	}

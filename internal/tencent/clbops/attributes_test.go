@@ -5,11 +5,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/ccmkit/ccm/internal/lbspec"
 )
 
-func withPassToTarget(v bool) specOpt { return func(s *lbspec.Spec) { s.PassToTarget = v } }
+func withPassToTarget(v bool) specOpt { return func(s *Desired) { s.PassToTarget = v } }
 
 func passToTarget(env *clbEnv, id string) bool { return env.lb(id).PassToTarget }
 

@@ -33,6 +33,7 @@ import (
 
 	"github.com/ccmkit/ccm/internal/ctxwait"
 	"github.com/ccmkit/ccm/internal/drain"
+	"github.com/ccmkit/ccm/internal/lbdrift"
 	"github.com/ccmkit/ccm/internal/lbspec"
 )
 
@@ -112,9 +113,23 @@ func New(api API, cfg Config) *Ops {
 	}
 }
 
+// Desired is the CLB a Service needs: the neutral spec, and the settings
+// only CLB has (read by the provider from the Tencent annotations).
+type Desired struct {
+	lbspec.Spec
+	Settings
+}
+
+// Settings are CLB's own settings.
+type Settings struct {
+	// PassToTarget is CLB's LoadBalancerPassToTarget: only the load
+	// balancer's security groups filter its traffic, not the nodes'.
+	PassToTarget bool
+}
+
 // Ensure makes the Service's CLB match spec, creating it if needed, and
 // returns the Service's load balancer status.
-func (o *Ops) Ensure(ctx context.Context, spec *lbspec.Spec) (*corev1.LoadBalancerStatus, error) {
+func (o *Ops) Ensure(ctx context.Context, spec *Desired) (*corev1.LoadBalancerStatus, error) {
 	const op = "clbops.Ensure"
 	return o.reconcile(ctx, op, spec, true)
 }
@@ -122,13 +137,13 @@ func (o *Ops) Ensure(ctx context.Context, spec *lbspec.Spec) (*corev1.LoadBalanc
 // Update makes an existing CLB match spec (the upstream controller calls it
 // when nodes change). It does not create a missing CLB: it reports an
 // error, and the service controller's retry then goes through Ensure.
-func (o *Ops) Update(ctx context.Context, spec *lbspec.Spec) error {
+func (o *Ops) Update(ctx context.Context, spec *Desired) error {
 	const op = "clbops.Update"
 	_, err := o.reconcile(ctx, op, spec, false)
 	return err
 }
 
-func (o *Ops) reconcile(ctx context.Context, op string, spec *lbspec.Spec, create bool) (*corev1.LoadBalancerStatus, error) {
+func (o *Ops) reconcile(ctx context.Context, op string, spec *Desired, create bool) (*corev1.LoadBalancerStatus, error) {
 	st, err := o.pipeline(ctx, spec, create)
 	if err != nil {
 		return nil, fmt.Errorf("%s: Service %s: %w", op, spec.Service, err)
@@ -138,7 +153,7 @@ func (o *Ops) reconcile(ctx context.Context, op string, spec *lbspec.Spec, creat
 
 // pipeline: find, else create; then the CLB's attributes; then listeners;
 // then targets; then status.
-func (o *Ops) pipeline(ctx context.Context, spec *lbspec.Spec, create bool) (*corev1.LoadBalancerStatus, error) {
+func (o *Ops) pipeline(ctx context.Context, spec *Desired, create bool) (*corev1.LoadBalancerStatus, error) {
 	if err := checkSupported(spec); err != nil {
 		return nil, err
 	}
@@ -160,7 +175,7 @@ func (o *Ops) pipeline(ctx context.Context, spec *lbspec.Spec, create bool) (*co
 }
 
 // findOrCreate returns the Service's CLB, ready for listeners.
-func (o *Ops) findOrCreate(ctx context.Context, spec *lbspec.Spec, create bool) (*loadBalancer, error) {
+func (o *Ops) findOrCreate(ctx context.Context, spec *Desired, create bool) (*loadBalancer, error) {
 	lb, err := o.find(ctx, spec.Ref)
 	switch {
 	case err != nil:
@@ -182,8 +197,9 @@ func (o *Ops) findOrCreate(ctx context.Context, spec *lbspec.Spec, create bool) 
 // Ensure it does not judge an adoption annotation: the service controller
 // asks before deleting, and a Service whose annotation names a missing or
 // foreign CLB must still be deletable.
-func (o *Ops) Get(ctx context.Context, ref lbspec.Ref) (*corev1.LoadBalancerStatus, bool, error) {
+func (o *Ops) Get(ctx context.Context, d *Desired) (*corev1.LoadBalancerStatus, bool, error) {
 	const op = "clbops.Get"
+	ref := d.Ref
 	tagged, err := o.describeTagged(ctx, []types.UID{ref.UID})
 	if err != nil {
 		return nil, false, fmt.Errorf("%s: Service %s: %w", op, ref.Service, err)
@@ -202,8 +218,9 @@ func (o *Ops) Get(ctx context.Context, ref lbspec.Ref) (*corev1.LoadBalancerStat
 // one, but should a duplicate ever exist it goes too), and its listeners on
 // the CLB its adoption annotation names, which itself stays. A CLB that is
 // already gone is not an error.
-func (o *Ops) Delete(ctx context.Context, ref lbspec.Ref) error {
+func (o *Ops) Delete(ctx context.Context, d *Desired) error {
 	const op = "clbops.Delete"
+	ref := d.Ref
 	tagged, err := o.describeTagged(ctx, []types.UID{ref.UID})
 	if err != nil {
 		return fmt.Errorf("%s: Service %s: %w", op, ref.Service, err)
@@ -248,7 +265,7 @@ func (o *Ops) adoptedForCleanup(ctx context.Context, ref lbspec.Ref) (*loadBalan
 
 // Drift compares the Service's CLB with spec, reading only, and returns
 // what differs ("listener TCP-80 missing"); nil means in sync.
-func (o *Ops) Drift(ctx context.Context, spec *lbspec.Spec) ([]string, error) {
+func (o *Ops) Drift(ctx context.Context, spec *Desired) ([]string, error) {
 	const op = "clbops.Drift"
 	lb, err := o.find(ctx, spec.Ref)
 	if err != nil {
@@ -264,21 +281,15 @@ func (o *Ops) Drift(ctx context.Context, spec *lbspec.Spec) ([]string, error) {
 	return diffs, nil
 }
 
-// DriftResult is the outcome of checking one Service.
-type DriftResult struct {
-	Diffs []string // nil: in sync
-	Err   error
-}
-
 // DriftAll checks many Services, reading only. The CLBs are found with one
 // DescribeLoadBalancers per 100 Services (and per 20 adopted CLBs); then
 // each CLB costs a DescribeListeners and a DescribeTargets.
-func (o *Ops) DriftAll(ctx context.Context, specs []*lbspec.Spec) map[types.UID]DriftResult {
+func (o *Ops) DriftAll(ctx context.Context, specs []*Desired) map[types.UID]lbdrift.Result {
 	const op = "clbops.DriftAll"
-	out := make(map[types.UID]DriftResult, len(specs))
-	fail := func(err error) map[types.UID]DriftResult {
+	out := make(map[types.UID]lbdrift.Result, len(specs))
+	fail := func(err error) map[types.UID]lbdrift.Result {
 		for _, s := range specs {
-			out[s.UID] = DriftResult{Err: fmt.Errorf("%s: %w", op, err)}
+			out[s.UID] = lbdrift.Result{Err: fmt.Errorf("%s: %w", op, err)}
 		}
 		return out
 	}
@@ -312,21 +323,21 @@ func (o *Ops) DriftAll(ctx context.Context, specs []*lbspec.Spec) map[types.UID]
 		lb, err := o.resolve(s.Ref, tagged[s.UID], adopted[s.AdoptID])
 		switch {
 		case err != nil:
-			out[s.UID] = DriftResult{Err: fmt.Errorf("%s: Service %s: %w", op, s.Service, err)}
+			out[s.UID] = lbdrift.Result{Err: fmt.Errorf("%s: Service %s: %w", op, s.Service, err)}
 		case lb == nil:
-			out[s.UID] = DriftResult{Diffs: []string{"load balancer missing"}}
+			out[s.UID] = lbdrift.Result{Diffs: []string{"load balancer missing"}}
 		default:
 			diffs, err := o.drift(ctx, lb, s)
 			if err != nil {
 				err = fmt.Errorf("%s: Service %s: %w", op, s.Service, err)
 			}
-			out[s.UID] = DriftResult{Diffs: diffs, Err: err}
+			out[s.UID] = lbdrift.Result{Diffs: diffs, Err: err}
 		}
 	}
 	return out
 }
 
-func (o *Ops) drift(ctx context.Context, lb *loadBalancer, spec *lbspec.Spec) ([]string, error) {
+func (o *Ops) drift(ctx context.Context, lb *loadBalancer, spec *Desired) ([]string, error) {
 	if lb.state != lbNormal {
 		return nil, nil // still being created: not drift
 	}
@@ -354,7 +365,7 @@ func (o *Ops) drift(ctx context.Context, lb *loadBalancer, spec *lbspec.Spec) ([
 }
 
 // tags are the tags of a CLB created for spec.
-func tags(spec *lbspec.Spec) map[string]string {
+func tags(spec *Desired) map[string]string {
 	t := map[string]string{
 		TagServiceUID: string(spec.UID),
 		TagService:    spec.Service.String(),

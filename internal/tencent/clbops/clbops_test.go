@@ -32,10 +32,10 @@ func newTestOps(env *clbEnv) *Ops {
 	}})
 }
 
-type specOpt func(*lbspec.Spec)
+type specOpt func(*Desired)
 
-func testSpec(opts ...specOpt) *lbspec.Spec {
-	s := &lbspec.Spec{
+func testSpec(opts ...specOpt) *Desired {
+	s := &Desired{Spec: lbspec.Spec{
 		Ref:         lbspec.Ref{Service: types.NamespacedName{Namespace: "default", Name: "web"}, UID: "uid-1"},
 		ClusterName: "kubernetes",
 		Name:        "kubernetes-default-web",
@@ -47,7 +47,7 @@ func testSpec(opts ...specOpt) *lbspec.Spec {
 		Backends: []lbspec.Backend{{NodeName: "n1", InstanceID: "ins-00000001"}, {NodeName: "n2", InstanceID: "ins-00000002"}},
 		HealthCheck: lbspec.HealthCheck{Enabled: true, Protocol: lbspec.HealthCheckTCP, Path: "/healthz",
 			Interval: 5 * time.Second, Timeout: 2 * time.Second, HealthyThreshold: 3, UnhealthyThreshold: 3},
-	}
+	}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -55,7 +55,7 @@ func testSpec(opts ...specOpt) *lbspec.Spec {
 }
 
 func withBackends(ids ...string) specOpt {
-	return func(s *lbspec.Spec) {
+	return func(s *Desired) {
 		s.Backends = nil
 		for i, id := range ids {
 			s.Backends = append(s.Backends, lbspec.Backend{NodeName: fmt.Sprintf("n%d", i), InstanceID: id})
@@ -63,13 +63,13 @@ func withBackends(ids ...string) specOpt {
 	}
 }
 
-func withAdopt(id string) specOpt { return func(s *lbspec.Spec) { s.AdoptID = id } }
+func withAdopt(id string) specOpt { return func(s *Desired) { s.AdoptID = id } }
 
-func withUID(uid string) specOpt { return func(s *lbspec.Spec) { s.UID = types.UID(uid) } }
+func withUID(uid string) specOpt { return func(s *Desired) { s.UID = types.UID(uid) } }
 
-func onlyTCP80(s *lbspec.Spec) { s.Listeners = s.Listeners[:1] }
+func onlyTCP80(s *Desired) { s.Listeners = s.Listeners[:1] }
 
-func mustEnsure(t *testing.T, o *Ops, spec *lbspec.Spec) *corev1.LoadBalancerStatus {
+func mustEnsure(t *testing.T, o *Ops, spec *Desired) *corev1.LoadBalancerStatus {
 	t.Helper()
 	st, err := o.Ensure(context.Background(), spec)
 	if err != nil {
@@ -145,7 +145,7 @@ func TestEnsureCreatesAndResyncWritesNothing(t *testing.T) {
 func TestEnsureInternal(t *testing.T) {
 	env := newCLBEnv(t)
 	o := newTestOps(env)
-	mustEnsure(t, o, testSpec(func(s *lbspec.Spec) { s.Internal, s.SubnetID = true, testSubnet }))
+	mustEnsure(t, o, testSpec(func(s *Desired) { s.Internal, s.SubnetID = true, testSubnet }))
 	create := env.creates()[0]
 	if *create.LoadBalancerType != "INTERNAL" || *create.SubnetId != testSubnet {
 		t.Errorf("CreateLoadBalancer = %s, want INTERNAL in %s", create.ToJsonString(), testSubnet)
@@ -168,14 +168,14 @@ func TestEnsureChanges(t *testing.T) {
 		wantWrites []string
 		check      func(t *testing.T, env *clbEnv, id string)
 	}{
-		{"port added", func(s *lbspec.Spec) {
+		{"port added", func(s *Desired) {
 			s.Listeners = append(s.Listeners, lbspec.Listener{Protocol: lbspec.TCP, Port: 8080, NodePort: 30808})
 		}, []string{"CreateListener", "BatchRegisterTargets"}, func(t *testing.T, env *clbEnv, id string) {
 			if got := env.targetsOf(id, "TCP-8080"); !reflect.DeepEqual(got, []string{"ins-00000001:30808", "ins-00000002:30808"}) {
 				t.Errorf("TCP-8080 targets = %v", got)
 			}
 		}},
-		{"port removed", func(s *lbspec.Spec) { s.Listeners = s.Listeners[:2] },
+		{"port removed", func(s *Desired) { s.Listeners = s.Listeners[:2] },
 			[]string{"DeleteListener"}, func(t *testing.T, env *clbEnv, id string) {
 				if got := env.listenerNames(id); !reflect.DeepEqual(got, []string{"TCP-443:TCP/443", "TCP-80:TCP/80"}) {
 					t.Errorf("listeners = %v", got)
@@ -193,13 +193,13 @@ func TestEnsureChanges(t *testing.T) {
 					t.Errorf("UDP-53 targets = %v", got)
 				}
 			}},
-		{"NodePort changed", func(s *lbspec.Spec) { s.Listeners[0].NodePort = 31080 },
+		{"NodePort changed", func(s *Desired) { s.Listeners[0].NodePort = 31080 },
 			[]string{"BatchRegisterTargets", "BatchDeregisterTargets"}, func(t *testing.T, env *clbEnv, id string) {
 				if got := env.targetsOf(id, "TCP-80"); !reflect.DeepEqual(got, []string{"ins-00000001:31080", "ins-00000002:31080"}) {
 					t.Errorf("TCP-80 targets = %v", got)
 				}
 			}},
-		{"externalTrafficPolicy Local", func(s *lbspec.Spec) {
+		{"externalTrafficPolicy Local", func(s *Desired) {
 			s.HealthCheck.Protocol, s.HealthCheck.Port = lbspec.HealthCheckHTTP, 32000
 		}, []string{"ModifyListener", "ModifyListener"}, func(t *testing.T, env *clbEnv, id string) {
 			hc := env.listener(id, "TCP-80").HealthCheck
@@ -211,14 +211,14 @@ func TestEnsureChanges(t *testing.T) {
 				t.Error("UDP-53 health check changed")
 			}
 		}},
-		{"session affinity", func(s *lbspec.Spec) {
+		{"session affinity", func(s *Desired) {
 			s.SessionAffinity = lbspec.SessionAffinity{ClientIP: true, Timeout: time.Hour}
 		}, []string{"ModifyListener", "ModifyListener", "ModifyListener"}, func(t *testing.T, env *clbEnv, id string) {
 			if got := *env.listener(id, "TCP-443").SessionExpireTime; got != 3600 {
 				t.Errorf("SessionExpireTime = %d, want 3600", got)
 			}
 		}},
-		{"health check off", func(s *lbspec.Spec) { s.HealthCheck.Enabled = false },
+		{"health check off", func(s *Desired) { s.HealthCheck.Enabled = false },
 			[]string{"ModifyListener", "ModifyListener", "ModifyListener"}, func(t *testing.T, env *clbEnv, id string) {
 				if got := *env.listener(id, "TCP-80").HealthCheck.HealthSwitch; got != 0 {
 					t.Errorf("HealthSwitch = %d, want 0", got)
@@ -267,7 +267,7 @@ func TestEnsureErrors(t *testing.T) {
 	tests := []struct {
 		name    string
 		setup   func(env *clbEnv)
-		spec    *lbspec.Spec
+		spec    *Desired
 		wantErr string
 	}{
 		{"task status 1 is a failure", func(env *clbEnv) { env.failTask("CreateListener", "LimitExceeded") },
@@ -275,9 +275,9 @@ func TestEnsureErrors(t *testing.T) {
 		{"other errors are not retried", func(env *clbEnv) { env.fail("CreateLoadBalancer", "LimitExceeded", 1) },
 			testSpec(), "CreateLoadBalancer on Service default/web (name \"kubernetes-default-web\", OPEN): [LimitExceeded] "},
 		{"source ranges are refused before any call", nil,
-			testSpec(func(s *lbspec.Spec) { s.SourceRanges = []string{"10.0.0.0/8"} }), "loadBalancerSourceRanges 10.0.0.0/8: not supported"},
+			testSpec(func(s *Desired) { s.SourceRanges = []string{"10.0.0.0/8"} }), "loadBalancerSourceRanges 10.0.0.0/8: not supported"},
 		{"internal without subnet", nil,
-			testSpec(func(s *lbspec.Spec) { s.Internal = true }), "an internal CLB needs a subnet"},
+			testSpec(func(s *Desired) { s.Internal = true }), "an internal CLB needs a subnet"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -345,7 +345,7 @@ func TestEnsureRecreatesWithNextToken(t *testing.T) {
 	o := newTestOps(env)
 	mustEnsure(t, o, testSpec())
 	first := env.lbIDs()[0]
-	if err := o.Delete(context.Background(), testSpec().Ref); err != nil {
+	if err := o.Delete(context.Background(), testSpec()); err != nil {
 		t.Fatal(err)
 	}
 	mustEnsure(t, o, testSpec())
@@ -367,20 +367,20 @@ func TestDeleteCreated(t *testing.T) {
 	env := newCLBEnv(t)
 	o := newTestOps(env)
 	mustEnsure(t, o, testSpec())
-	if err := o.Delete(context.Background(), testSpec().Ref); err != nil {
+	if err := o.Delete(context.Background(), testSpec()); err != nil {
 		t.Fatal(err)
 	}
 	if len(env.lbIDs()) != 0 {
 		t.Errorf("CLBs after delete = %v", env.lbIDs())
 	}
 	env.resetCalls()
-	if err := o.Delete(context.Background(), testSpec().Ref); err != nil {
+	if err := o.Delete(context.Background(), testSpec()); err != nil {
 		t.Fatal(err)
 	}
 	if w := env.writes(); len(w) != 0 {
 		t.Errorf("deleting a deleted CLB wrote: %v", w)
 	}
-	if _, exists, err := o.Get(context.Background(), testSpec().Ref); err != nil || exists {
+	if _, exists, err := o.Get(context.Background(), testSpec()); err != nil || exists {
 		t.Errorf("Get after delete = exists %v, err %v", exists, err)
 	}
 }
@@ -407,7 +407,7 @@ func TestAdopt(t *testing.T) {
 	}
 
 	// A second Service adopts the same CLB; each keeps to its own.
-	other := testSpec(withAdopt(existing), withUID("uid-2"), func(s *lbspec.Spec) {
+	other := testSpec(withAdopt(existing), withUID("uid-2"), func(s *Desired) {
 		s.Listeners = []lbspec.Listener{{Protocol: lbspec.TCP, Port: 81, NodePort: 30081}}
 	})
 	mustEnsure(t, o, other)
@@ -419,7 +419,7 @@ func TestAdopt(t *testing.T) {
 	}
 
 	// Deleting the first Service removes only its listener, never the CLB.
-	if err := o.Delete(context.Background(), spec.Ref); err != nil {
+	if err := o.Delete(context.Background(), spec); err != nil {
 		t.Fatal(err)
 	}
 	want = []string{"TCP-81-uid-2:TCP/81", "TCP-9090:TCP/9090", "hand-made:TCP/8080"}
@@ -482,7 +482,7 @@ func TestAdoptRefusals(t *testing.T) {
 	}
 }
 
-func mustEnsureQuiet(o *Ops, spec *lbspec.Spec) {
+func mustEnsureQuiet(o *Ops, spec *Desired) {
 	if _, err := o.Ensure(context.Background(), spec); err != nil {
 		panic(err)
 	}
@@ -499,7 +499,7 @@ func TestAdoptOwnCLB(t *testing.T) {
 	if w := env.writes(); len(w) != 0 {
 		t.Errorf("wrote: %v", w)
 	}
-	if err := o.Delete(context.Background(), testSpec(withAdopt(id)).Ref); err != nil {
+	if err := o.Delete(context.Background(), testSpec(withAdopt(id))); err != nil {
 		t.Fatal(err)
 	}
 	if len(env.lbIDs()) != 0 {
@@ -564,7 +564,7 @@ func TestBatchChunks(t *testing.T) {
 	}
 	env.addInstances(ids...)
 	// 300 nodes x 2 TCP listeners = 600 targets: 500 + 100.
-	mustEnsure(t, o, testSpec(withBackends(ids...), func(s *lbspec.Spec) { s.Listeners = s.Listeners[:2] }))
+	mustEnsure(t, o, testSpec(withBackends(ids...), func(s *Desired) { s.Listeners = s.Listeners[:2] }))
 	if n := env.count("BatchRegisterTargets"); n != 2 {
 		t.Errorf("BatchRegisterTargets calls = %d, want 2", n)
 	}
@@ -614,7 +614,7 @@ func TestDriftAll(t *testing.T) {
 	env := newCLBEnv(t)
 	o := newTestOps(env)
 	adopted := env.addLB(testVPC, nil)
-	specs := []*lbspec.Spec{
+	specs := []*Desired{
 		testSpec(withUID("uid-a")),
 		testSpec(withUID("uid-b")),
 		testSpec(withUID("uid-c"), withAdopt(adopted), onlyTCP80),
@@ -680,7 +680,7 @@ func TestGetAndDeleteAreLenient(t *testing.T) {
 	env.addListener(other, "TCP-80-uid-9", "TCP", 80)
 	ctx := context.Background()
 	for _, id := range []string{"lb-missing0", other} {
-		ref := testSpec(withAdopt(id)).Ref
+		ref := testSpec(withAdopt(id))
 		if _, exists, err := o.Get(ctx, ref); err != nil || exists {
 			t.Errorf("%s: Get = exists %v, err %v; want false, nil", id, exists, err)
 		}

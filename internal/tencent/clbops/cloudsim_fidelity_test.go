@@ -26,7 +26,7 @@ func TestHealthCheckNullsAgainstCloudsim(t *testing.T) {
 	if _, err := sim.AddInstances(cloudsim.Instance{ID: "ins-clbnull1", PrivateIP: "10.0.7.1", VpcID: testVPC}); err != nil {
 		t.Fatal(err)
 	}
-	spec := testSpec(withBackends("ins-clbnull1"), func(s *lbspec.Spec) {
+	spec := testSpec(withBackends("ins-clbnull1"), func(s *Desired) {
 		s.HealthCheck.Protocol, s.HealthCheck.Port, s.HealthCheck.Path = lbspec.HealthCheckHTTP, 31999, "/healthz"
 		s.Listeners = []lbspec.Listener{{Protocol: lbspec.TCP, Port: 80, NodePort: 30080}, {Protocol: lbspec.UDP, Port: 53, NodePort: 30053}}
 	})
@@ -85,8 +85,8 @@ func TestBatchPartialFailureAgainstCloudsim(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	two := func(ids ...string) *lbspec.Spec {
-		return testSpec(withBackends(ids...), func(s *lbspec.Spec) {
+	two := func(ids ...string) *Desired {
+		return testSpec(withBackends(ids...), func(s *Desired) {
 			s.Listeners = []lbspec.Listener{{Protocol: lbspec.TCP, Port: 80, NodePort: 30080}, {Protocol: lbspec.TCP, Port: 81, NodePort: 30081}}
 		})
 	}
@@ -120,7 +120,7 @@ func TestDeleteFrequencyAgainstCloudsim(t *testing.T) {
 	sim, client := startSimWith(t, func(o *cloudsim.Options) { o.CLBDeleteFrequencyLimit = 3 })
 	ops := simOps(client)
 	ctx := context.Background()
-	var specs []*lbspec.Spec
+	var specs []*Desired
 	for i := range 4 {
 		s := testSpec(withBackends(), onlyTCP80, withUID(fmt.Sprintf("uid-freq-%d", i)))
 		if _, err := ops.Ensure(ctx, s); err != nil {
@@ -129,17 +129,17 @@ func TestDeleteFrequencyAgainstCloudsim(t *testing.T) {
 		specs = append(specs, s)
 	}
 	for _, s := range specs[:2] {
-		if err := ops.Delete(ctx, s.Ref); err != nil {
+		if err := ops.Delete(ctx, s); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// The third deletion within the window (limit 3) is refused, forced
 	// or not; the fourth is not even tried.
 	var re *api.RetryError
-	if err := ops.Delete(ctx, specs[2].Ref); !errors.As(err, &re) || !strings.Contains(err.Error(), "[FailedOperation.FrequencyCheckRisk]") {
+	if err := ops.Delete(ctx, specs[2]); !errors.As(err, &re) || !strings.Contains(err.Error(), "[FailedOperation.FrequencyCheckRisk]") {
 		t.Fatalf("third Delete = %v", err)
 	}
-	if err := ops.Delete(ctx, specs[3].Ref); !errors.As(err, &re) || !strings.Contains(err.Error(), "no call made") {
+	if err := ops.Delete(ctx, specs[3]); !errors.As(err, &re) || !strings.Contains(err.Error(), "no call made") {
 		t.Fatalf("fourth Delete = %v", err)
 	}
 	if n := sim.Calls()["DeleteLoadBalancer"]; n["OK"] != 2 || n["FailedOperation.FrequencyCheckRisk"] != 1 {

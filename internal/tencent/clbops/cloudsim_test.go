@@ -115,7 +115,7 @@ func TestAgainstCloudsim(t *testing.T) {
 		}
 	}
 
-	spec := testSpec(withBackends("ins-clbops01", "ins-clbops02"), func(s *lbspec.Spec) {
+	spec := testSpec(withBackends("ins-clbops01", "ins-clbops02"), func(s *Desired) {
 		s.Listeners = []lbspec.Listener{{Protocol: lbspec.TCP, Port: 8080, NodePort: int32(port)}, {Protocol: lbspec.UDP, Port: 5353, NodePort: int32(port)}}
 	})
 	st, err := ops.Ensure(ctx, spec)
@@ -151,7 +151,7 @@ func TestAgainstCloudsim(t *testing.T) {
 
 	// Health check to a healthCheckNodePort, a node removed, session affinity.
 	hcPort := backend(t, ips[0], "healthz")
-	changed := testSpec(withBackends("ins-clbops01"), func(s *lbspec.Spec) {
+	changed := testSpec(withBackends("ins-clbops01"), func(s *Desired) {
 		s.Listeners = spec.Listeners
 		s.HealthCheck.Protocol, s.HealthCheck.Port = lbspec.HealthCheckHTTP, int32(hcPort)
 		s.SessionAffinity = lbspec.SessionAffinity{ClientIP: true, Timeout: 10 * time.Minute}
@@ -189,7 +189,7 @@ func TestAgainstCloudsim(t *testing.T) {
 	}
 
 	// Deletion.
-	if err := ops.Delete(ctx, changed.Ref); err != nil {
+	if err := ops.Delete(ctx, changed); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(sim.CLBs()); n != 0 {
@@ -210,7 +210,7 @@ func TestAdoptAgainstCloudsim(t *testing.T) {
 	if _, err := ops.Ensure(ctx, spec); err != nil {
 		t.Fatal(err)
 	}
-	if err := ops.Delete(ctx, spec.Ref); err != nil {
+	if err := ops.Delete(ctx, spec); err != nil {
 		t.Fatal(err)
 	}
 	lb, err := sim.CLB(existing.ID)
@@ -282,8 +282,8 @@ func TestPassToTargetAgainstCloudsim(t *testing.T) {
 	if _, err := sim.AddInstances(cloudsim.Instance{ID: "ins-clbops11", PrivateIP: "127.0.77.11", VpcID: testVPC, SecurityGroupIDs: []string{sg.ID}}); err != nil {
 		t.Fatal(err)
 	}
-	spec := func(pass bool) *lbspec.Spec {
-		return testSpec(withBackends("ins-clbops11"), withPassToTarget(pass), func(s *lbspec.Spec) {
+	spec := func(pass bool) *Desired {
+		return testSpec(withBackends("ins-clbops11"), withPassToTarget(pass), func(s *Desired) {
 			s.Listeners = []lbspec.Listener{{Protocol: lbspec.TCP, Port: 8080, NodePort: int32(port)}}
 			s.HealthCheck.Interval = 3 * time.Second
 		})

@@ -7,8 +7,6 @@ import (
 
 	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
-
-	"github.com/ccmkit/ccm/internal/lbspec"
 )
 
 // Draining on CLB: a target that leaves goes to weight 0 first, which
@@ -63,7 +61,7 @@ func (o *Ops) deregisterTargets(ctx context.Context, lb *loadBalancer, plan *tar
 
 // drainEndsAt tells the provider when the Service's next drain ends, so
 // that the reconcile runs again then (internal/drain.Rerun).
-func (o *Ops) drainEndsAt(spec *lbspec.Spec, at time.Time) {
+func (o *Ops) drainEndsAt(spec *Desired, at time.Time) {
 	if !at.IsZero() && o.onDrain != nil {
 		o.onDrain(spec.UID, at)
 	}

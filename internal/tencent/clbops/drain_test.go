@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ccmkit/ccm/internal/drain"
-	"github.com/ccmkit/ccm/internal/lbspec"
 )
 
 // drainClock is the tracker's clock, moved by the test.
@@ -42,7 +41,7 @@ func TestTargetsDrainBeforeDeregistration(t *testing.T) {
 		}
 		asked = append(asked, at)
 	}
-	draining := func(s *lbspec.Spec) { s.DrainPeriod = time.Minute; onlyTCP80(s) }
+	draining := func(s *Desired) { s.DrainPeriod = time.Minute; onlyTCP80(s) }
 	three := withBackends("ins-00000001", "ins-00000002", "ins-00000003")
 	two := withBackends("ins-00000001", "ins-00000002")
 	start := clock.Now()
@@ -50,7 +49,7 @@ func TestTargetsDrainBeforeDeregistration(t *testing.T) {
 	steps := []struct {
 		name       string
 		advance    time.Duration
-		spec       *lbspec.Spec
+		spec       *Desired
 		wantWrites []string
 		wantAsked  []time.Time // OnDrain calls of this step
 		want       []string

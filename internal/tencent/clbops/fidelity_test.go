@@ -37,7 +37,7 @@ func TestDeleteFrequencyCheckDefers(t *testing.T) {
 	mustEnsure(t, o, b)
 	env.fail("DeleteLoadBalancer", codeFrequencyCheckRisk, 1)
 
-	err := o.Delete(ctx, a.Ref)
+	err := o.Delete(ctx, a)
 	var re *api.RetryError
 	if !errors.As(err, &re) || re.RetryAfter() != DefaultTiming.DeleteRetryAfter ||
 		!strings.Contains(err.Error(), "["+codeFrequencyCheckRisk+"] ") {
@@ -48,7 +48,7 @@ func TestDeleteFrequencyCheckDefers(t *testing.T) {
 	}
 	// Meanwhile no Service calls DeleteLoadBalancer.
 	now = now.Add(30 * time.Second)
-	if err := o.Delete(ctx, b.Ref); !errors.As(err, &re) || re.RetryAfter() != 30*time.Second || !strings.Contains(err.Error(), "no call made") {
+	if err := o.Delete(ctx, b); !errors.As(err, &re) || re.RetryAfter() != 30*time.Second || !strings.Contains(err.Error(), "no call made") {
 		t.Fatalf("second Delete during the wait = %v", err)
 	}
 	if n := env.count("DeleteLoadBalancer"); n != 1 {
@@ -56,8 +56,8 @@ func TestDeleteFrequencyCheckDefers(t *testing.T) {
 	}
 	// After the wait both go.
 	now = now.Add(31 * time.Second)
-	for _, s := range []*lbspec.Spec{a, b} {
-		if err := o.Delete(ctx, s.Ref); err != nil {
+	for _, s := range []*Desired{a, b} {
+		if err := o.Delete(ctx, s); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -148,7 +148,7 @@ func TestCreateReplayWaitsOnStatus(t *testing.T) {
 func TestHealthCheckNullsMakeNoWrites(t *testing.T) {
 	env := newCLBEnvWith(t, func(o *cloudsim.Options) { o.CLBNullHealthCheckFields = true })
 	o := newTestOps(env)
-	spec := testSpec(func(s *lbspec.Spec) {
+	spec := testSpec(func(s *Desired) {
 		s.HealthCheck.Protocol, s.HealthCheck.Port, s.HealthCheck.Path = lbspec.HealthCheckHTTP, 31999, "/healthz"
 	})
 	mustEnsure(t, o, spec)

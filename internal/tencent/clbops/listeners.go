@@ -299,7 +299,7 @@ func (l *listener) owned(suffix string) bool {
 	return l.name == listenerName(l.protocol, l.port, suffix)
 }
 
-func desiredListeners(spec *lbspec.Spec, suffix string) []wantListener {
+func desiredListeners(spec *Desired, suffix string) []wantListener {
 	var session int64
 	if spec.SessionAffinity.ClientIP {
 		session = seconds(spec.SessionAffinity.Timeout)
@@ -432,7 +432,7 @@ func (o *Ops) describeListeners(ctx context.Context, lb *loadBalancer) ([]*liste
 
 // reconcileListeners creates, updates and deletes our listeners, and
 // returns every wanted listener with its id.
-func (o *Ops) reconcileListeners(ctx context.Context, lb *loadBalancer, spec *lbspec.Spec) ([]boundListener, error) {
+func (o *Ops) reconcileListeners(ctx context.Context, lb *loadBalancer, spec *Desired) ([]boundListener, error) {
 	suffix := ownerSuffix(lb, spec.Ref)
 	actual, err := o.describeListeners(ctx, lb)
 	if err != nil {

@@ -94,7 +94,7 @@ func (lb *loadBalancer) status() *corev1.LoadBalancerStatus {
 
 // checkSupported refuses what CLBs cannot do with plain listeners, before
 // anything is touched.
-func checkSupported(spec *lbspec.Spec) error {
+func checkSupported(spec *Desired) error {
 	if len(spec.SourceRanges) > 0 {
 		// Restricting clients needs a security group on the CLB. Silently
 		// ignoring the ranges would expose the Service to everyone.
@@ -257,7 +257,7 @@ const maxTokenGenerations = 32
 // is created again (after deletion behind our back, or after the Service
 // went from LoadBalancer to ClusterIP and back), the first token answers
 // with the deleted CLB; create then moves on to the next generation.
-func (o *Ops) create(ctx context.Context, spec *lbspec.Spec) (*loadBalancer, error) {
+func (o *Ops) create(ctx context.Context, spec *Desired) (*loadBalancer, error) {
 	if spec.Internal && spec.SubnetID == "" {
 		return nil, errors.New("an internal CLB needs a subnet")
 	}
@@ -272,7 +272,7 @@ func (o *Ops) create(ctx context.Context, spec *lbspec.Spec) (*loadBalancer, err
 
 // createWithToken returns nil, nil when the token belongs to a CLB that no
 // longer exists.
-func (o *Ops) createWithToken(ctx context.Context, spec *lbspec.Spec, token string) (*loadBalancer, error) {
+func (o *Ops) createWithToken(ctx context.Context, spec *Desired, token string) (*loadBalancer, error) {
 	req := clb.NewCreateLoadBalancerRequest()
 	req.LoadBalancerType = common.StringPtr(typePublic)
 	if spec.Internal {
@@ -380,7 +380,7 @@ func (o *Ops) waitReady(ctx context.Context, lb *loadBalancer) (*loadBalancer, e
 // checkMatches refuses to reconcile a CLB whose type cannot be what the
 // Service asks for. A CLB cannot change type, and recreating it would
 // change its address, so this is left to a human.
-func (o *Ops) checkMatches(lb *loadBalancer, spec *lbspec.Spec) error {
+func (o *Ops) checkMatches(lb *loadBalancer, spec *Desired) error {
 	if lb.adopted {
 		return nil // the adopted CLB is what it is; placement annotations apply only to CLBs we create
 	}

@@ -10,8 +10,6 @@ import (
 
 	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
-
-	"github.com/ccmkit/ccm/internal/lbspec"
 )
 
 // defaultWeight is CLB's default target weight.
@@ -90,7 +88,7 @@ func (p *targetPlan) describe() []string {
 // at the listener's NodePort) with the actual ones. With a drain period, an
 // unwanted target goes to weight 0 first and is deregistered once drained
 // (due says whether a target at weight 0 has drained for the period).
-func planTargets(spec *lbspec.Spec, listeners []boundListener, actual targetState, due func(target) bool) *targetPlan {
+func planTargets(spec *Desired, listeners []boundListener, actual targetState, due func(target) bool) *targetPlan {
 	p := &targetPlan{names: map[string]string{}}
 	for _, l := range listeners {
 		p.names[l.id] = l.name
@@ -182,7 +180,7 @@ func (o *Ops) describeTargets(ctx context.Context, lb *loadBalancer, listeners [
 // needs deregistered first is (makeRoom). A stale target first goes to
 // weight 0 and is deregistered once it has drained for the spec's drain
 // period (drain.go).
-func (o *Ops) reconcileTargets(ctx context.Context, lb *loadBalancer, spec *lbspec.Spec, listeners []boundListener) error {
+func (o *Ops) reconcileTargets(ctx context.Context, lb *loadBalancer, spec *Desired, listeners []boundListener) error {
 	actual, err := o.describeTargets(ctx, lb, listeners)
 	if err != nil {
 		return err

@@ -17,7 +17,6 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 
 	"github.com/ccmkit/ccm/internal/cloudbase"
-	"github.com/ccmkit/ccm/internal/lbsubset"
 	"github.com/ccmkit/ccm/internal/oci/computelookup"
 	"github.com/ccmkit/ccm/internal/oci/config"
 	"github.com/ccmkit/ccm/internal/oci/ociapi"
@@ -42,12 +41,7 @@ type Cloud struct {
 
 	cfg       *config.Config
 	instances *instances
-	lb        *loadBalancers // nil when loadBalancer.disabled
-	// subsets chooses backends past the backend limits (subset.go); kube
-	// and stop come from Initialize for its Events and EndpointSlice watch.
-	subsets *lbsubset.Subsetter
-	kube    cloudprovider.ControllerClientBuilder
-	stop    <-chan struct{}
+	lb        *loadBalancers // nil when loadBalancer.disabled (loadbalancer.go, run by internal/lbkit)
 }
 
 var (
@@ -65,25 +59,27 @@ func New(cfg *config.Config) (*Cloud, error) {
 	reader := computelookup.New(c.Compute, c.Network, cfg.Compartment, cfg.VCN)
 	cloud := &Cloud{cfg: cfg, instances: newInstances(reader, cfg.Auth.Region, cfg.InstanceCacheTTL)}
 	if !cfg.LoadBalancer.Disabled {
-		cloud.subsets = lbsubset.New()
-		cloud.lb = newLoadBalancer(cfg, c, cloud.subsets)
+		cloud.lb = newLoadBalancers(cfg, c)
 	}
 	return cloud, nil
 }
 
-// Initialize keeps the Kubernetes client builder for the load balancers'
-// subset Events and EndpointSlice watch.
+// Initialize hands the load balancers (Events, subset EndpointSlice watch,
+// drift check) their Kubernetes client.
 func (c *Cloud) Initialize(b cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
-	c.kube, c.stop = b, stop
 	if c.lb != nil {
-		c.lb.stopDrains(stop)
+		c.lb.Initialize(b, stop)
 	}
 }
 
 // SetInformers implements cloudprovider.InformerUser: the load balancers
-// watch EndpointSlices through the shared informers (subset.go). The CCM
+// watch EndpointSlices and check drift on the shared informers. The CCM
 // calls it after Initialize and before it starts the informers.
-func (c *Cloud) SetInformers(f informers.SharedInformerFactory) { c.startSubsets(f) }
+func (c *Cloud) SetInformers(f informers.SharedInformerFactory) {
+	if c.lb != nil {
+		c.lb.SetInformers(f)
+	}
+}
 
 // LoadBalancer returns the LB/NLB implementation unless
 // loadBalancer.disabled is set.

@@ -7,11 +7,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/ccmkit/ccm/internal/lbdrift"
 	"github.com/ccmkit/ccm/internal/oci/lbops"
 )
 
-// overlapOps is an lbOps that takes its time and counts how many calls
+// overlapOps is an lbkit.Ops that takes its time and counts how many calls
 // run at once. With await set, a call waits (up to a second) for that many
 // to be inside, so a test of overlap does not depend on scheduling luck.
 type overlapOps struct {
@@ -30,7 +32,7 @@ func (o *overlapOps) enter() func() {
 	return func() { o.inside.Add(-1) }
 }
 
-func (o *overlapOps) Get(context.Context, string, bool) (*corev1.LoadBalancerStatus, bool, error) {
+func (o *overlapOps) Get(context.Context, *lbops.Desired) (*corev1.LoadBalancerStatus, bool, error) {
 	return nil, false, nil
 }
 func (o *overlapOps) Ensure(context.Context, *lbops.Desired) (*corev1.LoadBalancerStatus, error) {
@@ -39,15 +41,15 @@ func (o *overlapOps) Ensure(context.Context, *lbops.Desired) (*corev1.LoadBalanc
 }
 func (o *overlapOps) Update(context.Context, *lbops.Desired) error { defer o.enter()(); return nil }
 func (o *overlapOps) Delete(context.Context, *lbops.Desired) error { defer o.enter()(); return nil }
-func (o *overlapOps) Drift(context.Context, *lbops.Desired) ([]string, error) {
-	return nil, nil
+func (o *overlapOps) DriftAll(context.Context, []*lbops.Desired) map[types.UID]lbdrift.Result {
+	return nil
 }
 
 // One Service's Ensure (service worker), Update (node sync) and Delete never
 // run at once (internal/svclock says why); another Service's do.
 func TestOneServiceAtATime(t *testing.T) {
 	ops := &overlapOps{}
-	l := &loadBalancers{cfg: lbCfg, ops: ops}
+	l := withOps(lbCfg, ops)
 	svc := lbService(nil)
 	nodes := []*corev1.Node{lbNode("a", "10.0.0.1", true)}
 	ctx := context.Background()

@@ -39,7 +39,7 @@ func TestCloudsimDrift(t *testing.T) {
 			check := func() map[types.UID][]string {
 				t.Helper()
 				out := map[types.UID][]string{}
-				for uid, r := range lb.drift(ctx, []*corev1.Service{svc, other}, nodes) {
+				for uid, r := range lb.Drift(ctx, []*corev1.Service{svc, other}, nodes) {
 					if r.Err != nil {
 						t.Fatalf("drift of %s: %v", uid, r.Err)
 					}

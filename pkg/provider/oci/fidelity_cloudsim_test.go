@@ -66,7 +66,7 @@ func TestCloudsimFixedShape(t *testing.T) {
 			sim, c, cfg := startSimWith(t, func(o *cloudsim.Options) { o.OCIFixedShapes = older })
 			n, nodePort := simNode(t, sim, "shape-node", "127.0.53.1")
 			events := record.NewFakeRecorder(10)
-			c.lb.events = events
+			c.lb.UseRecorder(events)
 			svc := lbService(map[string]string{string(annotations.OCILBShape): "100Mbps"},
 				corev1.ServicePort{Protocol: corev1.ProtocolTCP, Port: 8080, NodePort: int32(nodePort)})
 			svc.UID = types.UID(fmt.Sprintf("uid-fixed-%v", older))

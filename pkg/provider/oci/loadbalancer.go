@@ -1,174 +1,72 @@
 package oci
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/record"
-	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccm/internal/annotations"
-	"github.com/ccmkit/ccm/internal/drain"
-	"github.com/ccmkit/ccm/internal/lbdrift"
+	"github.com/ccmkit/ccm/internal/lbkit"
 	"github.com/ccmkit/ccm/internal/lbspec"
-	"github.com/ccmkit/ccm/internal/lbsubset"
 	"github.com/ccmkit/ccm/internal/oci/config"
 	"github.com/ccmkit/ccm/internal/oci/lbops"
 	"github.com/ccmkit/ccm/internal/oci/ociapi"
-	"github.com/ccmkit/ccm/internal/svclock"
 )
 
-// lbOps is what the interface layer needs of internal/oci/lbops; tests fake it.
-type lbOps interface {
-	Get(ctx context.Context, displayName string, publishPrivate bool) (*corev1.LoadBalancerStatus, bool, error)
-	Ensure(ctx context.Context, d *lbops.Desired) (*corev1.LoadBalancerStatus, error)
-	Update(ctx context.Context, d *lbops.Desired) error
-	Delete(ctx context.Context, d *lbops.Desired) error
-	Drift(ctx context.Context, d *lbops.Desired) ([]string, error)
+// ociTranslator turns a Service into the load balancer it needs: the
+// neutral spec (internal/lbspec) plus what the OCI annotations and the
+// cloud config say. internal/lbkit runs the pipeline around it and
+// internal/oci/lbops does the cloud's side; nothing here calls an API.
+type ociTranslator struct {
+	cfg config.LoadBalancerConfig
+	// drainPeriod is lbDrainPeriod, the default of the drain annotation.
+	drainPeriod time.Duration
 }
 
-// loadBalancers implements cloudprovider.LoadBalancer: it translates a
-// Service and the nodes into an lbops.Desired (the provider-neutral spec
-// from internal/lbspec plus OCI's annotations and the cloud config) and
-// hands it to the operations layer. It calls no API itself.
-type loadBalancers struct {
-	cfg     config.LoadBalancerConfig
-	ops     lbOps
-	subsets *lbsubset.Subsetter // nil: subsets chosen without Events or Local narrowing
-	// events records the Warning Events of what the provider changed
-	// in a Service's request (a fixed shape made flexible); nil: none.
-	events record.EventRecorder
-	// locks keeps one Service's Ensure, Update and Delete from running at
-	// once (internal/svclock says why).
-	locks svclock.Locks
-	// drainPeriod is lbDrainPeriod; rerun runs a Service's last Ensure or
-	// Update again when a backend's drain ends (internal/drain).
-	drainPeriod time.Duration
-	rerun       *drain.Rerun
-	stopRerun   context.CancelFunc
-}
+// loadBalancers is the LB/NLB implementation of cloudprovider.LoadBalancer.
+type loadBalancers = lbkit.LoadBalancer[*lbops.Desired]
 
 // EventReasonFixedShape is the reason of the Warning Event on a Service
 // whose fixed LB shape is created as flexible.
 const EventReasonFixedShape = "FixedShapeIsFlexible"
 
-var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
-
-func newLoadBalancer(cfg *config.Config, c *ociapi.Clients, subsets *lbsubset.Subsetter) *loadBalancers {
-	ctx, cancel := context.WithCancel(context.Background())
-	rerun := drain.NewRerun(ctx)
-	return &loadBalancers{cfg: cfg.LoadBalancer, subsets: subsets, ops: lbops.New(c.LB, c.NLB, c.Network, lbops.Config{
-		Compartment: cfg.Compartment, SecurityLists: cfg.LoadBalancer.SecurityLists, OnDrain: rerun.At,
-	}), drainPeriod: cfg.LBDrainPeriod, rerun: rerun, stopRerun: cancel}
+func newLoadBalancers(cfg *config.Config, c *ociapi.Clients) *loadBalancers {
+	tr := &ociTranslator{cfg: cfg.LoadBalancer, drainPeriod: cfg.LBDrainPeriod}
+	return lbkit.New[*lbops.Desired](tr, func(onDrain func(types.UID, time.Time)) lbkit.Ops[*lbops.Desired] {
+		return lbops.New(c.LB, c.NLB, c.Network, lbops.Config{
+			Compartment: cfg.Compartment, SecurityLists: cfg.LoadBalancer.SecurityLists, OnDrain: onDrain,
+		})
+	}, lbkit.Config{Provider: ProviderName, DriftPeriod: cfg.LBDriftCheckPeriod})
 }
 
-// stopDrains ends the drain reruns when the CCM stops.
-func (l *loadBalancers) stopDrains(stop <-chan struct{}) {
-	if l.stopRerun == nil {
-		return
+// Name is the load balancer's display name: the Service UID, as the public
+// OCI CCM names them, so that it is found again whatever happens to the
+// Service's name.
+func (t *ociTranslator) Name(_ string, svc *corev1.Service) string { return string(svc.UID) }
+
+// Ref finds and deletes the Service's load balancer, of either kind, with
+// our security list rules. It needs no valid annotation: a Service broken
+// by an edit can still be deleted. A bad external-ip-only keeps its default
+// (Ensure reports it).
+func (t *ociTranslator) Ref(svc *corev1.Service) *lbops.Desired {
+	d := &lbops.Desired{Spec: lbspec.Spec{Ref: lbspec.RefOf(svc, ""), Name: string(svc.UID)}}
+	if v, err := annotations.OCINLBExternalIPOnly.BoolFromService(svc); err == nil {
+		d.PublishPrivate = !v
 	}
-	go func() {
-		<-stop
-		l.stopRerun()
-	}()
-}
-
-// rememberForDrains keeps this call's arguments: when a backend's drain
-// ends, UpdateLoadBalancer runs again with the latest ones, since the
-// service controller has no reason to call then.
-func (l *loadBalancers) rememberForDrains(clusterName string, svc *corev1.Service, nodes []*corev1.Node) {
-	l.rerun.Remember(svc.UID, func(ctx context.Context) error {
-		return l.UpdateLoadBalancer(ctx, clusterName, svc, nodes)
-	})
-}
-
-// GetLoadBalancerName is the load balancer's display name: the Service UID,
-// as the public OCI CCM names them, so that it is found again whatever
-// happens to the Service's name.
-func (l *loadBalancers) GetLoadBalancerName(_ context.Context, _ string, svc *corev1.Service) string {
-	return string(svc.UID)
-}
-
-// GetLoadBalancer reports the Service's load balancer, of either kind.
-func (l *loadBalancers) GetLoadBalancer(ctx context.Context, _ string, svc *corev1.Service) (*corev1.LoadBalancerStatus, bool, error) {
-	return l.ops.Get(ctx, string(svc.UID), publishPrivate(svc))
-}
-
-// publishPrivate reads external-ip-only (default true: a public load
-// balancer publishes only its public addresses). A bad value keeps the
-// default; Ensure reports it.
-func publishPrivate(svc *corev1.Service) bool {
-	v, err := annotations.OCINLBExternalIPOnly.BoolFromService(svc)
-	return err == nil && !v
-}
-
-// EnsureLoadBalancer creates or updates the Service's load balancer. A bad
-// annotation is reported (every problem at once) before any API call, so
-// the existing load balancer stays as it is.
-func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, clusterName string, svc *corev1.Service, nodes []*corev1.Node) (*corev1.LoadBalancerStatus, error) {
-	defer l.locks.Lock(svc.UID)()
-	l.rememberForDrains(clusterName, svc, nodes)
-	d, warnings, err := l.desired(svc, nodes)
-	if err != nil {
-		return nil, err
-	}
-	l.warn(svc, warnings)
-	return l.ops.Ensure(ctx, d)
-}
-
-// UpdateLoadBalancer updates the backends when nodes change.
-func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, clusterName string, svc *corev1.Service, nodes []*corev1.Node) error {
-	defer l.locks.Lock(svc.UID)()
-	l.rememberForDrains(clusterName, svc, nodes)
-	d, warnings, err := l.desired(svc, nodes)
-	if err != nil {
-		return err
-	}
-	l.warn(svc, warnings)
-	return l.ops.Update(ctx, d)
-}
-
-// EnsureLoadBalancerDeleted deletes the Service's load balancer, of either
-// kind, and our security list rules. It needs no valid annotation: a
-// Service broken by an edit can still be deleted.
-func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string, svc *corev1.Service) error {
-	defer l.locks.Lock(svc.UID)()
-	l.rerun.Forget(svc.UID)
-	if l.subsets != nil {
-		l.subsets.Forget(svc)
-	}
-	d := &lbops.Desired{Ref: lbspec.RefOf(svc, ""), DisplayName: string(svc.UID), SecurityListMode: l.cfg.SecurityListMode()}
+	d.SecurityListMode = t.cfg.SecurityListMode()
 	for _, n := range []annotations.Name{annotations.OCILBSecurityListManagementMode, annotations.OCINLBSecurityListManagementMode} {
 		if m, err := securityListMode(svc, n); err == nil && m != "" && m != config.SecurityListModeNone {
 			d.SecurityListMode = m // rules written under a per-Service mode are removed too
 		}
 	}
-	return l.ops.Delete(ctx, d)
-}
-
-// drift is the drift check's CheckFunc: each Service's load balancer
-// compared, reading only, with what EnsureLoadBalancer would make of it
-// (the same backends, subset included).
-func (l *loadBalancers) drift(ctx context.Context, services []*corev1.Service, nodes []*corev1.Node) map[types.UID]lbdrift.Result {
-	out := make(map[types.UID]lbdrift.Result, len(services))
-	for _, svc := range services {
-		d, _, err := l.desired(svc, nodes)
-		if err != nil {
-			out[svc.UID] = lbdrift.Result{Err: err}
-			continue
-		}
-		diffs, err := l.ops.Drift(ctx, d)
-		out[svc.UID] = lbdrift.Result{Diffs: diffs, Err: err}
-	}
-	return out
+	return d
 }
 
 // Health check ranges OCI accepts.
@@ -190,64 +88,60 @@ const (
 // deprecated and only shape allowed would be `Flexible`": a tenancy created
 // since refuses them, so they are created as flexible with that bandwidth
 // as minimum and maximum, which every tenancy accepts.
+var fixedShapes = []string{"10Mbps", "100Mbps", "400Mbps", "8000Mbps"}
+
 // subnetOCID is the shape of a subnet annotation's value.
 var subnetOCID = config.OCIDPattern("subnet")
 
-var fixedShapes = []string{"10Mbps", "100Mbps", "400Mbps", "8000Mbps"}
-
 var fixedShapeMbps = map[string]int{"10Mbps": 10, "100Mbps": 100, "400Mbps": 400, "8000Mbps": 8000}
 
-// warn records a Warning Event on the Service for each warning.
-func (l *loadBalancers) warn(svc *corev1.Service, warnings []string) {
-	for _, w := range warnings {
-		klog.InfoS("Service load balancer request changed", "service", klog.KObj(svc), "change", w)
-		if l.events != nil {
-			l.events.Event(svc, corev1.EventTypeWarning, EventReasonFixedShape, w)
-		}
-	}
-}
-
-// desired builds what the Service needs, and the warnings about what was
+// Desired builds what the Service needs, and the warnings about what was
 // changed on the way (a fixed shape made flexible). Every problem, neutral
 // or OCI, comes back in one error naming each annotation or field.
-func (l *loadBalancers) desired(svc *corev1.Service, nodes []*corev1.Node) (*lbops.Desired, []string, error) {
-	d := &lbops.Desired{DisplayName: string(svc.UID)}
+func (t *ociTranslator) Desired(_ string, svc *corev1.Service, nodes []*corev1.Node) (*lbops.Desired, []lbkit.Warning, error) {
+	var s lbops.Settings
 	var hco hcOverrides
-	var warnings []string
+	var warnings []lbkit.Warning
 	spec, err := lbspec.Build(svc, nodes, lbspec.Options{
 		// The OCI annotations are read here, so that their problems are
 		// reported together with the neutral ones.
 		Placement: func(svc *corev1.Service) (lbspec.Placement, error) {
-			errs := l.readOCI(svc, d, &warnings)
-			errs = append(errs, hco.read(svc, d.Kind)...)
-			return lbspec.Placement{Internal: d.Internal, Name: d.DisplayName}, errors.Join(errs...)
+			internal, errs := t.readOCI(svc, &s, &warnings)
+			errs = append(errs, hco.read(svc, s.Kind)...)
+			return lbspec.Placement{Internal: internal, Name: string(svc.UID)}, errors.Join(errs...)
 		},
 		InstanceID:  func(n *corev1.Node) (string, error) { return parseProviderID(n.Spec.ProviderID) },
 		Limits:      ociLimits,
-		DrainPeriod: l.drainPeriod,
+		DrainPeriod: t.drainPeriod,
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	d.Ref, d.Listeners, d.SourceRanges, d.DrainPeriod = spec.Ref, spec.Listeners, spec.SourceRanges, spec.DrainPeriod
-	hc := spec.HealthCheck
-	d.HealthCheck = lbops.HealthCheck{
-		Protocol: string(hc.Protocol), Port: hc.Port, Path: hc.Path,
-		Retries: hc.UnhealthyThreshold, Interval: hc.Interval, Timeout: hc.Timeout,
+	var problems []error
+	if err := hco.apply(&spec.HealthCheck); err != nil {
+		problems = append(problems, err)
 	}
-	if err := hco.apply(&d.HealthCheck); err != nil {
-		return nil, nil, &lbspec.Error{Service: spec.Service, Problems: []error{err}}
+	if err := lbops.LimitsOf(s.Kind).CheckListeners(s.Kind, len(spec.Listeners)); err != nil {
+		problems = append(problems, err)
+	}
+	if len(problems) > 0 {
+		return nil, nil, &lbspec.Error{Service: spec.Service, Problems: problems}
 	}
 	if spec.SessionAffinity.ClientIP && !annotations.OCINLBBackendPolicy.IsSet(svc) {
-		d.Policy = map[lbops.Kind]string{lbops.KindLB: "IP_HASH", lbops.KindNLB: "TWO_TUPLE"}[d.Kind]
+		s.Policy = map[lbops.Kind]string{lbops.KindLB: "IP_HASH", lbops.KindNLB: "TWO_TUPLE"}[s.Kind]
 	}
-	if d.Backends, err = l.chooseBackends(svc, spec, nodes, d.Kind); err != nil {
-		return nil, nil, err
-	}
-	if len(spec.SourceRanges) > 0 && d.SecurityListMode == config.SecurityListModeNone {
+	// OCI backends are IP:NodePort: a node without an IPv4 InternalIP is not
+	// a backend yet (the node controller has not set its addresses).
+	spec.Backends = slices.DeleteFunc(spec.Backends, func(b lbspec.Backend) bool {
+		if b.Address == "" {
+			klog.V(2).InfoS("Node is not a load balancer backend yet: no InternalIP", "node", b.NodeName, "service", klog.KObj(svc))
+		}
+		return b.Address == ""
+	})
+	if len(spec.SourceRanges) > 0 && s.SecurityListMode == config.SecurityListModeNone {
 		klog.InfoS("loadBalancerSourceRanges are not enforced with security list mode None", "service", klog.KObj(svc))
 	}
-	return d, warnings, nil
+	return &lbops.Desired{Spec: *spec, Settings: s}, warnings, nil
 }
 
 // hcOverrides are the OCI health check annotations (retries, and interval
@@ -286,11 +180,12 @@ func (h *hcOverrides) read(svc *corev1.Service, kind lbops.Kind) []error {
 	return errs
 }
 
-// apply puts the overrides into hc; an error when only one of interval and
-// timeout was set and the result has the timeout not below the interval.
-func (h *hcOverrides) apply(hc *lbops.HealthCheck) error {
+// apply puts the overrides into hc (retries are UnhealthyThreshold); an
+// error when only one of interval and timeout was set and the result has
+// the timeout not below the interval.
+func (h *hcOverrides) apply(hc *lbspec.HealthCheck) error {
 	if h.retries != 0 {
-		hc.Retries = h.retries
+		hc.UnhealthyThreshold = h.retries
 	}
 	if h.interval != 0 {
 		hc.Interval = h.interval
@@ -304,8 +199,9 @@ func (h *hcOverrides) apply(hc *lbops.HealthCheck) error {
 	return nil
 }
 
-// readOCI reads the OCI annotations and the cloud config into d.
-func (l *loadBalancers) readOCI(svc *corev1.Service, d *lbops.Desired, warnings *[]string) []error {
+// readOCI reads the OCI annotations and the cloud config into d, and
+// whether the load balancer is internal.
+func (t *ociTranslator) readOCI(svc *corev1.Service, d *lbops.Settings, warnings *[]lbkit.Warning) (internal bool, _ []error) {
 	var errs []error
 	collect := func(err error) bool {
 		if err != nil && !errors.Is(err, annotations.ErrNotSet) {
@@ -329,7 +225,7 @@ func (l *loadBalancers) readOCI(svc *corev1.Service, d *lbops.Desired, warnings 
 	if v, err := annotations.HealthCheckEnabled.BoolFromService(svc); err == nil && !v {
 		errs = append(errs, annotations.HealthCheckEnabled.Invalid("false", "OCI backend sets always have a health check"))
 	}
-	d.SecurityListMode = l.cfg.SecurityListMode()
+	d.SecurityListMode = t.cfg.SecurityListMode()
 	modeAnnotation := annotations.OCILBSecurityListManagementMode
 	if d.Kind == lbops.KindNLB {
 		modeAnnotation = annotations.OCINLBSecurityListManagementMode
@@ -339,9 +235,9 @@ func (l *loadBalancers) readOCI(svc *corev1.Service, d *lbops.Desired, warnings 
 	}
 	if d.Kind == lbops.KindNLB {
 		if v, err := annotations.OCINLBInternal.BoolFromService(svc); collect(err) {
-			d.Internal = v
+			internal = v
 		}
-		subnet := l.cfg.Subnet1
+		subnet := t.cfg.Subnet1
 		if v, err := subnetFrom(svc, annotations.OCINLBSubnet); collect(err) {
 			subnet = v
 		}
@@ -360,13 +256,13 @@ func (l *loadBalancers) readOCI(svc *corev1.Service, d *lbops.Desired, warnings 
 		if v, err := annotations.OCINLBExternalIPOnly.BoolFromService(svc); collect(err) {
 			d.PublishPrivate = !v
 		}
-		return errs
+		return internal, errs
 	}
 
 	if v, err := annotations.OCILBInternal.BoolFromService(svc); collect(err) {
-		d.Internal = v
+		internal = v
 	}
-	s1, s2 := l.cfg.Subnet1, l.cfg.Subnet2
+	s1, s2 := t.cfg.Subnet1, t.cfg.Subnet2
 	if v, err := subnetFrom(svc, annotations.OCILBSubnet1); collect(err) {
 		s1, s2 = v, ""
 	}
@@ -376,7 +272,7 @@ func (l *loadBalancers) readOCI(svc *corev1.Service, d *lbops.Desired, warnings 
 	switch {
 	case s1 == "":
 		errs = append(errs, fmt.Errorf("no subnet for the load balancer: set loadBalancer.subnet1 in the cloud config or annotation %s", annotations.OCILBSubnet1))
-	case d.Internal || s2 == "":
+	case internal || s2 == "":
 		d.Subnets = []string{s1} // an internal load balancer lives in one (private) subnet
 	default:
 		d.Subnets = []string{s1, s2}
@@ -406,7 +302,7 @@ func (l *loadBalancers) readOCI(svc *corev1.Service, d *lbops.Desired, warnings 
 		if annotations.OCILBShapeFlexMin.IsSet(svc) || annotations.OCILBShapeFlexMax.IsSet(svc) {
 			msg += fmt.Sprintf(" (%s and %s are ignored with a fixed shape)", annotations.OCILBShapeFlexMin, annotations.OCILBShapeFlexMax)
 		}
-		*warnings = append(*warnings, msg)
+		*warnings = append(*warnings, lbkit.Warning{Reason: EventReasonFixedShape, Message: msg})
 		d.FlexMinMbps, d.FlexMaxMbps = mbps, mbps
 	}
 	if d.FlexMaxMbps < d.FlexMinMbps {
@@ -424,7 +320,7 @@ func (l *loadBalancers) readOCI(svc *corev1.Service, d *lbops.Desired, warnings 
 		}
 	}
 	d.Policy = "ROUND_ROBIN"
-	return errs
+	return internal, errs
 }
 
 // millis parses the public OCI CCM's millisecond annotations: a whole
@@ -461,40 +357,6 @@ func subnetFrom(svc *corev1.Service, n annotations.Name) (string, error) {
 // securityListMode reads a security-list-management-mode annotation.
 func securityListMode(svc *corev1.Service, n annotations.Name) (string, error) {
 	return n.EnumFromService(svc, config.SecurityListModeNone, config.SecurityListModeFrontend, config.SecurityListModeAll)
-}
-
-// backendsOf pairs the spec's backends with their nodes' InternalIP: OCI
-// backends are IP:NodePort. A node without an IPv4 InternalIP is skipped
-// (the node controller has not set its addresses yet).
-func backendsOf(bs []lbspec.Backend, nodes []*corev1.Node) []lbops.Backend {
-	byName := map[string]*corev1.Node{}
-	for _, n := range nodes {
-		if n != nil {
-			byName[n.Name] = n
-		}
-	}
-	var out []lbops.Backend
-	for _, b := range bs {
-		ip := internalIPv4(byName[b.NodeName])
-		if ip == "" {
-			klog.V(2).InfoS("Node is not a load balancer backend yet: no InternalIP", "node", b.NodeName)
-			continue
-		}
-		out = append(out, lbops.Backend{NodeName: b.NodeName, IP: ip})
-	}
-	return out
-}
-
-func internalIPv4(n *corev1.Node) string {
-	if n == nil {
-		return ""
-	}
-	for _, a := range n.Status.Addresses {
-		if ip, err := netip.ParseAddr(a.Address); a.Type == corev1.NodeInternalIP && err == nil && ip.Is4() {
-			return a.Address
-		}
-	}
-	return ""
 }
 
 // canonical returns the entry of list equal to v ignoring case, or "".

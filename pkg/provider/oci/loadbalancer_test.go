@@ -9,9 +9,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/ccmkit/ccm/internal/annotations"
+	"github.com/ccmkit/ccm/internal/lbdrift"
+	"github.com/ccmkit/ccm/internal/lbkit"
 	"github.com/ccmkit/ccm/internal/oci/config"
 	"github.com/ccmkit/ccm/internal/oci/lbops"
 )
@@ -21,7 +24,7 @@ type fakeOps struct {
 	ensured, updated, deleted []*lbops.Desired
 }
 
-func (f *fakeOps) Get(context.Context, string, bool) (*corev1.LoadBalancerStatus, bool, error) {
+func (f *fakeOps) Get(context.Context, *lbops.Desired) (*corev1.LoadBalancerStatus, bool, error) {
 	return nil, false, nil
 }
 func (f *fakeOps) Ensure(_ context.Context, d *lbops.Desired) (*corev1.LoadBalancerStatus, error) {
@@ -36,7 +39,9 @@ func (f *fakeOps) Delete(_ context.Context, d *lbops.Desired) error {
 	f.deleted = append(f.deleted, d)
 	return nil
 }
-func (f *fakeOps) Drift(context.Context, *lbops.Desired) ([]string, error) { return nil, nil }
+func (f *fakeOps) DriftAll(context.Context, []*lbops.Desired) map[types.UID]lbdrift.Result {
+	return nil
+}
 
 func lbService(ann map[string]string, ports ...corev1.ServicePort) *corev1.Service {
 	if len(ports) == 0 {
@@ -58,7 +63,13 @@ func lbNode(name, ip string, initialized bool) *corev1.Node {
 
 func testLB(cfg config.LoadBalancerConfig) (*loadBalancers, *fakeOps) {
 	f := &fakeOps{}
-	return &loadBalancers{cfg: cfg, ops: f}, f
+	return withOps(cfg, f), f
+}
+
+// withOps is the provider's pipeline around ops instead of lbops.
+func withOps(cfg config.LoadBalancerConfig, ops lbkit.Ops[*lbops.Desired]) *loadBalancers {
+	return lbkit.New[*lbops.Desired](&ociTranslator{cfg: cfg}, func(func(types.UID, time.Time)) lbkit.Ops[*lbops.Desired] { return ops },
+		lbkit.Config{Provider: ProviderName})
 }
 
 var lbCfg = config.LoadBalancerConfig{Subnet1: testSubnet, Subnet2: otherSubnet}
@@ -70,17 +81,17 @@ func TestEnsureLoadBalancerDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := f.ensured[0]
-	if d.Kind != lbops.KindLB || d.DisplayName != "1234-uid" || d.Shape != "flexible" || d.FlexMinMbps != 10 || d.FlexMaxMbps != 100 ||
+	if d.Kind != lbops.KindLB || d.Name != "1234-uid" || d.Shape != "flexible" || d.FlexMinMbps != 10 || d.FlexMaxMbps != 100 ||
 		d.ListenerProtocol != "TCP" || d.Policy != "ROUND_ROBIN" || d.SecurityListMode != config.SecurityListModeNone || d.Internal {
 		t.Errorf("desired = %+v", d)
 	}
 	if len(d.Subnets) != 2 || d.Subnets[0] != testSubnet || d.Subnets[1] != otherSubnet {
 		t.Errorf("subnets = %v", d.Subnets)
 	}
-	if len(d.Backends) != 2 || d.Backends[0].IP != "10.0.0.1" || d.Backends[1].IP != "10.0.0.2" {
+	if len(d.Backends) != 2 || d.Backends[0].Address != "10.0.0.1" || d.Backends[1].Address != "10.0.0.2" {
 		t.Errorf("backends = %+v (an uninitialized node is not a backend)", d.Backends)
 	}
-	if hc := d.HealthCheck; hc.Protocol != "HTTP" || hc.Port != 10256 || hc.Path != "/healthz" || hc.Retries != 3 || hc.Interval != 5*time.Second {
+	if hc := d.HealthCheck; hc.Protocol != "HTTP" || hc.Port != 10256 || hc.Path != "/healthz" || hc.UnhealthyThreshold != 3 || hc.Interval != 5*time.Second {
 		t.Errorf("health check = %+v", hc)
 	}
 	if lb.GetLoadBalancerName(context.Background(), "k", lbService(nil)) != "1234-uid" {
@@ -116,7 +127,7 @@ func TestEnsureLoadBalancerAnnotations(t *testing.T) {
 			string(annotations.OCILBSecurityListManagementMode): "frontend",
 		}), check: func(t *testing.T, d *lbops.Desired) {
 			if d.FlexMinMbps != 50 || d.FlexMaxMbps != 400 || d.ListenerProtocol != "HTTP" || d.IdleTimeout != 120*time.Second ||
-				d.HealthCheck.Retries != 5 || d.HealthCheck.Timeout != 3*time.Second || d.SecurityListMode != "Frontend" {
+				d.HealthCheck.UnhealthyThreshold != 5 || d.HealthCheck.Timeout != 3*time.Second || d.SecurityListMode != "Frontend" {
 				t.Errorf("desired = %+v", d)
 			}
 		}},
@@ -174,7 +185,7 @@ func TestFixedShapeIsFlexible(t *testing.T) {
 		t.Run(tt.shape, func(t *testing.T) {
 			lb, f := testLB(lbCfg)
 			events := record.NewFakeRecorder(10)
-			lb.events = events
+			lb.UseRecorder(events)
 			svc := lbService(map[string]string{string(annotations.OCILBShape): tt.shape, string(annotations.OCILBShapeFlexMax): "800"})
 			if _, err := lb.EnsureLoadBalancer(context.Background(), "k", svc, []*corev1.Node{lbNode("a", "10.0.0.1", true)}); err != nil {
 				t.Fatal(err)
@@ -197,7 +208,7 @@ func TestFixedShapeIsFlexible(t *testing.T) {
 	}
 	lb, _ := testLB(lbCfg)
 	events := record.NewFakeRecorder(10)
-	lb.events = events
+	lb.UseRecorder(events)
 	if _, err := lb.EnsureLoadBalancer(context.Background(), "k", lbService(nil), []*corev1.Node{lbNode("a", "10.0.0.1", true)}); err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +280,7 @@ func TestEnsureLoadBalancerDeleted(t *testing.T) {
 	if err := lb.EnsureLoadBalancerDeleted(context.Background(), "k", svc); err != nil {
 		t.Fatal(err)
 	}
-	if d := f.deleted[0]; d.DisplayName != "1234-uid" || d.SecurityListMode != "Frontend" {
+	if d := f.deleted[0]; d.Name != "1234-uid" || d.SecurityListMode != "Frontend" {
 		t.Errorf("delete desired = %+v", d)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 
-	"github.com/ccmkit/ccm/internal/lbsubset"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 )
 
@@ -57,8 +56,7 @@ func TestBackendSubsetOCI(t *testing.T) {
 		t.Run(fmt.Sprintf("%s %d nodes %d ports", tt.kind, tt.nodes, tt.ports), func(t *testing.T) {
 			l, f := testLB(lbCfg)
 			rec := record.NewFakeRecorder(10)
-			l.subsets = lbsubset.New()
-			l.subsets.Recorder = rec
+			l.Subsets().Recorder = rec
 			svc := lbService(map[string]string{"oci.oraclecloud.com/load-balancer-type": tt.kind}, ports(tt.ports)...)
 			if _, err := l.EnsureLoadBalancer(context.Background(), "k", svc, ociNodes(tt.nodes)); err != nil {
 				t.Fatal(err)

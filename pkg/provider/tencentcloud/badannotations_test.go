@@ -54,7 +54,7 @@ func TestBadAnnotationTable(t *testing.T) {
 	rows := []string{annTableBegin, "| annotation | value | error (a Warning Event on the Service; the load balancer is left untouched) |", "|---|---|---|"}
 	for _, tc := range badAnnotations {
 		svc := lbTestService(map[string]string{string(tc.name): tc.value})
-		_, err := (&loadBalancers{}).spec("kubernetes", svc, nil)
+		_, _, err := (&clbTranslator{}).Desired("kubernetes", svc, nil)
 		if err == nil {
 			t.Errorf("%s=%q: accepted", tc.name, tc.value)
 			continue
@@ -101,7 +101,7 @@ func FuzzServiceAnnotations(f *testing.F) {
 		}
 		name := badAnnotations[i%len(badAnnotations)].name
 		svc := lbTestService(map[string]string{string(name): value})
-		if _, err := (&loadBalancers{}).spec("kubernetes", svc, nil); err != nil && !strings.Contains(err.Error(), string(name)) &&
+		if _, _, err := (&clbTranslator{}).Desired("kubernetes", svc, nil); err != nil && !strings.Contains(err.Error(), string(name)) &&
 			!strings.Contains(err.Error(), "subnet") {
 			t.Fatalf("%s=%q: error does not name the annotation: %v", name, value, err)
 		}

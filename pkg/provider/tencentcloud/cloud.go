@@ -38,7 +38,7 @@ type Cloud struct {
 	cfg       *config.Config
 	instances *instances
 	routes    *routes        // nil unless a route table is configured (routes.go)
-	lb        *loadBalancers // CLB load balancers (loadbalancer.go)
+	lb        *loadBalancers // CLB load balancers (loadbalancer.go, run by internal/lbkit)
 }
 
 var (
@@ -84,7 +84,7 @@ func newCloud(cfg *config.Config, api cvmlookup.API) *Cloud {
 // EndpointSlice watch) their Kubernetes client.
 func (c *Cloud) Initialize(b cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
 	if c.lb != nil {
-		c.lb.initialize(b, stop)
+		c.lb.Initialize(b, stop)
 	}
 }
 
@@ -118,7 +118,7 @@ func (c *Cloud) SetInformers(f informers.SharedInformerFactory) {
 		c.routes.nodes.set(f.Core().V1().Nodes())
 	}
 	if c.lb != nil {
-		c.lb.setInformers(f) // the drift check; the subsets' EndpointSlice watch
+		c.lb.SetInformers(f) // Events, the subsets' EndpointSlice watch, the drift check
 	}
 }
 

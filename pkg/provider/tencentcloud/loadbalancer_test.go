@@ -4,11 +4,14 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ccmkit/ccm/internal/annotations"
+	"github.com/ccmkit/ccm/internal/lbkit"
 	"github.com/ccmkit/ccm/internal/lbspec"
 	"github.com/ccmkit/ccm/internal/tencent/clbops"
 )
@@ -93,8 +96,7 @@ func TestDefaultLBName(t *testing.T) {
 	if got := defaultLBName("kubernetes", svc); len(got) != 80 {
 		t.Errorf("long name has %d characters, want 80", len(got))
 	}
-	lb := &loadBalancers{}
-	if got := lb.GetLoadBalancerName(context.Background(), "c", lbService(map[string]string{string(annotations.TencentLBName): "mine"})); got != "mine" {
+	if got := (&clbTranslator{}).Name("c", lbService(map[string]string{string(annotations.TencentLBName): "mine"})); got != "mine" {
 		t.Errorf("GetLoadBalancerName = %q, want the annotation's", got)
 	}
 }
@@ -125,7 +127,9 @@ func TestNodeInstanceID(t *testing.T) {
 type noCalls struct{ clbops.API }
 
 func TestBadAnnotationTouchesNothing(t *testing.T) {
-	lb := &loadBalancers{ops: clbops.New(noCalls{}, clbops.Config{VpcID: testVPC})}
+	lb := lbkit.New[*clbops.Desired](&clbTranslator{}, func(func(types.UID, time.Time)) lbkit.Ops[*clbops.Desired] {
+		return clbops.New(noCalls{}, clbops.Config{VpcID: testVPC})
+	}, lbkit.Config{Provider: ProviderName})
 	svc := lbService(map[string]string{
 		string(annotations.HealthCheckInterval): "often",
 		string(annotations.TencentLBType):       "private",
@@ -152,6 +156,7 @@ func TestBadAnnotationTouchesNothing(t *testing.T) {
 }
 
 func TestRefIgnoresMalformedAdoption(t *testing.T) {
+	ref := func(svc *v1.Service) lbspec.Ref { return (&clbTranslator{}).Ref(svc).Ref }
 	if r := ref(lbService(map[string]string{string(annotations.TKEExistedLBID): "garbage"})); r.AdoptID != "" {
 		t.Errorf("AdoptID = %q, want it ignored", r.AdoptID)
 	}
@@ -176,7 +181,7 @@ func TestSpecPassToTarget(t *testing.T) {
 			if tc.value != "" {
 				ann[string(annotations.TKEPassToTarget)] = tc.value
 			}
-			spec, err := (&loadBalancers{}).spec("kubernetes", lbTestService(ann), nil)
+			spec, _, err := (&clbTranslator{}).Desired("kubernetes", lbTestService(ann), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -16,7 +16,6 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 
-	"github.com/ccmkit/ccm/internal/lbsubset"
 	"github.com/ccmkit/ccm/internal/tencent/config"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 )
@@ -60,7 +59,7 @@ func newSubsetEnv(t *testing.T, n int) *subsetEnv {
 		t.Fatal(err)
 	}
 	e.lb = cloud.lb
-	e.lb.subsets.Recorder = e.events
+	e.lb.Subsets().Recorder = e.events
 	return e
 }
 
@@ -173,7 +172,7 @@ func TestLoadBalancerSubsetAgainstCloudsim(t *testing.T) {
 		t.Fatalf("DescribeQuota called %d times, want once (cached)", n)
 	}
 	// The drift check computes the same subset: nothing drifted.
-	results := e.lb.drift(ctx, []*v1.Service{a, b}, e.nodes)
+	results := e.lb.Drift(ctx, []*v1.Service{a, b}, e.nodes)
 	for uid, r := range results {
 		if r.Err != nil || len(r.Diffs) != 0 {
 			t.Fatalf("drift of %s: %v %v", uid, r.Diffs, r.Err)
@@ -230,9 +229,8 @@ func TestLoadBalancerSubsetLocal(t *testing.T) {
 		AddressType: discoveryv1.AddressTypeIPv4, Endpoints: eps,
 	})
 	f := informers.NewSharedInformerFactory(client, 0)
-	e.lb.subsets = lbsubset.New()
-	e.lb.subsets.Recorder = e.events
-	if err := e.lb.subsets.Use(f.Discovery().V1().EndpointSlices().Informer()); err != nil {
+	e.lb.Subsets().Recorder = e.events
+	if err := e.lb.Subsets().Use(f.Discovery().V1().EndpointSlices().Informer()); err != nil {
 		t.Fatal(err)
 	}
 	stop := make(chan struct{})

@@ -1,0 +1,178 @@
+package lbkit
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/klog/v2"
+
+	"github.com/ccmkit/ccm/internal/drain"
+	"github.com/ccmkit/ccm/internal/lbdrift"
+	"github.com/ccmkit/ccm/internal/lbspec"
+	"github.com/ccmkit/ccm/internal/lbsubset"
+	"github.com/ccmkit/ccm/internal/svclock"
+)
+
+// Config is what the pipeline needs besides the translator and the ops.
+type Config struct {
+	// Provider names the pipeline's Kubernetes client
+	// ("<provider>-load-balancers") and its Event source
+	// ("<provider>-load-balancer").
+	Provider string
+	// DriftPeriod is how often the drift check runs; 0 or less: never.
+	DriftPeriod time.Duration
+}
+
+// LoadBalancer implements cloudprovider.LoadBalancer for any cloud with a
+// Translator and Ops.
+type LoadBalancer[D lbspec.Desired] struct {
+	tr      Translator[D]
+	ops     Ops[D]
+	cfg     Config
+	subsets *lbsubset.Subsetter
+	// locks keeps one Service's Ensure, Update and Delete from running at
+	// once (internal/svclock says why).
+	locks svclock.Locks
+	// rerun runs a Service's last Ensure or Update again when a backend's
+	// drain ends (internal/drain): the service controller has no reason to
+	// call then.
+	rerun     *drain.Rerun
+	stopRerun context.CancelFunc
+	// events records the translator's Warnings; nil until SetInformers
+	// (or UseRecorder) gives it a sink.
+	events atomic.Pointer[record.EventRecorder]
+	// kube and stop come from Initialize.
+	kube cloudprovider.ControllerClientBuilder
+	stop <-chan struct{}
+}
+
+var _ cloudprovider.LoadBalancer = (*LoadBalancer[*lbspec.Spec])(nil)
+
+// New wires a pipeline. newOps builds the operations layer around the
+// callback it must call when a backend's drain ends (the Service's UID and
+// when), so that the pipeline re-runs the Service's last reconcile then.
+func New[D lbspec.Desired](tr Translator[D], newOps func(onDrain func(types.UID, time.Time)) Ops[D], cfg Config) *LoadBalancer[D] {
+	ctx, cancel := context.WithCancel(context.Background())
+	l := &LoadBalancer[D]{tr: tr, cfg: cfg, subsets: lbsubset.New(), rerun: drain.NewRerun(ctx), stopRerun: cancel}
+	l.ops = newOps(l.rerun.At)
+	return l
+}
+
+// Subsets is the pipeline's subset chooser (tests give it a recorder or an
+// EndpointSlice informer).
+func (l *LoadBalancer[D]) Subsets() *lbsubset.Subsetter { return l.subsets }
+
+// UseRecorder sets where the translator's Warning Events go.
+func (l *LoadBalancer[D]) UseRecorder(r record.EventRecorder) { l.events.Store(&r) }
+
+// GetLoadBalancerName returns the name a new load balancer gets.
+func (l *LoadBalancer[D]) GetLoadBalancerName(_ context.Context, clusterName string, svc *corev1.Service) string {
+	return l.tr.Name(clusterName, svc)
+}
+
+// GetLoadBalancer reports the Service's load balancer and its status.
+func (l *LoadBalancer[D]) GetLoadBalancer(ctx context.Context, _ string, svc *corev1.Service) (*corev1.LoadBalancerStatus, bool, error) {
+	return l.ops.Get(ctx, l.tr.Ref(svc))
+}
+
+// EnsureLoadBalancer creates or updates the Service's load balancer. A bad
+// annotation is reported (every problem at once) before any cloud call, so
+// an existing load balancer stays as it is.
+func (l *LoadBalancer[D]) EnsureLoadBalancer(ctx context.Context, clusterName string, svc *corev1.Service, nodes []*corev1.Node) (*corev1.LoadBalancerStatus, error) {
+	defer l.locks.Lock(svc.UID)()
+	d, err := l.prepare(ctx, clusterName, svc, nodes)
+	if err != nil {
+		return nil, err
+	}
+	return l.ops.Ensure(ctx, d)
+}
+
+// UpdateLoadBalancer brings the load balancer's backends (and everything
+// else) in line with the nodes.
+func (l *LoadBalancer[D]) UpdateLoadBalancer(ctx context.Context, clusterName string, svc *corev1.Service, nodes []*corev1.Node) error {
+	defer l.locks.Lock(svc.UID)()
+	d, err := l.prepare(ctx, clusterName, svc, nodes)
+	if err != nil {
+		return err
+	}
+	return l.ops.Update(ctx, d)
+}
+
+// EnsureLoadBalancerDeleted deletes what the Service owns. It needs no
+// valid annotation.
+func (l *LoadBalancer[D]) EnsureLoadBalancerDeleted(ctx context.Context, _ string, svc *corev1.Service) error {
+	defer l.locks.Lock(svc.UID)()
+	l.rerun.Forget(svc.UID)
+	l.subsets.Forget(svc)
+	return l.ops.Delete(ctx, l.tr.Ref(svc))
+}
+
+// prepare is the pipeline in front of Ensure and Update: remember the call
+// for drain re-runs, translate, tell the warnings, choose the backends.
+func (l *LoadBalancer[D]) prepare(ctx context.Context, clusterName string, svc *corev1.Service, nodes []*corev1.Node) (D, error) {
+	l.rerun.Remember(svc.UID, func(ctx context.Context) error {
+		return l.UpdateLoadBalancer(ctx, clusterName, svc, nodes)
+	})
+	d, warnings, err := l.tr.Desired(clusterName, svc, nodes)
+	if err != nil {
+		return d, err
+	}
+	l.warn(svc, warnings)
+	l.subsets.Record(svc, l.chooseBackends(ctx, svc, d))
+	return d, nil
+}
+
+// chooseBackends narrows d's backends to what one listener may hold. Below
+// the limit every eligible node is a backend; above it, lbsubset chooses
+// the Service's own subset (for externalTrafficPolicy Local, among the
+// nodes with a ready endpoint). The limit also bounds the ops layer while
+// it replaces backends (Spec.BackendLimit).
+func (l *LoadBalancer[D]) chooseBackends(ctx context.Context, svc *corev1.Service, d D) lbsubset.Decision {
+	spec := d.LBSpec()
+	limit := l.tr.BackendLimit(ctx, d)
+	dec := l.subsets.Choose(svc, spec.Backends, limit)
+	spec.Backends = dec.Backends
+	if limit.N > 0 {
+		spec.BackendLimit = limit.N
+	}
+	return dec
+}
+
+// warn logs each warning and records it as a Warning Event on the Service.
+func (l *LoadBalancer[D]) warn(svc *corev1.Service, warnings []Warning) {
+	events := l.events.Load()
+	for _, w := range warnings {
+		klog.InfoS("Service load balancer request changed", "service", klog.KObj(svc), "reason", w.Reason, "change", w.Message)
+		if events != nil {
+			(*events).Event(svc, corev1.EventTypeWarning, w.Reason, w.Message)
+		}
+	}
+}
+
+// Drift is the drift check's lbdrift.CheckFunc: each Service's load
+// balancer compared, reading only, with what EnsureLoadBalancer would make
+// of it, with the same backend subset. It records no Events or subsets.
+func (l *LoadBalancer[D]) Drift(ctx context.Context, services []*corev1.Service, nodes []*corev1.Node) map[types.UID]lbdrift.Result {
+	out := make(map[types.UID]lbdrift.Result, len(services))
+	ds := make([]D, 0, len(services))
+	for _, svc := range services {
+		// The cluster name only names load balancers at creation; drift
+		// ignores names.
+		d, _, err := l.tr.Desired("", svc, nodes)
+		if err != nil {
+			out[svc.UID] = lbdrift.Result{Err: err}
+			continue
+		}
+		l.chooseBackends(ctx, svc, d)
+		ds = append(ds, d)
+	}
+	for uid, r := range l.ops.DriftAll(ctx, ds) {
+		out[uid] = r
+	}
+	return out
+}
