@@ -15,7 +15,10 @@
 //     listing no older than the caller's max age; when there is none, or
 //     it matches nothing, the caller's own filtered call. An index makes
 //     the lookup O(1): initializing N nodes by IP then does not test N
-//     instances N times.
+//     instances N times. With Source.FetchByKeys, MatchIndex misses
+//     coalesce like Get's: keys gather for the window and go out as one
+//     batch, so a burst of joining nodes costs about N/k calls, where k
+//     is what one call can answer.
 //
 // When a full listing is worth it is a ski-rental decision: lookups "rent"
 // (one call each batch, or one filtered call each) until the calls spent
@@ -66,6 +69,12 @@ type Source[T any] struct {
 	// "private-ip-address" -> the instance's private IPs. An instance may
 	// have no key in an index (e.g. one outside the scope).
 	Indexes map[string]func(T) []string
+	// FetchByKeys, if set, finds the instances having any of keys (at most
+	// MaxBatch) in the named index, in as few calls as the cloud allows.
+	// MatchIndex misses then gather into one FetchByKeys per batch instead
+	// of each making the caller's direct call. Like a direct call, an
+	// answer without a key proves nothing.
+	FetchByKeys func(ctx context.Context, index string, keys []string) ([]T, error)
 }
 
 // Options tunes an inventory. Zero values take the defaults.
@@ -76,7 +85,8 @@ type Options struct {
 	// lookups' calls are weighed against a listing's cost. 0 never lists
 	// (lookups are still batched).
 	TTL time.Duration
-	// MaxBatch is the most ids one by-id call may carry (default 100).
+	// MaxBatch is the most ids one by-id call, or keys one FetchByKeys
+	// batch, may carry (default 100).
 	MaxBatch int
 	// Window is how long the first id of a batch waits for others (default
 	// 20ms). A full batch goes at once.
@@ -110,6 +120,7 @@ type Inventory[T any] struct {
 	listing   *flight                               // the listing in progress, if any
 	gathering *batch[T]                             // the batch still gathering ids, if any
 	inflight  map[string]*batch[T]
+	keyed     map[string]*keyBatch[T] // index -> the key batch still gathering, if any
 }
 
 type entry[T any] struct {
@@ -130,6 +141,18 @@ type batch[T any] struct {
 	timer *time.Timer
 	done  chan struct{}
 	found map[string]T
+	err   error
+}
+
+// keyBatch is one FetchByKeys batch, gathering then in flight; done closes
+// when it ends.
+type keyBatch[T any] struct {
+	index string
+	keys  []string
+	set   map[string]bool
+	timer *time.Timer
+	done  chan struct{}
+	items []T
 	err   error
 }
 
@@ -161,6 +184,7 @@ func New[T any](src Source[T], opts Options) *Inventory[T] {
 		index:    index,
 		listCost: 1,
 		inflight: map[string]*batch[T]{},
+		keyed:    map[string]*keyBatch[T]{},
 	}
 }
 
@@ -219,38 +243,39 @@ func (inv *Inventory[T]) Match(ctx context.Context, maxAge time.Duration, match 
 }
 
 // MatchIndex is Match for the instances with any of keys in the named
-// index (see Source.Indexes).
+// index (see Source.Indexes). With Source.FetchByKeys, a miss joins a
+// batch of keys instead of calling direct.
 func (inv *Inventory[T]) MatchIndex(ctx context.Context, maxAge time.Duration, index string, keys []string,
 	direct func(context.Context) ([]T, error)) ([]T, error) {
-	return inv.match(ctx, maxAge, func() []T { return inv.lookupKeys(index, keys) }, direct)
+	find := func() []T { return inv.lookupKeys(index, keys) }
+	if inv.src.FetchByKeys == nil || len(keys) == 0 {
+		return inv.match(ctx, maxAge, find, direct)
+	}
+	if found, ok, err := inv.fromListing(ctx, maxAge, find); err != nil || ok {
+		return found, err
+	}
+	lookups.WithLabelValues(inv.opts.Provider, "match", "miss").Inc()
+	inv.mu.Lock()
+	b := inv.enqueueKeys(index, keys)
+	inv.mu.Unlock()
+	if err := wait(ctx, b.done); err != nil {
+		return nil, err
+	}
+	if b.err != nil {
+		return nil, b.err
+	}
+	return inv.withKeys(b.items, index, keys), nil
 }
 
 // match answers with find (called with mu held) from a fresh listing, else
 // with direct.
 func (inv *Inventory[T]) match(ctx context.Context, maxAge time.Duration, find func() []T,
 	direct func(context.Context) ([]T, error)) ([]T, error) {
-	inv.mu.Lock()
-	if inv.listingFresh(maxAge) {
-		if found := find(); len(found) > 0 {
-			inv.mu.Unlock()
-			lookups.WithLabelValues(inv.opts.Provider, "match", "hit").Inc()
-			return found, nil
-		}
-	} else if f := inv.listingToJoin(); f != nil {
-		inv.mu.Unlock()
-		if err := wait(ctx, f.done); err != nil {
-			return nil, err
-		}
-		inv.mu.Lock()
-		if inv.listingFresh(maxAge) {
-			if found := find(); len(found) > 0 {
-				inv.mu.Unlock()
-				lookups.WithLabelValues(inv.opts.Provider, "match", "hit").Inc()
-				return found, nil
-			}
-		}
+	if found, ok, err := inv.fromListing(ctx, maxAge, find); err != nil || ok {
+		return found, err
 	}
 	lookups.WithLabelValues(inv.opts.Provider, "match", "miss").Inc()
+	inv.mu.Lock()
 	start := inv.opts.Now()
 	inv.rent = append(inv.rent, start)
 	inv.mu.Unlock()
@@ -268,6 +293,117 @@ func (inv *Inventory[T]) match(ctx context.Context, maxAge time.Duration, find f
 	inv.mu.Unlock()
 	inv.sortByID(found)
 	return found, nil
+}
+
+// fromListing answers with find (called with mu held) from a listing at
+// most maxAge old, joining or starting one if the ski rental says so. ok is
+// false when there is none or it has no match.
+func (inv *Inventory[T]) fromListing(ctx context.Context, maxAge time.Duration, find func() []T) (found []T, ok bool, err error) {
+	inv.mu.Lock()
+	if !inv.listingFresh(maxAge) {
+		f := inv.listingToJoin()
+		if f == nil {
+			inv.mu.Unlock()
+			return nil, false, nil
+		}
+		inv.mu.Unlock()
+		if err := wait(ctx, f.done); err != nil {
+			return nil, false, err
+		}
+		inv.mu.Lock()
+	}
+	if inv.listingFresh(maxAge) {
+		found = find()
+	}
+	inv.mu.Unlock()
+	if len(found) == 0 {
+		return nil, false, nil
+	}
+	lookups.WithLabelValues(inv.opts.Provider, "match", "hit").Inc()
+	return found, true, nil
+}
+
+// enqueueKeys adds keys to the index's gathering key batch, starting one
+// (and its window) if needed, and sends the batch once it is full. A
+// caller's keys all go in one batch, so that its answer is complete.
+// Call with mu held.
+func (inv *Inventory[T]) enqueueKeys(index string, keys []string) *keyBatch[T] {
+	b := inv.keyed[index]
+	if b != nil && len(b.keys)+len(keys) > inv.opts.MaxBatch && len(b.keys) > 0 {
+		b.timer.Stop()
+		inv.sendKeysLocked(b)
+		b = nil
+	}
+	if b == nil {
+		b = &keyBatch[T]{index: index, set: map[string]bool{}, done: make(chan struct{})}
+		inv.keyed[index] = b
+		b.timer = time.AfterFunc(inv.opts.Window, func() {
+			inv.mu.Lock()
+			defer inv.mu.Unlock()
+			if inv.keyed[index] == b {
+				inv.sendKeysLocked(b)
+			}
+		})
+	}
+	for _, k := range keys {
+		if !b.set[k] {
+			b.set[k] = true
+			b.keys = append(b.keys, k)
+		}
+	}
+	if len(b.keys) >= inv.opts.MaxBatch {
+		b.timer.Stop()
+		inv.sendKeysLocked(b)
+	}
+	return b
+}
+
+// sendKeysLocked takes b out of gathering and makes its call in the
+// background. Call with mu held.
+func (inv *Inventory[T]) sendKeysLocked(b *keyBatch[T]) {
+	delete(inv.keyed, b.index)
+	start := inv.opts.Now()
+	inv.rent = append(inv.rent, start)
+	go inv.sendKeys(b, start)
+}
+
+// sendKeys makes b's call and keeps what it found.
+func (inv *Inventory[T]) sendKeys(b *keyBatch[T], start time.Time) {
+	batchSize.WithLabelValues(inv.opts.Provider).Observe(float64(len(b.keys)))
+	// As for by-id batches, no single waiter's context may end the call.
+	items, err := inv.src.FetchByKeys(context.Background(), b.index, b.keys)
+	result := "ok"
+	if err != nil {
+		result = "error"
+	} else {
+		inv.mu.Lock()
+		for _, item := range items {
+			inv.store(item, start)
+		}
+		n := len(inv.entries)
+		inv.mu.Unlock()
+		entries.WithLabelValues(inv.opts.Provider).Set(float64(n))
+	}
+	calls.WithLabelValues(inv.opts.Provider, "keys", result).Inc()
+	b.items, b.err = items, err
+	close(b.done)
+}
+
+// withKeys returns, sorted by id and once each, the items having any of
+// keys in the index: one waiter's share of a key batch's answer.
+func (inv *Inventory[T]) withKeys(items []T, index string, keys []string) []T {
+	keysOf := inv.src.Indexes[index]
+	var out []T
+	seen := map[string]bool{}
+	for _, item := range items {
+		id := inv.src.ID(item)
+		if !seen[id] && keysOf != nil && slices.ContainsFunc(keysOf(item), func(k string) bool { return slices.Contains(keys, k) }) {
+			seen[id] = true
+			out = append(out, item)
+		}
+	}
+	inv.sortByID(out)
+	return out
 }
 
 // freshEntry returns the entry for id if it is at most maxAge old.

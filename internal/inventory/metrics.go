@@ -21,7 +21,7 @@ var (
 		Namespace:      "ccmkit",
 		Subsystem:      "instance_inventory",
 		Name:           "refreshes_total",
-		Help:           "Refreshes of the inventory by kind (batch: a by-id call; list: a full listing, all pages; direct: a caller's own filtered call) and result (ok, error).",
+		Help:           "Refreshes of the inventory by kind (batch: a by-id call; keys: a batch of index keys, e.g. private IPs; list: a full listing, all pages; direct: a caller's own filtered call) and result (ok, error).",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"provider", "kind", "result"})
 
@@ -29,7 +29,7 @@ var (
 		Namespace:      "ccmkit",
 		Subsystem:      "instance_inventory",
 		Name:           "batch_size",
-		Help:           "Instance ids per batched by-id call.",
+		Help:           "Instance ids per batched by-id call, or index keys per key batch.",
 		Buckets:        []float64{1, 2, 5, 10, 20, 50, 100, 200, 500},
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"provider"})
