@@ -15,15 +15,20 @@ import (
 	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 )
 
-// CVM limits, as documented.
+// CVM limits, as documented. Sources: the DescribeInstancesRequestParams
+// comments in tencentcloud-sdk-go cvm@v1.3.183 v20170312/models.go
+// (InstanceIds: "每次请求的实例的上限为100"; Filters: "每次请求的`Filters`的上限为10，
+// `Filter.Values`的上限为5"; Limit: "默认为20，最大值为100"), and
+// /work/shared/reference/tencentcloud-api.md, "CVM: DescribeInstances"
+// (also the 40 requests/s rate limit and the LimitExceeded error codes).
 const (
 	CVMVersion              = "2017-03-12"
-	DescribeInstancesQPS    = 40
-	MaxInstanceIDs          = 100
-	MaxFilters              = 10
-	MaxFilterValues         = 5
-	DefaultDescribeLimit    = 20
-	MaxDescribeLimit        = 100
+	DescribeInstancesQPS    = 40  // reference doc: documented rate limit
+	MaxInstanceIDs          = 100 // models.go: InstanceIds
+	MaxFilters              = 10  // models.go: Filters
+	MaxFilterValues         = 5   // models.go: Filter.Values
+	DefaultDescribeLimit    = 20  // models.go: Limit default
+	MaxDescribeLimit        = 100 // models.go: Limit maximum
 	instanceChargeType      = "POSTPAID_BY_HOUR"
 	creationTimeLayout      = "2006-01-02 15:04:05"
 	describeInstancesAction = "DescribeInstances"
