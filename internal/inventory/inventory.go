@@ -69,8 +69,8 @@ type Source[T any] struct {
 	// "private-ip-address" -> the instance's private IPs. An instance may
 	// have no key in an index (e.g. one outside the scope).
 	Indexes map[string]func(T) []string
-	// FetchByKeys, if set, finds the instances having any of keys (at most
-	// MaxBatch) in the named index, in as few calls as the cloud allows.
+	// FetchByKeys, if set, finds the instances having any of keys (about
+	// MaxKeys) in the named index, in as few calls as the cloud allows.
 	// MatchIndex misses then gather into one FetchByKeys per batch instead
 	// of each making the caller's direct call. Like a direct call, an
 	// answer without a key proves nothing.
@@ -85,9 +85,16 @@ type Options struct {
 	// lookups' calls are weighed against a listing's cost. 0 never lists
 	// (lookups are still batched).
 	TTL time.Duration
-	// MaxBatch is the most ids one by-id call, or keys one FetchByKeys
-	// batch, may carry (default 100).
+	// MaxBatch is the most ids one by-id call may carry (default 100).
 	MaxBatch int
+	// MaxKeys is the most keys one FetchByKeys batch gathers before it
+	// goes (default MaxBatch): what one call can answer, e.g. 5 for
+	// DescribeInstances' filters. A caller's keys never split.
+	MaxKeys int
+	// KeyWindow is how long the first key of a batch waits for others
+	// (default Window). Longer than Window when a call answers several
+	// keys but lookups arrive one at a time (nodes joining at 20/s).
+	KeyWindow time.Duration
 	// Window is how long the first id of a batch waits for others (default
 	// 20ms). A full batch goes at once.
 	Window time.Duration
@@ -172,6 +179,12 @@ func New[T any](src Source[T], opts Options) *Inventory[T] {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.MaxKeys <= 0 {
+		opts.MaxKeys = opts.MaxBatch
+	}
+	if opts.KeyWindow <= 0 {
+		opts.KeyWindow = opts.Window
 	}
 	index := map[string]map[string]map[string]bool{}
 	for name := range src.Indexes {
@@ -329,7 +342,7 @@ func (inv *Inventory[T]) fromListing(ctx context.Context, maxAge time.Duration, 
 // Call with mu held.
 func (inv *Inventory[T]) enqueueKeys(index string, keys []string) *keyBatch[T] {
 	b := inv.keyed[index]
-	if b != nil && len(b.keys)+len(keys) > inv.opts.MaxBatch && len(b.keys) > 0 {
+	if b != nil && len(b.keys)+len(keys) > inv.opts.MaxKeys && len(b.keys) > 0 {
 		b.timer.Stop()
 		inv.sendKeysLocked(b)
 		b = nil
@@ -337,7 +350,7 @@ func (inv *Inventory[T]) enqueueKeys(index string, keys []string) *keyBatch[T] {
 	if b == nil {
 		b = &keyBatch[T]{index: index, set: map[string]bool{}, done: make(chan struct{})}
 		inv.keyed[index] = b
-		b.timer = time.AfterFunc(inv.opts.Window, func() {
+		b.timer = time.AfterFunc(inv.opts.KeyWindow, func() {
 			inv.mu.Lock()
 			defer inv.mu.Unlock()
 			if inv.keyed[index] == b {
@@ -351,7 +364,7 @@ func (inv *Inventory[T]) enqueueKeys(index string, keys []string) *keyBatch[T] {
 			b.keys = append(b.keys, k)
 		}
 	}
-	if len(b.keys) >= inv.opts.MaxBatch {
+	if len(b.keys) >= inv.opts.MaxKeys {
 		b.timer.Stop()
 		inv.sendKeysLocked(b)
 	}

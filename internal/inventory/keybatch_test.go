@@ -75,6 +75,7 @@ func TestMatchIndexBatchesKeys(t *testing.T) {
 		waiters [][]string // each waiter's keys
 		extra   []vm       // instances besides newCloud's
 		err     error
+		maxKeys int        // 0: the default, MaxBatch
 		batches []int      // key batch sizes, sorted
 		want    [][]string // ids each waiter gets
 	}{
@@ -88,6 +89,8 @@ func TestMatchIndexBatchesKeys(t *testing.T) {
 			batches: []int{3}, want: [][]string{{"ins-00000001"}, {"ins-00000002"}}},
 		{name: "more than 100 waiters go in several calls", waiters: oneIPEach(250),
 			batches: []int{50, 100, 100}, want: ownInstance(250)},
+		{name: "batches go at MaxKeys, what one call answers", waiters: oneIPEach(12), maxKeys: 5,
+			batches: []int{2, 5, 5}, want: ownInstance(12)},
 		{name: "an API error reaches every waiter of the batch", waiters: oneIPEach(150), err: errors.New("throttled"),
 			batches: []int{50, 100}},
 	}
@@ -102,7 +105,7 @@ func TestMatchIndexBatchesKeys(t *testing.T) {
 			// TTL 0: never lists, so every lookup is a miss. A wide window,
 			// so that every waiter of a loaded machine has asked before the
 			// last partial batch leaves.
-			inv := New(src, Options{Provider: uniq("test-keys"), Window: time.Second})
+			inv := New(src, Options{Provider: uniq("test-keys"), KeyWindow: time.Second, MaxKeys: tt.maxKeys})
 			direct := func(context.Context) ([]vm, error) {
 				t.Error("a miss made the caller's direct call instead of joining a key batch")
 				return nil, nil
