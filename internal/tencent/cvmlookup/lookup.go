@@ -28,8 +28,11 @@ const (
 	// PageSize is DescribeInstances' maximum Limit, and also its maximum
 	// number of InstanceIds per call.
 	PageSize = 100
-	// maxFilterValues is the documented limit of values per filter.
-	maxFilterValues = 5
+	// MaxFilterValues is the documented limit of values per filter
+	// (cvm@v1.3.183 models.go, DescribeInstancesRequestParams.Filters:
+	// "`Filter.Values`的上限为5"). Filters AND together, so a lookup of
+	// many IPs takes one call per five.
+	MaxFilterValues = 5
 	// maxPages stops pagination against an answer whose TotalCount never
 	// comes within reach (100 pages = 10,000 instances for one filter).
 	maxPages = 100
@@ -110,7 +113,7 @@ func checkIDAnswer(asked []string, set []*cvm.Instance, total int64) error {
 func (l *Lookup) ByFilter(ctx context.Context, target, name string, values []string) ([]*cvm.Instance, error) {
 	var out []*cvm.Instance
 	seen := map[string]bool{}
-	for chunk := range slices.Chunk(values, maxFilterValues) {
+	for chunk := range slices.Chunk(values, MaxFilterValues) {
 		what := fmt.Sprintf("%s (%s filter)", target, name)
 		set, err := l.allPages(ctx, what, maxPages, []*cvm.Filter{
 			{Name: common.StringPtr("vpc-id"), Values: common.StringPtrs([]string{l.vpcID})},

@@ -44,6 +44,12 @@ type instances struct {
 	stateMaxAge time.Duration
 }
 
+// keyWindow is how long a by-IP (or by-name) lookup waits for others to
+// share its call: five nodes joining at 20/s fill one call in 250 ms, well
+// within the second a join may take beyond the bare minimum. A batch of
+// five goes at once.
+const keyWindow = 250 * time.Millisecond
+
 // maxStateAge caps stateMaxAge: a stopped instance gets its node's
 // shutdown taint, and a terminated one its node deleted, at most this much
 // later than with a fresh call on every check.
@@ -61,7 +67,14 @@ func newInstances(lookup *cvmlookup.Lookup, region string, ttl time.Duration, us
 			ListAll: lookup.InVPC,
 			ID:      func(ins *cvm.Instance) string { return *ins.InstanceId },
 			Indexes: cvmlookup.FilterIndexes(lookup.VPC()),
-		}, inventory.Options{Provider: ProviderName, TTL: ttl, MaxBatch: cvmlookup.PageSize, PageSize: cvmlookup.PageSize})
+			// Nodes without a providerID (the IP-named ones) that join
+			// together are looked up together: one filtered call per five
+			// values, the API's limit, instead of one call per node.
+			FetchByKeys: func(ctx context.Context, index string, keys []string) ([]*cvm.Instance, error) {
+				return lookup.ByFilter(ctx, fmt.Sprintf("a batch of %d node lookups", len(keys)), index, keys)
+			},
+		}, inventory.Options{Provider: ProviderName, TTL: ttl, MaxBatch: cvmlookup.PageSize, PageSize: cvmlookup.PageSize,
+			MaxKeys: cvmlookup.MaxFilterValues, KeyWindow: keyWindow})
 	}
 	return i
 }
@@ -175,8 +188,8 @@ func (i *instances) findByFilter(ctx context.Context, node *v1.Node, name string
 	var err error
 	if i.inv == nil {
 		set, err = direct(ctx)
-	} else {
-		set, err = i.inv.MatchIndex(ctx, maxAge, name, values, direct)
+	} else if set, err = i.inv.MatchIndex(ctx, maxAge, name, values, direct); err != nil {
+		err = fmt.Errorf("node %q (%s): %w", node.Name, query, err)
 	}
 	if err != nil {
 		return found{}, err

@@ -183,3 +183,37 @@ func TestLifecycleChecksWantYoungAnswers(t *testing.T) {
 		t.Errorf("%d calls with caching off, want 2", c)
 	}
 }
+
+// Nodes without a providerID that join together are looked up together:
+// five private IPs per DescribeInstances (the filter's documented limit),
+// not one call per node.
+func TestJoiningNodesByIPShareCalls(t *testing.T) {
+	const n = 40
+	env, specs := fleet(t, n)
+	// TTL 0: no listing, so every lookup needs the cloud, as for instances
+	// newer than any listing (an autoscaler's burst).
+	i := newTestInstancesWith(env, func(c *config.Config) { c.InstanceCacheTTL = 0 })
+	var nodes []*v1.Node
+	for _, s := range specs {
+		nodes = append(nodes, testNode(s.PrivateIP, "", internalIP(s.PrivateIP)))
+	}
+	ids := metadataForAll(t, i, nodes)
+	for k, s := range specs {
+		if want := "tencentcloud:///ap-guangzhou-3/" + s.ID; ids[k] != want {
+			t.Errorf("node %s: providerID %q, want %q", nodes[k].Name, ids[k], want)
+		}
+	}
+	calls := env.API.Calls()
+	// n/5 when every node asks within one gather window; a loaded machine
+	// may split the batch once or twice.
+	if min, max := n/5, n/5+4; len(calls) < min || len(calls) > max {
+		t.Errorf("%d nodes by IP took %d DescribeInstances calls, want %d..%d", n, len(calls), min, max)
+	}
+	for _, req := range calls {
+		for _, f := range req.Filters {
+			if len(f.Values) > 5 {
+				t.Errorf("a call's %s filter has %d values, more than the documented 5", *f.Name, len(f.Values))
+			}
+		}
+	}
+}
