@@ -63,7 +63,7 @@ func (l *Lookup) ByID(ctx context.Context, target string, ids ...string) ([]*cvm
 		req := cvm.NewDescribeInstancesRequest()
 		req.InstanceIds = common.StringPtrs(chunk)
 		req.Limit = common.Int64Ptr(PageSize)
-		what := fmt.Sprintf("%s (InstanceIds %s)", target, abbreviateIDs(chunk))
+		what := fmt.Sprintf("%s (InstanceIds %s)", target, Abbreviate(chunk))
 		set, total, err := l.describe(ctx, what, req)
 		if err != nil {
 			return nil, err
@@ -76,9 +76,9 @@ func (l *Lookup) ByID(ctx context.Context, target string, ids ...string) ([]*cvm
 	return out, nil
 }
 
-// abbreviateIDs lists up to five ids, so that an error about a batch of
+// Abbreviate lists up to five ids (or values), so that an error about a batch of
 // 100 stays one readable line.
-func abbreviateIDs(ids []string) string {
+func Abbreviate(ids []string) string {
 	if len(ids) <= 5 {
 		return strings.Join(ids, ",")
 	}

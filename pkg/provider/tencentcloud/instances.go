@@ -71,7 +71,7 @@ func newInstances(lookup *cvmlookup.Lookup, region string, ttl time.Duration, us
 			// together are looked up together: one filtered call per five
 			// values, the API's limit, instead of one call per node.
 			FetchByKeys: func(ctx context.Context, index string, keys []string) ([]*cvm.Instance, error) {
-				return lookup.ByFilter(ctx, fmt.Sprintf("a batch of %d node lookups", len(keys)), index, keys)
+				return lookup.ByFilter(ctx, "the nodes of "+cvmlookup.Abbreviate(keys), index, keys)
 			},
 		}, inventory.Options{Provider: ProviderName, TTL: ttl, MaxBatch: cvmlookup.PageSize, PageSize: cvmlookup.PageSize,
 			MaxKeys: cvmlookup.MaxFilterValues, KeyWindow: keyWindow})
@@ -189,7 +189,7 @@ func (i *instances) findByFilter(ctx context.Context, node *v1.Node, name string
 	if i.inv == nil {
 		set, err = direct(ctx)
 	} else if set, err = i.inv.MatchIndex(ctx, maxAge, name, values, direct); err != nil {
-		err = fmt.Errorf("node %q (%s): %w", node.Name, query, err)
+		err = fmt.Errorf("node %q: %w", node.Name, err) // the batch's call may serve other nodes too
 	}
 	if err != nil {
 		return found{}, err
