@@ -16,26 +16,26 @@ const maxAdminBody = 10 << 20
 // serve it on a loopback address only.
 func (c *Core) AdminHandler() http.Handler { return c.adminMux }
 
-// HandleAdmin adds a route to the admin API, for dialects and data planes
-// that need their own admin endpoints. pattern is an http.ServeMux pattern
-// whose path starts with /admin/, e.g. "GET /admin/loadbalancers".
-func (c *Core) HandleAdmin(pattern string, h http.Handler) { c.adminMux.Handle(pattern, h) }
-
 // AdminFunc serves one admin request: the status and JSON body to answer,
 // or an error (ErrNotFound: 404, ErrInvalid: 400, else 500).
 type AdminFunc func(r *http.Request) (status int, body any, err error)
 
-// HandleAdminFunc adds an AdminFunc route to the admin API: every dialect's
-// admin endpoints answer and fail the same way.
-func (c *Core) HandleAdminFunc(pattern string, f AdminFunc) {
-	c.HandleAdmin(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		status, body, err := f(r)
-		if err != nil {
-			WriteAdminError(w, err)
-			return
-		}
-		WriteAdmin(w, status, body)
-	}))
+// HandleAdminFunc adds a route to the admin API, for dialects that need
+// their own admin endpoints: every admin endpoint, the core's and each
+// dialect's, answers and fails the same way. pattern is an http.ServeMux
+// pattern whose path starts with /admin/<dialect>/, e.g.
+// "GET /admin/oci/loadbalancers".
+func (c *Core) HandleAdminFunc(pattern string, f AdminFunc) { c.adminMux.Handle(pattern, f) }
+
+// ServeHTTP answers with what f returns: its status and body as JSON, or
+// its error (see WriteAdminError).
+func (f AdminFunc) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	status, body, err := f(r)
+	if err != nil {
+		WriteAdminError(w, err)
+		return
+	}
+	WriteAdmin(w, status, body)
 }
 
 // DecodeAdmin reads an admin request's JSON body into v: bounded, strict
@@ -66,122 +66,89 @@ type ErrorBody struct {
 
 func (c *Core) newAdminMux() *http.ServeMux {
 	m := http.NewServeMux()
-	m.HandleFunc("GET /admin/healthz", func(w http.ResponseWriter, r *http.Request) {
-		WriteAdmin(w, http.StatusOK, map[string]string{"status": "ok"})
+	h := func(pattern string, f AdminFunc) { m.Handle(pattern, f) }
+	h("GET /admin/healthz", func(*http.Request) (int, any, error) {
+		return http.StatusOK, map[string]string{"status": "ok"}, nil
 	})
-	m.HandleFunc("GET /admin/instances", func(w http.ResponseWriter, r *http.Request) {
-		WriteAdmin(w, http.StatusOK, c.Instances())
-	})
-	m.HandleFunc("POST /admin/instances", c.adminAddInstances)
-	m.HandleFunc("GET /admin/instances/{id}", func(w http.ResponseWriter, r *http.Request) {
-		inst, err := c.Instance(r.PathValue("id"))
+	h("GET /admin/instances", func(*http.Request) (int, any, error) { return http.StatusOK, c.Instances(), nil })
+	h("POST /admin/instances", func(r *http.Request) (int, any, error) {
+		raw, err := readBody(r)
 		if err != nil {
-			WriteAdminError(w, err)
-			return
+			return 0, nil, err
 		}
-		WriteAdmin(w, http.StatusOK, inst)
+		in, err := DecodeInstances(raw)
+		if err != nil {
+			return 0, nil, err
+		}
+		out, err := c.AddInstances(in...)
+		return http.StatusCreated, out, err
 	})
-	m.HandleFunc("POST /admin/instances/{id}/state", func(w http.ResponseWriter, r *http.Request) {
+	h("GET /admin/instances/{id}", func(r *http.Request) (int, any, error) {
+		inst, err := c.Instance(r.PathValue("id"))
+		return http.StatusOK, inst, err
+	})
+	h("POST /admin/instances/{id}/state", func(r *http.Request) (int, any, error) {
 		var body StateBody
 		if err := decodeStrict(r, &body); err != nil {
-			WriteAdminError(w, err)
-			return
+			return 0, nil, err
 		}
 		if body.State == "" {
-			WriteAdminError(w, fmt.Errorf("%w: body must be {\"state\": \"<STATE>\"}", ErrInvalid))
-			return
+			return 0, nil, fmt.Errorf("%w: body must be {\"state\": \"<STATE>\"}", ErrInvalid)
 		}
-		c.adminSetState(w, r.PathValue("id"), body.State)
+		inst, err := c.SetInstanceState(r.PathValue("id"), body.State)
+		return http.StatusOK, inst, err
 	})
-	m.HandleFunc("POST /admin/instances/{id}/{op}", func(w http.ResponseWriter, r *http.Request) {
+	h("POST /admin/instances/{id}/{op}", func(r *http.Request) (int, any, error) {
 		states := map[string]string{"start": StateRunning, "stop": StateStopped, "terminate": StateTerminating}
 		st, ok := states[r.PathValue("op")]
 		if !ok {
-			WriteAdmin(w, http.StatusNotFound, ErrorBody{fmt.Sprintf("unknown instance operation %q (want state, start, stop or terminate)", r.PathValue("op"))})
-			return
+			return http.StatusNotFound, ErrorBody{fmt.Sprintf("unknown instance operation %q (want state, start, stop or terminate)", r.PathValue("op"))}, nil
 		}
-		c.adminSetState(w, r.PathValue("id"), st)
+		inst, err := c.SetInstanceState(r.PathValue("id"), st)
+		return http.StatusOK, inst, err
 	})
-	m.HandleFunc("GET /admin/faults", func(w http.ResponseWriter, r *http.Request) {
-		WriteAdmin(w, http.StatusOK, c.Faults())
-	})
-	m.HandleFunc("PUT /admin/faults", func(w http.ResponseWriter, r *http.Request) {
+	h("GET /admin/faults", func(*http.Request) (int, any, error) { return http.StatusOK, c.Faults(), nil })
+	h("PUT /admin/faults", func(r *http.Request) (int, any, error) {
 		var f Fault
 		if err := decodeStrict(r, &f); err != nil {
-			WriteAdminError(w, err)
-			return
+			return 0, nil, err
 		}
 		if err := f.Validate(); err != nil {
-			WriteAdminError(w, err)
-			return
+			return 0, nil, err
 		}
 		f = f.normalize()
 		c.SetFault(f)
-		WriteAdmin(w, http.StatusOK, f)
+		return http.StatusOK, f, nil
 	})
-	m.HandleFunc("DELETE /admin/faults", func(w http.ResponseWriter, r *http.Request) {
+	h("DELETE /admin/faults", func(*http.Request) (int, any, error) {
 		c.ClearFaults()
-		w.WriteHeader(http.StatusNoContent)
+		return http.StatusNoContent, nil, nil
 	})
-	m.HandleFunc("DELETE /admin/faults/{action}", func(w http.ResponseWriter, r *http.Request) {
+	h("DELETE /admin/faults/{action}", func(r *http.Request) (int, any, error) {
 		c.ClearFault(r.PathValue("action"))
-		w.WriteHeader(http.StatusNoContent)
+		return http.StatusNoContent, nil, nil
 	})
-	m.HandleFunc("GET /admin/calls", func(w http.ResponseWriter, r *http.Request) {
-		WriteAdmin(w, http.StatusOK, c.Calls())
-	})
-	m.HandleFunc("DELETE /admin/calls", func(w http.ResponseWriter, r *http.Request) {
+	h("GET /admin/calls", func(*http.Request) (int, any, error) { return http.StatusOK, c.Calls(), nil })
+	h("DELETE /admin/calls", func(*http.Request) (int, any, error) {
 		c.ResetCalls()
-		w.WriteHeader(http.StatusNoContent)
+		return http.StatusNoContent, nil, nil
 	})
-	m.HandleFunc("GET /admin/ratelimits", func(w http.ResponseWriter, r *http.Request) {
-		WriteAdmin(w, http.StatusOK, c.RateLimits())
-	})
-	m.HandleFunc("PUT /admin/ratelimits", func(w http.ResponseWriter, r *http.Request) {
+	h("GET /admin/ratelimits", func(*http.Request) (int, any, error) { return http.StatusOK, c.RateLimits(), nil })
+	h("PUT /admin/ratelimits", func(r *http.Request) (int, any, error) {
 		var body RateLimitBody
 		if err := decodeStrict(r, &body); err != nil {
-			WriteAdminError(w, err)
-			return
+			return 0, nil, err
 		}
 		if body.Action == "" {
-			WriteAdminError(w, fmt.Errorf("%w: body must be {\"action\": \"<Action>\", \"qps\": <n>} (qps <= 0 disables the limit)", ErrInvalid))
-			return
+			return 0, nil, fmt.Errorf("%w: body must be {\"action\": \"<Action>\", \"qps\": <n>} (qps <= 0 disables the limit)", ErrInvalid)
 		}
 		c.SetRateLimit(body.Action, body.QPS)
-		WriteAdmin(w, http.StatusOK, c.RateLimits())
+		return http.StatusOK, c.RateLimits(), nil
 	})
-	m.HandleFunc("/admin/", func(w http.ResponseWriter, r *http.Request) {
-		WriteAdmin(w, http.StatusNotFound, ErrorBody{fmt.Sprintf("no admin endpoint %s %s", r.Method, r.URL.Path)})
+	h("/admin/", func(r *http.Request) (int, any, error) {
+		return http.StatusNotFound, ErrorBody{fmt.Sprintf("no admin endpoint %s %s", r.Method, r.URL.Path)}, nil
 	})
 	return m
-}
-
-func (c *Core) adminAddInstances(w http.ResponseWriter, r *http.Request) {
-	raw, err := readBody(r)
-	if err != nil {
-		WriteAdminError(w, err)
-		return
-	}
-	in, err := DecodeInstances(raw)
-	if err != nil {
-		WriteAdminError(w, err)
-		return
-	}
-	out, err := c.AddInstances(in...)
-	if err != nil {
-		WriteAdminError(w, err)
-		return
-	}
-	WriteAdmin(w, http.StatusCreated, out)
-}
-
-func (c *Core) adminSetState(w http.ResponseWriter, id, state string) {
-	inst, err := c.SetInstanceState(id, state)
-	if err != nil {
-		WriteAdminError(w, err)
-		return
-	}
-	WriteAdmin(w, http.StatusOK, inst)
 }
 
 // DecodeInstances decodes JSON that is an array of instances, an object
