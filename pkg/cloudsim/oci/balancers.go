@@ -517,3 +517,101 @@ func childAt[T any](d *Dialect, c *call, kind, nameParam, what string, of func(*
 	}
 	return ok(v).with("etag", b.etag()), nil
 }
+
+// childPath reads, from the path, the id of the balancer (of kind) a
+// sub-resource belongs to, and the sub-resource's name (path parameter
+// nameParam).
+func childPath(c *call, kind, nameParam string) (id, name string, err error) {
+	if kind == kindNLB {
+		id, err = nlbID(c)
+	} else {
+		id, err = pathID(c, "loadBalancerId", "loadbalancer")
+	}
+	return id, pathName(c, nameParam), err
+}
+
+// kindOps is mutate's op and nlbOp for a change of a balancer of kind: Load
+// Balancing names its work request operations op, Network Load Balancing
+// nlbOp.
+func kindOps(kind, op, nlbOp string) (string, string) {
+	if kind == kindNLB {
+		return "", nlbOp
+	}
+	return op, ""
+}
+
+// checkedChange is the plan of a change that is its own check: it runs on
+// mutate's copy now (an error refuses the call) and again on the balancer
+// when the work request ends.
+func checkedChange(build change) func(b *balancer) (change, error) {
+	return func(b *balancer) (change, error) {
+		if err := build(b); err != nil {
+			return nil, err
+		}
+		return build, nil
+	}
+}
+
+// deleteChild deletes the sub-resource (a backend set or a listener) the
+// path names from of(balancer), as a work request (op or nlbOp, see
+// kindOps): 404 naming what if it does not exist, or inUse's error (nil:
+// none) if something still refers to it.
+func deleteChild[T any](d *Dialect, c *call, kind, nameParam, what, op, nlbOp string, of func(*balancer) map[string]T, inUse func(b *balancer, name string) error) (*reply, error) {
+	id, name, err := childPath(c, kind, nameParam)
+	if err != nil {
+		return nil, err
+	}
+	op, nlbOp = kindOps(kind, op, nlbOp)
+	return d.mutate(c, kind, id, op, nlbOp, "UPDATED", func(b *balancer) (change, error) {
+		if _, found := of(b)[name]; !found {
+			return nil, notFound(what, name)
+		}
+		if inUse != nil {
+			if err := inUse(b, name); err != nil {
+				return nil, err
+			}
+		}
+		return func(b *balancer) error {
+			delete(of(b), name)
+			return nil
+		}, nil
+	})
+}
+
+// defaultSetUser refuses to delete the backend set set while a listener
+// (of listeners, whose default backend set defaultOf reads) uses it, as
+// OCI does for LB and NLB alike.
+func defaultSetUser[L any](listeners map[string]L, set string, defaultOf func(L) *string) error {
+	for _, ln := range slices.Sorted(maps.Keys(listeners)) {
+		if *defaultOf(listeners[ln]) == set {
+			return badRequest("The backend set %s is the default backend set of listener %s; delete or change the listener first.", set, ln)
+		}
+	}
+	return nil
+}
+
+// backendSetHealthAt is the health of the backend set the path names, of
+// a balancer of kind whose backend names names reads (found false: no such
+// set), and how many backends it has.
+func (d *Dialect) backendSetHealthAt(c *call, kind string, names func(b *balancer, set string) ([]string, bool)) (setHealth, int, error) {
+	b, err := d.balancerAt(c, kind)
+	if err != nil {
+		return setHealth{}, 0, err
+	}
+	set := pathName(c, "backendSetName")
+	backends, found := names(b, set)
+	if !found {
+		return setHealth{}, 0, notFound("backend set", set)
+	}
+	return d.backendSetHealth(b, set, backends), len(backends), nil
+}
+
+// backendNames lists the names of a backend set's backends (LB or NLB
+// backends, whose name nameOf reads), in order.
+func backendNames[B any](backends []B, nameOf func(B) *string) []string {
+	names := make([]string, len(backends))
+	for i, be := range backends {
+		names[i] = *nameOf(be)
+	}
+	return names
+}

@@ -498,14 +498,6 @@ func (d *Dialect) listShapes(c *call) (*reply, error) {
 
 // ---- backend sets ----
 
-func (d *Dialect) lbAndName(c *call, param string) (string, string, error) {
-	id, err := pathID(c, "loadBalancerId", "loadbalancer")
-	if err != nil {
-		return "", "", err
-	}
-	return id, pathName(c, param), nil
-}
-
 func (d *Dialect) createLBBackendSet(c *call) (*reply, error) {
 	id, err := pathID(c, "loadBalancerId", "loadbalancer")
 	if err != nil {
@@ -542,7 +534,7 @@ func (d *Dialect) createLBBackendSet(c *call) (*reply, error) {
 }
 
 func (d *Dialect) updateLBBackendSet(c *call) (*reply, error) {
-	id, name, err := d.lbAndName(c, "backendSetName")
+	id, name, err := childPath(c, kindLB, "backendSetName")
 	if err != nil {
 		return nil, err
 	}
@@ -576,24 +568,11 @@ func (d *Dialect) updateLBBackendSet(c *call) (*reply, error) {
 }
 
 func (d *Dialect) deleteLBBackendSet(c *call) (*reply, error) {
-	id, name, err := d.lbAndName(c, "backendSetName")
-	if err != nil {
-		return nil, err
-	}
-	return d.mutate(c, kindLB, id, "DeleteBackendSet", "", "UPDATED", func(b *balancer) (change, error) {
-		if _, ok := b.backendSets[name]; !ok {
-			return nil, notFound("backend set", name)
-		}
-		for _, ln := range slices.Sorted(maps.Keys(b.listeners)) {
-			if *b.listeners[ln].DefaultBackendSetName == name {
-				return nil, badRequest("The backend set %s is the default backend set of listener %s; delete or change the listener first.", name, ln)
-			}
-		}
-		return func(b *balancer) error {
-			delete(b.backendSets, name)
-			return nil
-		}, nil
-	})
+	return deleteChild(d, c, kindLB, "backendSetName", "backend set", "DeleteBackendSet", "",
+		func(b *balancer) map[string]loadbalancer.BackendSet { return b.backendSets },
+		func(b *balancer, name string) error {
+			return defaultSetUser(b.listeners, name, func(l loadbalancer.Listener) *string { return l.DefaultBackendSetName })
+		})
 }
 
 func (d *Dialect) getLBBackendSet(c *call) (*reply, error) {
@@ -614,26 +593,19 @@ func (d *Dialect) listLBBackendSets(c *call) (*reply, error) {
 }
 
 func (d *Dialect) getLBBackendSetHealth(c *call) (*reply, error) {
-	b, err := d.balancerAt(c, kindLB)
+	h, total, err := d.backendSetHealthAt(c, kindLB, func(b *balancer, set string) ([]string, bool) {
+		bs, found := b.backendSets[set]
+		return backendNames(bs.Backends, func(be loadbalancer.Backend) *string { return be.Name }), found
+	})
 	if err != nil {
 		return nil, err
 	}
-	name := pathName(c, "backendSetName")
-	bs, ok2 := b.backendSets[name]
-	if !ok2 {
-		return nil, notFound("backend set", name)
-	}
-	names := make([]string, len(bs.Backends))
-	for i, be := range bs.Backends {
-		names[i] = *be.Name
-	}
-	h := d.backendSetHealth(b, name, names)
 	return ok(loadbalancer.BackendSetHealth{
 		Status:                    loadbalancer.BackendSetHealthStatusEnum(h.status),
 		WarningStateBackendNames:  h.warning,
 		CriticalStateBackendNames: h.critical,
 		UnknownStateBackendNames:  h.unknown,
-		TotalBackendCount:         common.Int(len(names)),
+		TotalBackendCount:         common.Int(total),
 	}), nil
 }
 
@@ -671,16 +643,11 @@ func (d *Dialect) createLBListener(c *call) (*reply, error) {
 		}
 		return checkListenerPorts(b.listeners)
 	}
-	return d.mutate(c, kindLB, id, "CreateListener", "", "UPDATED", func(b *balancer) (change, error) {
-		if err := build(b); err != nil {
-			return nil, err
-		}
-		return build, nil
-	})
+	return d.mutate(c, kindLB, id, "CreateListener", "", "UPDATED", checkedChange(build))
 }
 
 func (d *Dialect) updateLBListener(c *call) (*reply, error) {
-	id, name, err := d.lbAndName(c, "listenerName")
+	id, name, err := childPath(c, kindLB, "listenerName")
 	if err != nil {
 		return nil, err
 	}
@@ -704,26 +671,10 @@ func (d *Dialect) updateLBListener(c *call) (*reply, error) {
 		b.listeners[name] = l
 		return checkListenerPorts(b.listeners)
 	}
-	return d.mutate(c, kindLB, id, "UpdateListener", "", "UPDATED", func(b *balancer) (change, error) {
-		if err := build(b); err != nil {
-			return nil, err
-		}
-		return build, nil
-	})
+	return d.mutate(c, kindLB, id, "UpdateListener", "", "UPDATED", checkedChange(build))
 }
 
 func (d *Dialect) deleteLBListener(c *call) (*reply, error) {
-	id, name, err := d.lbAndName(c, "listenerName")
-	if err != nil {
-		return nil, err
-	}
-	return d.mutate(c, kindLB, id, "DeleteListener", "", "UPDATED", func(b *balancer) (change, error) {
-		if _, ok := b.listeners[name]; !ok {
-			return nil, notFound("listener", name)
-		}
-		return func(b *balancer) error {
-			delete(b.listeners, name)
-			return nil
-		}, nil
-	})
+	return deleteChild(d, c, kindLB, "listenerName", "listener", "DeleteListener", "",
+		func(b *balancer) map[string]loadbalancer.Listener { return b.listeners }, nil)
 }

@@ -529,11 +529,10 @@ func (d *Dialect) createNLBBackendSet(c *call) (*reply, error) {
 // updateNLBBackendSet changes the fields given; the others keep their
 // values (unlike Load Balancing, whose update replaces the backend set).
 func (d *Dialect) updateNLBBackendSet(c *call) (*reply, error) {
-	id, err := nlbID(c)
+	id, name, err := childPath(c, kindNLB, "backendSetName")
 	if err != nil {
 		return nil, err
 	}
-	name := pathName(c, "backendSetName")
 	var req nlb.UpdateBackendSetDetails
 	if err := c.decode(&req); err != nil {
 		return nil, err
@@ -579,34 +578,15 @@ func (d *Dialect) updateNLBBackendSet(c *call) (*reply, error) {
 		b.nlbBackendSets[name] = bs
 		return d.checkLimits(b)
 	}
-	return d.mutate(c, kindNLB, id, "", string(nlb.OperationTypeUpdateBackendset), "UPDATED", func(b *balancer) (change, error) {
-		if err := build(b); err != nil {
-			return nil, err
-		}
-		return build, nil
-	})
+	return d.mutate(c, kindNLB, id, "", string(nlb.OperationTypeUpdateBackendset), "UPDATED", checkedChange(build))
 }
 
 func (d *Dialect) deleteNLBBackendSet(c *call) (*reply, error) {
-	id, err := nlbID(c)
-	if err != nil {
-		return nil, err
-	}
-	name := pathName(c, "backendSetName")
-	return d.mutate(c, kindNLB, id, "", string(nlb.OperationTypeDeleteBackendset), "UPDATED", func(b *balancer) (change, error) {
-		if _, ok := b.nlbBackendSets[name]; !ok {
-			return nil, notFound("backend set", name)
-		}
-		for _, ln := range slices.Sorted(maps.Keys(b.nlbListeners)) {
-			if *b.nlbListeners[ln].DefaultBackendSetName == name {
-				return nil, badRequest("The backend set %s is the default backend set of listener %s; delete or change the listener first.", name, ln)
-			}
-		}
-		return func(b *balancer) error {
-			delete(b.nlbBackendSets, name)
-			return nil
-		}, nil
-	})
+	return deleteChild(d, c, kindNLB, "backendSetName", "backend set", "", string(nlb.OperationTypeDeleteBackendset),
+		func(b *balancer) map[string]nlb.BackendSet { return b.nlbBackendSets },
+		func(b *balancer, name string) error {
+			return defaultSetUser(b.nlbListeners, name, func(l nlb.Listener) *string { return l.DefaultBackendSetName })
+		})
 }
 
 func (d *Dialect) getNLBBackendSet(c *call) (*reply, error) {
@@ -634,23 +614,16 @@ func (d *Dialect) listNLBBackendSets(c *call) (*reply, error) {
 }
 
 func (d *Dialect) getNLBBackendSetHealth(c *call) (*reply, error) {
-	b, err := d.balancerAt(c, kindNLB)
+	h, total, err := d.backendSetHealthAt(c, kindNLB, func(b *balancer, set string) ([]string, bool) {
+		bs, found := b.nlbBackendSets[set]
+		return backendNames(bs.Backends, func(be nlb.Backend) *string { return be.Name }), found
+	})
 	if err != nil {
 		return nil, err
 	}
-	name := pathName(c, "backendSetName")
-	bs, found := b.nlbBackendSets[name]
-	if !found {
-		return nil, notFound("backend set", name)
-	}
-	names := make([]string, len(bs.Backends))
-	for i, be := range bs.Backends {
-		names[i] = *be.Name
-	}
-	h := d.backendSetHealth(b, name, names)
 	return ok(nlb.BackendSetHealth{
 		Status: nlb.BackendSetHealthStatusEnum(h.status), WarningStateBackendNames: h.warning,
-		CriticalStateBackendNames: h.critical, UnknownStateBackendNames: h.unknown, TotalBackendCount: common.Int(len(names)),
+		CriticalStateBackendNames: h.critical, UnknownStateBackendNames: h.unknown, TotalBackendCount: common.Int(total),
 	}), nil
 }
 
@@ -685,21 +658,15 @@ func (d *Dialect) createNLBListener(c *call) (*reply, error) {
 		}
 		return checkNLBListenerPorts(b.nlbListeners)
 	}
-	return d.mutate(c, kindNLB, id, "", string(nlb.OperationTypeCreateListener), "UPDATED", func(b *balancer) (change, error) {
-		if err := build(b); err != nil {
-			return nil, err
-		}
-		return build, nil
-	})
+	return d.mutate(c, kindNLB, id, "", string(nlb.OperationTypeCreateListener), "UPDATED", checkedChange(build))
 }
 
 // updateNLBListener changes the fields given.
 func (d *Dialect) updateNLBListener(c *call) (*reply, error) {
-	id, err := nlbID(c)
+	id, name, err := childPath(c, kindNLB, "listenerName")
 	if err != nil {
 		return nil, err
 	}
-	name := pathName(c, "listenerName")
 	var req nlb.UpdateListenerDetails
 	if err := c.decode(&req); err != nil {
 		return nil, err
@@ -734,29 +701,12 @@ func (d *Dialect) updateNLBListener(c *call) (*reply, error) {
 		b.nlbListeners[name] = l
 		return checkNLBListenerPorts(b.nlbListeners)
 	}
-	return d.mutate(c, kindNLB, id, "", string(nlb.OperationTypeUpdateListener), "UPDATED", func(b *balancer) (change, error) {
-		if err := build(b); err != nil {
-			return nil, err
-		}
-		return build, nil
-	})
+	return d.mutate(c, kindNLB, id, "", string(nlb.OperationTypeUpdateListener), "UPDATED", checkedChange(build))
 }
 
 func (d *Dialect) deleteNLBListener(c *call) (*reply, error) {
-	id, err := nlbID(c)
-	if err != nil {
-		return nil, err
-	}
-	name := pathName(c, "listenerName")
-	return d.mutate(c, kindNLB, id, "", string(nlb.OperationTypeDeleteListener), "UPDATED", func(b *balancer) (change, error) {
-		if _, found := b.nlbListeners[name]; !found {
-			return nil, notFound("listener", name)
-		}
-		return func(b *balancer) error {
-			delete(b.nlbListeners, name)
-			return nil
-		}, nil
-	})
+	return deleteChild(d, c, kindNLB, "listenerName", "listener", "", string(nlb.OperationTypeDeleteListener),
+		func(b *balancer) map[string]nlb.Listener { return b.nlbListeners }, nil)
 }
 
 func (d *Dialect) getNLBListener(c *call) (*reply, error) {
