@@ -189,8 +189,11 @@ func run(ctx context.Context, cfg Config, syncs int, log io.Writer) (SyncsResult
 	// cloudsim with the documented limits; no data plane: this measures the
 	// control plane, and 100 VIPs with health checks would only add noise.
 	sim := cloudsim.New(cloudsim.Options{
-		Region: benchRegion, Credentials: map[string]string{benchID: benchKey},
-		TaskLatency: cfg.TaskLatency, DisableDataPlane: true,
+		Region: benchRegion, DisableDataPlane: true,
+		Tencent: cloudsim.TencentOptions{
+			Credentials: map[string]string{benchID: benchKey},
+			TaskLatency: cfg.TaskLatency,
+		},
 	})
 	simURL, err := sim.Start("127.0.0.1:0")
 	if err != nil {

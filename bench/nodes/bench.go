@@ -194,9 +194,11 @@ func (b *bench) setUp(ctx context.Context) error {
 	// Default (documented) rate limits: DescribeInstances 40/s.
 	b.sim = cloudsim.New(cloudsim.Options{
 		Region:           region,
-		Credentials:      map[string]string{secretID: secretKey},
 		OnCall:           b.calls.record,
 		DisableDataPlane: true,
+		Tencent: cloudsim.TencentOptions{
+			Credentials: map[string]string{secretID: secretKey},
+		},
 	})
 	if b.simURL, err = b.sim.Start("127.0.0.1:0"); err != nil {
 		return err

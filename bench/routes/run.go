@@ -93,9 +93,11 @@ func runMode(ctx context.Context, cfg Config, mode string, log io.Writer) (ModeR
 
 	// cloudsim with its built-in (documented) rate limits.
 	sim := cloudsim.New(cloudsim.Options{
-		Region:      benchRegion,
-		Credentials: map[string]string{benchID: benchKey},
-		RouteTables: []cloudsim.RouteTable{{Name: benchTable, CIDR: benchClusterCIDR, VpcID: benchVPC}},
+		Region: benchRegion,
+		Tencent: cloudsim.TencentOptions{
+			Credentials: map[string]string{benchID: benchKey},
+			RouteTables: []cloudsim.RouteTable{{Name: benchTable, CIDR: benchClusterCIDR, VpcID: benchVPC}},
+		},
 	})
 	simURL, err := sim.Start("127.0.0.1:0")
 	if err != nil {

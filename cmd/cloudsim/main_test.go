@@ -36,56 +36,6 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func TestParseCredentials(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    map[string]string
-		wantErr bool
-	}{
-		{"", map[string]string{}, false},
-		{"AKID1:key1", map[string]string{"AKID1": "key1"}, false},
-		{"AKID1:key1, AKID2:k:e:y", map[string]string{"AKID1": "key1", "AKID2": "k:e:y"}, false},
-		{"AKID1", nil, true},
-		{":key", nil, true},
-		{"AKID1:", nil, true},
-	}
-	for _, tt := range tests {
-		got, err := parseCredentials(tt.in)
-		if (err != nil) != tt.wantErr {
-			t.Errorf("%q: err %v", tt.in, err)
-			continue
-		}
-		if err != nil && strings.Contains(err.Error(), "key") && strings.Contains(tt.in, ":key") {
-			t.Errorf("%q: error leaks the key: %v", tt.in, err)
-		}
-		if !tt.wantErr && len(got) != len(tt.want) {
-			t.Errorf("%q: got %v", tt.in, got)
-		}
-		for k, v := range tt.want {
-			if got[k] != v {
-				t.Errorf("%q: got %v", tt.in, got)
-			}
-		}
-	}
-}
-
-func TestRateLimitFlag(t *testing.T) {
-	r := rateLimits{}
-	for _, s := range []string{"DescribeInstances=5", " CreateListener = 0.5 "} {
-		if err := r.Set(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if r["DescribeInstances"] != 5 || r["CreateListener"] != 0.5 {
-		t.Fatalf("%v", r)
-	}
-	for _, bad := range []string{"DescribeInstances", "=5", "A=fast", "A=NaN"} {
-		if err := r.Set(bad); err == nil {
-			t.Errorf("%q: want error", bad)
-		}
-	}
-}
-
 func TestRunBadConfig(t *testing.T) {
 	tests := []struct {
 		args []string

@@ -133,10 +133,14 @@ func run(ccmBinary string, check bool, timeout time.Duration) error {
 	step("this run's addresses: nodes %s.., load balancer VIPs %s, NodePort %d", n.node(0), n.vipRange(), n.nodePort)
 
 	step("starting cloudsim with %d CVM instances in %s, in security group %s (SSH and ping only)", len(fleet), demoVPC, demoNodeSG)
-	sim := cloudsim.New(cloudsim.Options{Region: demoRegion, Credentials: map[string]string{demoSecretID: demoSecretKey},
-		RouteTables: []cloudsim.RouteTable{{Name: demoRouteTable, CIDR: demoClusterCIDR, VpcID: demoVPC,
-			Routes: []cloudsim.ClusterRoute{foreignRoute(n)}}},
-		SecurityGroups: []cloudsim.SecurityGroup{demoNodeGroup()}, VIPRange: n.vipRange()})
+	sim := cloudsim.New(cloudsim.Options{Region: demoRegion, VIPRange: n.vipRange(),
+		Tencent: cloudsim.TencentOptions{
+			Credentials: map[string]string{demoSecretID: demoSecretKey},
+			RouteTables: []cloudsim.RouteTable{{Name: demoRouteTable, CIDR: demoClusterCIDR, VpcID: demoVPC,
+				Routes: []cloudsim.ClusterRoute{foreignRoute(n)}}},
+			SecurityGroups: []cloudsim.SecurityGroup{demoNodeGroup()},
+		},
+	})
 	simURL, err := sim.Start("127.0.0.1:0")
 	if err != nil {
 		return err

@@ -123,13 +123,15 @@ func runOCI(ccmBinary string, check bool, timeout time.Duration) error {
 	step("this run's addresses: nodes %s.., load balancer VIPs %s, NodePort %d", n.node(0), n.vipRange(), n.nodePort)
 	sim := cloudsim.New(cloudsim.Options{
 		VIPRange: n.vipRange(),
-		OCIKeys:  map[string]string{ociDemoTenancy + "/" + ociDemoUser + "/" + fingerprint: string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))},
-		OCINetwork: cloudsim.OCINetworkSeed{
-			Compartments:  []string{ociDemoCompartment},
-			VCNs:          []simoci.VCN{{ID: ociDemoVCN, CompartmentID: ociDemoCompartment, CIDRBlock: n.vcnCIDR(), DisplayName: "demo", DNSLabel: "demovcn"}},
-			SecurityLists: []simoci.SecurityList{ociDemoSecurityList(n.vcnCIDR())},
-			Subnets: []simoci.Subnet{{ID: ociDemoSubnet, VCNID: ociDemoVCN, CompartmentID: ociDemoCompartment, DNSLabel: "demo",
-				SecurityListIDs: []string{ociDemoList}}},
+		OCI: cloudsim.OCIOptions{
+			Keys: map[string]string{ociDemoTenancy + "/" + ociDemoUser + "/" + fingerprint: string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))},
+			Network: cloudsim.OCINetworkSeed{
+				Compartments:  []string{ociDemoCompartment},
+				VCNs:          []simoci.VCN{{ID: ociDemoVCN, CompartmentID: ociDemoCompartment, CIDRBlock: n.vcnCIDR(), DisplayName: "demo", DNSLabel: "demovcn"}},
+				SecurityLists: []simoci.SecurityList{ociDemoSecurityList(n.vcnCIDR())},
+				Subnets: []simoci.Subnet{{ID: ociDemoSubnet, VCNID: ociDemoVCN, CompartmentID: ociDemoCompartment, DNSLabel: "demo",
+					SecurityListIDs: []string{ociDemoList}}},
+			},
 		},
 	})
 	simURL, err := sim.Start("127.0.0.1:0")

@@ -62,16 +62,18 @@ func runOCI(binary, listen string, duration time.Duration) (int, error) {
 			TcpOptions: &ocicore.TcpOptions{DestinationPortRange: &ocicore.PortRange{Min: ocicommon.Int(lo), Max: ocicommon.Int(hi)}}}
 	}
 	w, err := newWorld(ctx, "oci", listen, cloudsim.Options{
-		OCIKeys: map[string]string{ociTenancy + "/" + ociUser + "/" + fingerprint: string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))},
-		OCINetwork: cloudsim.OCINetworkSeed{
-			Compartments: []string{ociCompartment},
-			VCNs:         []simoci.VCN{{ID: ociVCN, CompartmentID: ociCompartment, CIDRBlock: ociCIDR, DisplayName: "peer", DNSLabel: "peervcn"}},
-			SecurityLists: []simoci.SecurityList{{ID: ociList, VCNID: ociVCN, CompartmentID: ociCompartment, DisplayName: "peer",
-				IngressSecurityRules: []ocicore.IngressSecurityRule{tcp("0.0.0.0/0", 80, 80), tcp(ociCIDR, 30000, 32767), tcp(ociCIDR, 10256, 10256)},
-				EgressSecurityRules:  []ocicore.EgressSecurityRule{{Protocol: ocicommon.String("all"), Destination: ocicommon.String("0.0.0.0/0")}}}},
-			Subnets: []simoci.Subnet{{ID: ociSubnet, VCNID: ociVCN, CompartmentID: ociCompartment, DNSLabel: "peer", SecurityListIDs: []string{ociList}}},
-		},
 		VIPRange: "127.78.1.1-127.78.1.254",
+		OCI: cloudsim.OCIOptions{
+			Keys: map[string]string{ociTenancy + "/" + ociUser + "/" + fingerprint: string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))},
+			Network: cloudsim.OCINetworkSeed{
+				Compartments: []string{ociCompartment},
+				VCNs:         []simoci.VCN{{ID: ociVCN, CompartmentID: ociCompartment, CIDRBlock: ociCIDR, DisplayName: "peer", DNSLabel: "peervcn"}},
+				SecurityLists: []simoci.SecurityList{{ID: ociList, VCNID: ociVCN, CompartmentID: ociCompartment, DisplayName: "peer",
+					IngressSecurityRules: []ocicore.IngressSecurityRule{tcp("0.0.0.0/0", 80, 80), tcp(ociCIDR, 30000, 32767), tcp(ociCIDR, 10256, 10256)},
+					EgressSecurityRules:  []ocicore.EgressSecurityRule{{Protocol: ocicommon.String("all"), Destination: ocicommon.String("0.0.0.0/0")}}}},
+				Subnets: []simoci.Subnet{{ID: ociSubnet, VCNID: ociVCN, CompartmentID: ociCompartment, DNSLabel: "peer", SecurityListIDs: []string{ociList}}},
+			},
+		},
 	}, []string{"*.us-ashburn-1.oraclecloud.com", "*.us-ashburn-1.oci.oraclecloud.com"})
 	if err != nil {
 		return 0, err

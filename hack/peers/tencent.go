@@ -28,9 +28,12 @@ func runTencent(binary, listen string, duration time.Duration) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), duration+time.Minute)
 	defer cancel()
 	w, err := newWorld(ctx, "tencent", listen, cloudsim.Options{
-		Region: region, Credentials: map[string]string{secretID: secretKey},
-		RouteTables: []cloudsim.RouteTable{{Name: routeTable, CIDR: clusterCIDR, VpcID: vpcID}},
-		VIPRange:    "127.77.1.1-127.77.1.254",
+		Region:   region,
+		VIPRange: "127.77.1.1-127.77.1.254",
+		Tencent: cloudsim.TencentOptions{
+			Credentials: map[string]string{secretID: secretKey},
+			RouteTables: []cloudsim.RouteTable{{Name: routeTable, CIDR: clusterCIDR, VpcID: vpcID}},
+		},
 	}, []string{"tencentcloudapi.com", "*.tencentcloudapi.com"})
 	if err != nil {
 		return 0, err

@@ -37,7 +37,7 @@ func clbClient(t *testing.T, url string) *clb.Client {
 // existing CLB with a foreign listener (adoption), drift by deleting a
 // listener, the data-plane view, and a task fault.
 func TestCLBAdmin(t *testing.T) {
-	sim, url := start(t, cloudsim.Options{VIPRange: simVIPs, TaskLatency: -1, HealthCheckInterval: 50 * time.Millisecond})
+	sim, url := start(t, cloudsim.Options{VIPRange: simVIPs, HealthCheckInterval: 50 * time.Millisecond, Tencent: cloudsim.TencentOptions{TaskLatency: -1}})
 	ctx := context.Background()
 	admin := &cloudsim.AdminClient{BaseURL: url}
 

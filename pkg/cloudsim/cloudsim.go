@@ -5,16 +5,24 @@
 //
 // Package layout (no import cycles, nothing to blank-import):
 //
-//	pkg/cloudsim/core     dialect-neutral state: fleet, rate limits, faults,
-//	                      call counts, admin HTTP API, seed files
-//	pkg/cloudsim/tencent  the Tencent Cloud API 3.0 dialect (imports core)
-//	pkg/cloudsim/oci      the OCI dialect: signed REST under /20160918,
-//	                      /20170115 and /20200501 (imports core)
-//	pkg/cloudsim          this package: Sim wires core + every dialect
-//	                      behind one http.Handler (imports both)
+//	pkg/cloudsim/core       dialect-neutral state: fleet, rate limits, faults,
+//	                        call counts, admin HTTP API, seed files, and the
+//	                        core.Dialect interface every dialect implements
+//	pkg/cloudsim/dataplane  the load balancers' data plane, shared by dialects
+//	pkg/cloudsim/tencent    the Tencent Cloud API 3.0 dialect at POST /
+//	pkg/cloudsim/oci        the OCI dialect: signed REST under /20160918,
+//	                        /20170115 and /20200501
+//	pkg/cloudsim            this package: the registry of dialects
+//	                        (dialects.go); Sim builds core, data plane and
+//	                        every registered dialect behind one http.Handler
 //
-// A new dialect lives in its own package that imports core, and is mounted
-// by New in this package.
+// Each dialect owns its options (a field of Options of its package's type),
+// the patterns of its API on the shared mux, its admin routes under
+// /admin/<name>/ and its command-line flags. To add a third dialect: write
+// its package (a core.Dialect from New(core, plane, Options), admin routes
+// added with core.HandleAdminFunc, (*Options).AddFlags), add its entry to
+// the registry and its field to Options; see docs/cloudsim.md, "Dialects: a
+// registry", for the checklist.
 package cloudsim
 
 import (
@@ -23,6 +31,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -56,70 +65,47 @@ type RouteTable = tencent.RouteTable
 // ClusterRoute is one route of a TKE cluster route table.
 type ClusterRoute = tencent.ClusterRoute
 
-// Options configures a Sim.
+// Options configures a Sim. The zero value means defaults throughout.
+// Options shared by every dialect are fields here; each dialect's own are
+// in its field (Tencent, OCI), of a type its package owns.
 type Options struct {
 	Region           string             // default "ap-guangzhou"
-	Credentials      map[string]string  // Tencent SecretId -> SecretKey accepted by signature verification
 	RateLimits       map[string]float64 // per-action requests/second override; defaults: DescribeInstances 40; <= 0 disables
 	TerminatedLinger time.Duration      // how long TERMINATING instances stay visible (0: 2s; negative: forever)
 	Clock            func() time.Time   // optional, default time.Now
 	OnCall           func(Call)         // optional hook called after every API call (logging)
-	RouteTables      []RouteTable       // TKE cluster route tables (with routes) to start with
-	VPCRouteTables   []VPCRouteTable    // VPC route tables (with routes) to start with (see routes.go)
-	VPCs             []VPC              // Tencent VPCs with their CIDRs (others have 10.0.0.0/16; see routes.go)
-	SecurityGroups   []SecurityGroup    // Tencent security groups (with policies) to start with (see securitygroups.go)
 
 	// Latency is how long every call takes to answer (core/latency.go).
 	// nil: each dialect's realistic default (tencent.DefaultLatency,
 	// oci.DefaultLatency); ZeroLatency: at once, for unit tests only.
 	Latency *Latency
 
-	// CLB and its data plane (see clb.go).
-	TaskLatency         time.Duration                 // how long each async CLB task runs (0: 200ms; negative: done before the call returns)
-	CLBQuotaOpen        int                           // OPEN load balancers per region (0: 100)
-	CLBQuotaInternal    int                           // INTERNAL load balancers per region (0: 100)
-	CLBTargetQuota      int                           // targets per listener, TOTAL_TARGET_BIND_QUOTA (0: 100)
+	// The data plane, shared by every dialect's load balancers (one VIP
+	// pool).
 	VIPRange            string                        // VIP pool, "A-B" or CIDR (default 127.240.0.1-127.240.255.254)
 	HealthCheckInterval time.Duration                 // > 0: replaces every listener's health check interval (tests)
 	DisableDataPlane    bool                          // allocate VIPs but open no sockets
 	DataPlaneLog        func(format string, a ...any) // optional: bind failures, target health changes
-	// DeleteLoadBalancer's frequency check: deleting CLBDeleteFrequencyLimit
-	// (0: 30) or more load balancers in a region within
-	// CLBDeleteFrequencyWindow (0: 5m) is refused with
-	// FailedOperation.FrequencyCheckRisk, as documented. Tests shorten the
-	// window.
-	CLBDeleteFrequencyLimit  int
-	CLBDeleteFrequencyWindow time.Duration
-	// CLBNullHealthCheckFields: DescribeListeners answers null for every
-	// health check field the SDK says may be null, whatever the check type.
-	CLBNullHealthCheckFields bool
 
-	// OCI (see oci.go). The OCI API is served under /20160918/,
-	// /20170115/ and /20200501/ on the same address.
-	OCIRegion             string            // OCI region played (default "us-ashburn-1")
-	OCIKeys               map[string]string // API keys: keyId "<tenancy>/<user>/<fingerprint>" -> RSA public key PEM
-	OCINetwork            OCINetworkSeed    // compartments, availability domains, VCNs, subnets, security lists to add
-	OCIWorkRequestLatency time.Duration     // how long each LB/NLB work request runs (0: 300ms; negative: done before the call returns)
-	OCILBLimits           OCIBalancerLimits // per load balancer: listeners, backend sets, backends per set and in all (zero fields: oci.DefaultLBLimits)
-	OCINLBLimits          OCIBalancerLimits // the same for network load balancers (zero fields: oci.DefaultNLBLimits)
-	// OCIFixedShapes plays a tenancy created before May 2023, which may
-	// still create the fixed LB shapes (10Mbps, 100Mbps, 400Mbps,
-	// 8000Mbps); by default only "flexible" is accepted, as since then.
-	OCIFixedShapes bool
-	// OCITerminatedRetention is how long a terminated instance stays
-	// visible as TERMINATED in the OCI API (0: 12h, OCI's documented
-	// minimum; negative: it disappears with TerminatedLinger).
-	OCITerminatedRetention time.Duration
+	Tencent TencentOptions // the Tencent Cloud API at POST / (see clb.go, routes.go, securitygroups.go)
+	OCI     OCIOptions     // the OCI API under /20160918/, /20170115/ and /20200501/ (see oci.go)
 }
+
+// TencentOptions configures the Tencent dialect (see
+// tencent.CloudOptions).
+type TencentOptions = tencent.CloudOptions
+
+// OCIOptions configures the OCI dialect (see oci.Options).
+type OCIOptions = oci.Options
 
 // Sim is a running emulator. It is safe for concurrent use.
 type Sim struct {
-	core    *core.Core
-	tencent *tencent.Dialect
-	clb     *tencent.CLB
-	oci     *oci.Dialect
-	plane   *dataplane.Plane
-	handler http.Handler
+	core     *core.Core
+	plane    *dataplane.Plane
+	dialects []core.Dialect // in registry order
+	tencent  *tencent.Cloud
+	oci      *oci.Dialect
+	handler  http.Handler
 
 	mu        sync.Mutex
 	server    *http.Server
@@ -128,13 +114,22 @@ type Sim struct {
 	suspended net.Addr // set while Suspend has closed the port
 }
 
-// New returns a Sim serving the Tencent API at POST /, the OCI API under
-// its version prefixes and the admin API under /admin/. It panics if
-// Options.RouteTables, Options.VPCs or Options.SecurityGroups is invalid (use
-// CreateRouteTable, AddVPC or CreateSecurityGroup to handle the error),
-// Options.VIPRange is malformed (check it with CheckVIPRange), or an OCI
-// key or network seed is invalid (check them with CheckOCIOptions).
+// New returns a Sim serving each registered dialect's API (the Tencent API
+// at POST /, the OCI API under its version prefixes) and the admin API
+// under /admin/. It panics where Build returns an error.
 func New(opts Options) *Sim {
+	s, err := Build(opts)
+	if err != nil {
+		panic(err.Error())
+	}
+	return s
+}
+
+// Build is New, but a bad option is an error instead of a panic: a
+// malformed Options.VIPRange (see CheckVIPRange), or a dialect's invalid
+// seed or key (Tencent route tables, VPCs and security groups; OCI keys
+// and network seed, see CheckOCIOptions).
+func Build(opts Options) (*Sim, error) {
 	c := core.New(core.Config{
 		Region:           opts.Region,
 		RateLimits:       opts.RateLimits,
@@ -143,40 +138,55 @@ func New(opts Options) *Sim {
 		OnCall:           opts.OnCall,
 		Latency:          opts.Latency,
 	})
-	s := &Sim{
-		core:    c,
-		tencent: tencent.New(c, tencent.Options{Credentials: opts.Credentials}),
+	p, err := dataplane.New(dataplane.Config{
+		VIPRange:            opts.VIPRange,
+		HealthCheckInterval: opts.HealthCheckInterval,
+		Disabled:            opts.DisableDataPlane,
+		Logf:                opts.DataPlaneLog,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cloudsim: Options.VIPRange: %w", err)
 	}
-	s.startCLB(opts)
-	s.startOCI(opts)
-	for _, v := range opts.VPCs {
-		if _, err := s.AddVPC(v); err != nil {
-			panic(fmt.Sprintf("cloudsim: Options.VPCs: %v", err))
-		}
-	}
-	for _, sg := range opts.SecurityGroups {
-		if _, err := s.CreateSecurityGroup(sg); err != nil {
-			panic(fmt.Sprintf("cloudsim: Options.SecurityGroups: %v", err))
-		}
-	}
-	for _, rt := range opts.RouteTables {
-		if _, err := s.CreateRouteTable(rt); err != nil {
-			panic(fmt.Sprintf("cloudsim: Options.RouteTables: %v", err))
-		}
-	}
-	for _, rt := range opts.VPCRouteTables {
-		if _, err := s.CreateVPCRouteTable(rt); err != nil {
-			panic(fmt.Sprintf("cloudsim: Options.VPCRouteTables: %v", err))
-		}
-	}
+	s := &Sim{core: c, plane: p}
 	mux := http.NewServeMux()
 	mux.Handle("/admin/", c.AdminHandler())
-	mux.Handle("/", s.tencent)
-	for _, p := range []string{oci.PrefixCore, oci.PrefixLoadBalancer, oci.PrefixNLB} {
-		mux.Handle(p+"/", s.oci) // the OCI dialect: REST paths under its API versions
+	for _, reg := range registry {
+		d, err := reg.build(s, opts)
+		if err != nil {
+			s.closeDialects()
+			return nil, fmt.Errorf("cloudsim: %s: %w", reg.name, err)
+		}
+		s.dialects = append(s.dialects, d)
+		for _, pat := range d.Patterns() {
+			mux.Handle(pat, d)
+		}
 	}
+	mux.HandleFunc("/", s.notFound)
 	s.handler = serverDate(c.Now, mux)
-	return s
+	return s, nil
+}
+
+// notFound answers a path no dialect claims.
+func (s *Sim) notFound(w http.ResponseWriter, r *http.Request) {
+	apis := make([]string, 0, len(s.dialects))
+	for _, d := range s.dialects {
+		at := make([]string, 0, len(d.Patterns()))
+		for _, p := range d.Patterns() {
+			at = append(at, strings.TrimSuffix(p, "{$}")) // "/{$}": the root only
+		}
+		apis = append(apis, d.Name()+" at "+strings.Join(at, ", "))
+	}
+	http.Error(w, fmt.Sprintf("cloudsim: no API at %s (%s; admin at /admin/)", r.URL.Path, strings.Join(apis, "; ")), http.StatusNotFound)
+}
+
+// closeDialects stops every dialect's background work, the last built
+// first (OCI's work requests end before the CLB's tasks), then the data
+// plane they share.
+func (s *Sim) closeDialects() {
+	for i := len(s.dialects) - 1; i >= 0; i-- {
+		s.dialects[i].Close()
+	}
+	s.plane.Close()
 }
 
 // serverDate sets every answer's Date header from cloudsim's clock (which
@@ -194,10 +204,10 @@ func serverDate(now func() time.Time, next http.Handler) http.Handler {
 func (s *Sim) Core() *core.Core { return s.core }
 
 // Tencent exposes the Tencent dialect, e.g. to register more services.
-func (s *Sim) Tencent() *tencent.Dialect { return s.tencent }
+func (s *Sim) Tencent() *tencent.Dialect { return s.tencent.Dialect }
 
-// Handler serves the Tencent API at POST /, the OCI API under its version
-// prefixes and the admin API under /admin/.
+// Handler serves each dialect's API (the Tencent API at POST /, the OCI
+// API under its version prefixes) and the admin API under /admin/.
 func (s *Sim) Handler() http.Handler { return s.handler }
 
 // Start listens on addr (e.g. "127.0.0.1:0") and serves in the background.
@@ -235,10 +245,10 @@ func baseURL(a net.Addr) string {
 }
 
 // Shutdown stops a started Sim gracefully, waiting for in-flight calls
-// until ctx ends; then it stops the data plane and pending CLB tasks.
+// until ctx ends; then it stops the dialects' pending tasks and the data
+// plane.
 func (s *Sim) Shutdown(ctx context.Context) error {
-	defer s.stopCLB()
-	defer s.stopOCI() // runs first: its work requests end before the data plane stops
+	defer s.closeDialects()
 	s.mu.Lock()
 	srv, done := s.server, s.done
 	s.server = nil
@@ -254,11 +264,11 @@ func (s *Sim) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// Close stops a started Sim immediately. It also stops the load balancers'
-// data plane and pending CLB tasks, even if the Sim was never started.
+// Close stops a started Sim immediately. It also stops the dialects'
+// pending tasks and the load balancers' data plane, even if the Sim was
+// never started.
 func (s *Sim) Close() error {
-	defer s.stopCLB()
-	defer s.stopOCI() // runs first: its work requests end before the data plane stops
+	defer s.closeDialects()
 	s.mu.Lock()
 	srv, done := s.server, s.done
 	s.server = nil

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -28,8 +29,8 @@ const (
 
 func start(t *testing.T, opts cloudsim.Options) (*cloudsim.Sim, string) {
 	t.Helper()
-	if opts.Credentials == nil {
-		opts.Credentials = map[string]string{secretID: secretKey}
+	if opts.Tencent.Credentials == nil {
+		opts.Tencent.Credentials = map[string]string{secretID: secretKey}
 	}
 	if opts.Latency == nil {
 		opts.Latency = cloudsim.ZeroLatency // unit tests: answers at once
@@ -251,6 +252,36 @@ func TestHandlerWithoutStart(t *testing.T) {
 	sim.Handler().ServeHTTP(rec, req)
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "ok") {
 		t.Fatalf("healthz: %d %s", rec.Code, rec.Body.String())
+	}
+}
+
+// Each registered dialect answers on its own patterns, whatever the
+// method (the dialect then refuses what it does not serve); a path no
+// dialect claims is a 404 that says where each API is.
+func TestDialectRouting(t *testing.T) {
+	sim := cloudsim.New(cloudsim.Options{Latency: cloudsim.ZeroLatency})
+	defer sim.Close()
+	tests := []struct {
+		method, path string
+		status       int
+		body         string
+	}{
+		{http.MethodPost, "/", http.StatusOK, "AuthFailure"},                                 // Tencent: unsigned
+		{http.MethodGet, "/", http.StatusOK, "UnsupportedProtocol"},                          // Tencent: POST only
+		{http.MethodGet, "/20160918/instances", http.StatusUnauthorized, "NotAuthenticated"}, // OCI
+		{http.MethodGet, "/20200501/networkLoadBalancers", http.StatusUnauthorized, "NotAuthenticated"},
+		{http.MethodGet, "/admin/healthz", http.StatusOK, "ok"},
+		{http.MethodGet, "/nothing", http.StatusNotFound, "no API at /nothing (tencent at /; oci at /20160918/, /20170115/, /20200501/; admin at /admin/)"},
+	}
+	for _, tt := range tests {
+		rec := httptest.NewRecorder()
+		sim.Handler().ServeHTTP(rec, httptest.NewRequest(tt.method, tt.path, nil))
+		if rec.Code != tt.status || !strings.Contains(rec.Body.String(), tt.body) {
+			t.Errorf("%s %s: %d %s, want %d with %q", tt.method, tt.path, rec.Code, rec.Body.String(), tt.status, tt.body)
+		}
+	}
+	if got := cloudsim.Dialects(); !slices.Equal(got, []string{"tencent", "oci"}) {
+		t.Errorf("Dialects() = %v", got)
 	}
 }
 

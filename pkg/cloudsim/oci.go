@@ -1,8 +1,6 @@
 package cloudsim
 
 import (
-	"fmt"
-
 	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 	"github.com/ccmkit/ccm/pkg/cloudsim/oci"
 )
@@ -32,45 +30,13 @@ type OCIWorkRequest = oci.WorkRequest
 // valid, so that a caller can report a bad configuration instead of New
 // panicking.
 func CheckOCIOptions(opts Options) error {
-	d, err := oci.New(core.New(core.Config{}), ociOptions(opts, nil))
+	d, err := oci.New(core.New(core.Config{}), nil, opts.OCI)
 	if err != nil {
 		return err
 	}
 	d.Close()
 	return nil
 }
-
-func ociOptions(opts Options, s *Sim) oci.Options {
-	o := oci.Options{
-		Region:             opts.OCIRegion,
-		Keys:               opts.OCIKeys,
-		Network:            opts.OCINetwork,
-		WorkRequestLatency: opts.OCIWorkRequestLatency,
-		LBLimits:           opts.OCILBLimits,
-		NLBLimits:          opts.OCINLBLimits,
-
-		FixedShapes:         opts.OCIFixedShapes,
-		TerminatedRetention: opts.OCITerminatedRetention,
-	}
-	if s != nil {
-		o.Plane = s.plane // one VIP pool and data plane for every dialect
-	}
-	return o
-}
-
-// startOCI builds the OCI dialect on the shared fleet and data plane, and
-// adds its admin endpoints.
-func (s *Sim) startOCI(opts Options) {
-	d, err := oci.New(s.core, ociOptions(opts, s))
-	if err != nil {
-		panic(fmt.Sprintf("cloudsim: %v", err))
-	}
-	d.RegisterAdmin(s.core)
-	s.oci = d
-}
-
-// stopOCI stops the OCI work requests still in flight.
-func (s *Sim) stopOCI() { s.oci.Close() }
 
 // OCI exposes the OCI dialect, for tests that need more than the methods
 // below.

@@ -22,7 +22,7 @@ import (
 // to the Tencent API on the same address: a key registered with the admin
 // client, an instance shared by the fleet, an LB whose work request ends.
 func TestOCIThroughSim(t *testing.T) {
-	sim, url := start(t, cloudsim.Options{OCIWorkRequestLatency: 50 * time.Millisecond})
+	sim, url := start(t, cloudsim.Options{OCI: cloudsim.OCIOptions{WorkRequestLatency: 50 * time.Millisecond}})
 	admin := &cloudsim.AdminClient{BaseURL: url}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -132,8 +132,8 @@ func TestCheckOCIOptions(t *testing.T) {
 		ok   bool
 	}{
 		{"empty", cloudsim.Options{}, true},
-		{"bad key", cloudsim.Options{OCIKeys: map[string]string{"t/u/f": "junk"}}, false},
-		{"bad seed", cloudsim.Options{OCINetwork: cloudsim.OCINetworkSeed{VCNs: []oci.VCN{{ID: "x"}}}}, false},
+		{"bad key", cloudsim.Options{OCI: cloudsim.OCIOptions{Keys: map[string]string{"t/u/f": "junk"}}}, false},
+		{"bad seed", cloudsim.Options{OCI: cloudsim.OCIOptions{Network: cloudsim.OCINetworkSeed{VCNs: []oci.VCN{{ID: "x"}}}}}, false},
 	}
 	for _, tt := range tests {
 		if err := cloudsim.CheckOCIOptions(tt.opts); (err == nil) != tt.ok {

@@ -14,10 +14,12 @@ import (
 func TestRouteTablesAdminClient(t *testing.T) {
 	ctx := context.Background()
 	sim, url := start(t, cloudsim.Options{
-		RouteTables: []cloudsim.RouteTable{{Name: "cls-seed0001", CIDR: "10.244.0.0/16", VpcID: "vpc-seed0001",
-			Routes: []cloudsim.ClusterRoute{{DestinationCIDR: "10.244.1.0/24", GatewayIP: "10.0.0.1"}}}},
-		VPCRouteTables: []cloudsim.VPCRouteTable{{ID: "rtb-seed0001", VpcID: "vpc-seed0001",
-			Routes: []cloudsim.VPCRoute{{DestinationCIDR: "0.0.0.0/0", GatewayType: "NAT", GatewayID: "nat-1"}}}},
+		Tencent: cloudsim.TencentOptions{
+			RouteTables: []cloudsim.RouteTable{{Name: "cls-seed0001", CIDR: "10.244.0.0/16", VpcID: "vpc-seed0001",
+				Routes: []cloudsim.ClusterRoute{{DestinationCIDR: "10.244.1.0/24", GatewayIP: "10.0.0.1"}}}},
+			VPCRouteTables: []cloudsim.VPCRouteTable{{ID: "rtb-seed0001", VpcID: "vpc-seed0001",
+				Routes: []cloudsim.VPCRoute{{DestinationCIDR: "0.0.0.0/0", GatewayType: "NAT", GatewayID: "nat-1"}}}},
+		},
 	})
 	ac := &cloudsim.AdminClient{BaseURL: url}
 

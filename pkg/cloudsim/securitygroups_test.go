@@ -15,8 +15,12 @@ import (
 // AdminClient: seeding groups, binding an instance and a CLB, and the
 // refusals of a group in use or unknown.
 func TestSecurityGroupAdmin(t *testing.T) {
-	_, url := start(t, cloudsim.Options{VIPRange: simVIPs, TaskLatency: -1, DisableDataPlane: true,
-		SecurityGroups: []cloudsim.SecurityGroup{{ID: "sg-seeded01", Name: "seeded"}}})
+	_, url := start(t, cloudsim.Options{VIPRange: simVIPs, DisableDataPlane: true,
+		Tencent: cloudsim.TencentOptions{
+			TaskLatency:    -1,
+			SecurityGroups: []cloudsim.SecurityGroup{{ID: "sg-seeded01", Name: "seeded"}},
+		},
+	})
 	ctx := context.Background()
 	admin := &cloudsim.AdminClient{BaseURL: url}
 	sg, err := admin.CreateSecurityGroup(ctx, cloudsim.SecurityGroup{Name: "nodes", Ingress: []*cloudsim.SecurityGroupPolicy{

@@ -87,16 +87,18 @@ func run(m *testing.M) (int, error) {
 
 	suite.sim = cloudsim.New(cloudsim.Options{
 		Region:           region,
-		Credentials:      credentials(),
 		TerminatedLinger: time.Second,
 		OnCall:           recordPrincipal,
-		RouteTables:      []cloudsim.RouteTable{routeTableSeed()},
-		// DeleteLoadBalancer's frequency check (30 deletions per region in
-		// a sliding window) with a window of 20 s instead of 5 minutes, as
-		// the task latency is short too: the rule stays on for every test,
-		// and the mass deletion scenario (clb_frequency_test.go) waits
-		// seconds, not minutes, for the window to slide.
-		CLBDeleteFrequencyWindow: clbDeleteWindow,
+		Tencent: cloudsim.TencentOptions{
+			Credentials: credentials(),
+			RouteTables: []cloudsim.RouteTable{routeTableSeed()},
+			// DeleteLoadBalancer's frequency check (30 deletions per region in
+			// a sliding window) with a window of 20 s instead of 5 minutes, as
+			// the task latency is short too: the rule stays on for every test,
+			// and the mass deletion scenario (clb_frequency_test.go) waits
+			// seconds, not minutes, for the window to slide.
+			CLBDeleteFrequencyWindow: clbDeleteWindow,
+		},
 	})
 	if suite.simURL, err = suite.sim.Start("127.0.0.1:0"); err != nil {
 		return 0, err

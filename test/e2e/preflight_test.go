@@ -63,13 +63,13 @@ type pfOCIKey struct {
 func newPFCloud(t *testing.T, key pfOCIKey, pub string, opts cloudsim.Options) pfCloud {
 	t.Helper()
 	opts.Region = region
-	opts.Credentials = credentials()
-	opts.VPCs = []cloudsim.VPC{{ID: pfVPC, CIDR: pfVPCCIDR}}
-	opts.RouteTables = []cloudsim.RouteTable{
+	opts.Tencent.Credentials = credentials()
+	opts.Tencent.VPCs = []cloudsim.VPC{{ID: pfVPC, CIDR: pfVPCCIDR}}
+	opts.Tencent.RouteTables = []cloudsim.RouteTable{
 		{Name: pfTable, CIDR: pfTableCIDR, VpcID: pfVPC},
 		{Name: pfOtherTable, CIDR: pfOtherCIDR, VpcID: pfVPC},
 	}
-	opts.CLBTargetQuota = 2
+	opts.Tencent.CLBTargetQuota = 2
 	opts.DisableDataPlane = true
 	sim := cloudsim.New(opts)
 	if err := sim.AddOCIKey(ociTenancy+"/"+pfUser+"/"+key.fingerprint, pub); err != nil {
@@ -157,7 +157,7 @@ func TestPreflight(t *testing.T) {
 	good := newPFCloud(t, key, pub, cloudsim.Options{})
 	ahead10m := newPFCloud(t, key, pub, cloudsim.Options{Clock: func() time.Time { return time.Now().Add(10 * time.Minute) }})
 	ahead2m := newPFCloud(t, key, pub, cloudsim.Options{Clock: func() time.Time { return time.Now().Add(2 * time.Minute) }})
-	full := newPFCloud(t, key, pub, cloudsim.Options{CLBQuotaOpen: 1})
+	full := newPFCloud(t, key, pub, cloudsim.Options{Tencent: cloudsim.TencentOptions{CLBQuotaOpen: 1}})
 	if _, err := full.sim.CreateCLB(cloudsim.CLBSpec{Name: "someone-elses", VpcID: pfVPC}); err != nil {
 		t.Fatal(err)
 	}

@@ -71,17 +71,19 @@ func newLBEnvWith(t *testing.T, mod func(*cloudsim.Options)) *lbEnv {
 	opts := cloudsim.Options{
 		Latency:          cloudsim.ZeroLatency,
 		DisableDataPlane: true,
-		OCIKeys: map[string]string{
-			configtest.Tenancy + "/" + configtest.User + "/" + configtest.Fingerprint(): string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})),
+		OCI: cloudsim.OCIOptions{
+			Keys: map[string]string{
+				configtest.Tenancy + "/" + configtest.User + "/" + configtest.Fingerprint(): string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})),
+			},
+			Network: cloudsim.OCINetworkSeed{
+				Compartments:  []string{testCompartment},
+				VCNs:          []simoci.VCN{{ID: testVCN, CompartmentID: testCompartment, CIDRBlock: "10.0.0.0/16"}},
+				SecurityLists: []simoci.SecurityList{list(slA), list(slB), list(slNodes)},
+				Subnets: []simoci.Subnet{subnet(subnetA, "10.0.100.0/24", slA), subnet(subnetB, "10.0.101.0/24", slB),
+					subnet(subnetNodes, "10.0.0.0/24", slNodes)},
+			},
+			WorkRequestLatency: 2 * time.Millisecond,
 		},
-		OCINetwork: cloudsim.OCINetworkSeed{
-			Compartments:  []string{testCompartment},
-			VCNs:          []simoci.VCN{{ID: testVCN, CompartmentID: testCompartment, CIDRBlock: "10.0.0.0/16"}},
-			SecurityLists: []simoci.SecurityList{list(slA), list(slB), list(slNodes)},
-			Subnets: []simoci.Subnet{subnet(subnetA, "10.0.100.0/24", slA), subnet(subnetB, "10.0.101.0/24", slB),
-				subnet(subnetNodes, "10.0.0.0/24", slNodes)},
-		},
-		OCIWorkRequestLatency: 2 * time.Millisecond,
 	}
 	if mod != nil {
 		mod(&opts)

@@ -141,7 +141,7 @@ func TestEnsurePlansMinimalChanges(t *testing.T) {
 }
 
 func TestEnsureWaitsForWorkRequests(t *testing.T) {
-	env := newLBEnvWith(t, func(o *cloudsim.Options) { o.OCIWorkRequestLatency = 30 * time.Millisecond })
+	env := newLBEnvWith(t, func(o *cloudsim.Options) { o.OCI.WorkRequestLatency = 30 * time.Millisecond })
 	o := newTestOps(env)
 	d := desired(KindLB, "10.0.0.1")
 	if _, err := o.Ensure(context.Background(), d); err != nil {
@@ -159,7 +159,7 @@ func TestEnsureWaitsForWorkRequests(t *testing.T) {
 }
 
 func TestWorkRequestTimeoutIsRememberedAndAwaited(t *testing.T) {
-	env := newLBEnvWith(t, func(o *cloudsim.Options) { o.OCIWorkRequestLatency = 300 * time.Millisecond })
+	env := newLBEnvWith(t, func(o *cloudsim.Options) { o.OCI.WorkRequestLatency = 300 * time.Millisecond })
 	o := newTestOps(env)
 	d := desired(KindLB, "10.0.0.1")
 	if _, err := o.Ensure(context.Background(), d); err != nil {

@@ -52,8 +52,6 @@ func newCLBEnvWith(t *testing.T, mod func(*cloudsim.Options)) *clbEnv {
 	t.Helper()
 	opts := cloudsim.Options{
 		Latency:          cloudsim.ZeroLatency,
-		Credentials:      map[string]string{simID: simKey},
-		TaskLatency:      2 * time.Millisecond,
 		DisableDataPlane: true,
 		VIPRange:         "127.242.0.1-127.242.0.250",
 		// The tests poll tasks every millisecond, faster than the
@@ -61,6 +59,10 @@ func newCLBEnvWith(t *testing.T, mod func(*cloudsim.Options)) *clbEnv {
 		RateLimits: map[string]float64{"DescribeTaskStatus": 0, "DescribeLoadBalancers": 0, "DescribeListeners": 0, "DescribeTargets": 0,
 			"CreateListener": 0, "BatchRegisterTargets": 0, "BatchDeregisterTargets": 0, "RegisterTargets": 0, "DeregisterTargets": 0,
 			"ModifyListener": 0, "DeleteListener": 0, "CreateLoadBalancer": 0, "DeleteLoadBalancer": 0, "BatchModifyTargetWeight": 0},
+		Tencent: cloudsim.TencentOptions{
+			Credentials: map[string]string{simID: simKey},
+			TaskLatency: 2 * time.Millisecond,
+		},
 	}
 	if mod != nil {
 		mod(&opts)

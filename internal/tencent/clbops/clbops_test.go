@@ -299,7 +299,7 @@ func TestEnsureErrors(t *testing.T) {
 // A CCM killed right after CreateLoadBalancer finds the CLB by its tag
 // (still being created) and never creates a second.
 func TestEnsureAfterRestartMidCreate(t *testing.T) {
-	env := newCLBEnvWith(t, func(o *cloudsim.Options) { o.TaskLatency = 100 * time.Millisecond })
+	env := newCLBEnvWith(t, func(o *cloudsim.Options) { o.Tencent.TaskLatency = 100 * time.Millisecond })
 	o := newTestOps(env)
 	// The "previous CCM" creates and dies before waiting.
 	req := clb.NewCreateLoadBalancerRequest()
@@ -322,7 +322,7 @@ func TestEnsureAfterRestartMidCreate(t *testing.T) {
 
 // A CLB still being created when waiting gives up asks for a quick retry.
 func TestEnsureRetryErrorWhileCreating(t *testing.T) {
-	env := newCLBEnvWith(t, func(o *cloudsim.Options) { o.TaskLatency = time.Minute })
+	env := newCLBEnvWith(t, func(o *cloudsim.Options) { o.Tencent.TaskLatency = time.Minute })
 	o := newTestOps(env)
 	o.timing.TaskTimeout = 20 * time.Millisecond
 	req := clb.NewCreateLoadBalancerRequest()
@@ -556,7 +556,7 @@ func TestTargetsFallbackAndChunks(t *testing.T) {
 
 func TestBatchChunks(t *testing.T) {
 	// An account whose target quota was raised (by ticket) to 300.
-	env := newCLBEnvWith(t, func(o *cloudsim.Options) { o.CLBTargetQuota = 300 })
+	env := newCLBEnvWith(t, func(o *cloudsim.Options) { o.Tencent.CLBTargetQuota = 300 })
 	o := newTestOps(env)
 	var ids []string
 	for i := range 300 {

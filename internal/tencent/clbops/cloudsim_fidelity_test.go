@@ -20,7 +20,7 @@ import (
 // them over the wire.
 
 func TestHealthCheckNullsAgainstCloudsim(t *testing.T) {
-	sim, client := startSimWith(t, func(o *cloudsim.Options) { o.CLBNullHealthCheckFields = true })
+	sim, client := startSimWith(t, func(o *cloudsim.Options) { o.Tencent.CLBNullHealthCheckFields = true })
 	ops := simOps(client)
 	ctx := context.Background()
 	if _, err := sim.AddInstances(cloudsim.Instance{ID: "ins-clbnull1", PrivateIP: "10.0.7.1", VpcID: testVPC}); err != nil {
@@ -46,7 +46,7 @@ func TestHealthCheckNullsAgainstCloudsim(t *testing.T) {
 }
 
 func TestCreateReplayAgainstCloudsim(t *testing.T) {
-	sim, client := startSimWith(t, func(o *cloudsim.Options) { o.TaskLatency = 300 * time.Millisecond })
+	sim, client := startSimWith(t, func(o *cloudsim.Options) { o.Tencent.TaskLatency = 300 * time.Millisecond })
 	ops := simOps(client)
 	ctx := context.Background()
 	spec := testSpec(withBackends(), onlyTCP80)
@@ -117,7 +117,7 @@ func TestBatchPartialFailureAgainstCloudsim(t *testing.T) {
 }
 
 func TestDeleteFrequencyAgainstCloudsim(t *testing.T) {
-	sim, client := startSimWith(t, func(o *cloudsim.Options) { o.CLBDeleteFrequencyLimit = 3 })
+	sim, client := startSimWith(t, func(o *cloudsim.Options) { o.Tencent.CLBDeleteFrequencyLimit = 3 })
 	ops := simOps(client)
 	ctx := context.Background()
 	var specs []*Desired

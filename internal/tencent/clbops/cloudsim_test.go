@@ -38,10 +38,12 @@ func startSimWith(t *testing.T, mod func(*cloudsim.Options)) (*cloudsim.Sim, *cl
 	t.Helper()
 	opts := cloudsim.Options{
 		Latency:             cloudsim.ZeroLatency, // unit test: answers at once
-		Credentials:         map[string]string{simID: simKey},
-		TaskLatency:         20 * time.Millisecond,
 		HealthCheckInterval: 200 * time.Millisecond,
 		VIPRange:            "127.241.0.1-127.241.0.200",
+		Tencent: cloudsim.TencentOptions{
+			Credentials: map[string]string{simID: simKey},
+			TaskLatency: 20 * time.Millisecond,
+		},
 	}
 	mod(&opts)
 	sim := cloudsim.New(opts)

@@ -146,7 +146,7 @@ func TestCreateReplayWaitsOnStatus(t *testing.T) {
 // null" (HealthCheck in clb@v1.3.105 models.go). Null is "unknown": an
 // unchanged resync makes no write and finds no drift.
 func TestHealthCheckNullsMakeNoWrites(t *testing.T) {
-	env := newCLBEnvWith(t, func(o *cloudsim.Options) { o.CLBNullHealthCheckFields = true })
+	env := newCLBEnvWith(t, func(o *cloudsim.Options) { o.Tencent.CLBNullHealthCheckFields = true })
 	o := newTestOps(env)
 	spec := testSpec(func(s *Desired) {
 		s.HealthCheck.Protocol, s.HealthCheck.Port, s.HealthCheck.Path = lbspec.HealthCheckHTTP, 31999, "/healthz"

@@ -97,7 +97,7 @@ func TestQuotasMalformedAnswer(t *testing.T) {
 // enforces.
 func TestQuotasCloudsim(t *testing.T) {
 	for _, tt := range []struct{ configured, want int }{{0, 100}, {150, 150}} {
-		sim := cloudsim.New(cloudsim.Options{Latency: cloudsim.ZeroLatency, Credentials: map[string]string{simID: simKey}, CLBTargetQuota: tt.configured, DisableDataPlane: true})
+		sim := cloudsim.New(cloudsim.Options{Latency: cloudsim.ZeroLatency, DisableDataPlane: true, Tencent: cloudsim.TencentOptions{Credentials: map[string]string{simID: simKey}, CLBTargetQuota: tt.configured}})
 		t.Cleanup(func() { _ = sim.Close() })
 		client := simClient(t, sim)
 		if got := NewQuotas(client, 0).TargetsPerListener(context.Background()); got != tt.want {

@@ -260,7 +260,7 @@ func TestConcurrentConflictsShareOneRead(t *testing.T) {
 		nodes[fmt.Sprintf("10.0.1.%d", i)] = fmt.Sprintf("old-%d", i)
 	}
 	e := newRouteEnvWith(t, func(o *cloudsim.Options) {
-		o.RouteTables = []cloudsim.RouteTable{envTable(routes...)}
+		o.Tencent.RouteTables = []cloudsim.RouteTable{envTable(routes...)}
 		// 50 creates at once exceed the documented 20/s, which the
 		// provider's transport paces in production; here they must all
 		// reach the table.
@@ -505,7 +505,7 @@ func TestTableMissing(t *testing.T) {
 func TestDeleteUsesCachedID(t *testing.T) {
 	ctx := context.Background()
 	e := newRouteEnvWith(t, func(o *cloudsim.Options) {
-		o.VPCRouteTables = []cloudsim.VPCRouteTable{{ID: simRTB, VpcID: simVPC}}
+		o.Tencent.VPCRouteTables = []cloudsim.VPCRouteTable{{ID: simRTB, VpcID: simVPC}}
 	})
 	m, _ := newManager(NewVPC(e.vpcClient(), simRTB, simVPC, nil), Options{ClusterCIDR: mustPrefix("10.200.0.0/16"), CacheTTL: time.Minute})
 	if _, err := m.List(ctx, nodeMap{}); err != nil {

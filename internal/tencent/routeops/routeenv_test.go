@@ -53,15 +53,19 @@ var envNodeIPs = []string{"10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.10"}
 // (10.244.0.0/16 in simVPC) holding routes.
 func newRouteEnv(t *testing.T, routes ...Route) *routeEnv {
 	t.Helper()
-	return newRouteEnvWith(t, func(o *cloudsim.Options) { o.RouteTables = []cloudsim.RouteTable{envTable(routes...)} })
+	return newRouteEnvWith(t, func(o *cloudsim.Options) { o.Tencent.RouteTables = []cloudsim.RouteTable{envTable(routes...)} })
 }
 
 // newRouteEnvWith starts cloudsim with no route table, its options then
 // changed by mod.
 func newRouteEnvWith(t *testing.T, mod func(*cloudsim.Options)) *routeEnv {
 	t.Helper()
-	opts := cloudsim.Options{Latency: cloudsim.ZeroLatency, Region: simRegion, Credentials: map[string]string{simID: simKey},
-		DisableDataPlane: true}
+	opts := cloudsim.Options{Latency: cloudsim.ZeroLatency, Region: simRegion,
+		DisableDataPlane: true,
+		Tencent: cloudsim.TencentOptions{
+			Credentials: map[string]string{simID: simKey},
+		},
+	}
 	if mod != nil {
 		mod(&opts)
 	}

@@ -47,7 +47,7 @@ func simProfile(url string) *profile.ClientProfile {
 // startSimURL starts cloudsim with four instances in simVPC and the tables.
 func startSimURL(t *testing.T, tables ...cloudsim.RouteTable) (*cloudsim.Sim, string) {
 	t.Helper()
-	sim := cloudsim.New(cloudsim.Options{Latency: cloudsim.ZeroLatency, Region: simRegion, Credentials: map[string]string{simID: simKey}, RouteTables: tables})
+	sim := cloudsim.New(cloudsim.Options{Latency: cloudsim.ZeroLatency, Region: simRegion, Tencent: cloudsim.TencentOptions{Credentials: map[string]string{simID: simKey}, RouteTables: tables}})
 	url, err := sim.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -292,8 +292,8 @@ func (d *Dialect) DataPlane(id string) (dataplane.LoadBalancerStatus, error) {
 
 // ---- admin HTTP API ----
 
-// RegisterAdmin adds the OCI endpoints to the admin API, under /admin/oci/.
-func (d *Dialect) RegisterAdmin(c *core.Core) {
+// registerAdmin adds the OCI endpoints to the admin API, under /admin/oci/.
+func (d *Dialect) registerAdmin(c *core.Core) {
 	h := c.HandleAdminFunc
 	h("GET /admin/oci/keys", func(*http.Request) (int, any, error) { return http.StatusOK, d.Keys(), nil })
 	h("POST /admin/oci/keys", func(r *http.Request) (int, any, error) {

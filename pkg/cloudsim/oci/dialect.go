@@ -70,7 +70,8 @@ const (
 	MaxPageSize         = 1000
 )
 
-// Options configures the dialect.
+// Options configures the dialect; it is the OCI part of cloudsim.Options.
+// The zero value means the documented defaults.
 type Options struct {
 	// Region is the OCI region the simulator plays (it appears in
 	// instances and in the default availability domain names).
@@ -90,9 +91,6 @@ type Options struct {
 	// DeletedRetention is how long a DELETED load balancer stays visible
 	// (0: DefaultDeletedRetention).
 	DeletedRetention time.Duration
-	// Plane carries the load balancers' traffic; shared with other
-	// dialects so that VIPs come from one pool. Nil: a disabled plane.
-	Plane *dataplane.Plane
 	// LBLimits and NLBLimits override the documented configuration limits
 	// of one load balancer (listeners, backend sets, backends; see
 	// limits.go); zero fields keep DefaultLBLimits / DefaultNLBLimits.
@@ -138,8 +136,11 @@ type Dialect struct {
 	gone *terminated // terminated instances kept visible (terminated.go)
 }
 
-// New returns the dialect. Invalid keys or network seeds are errors.
-func New(c *core.Core, opts Options) (*Dialect, error) {
+// New returns the dialect over c, with plane carrying the load balancers'
+// traffic (shared with other dialects so that VIPs come from one pool; nil:
+// a disabled plane of its own), and adds its admin endpoints to c's admin
+// API, so make one per Core. Invalid keys or network seeds are errors.
+func New(c *core.Core, plane *dataplane.Plane, opts Options) (*Dialect, error) {
 	d := &Dialect{
 		core:      c,
 		region:    opts.Region,
@@ -147,7 +148,7 @@ func New(c *core.Core, opts Options) (*Dialect, error) {
 		skew:      opts.MaxClockSkew,
 		latency:   opts.WorkRequestLatency,
 		retention: opts.DeletedRetention,
-		plane:     opts.Plane,
+		plane:     plane,
 		tasks:     core.NewTasks(c, 0),
 		tokens:    map[string]*storedReply{},
 
@@ -196,10 +197,19 @@ func New(c *core.Core, opts Options) (*Dialect, error) {
 	d.routeNSG()
 	d.routeLoadBalancer()
 	d.routeNLB()
-	for _, p := range []string{PrefixCore, PrefixLoadBalancer, PrefixNLB} {
-		d.mux.Handle(p+"/", d.route("", "(unknown)", false, d.unknownOperation))
+	for _, p := range d.Patterns() {
+		d.mux.Handle(p, d.route("", "(unknown)", false, d.unknownOperation))
 	}
+	d.registerAdmin(c)
 	return d, nil
+}
+
+// Name is DialectName.
+func (d *Dialect) Name() string { return DialectName }
+
+// Patterns are the API version prefixes, each a subtree.
+func (d *Dialect) Patterns() []string {
+	return []string{PrefixCore + "/", PrefixLoadBalancer + "/", PrefixNLB + "/"}
 }
 
 // Close stops the running work requests (they stay in flight forever) and,

@@ -48,7 +48,7 @@ func firewallEnv(t *testing.T) *testEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(plane.Close)
-	return newTestEnv(t, Options{Plane: plane, WorkRequestLatency: 10 * time.Millisecond, Network: NetworkSeed{
+	return newPlaneEnv(t, plane, Options{WorkRequestLatency: 10 * time.Millisecond, Network: NetworkSeed{
 		VCNs: []VCN{{ID: fwVCN, CIDRBlock: "127.0.0.0/16"}},
 		SecurityLists: []SecurityList{
 			{ID: fwLBList, VCNID: fwVCN,

@@ -21,6 +21,7 @@ import (
 	"github.com/oracle/oci-go-sdk/v65/networkloadbalancer"
 
 	"github.com/ccmkit/ccm/pkg/cloudsim/core"
+	"github.com/ccmkit/ccm/pkg/cloudsim/dataplane"
 )
 
 const (
@@ -79,6 +80,12 @@ type testEnv struct {
 
 func newTestEnv(t *testing.T, opts Options, cfg core.Config) *testEnv {
 	t.Helper()
+	return newPlaneEnv(t, nil, opts, cfg)
+}
+
+// newPlaneEnv is newTestEnv with the load balancers on plane.
+func newPlaneEnv(t *testing.T, plane *dataplane.Plane, opts Options, cfg core.Config) *testEnv {
+	t.Helper()
 	a, _ := testKeys(t)
 	if cfg.Latency == nil {
 		cfg.Latency = core.ZeroLatency // unit tests: answers at once
@@ -90,15 +97,14 @@ func newTestEnv(t *testing.T, opts Options, cfg core.Config) *testEnv {
 	if opts.WorkRequestLatency == 0 {
 		opts.WorkRequestLatency = -1 // tests that want latency ask for it
 	}
-	d, err := New(c, opts)
+	d, err := New(c, plane, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.RegisterAdmin(c)
 	mux := http.NewServeMux()
 	mux.Handle("/admin/", c.AdminHandler())
-	for _, p := range []string{PrefixCore, PrefixLoadBalancer, PrefixNLB} {
-		mux.Handle(p+"/", d)
+	for _, p := range d.Patterns() {
+		mux.Handle(p, d)
 	}
 	srv := httptest.NewServer(mux)
 	t.Cleanup(func() {

@@ -44,7 +44,7 @@ func trafficEnv(t *testing.T) *testEnv {
 	t.Cleanup(plane.Close)
 	// The default security list admits SSH only: open it, as a user would
 	// for a load balancer and its backends in the default subnet.
-	return newTestEnv(t, Options{Plane: plane, WorkRequestLatency: 20 * time.Millisecond,
+	return newPlaneEnv(t, plane, Options{WorkRequestLatency: 20 * time.Millisecond,
 		Network: NetworkSeed{SecurityLists: []SecurityList{openList(DefaultSecurityListID, DefaultVCNID)}}}, core.Config{})
 }
 

@@ -66,31 +66,33 @@ func startSimWith(t *testing.T, mod func(*cloudsim.Options)) (*cloudsim.Sim, *Cl
 		t.Fatal(err)
 	}
 	opts := cloudsim.Options{
-		Latency: cloudsim.ZeroLatency, // unit test: answers at once
-		OCIKeys: map[string]string{
-			configtest.Tenancy + "/" + configtest.User + "/" + configtest.Fingerprint(): string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})),
-		},
-		OCINetwork: cloudsim.OCINetworkSeed{
-			Compartments: []string{simCompartment},
-			VCNs:         []simoci.VCN{{ID: simVCN, CompartmentID: simCompartment, CIDRBlock: "127.0.0.0/16"}},
-			// The LB and the nodes share simSubnet, whose list admits the
-			// clients on every TCP port and the subnet (the LB) to the
-			// nodes, as a user of mode None would set it up.
-			SecurityLists: []simoci.SecurityList{
-				{ID: simList, VCNID: simVCN, CompartmentID: simCompartment,
-					IngressSecurityRules: []ocicore.IngressSecurityRule{tcpIngress("0.0.0.0/0", 1, 65535)},
-					EgressSecurityRules:  []ocicore.EgressSecurityRule{{Protocol: ocicommon.String("all"), Destination: ocicommon.String("0.0.0.0/0")}}},
-				{ID: simAllLBList, VCNID: simVCN, CompartmentID: simCompartment},
-				{ID: simAllNodeList, VCNID: simVCN, CompartmentID: simCompartment},
+		Latency:             cloudsim.ZeroLatency, // unit test: answers at once
+		HealthCheckInterval: 200 * time.Millisecond,
+		OCI: cloudsim.OCIOptions{
+			Keys: map[string]string{
+				configtest.Tenancy + "/" + configtest.User + "/" + configtest.Fingerprint(): string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})),
 			},
-			Subnets: []simoci.Subnet{
-				{ID: simSubnet, VCNID: simVCN, CompartmentID: simCompartment, CIDRBlock: "127.0.0.0/17", SecurityListIDs: []string{simList}},
-				{ID: simAllLBSubnet, VCNID: simVCN, CompartmentID: simCompartment, CIDRBlock: "127.0.200.0/24", SecurityListIDs: []string{simAllLBList}},
-				{ID: simAllNodeSubnet, VCNID: simVCN, CompartmentID: simCompartment, CIDRBlock: "127.0.150.0/24", SecurityListIDs: []string{simAllNodeList}},
+			Network: cloudsim.OCINetworkSeed{
+				Compartments: []string{simCompartment},
+				VCNs:         []simoci.VCN{{ID: simVCN, CompartmentID: simCompartment, CIDRBlock: "127.0.0.0/16"}},
+				// The LB and the nodes share simSubnet, whose list admits the
+				// clients on every TCP port and the subnet (the LB) to the
+				// nodes, as a user of mode None would set it up.
+				SecurityLists: []simoci.SecurityList{
+					{ID: simList, VCNID: simVCN, CompartmentID: simCompartment,
+						IngressSecurityRules: []ocicore.IngressSecurityRule{tcpIngress("0.0.0.0/0", 1, 65535)},
+						EgressSecurityRules:  []ocicore.EgressSecurityRule{{Protocol: ocicommon.String("all"), Destination: ocicommon.String("0.0.0.0/0")}}},
+					{ID: simAllLBList, VCNID: simVCN, CompartmentID: simCompartment},
+					{ID: simAllNodeList, VCNID: simVCN, CompartmentID: simCompartment},
+				},
+				Subnets: []simoci.Subnet{
+					{ID: simSubnet, VCNID: simVCN, CompartmentID: simCompartment, CIDRBlock: "127.0.0.0/17", SecurityListIDs: []string{simList}},
+					{ID: simAllLBSubnet, VCNID: simVCN, CompartmentID: simCompartment, CIDRBlock: "127.0.200.0/24", SecurityListIDs: []string{simAllLBList}},
+					{ID: simAllNodeSubnet, VCNID: simVCN, CompartmentID: simCompartment, CIDRBlock: "127.0.150.0/24", SecurityListIDs: []string{simAllNodeList}},
+				},
 			},
+			WorkRequestLatency: 50 * time.Millisecond,
 		},
-		OCIWorkRequestLatency: 50 * time.Millisecond,
-		HealthCheckInterval:   200 * time.Millisecond,
 	}
 	if mod != nil {
 		mod(&opts)

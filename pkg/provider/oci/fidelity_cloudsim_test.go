@@ -63,7 +63,7 @@ func ingressIPs(st *corev1.LoadBalancerStatus) []string {
 func TestCloudsimFixedShape(t *testing.T) {
 	for _, older := range []bool{false, true} {
 		t.Run(map[bool]string{false: "tenancy after May 2023", true: "older tenancy"}[older], func(t *testing.T) {
-			sim, c, cfg := startSimWith(t, func(o *cloudsim.Options) { o.OCIFixedShapes = older })
+			sim, c, cfg := startSimWith(t, func(o *cloudsim.Options) { o.OCI.FixedShapes = older })
 			n, nodePort := simNode(t, sim, "shape-node", "127.0.53.1")
 			events := record.NewFakeRecorder(10)
 			c.lb.UseRecorder(events)
@@ -188,7 +188,7 @@ func TestCloudsimNLBPublicAddresses(t *testing.T) {
 // after one attempt, not a loop. The classic LB queues the change, and
 // Ensure waits for it.
 func TestCloudsimBusy(t *testing.T) {
-	sim, c, cfg := startSimWith(t, func(o *cloudsim.Options) { o.OCIWorkRequestLatency = time.Second })
+	sim, c, cfg := startSimWith(t, func(o *cloudsim.Options) { o.OCI.WorkRequestLatency = time.Second })
 	n1, nodePort := simNode(t, sim, "busy-1", "127.0.55.1")
 	n2, _ := simNode(t, sim, "busy-2", "127.0.55.2")
 	cl, err := ociapi.New(clientOptions(cfg))

@@ -59,8 +59,8 @@ type nodeSim struct {
 func newNodeSim(t *testing.T) *nodeSim {
 	t.Helper()
 	sim, c, _ := startSimWith(t, func(o *cloudsim.Options) {
-		o.OCINetwork.VCNs = append(o.OCINetwork.VCNs, simoci.VCN{ID: simOtherVCN, CompartmentID: simCompartment, CIDRBlock: "127.100.0.0/16"})
-		o.OCINetwork.Subnets = append(o.OCINetwork.Subnets, simoci.Subnet{ID: simOtherSubnet, VCNID: simOtherVCN, CompartmentID: simCompartment, CIDRBlock: "127.100.0.0/24"})
+		o.OCI.Network.VCNs = append(o.OCI.Network.VCNs, simoci.VCN{ID: simOtherVCN, CompartmentID: simCompartment, CIDRBlock: "127.100.0.0/16"})
+		o.OCI.Network.Subnets = append(o.OCI.Network.Subnets, simoci.Subnet{ID: simOtherSubnet, VCNID: simOtherVCN, CompartmentID: simCompartment, CIDRBlock: "127.100.0.0/24"})
 	})
 	c.instances.stateMaxAge = 0
 	return &nodeSim{t: t, sim: sim, i: c.instances}

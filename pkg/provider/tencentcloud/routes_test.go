@@ -245,8 +245,12 @@ func TestRoutesAgainstCloudsim(t *testing.T) {
 		vpcID   = "vpc-prov0001"
 		table   = "cls-prov0001"
 	)
-	sim := cloudsim.New(cloudsim.Options{Latency: cloudsim.ZeroLatency, Credentials: map[string]string{id: key},
-		RouteTables: []cloudsim.RouteTable{{Name: table, CIDR: "10.244.0.0/16", VpcID: vpcID}}})
+	sim := cloudsim.New(cloudsim.Options{Latency: cloudsim.ZeroLatency,
+		Tencent: cloudsim.TencentOptions{
+			Credentials: map[string]string{id: key},
+			RouteTables: []cloudsim.RouteTable{{Name: table, CIDR: "10.244.0.0/16", VpcID: vpcID}},
+		},
+	})
 	url, err := sim.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

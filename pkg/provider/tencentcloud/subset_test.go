@@ -37,9 +37,14 @@ func newSubsetEnv(t *testing.T, n int) *subsetEnv {
 		id, key = "AKIDsubsetprovider", "subset-provider-key"
 		vpcID   = "vpc-subs0001"
 	)
-	sim := cloudsim.New(cloudsim.Options{Latency: cloudsim.ZeroLatency, Credentials: map[string]string{id: key}, TaskLatency: 5 * time.Millisecond, DisableDataPlane: true,
+	sim := cloudsim.New(cloudsim.Options{Latency: cloudsim.ZeroLatency, DisableDataPlane: true,
 		// The test reconciles faster than the documented 20 calls/s.
-		RateLimits: map[string]float64{"DescribeTaskStatus": 0, "DescribeLoadBalancers": 0, "DescribeTargets": 0, "DescribeListeners": 0}})
+		RateLimits: map[string]float64{"DescribeTaskStatus": 0, "DescribeLoadBalancers": 0, "DescribeTargets": 0, "DescribeListeners": 0},
+		Tencent: cloudsim.TencentOptions{
+			Credentials: map[string]string{id: key},
+			TaskLatency: 5 * time.Millisecond,
+		},
+	})
 	url, err := sim.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

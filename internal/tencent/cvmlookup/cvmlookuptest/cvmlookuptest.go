@@ -42,8 +42,12 @@ type Env struct {
 // Start runs cloudsim until the test ends. mod may change its options.
 func Start(t testing.TB, mod func(*cloudsim.Options)) *Env {
 	t.Helper()
-	opts := cloudsim.Options{Latency: cloudsim.ZeroLatency, Region: Region, Credentials: map[string]string{SecretID: SecretKey},
-		DisableDataPlane: true}
+	opts := cloudsim.Options{Latency: cloudsim.ZeroLatency, Region: Region,
+		DisableDataPlane: true,
+		Tencent: cloudsim.TencentOptions{
+			Credentials: map[string]string{SecretID: SecretKey},
+		},
+	}
 	if mod != nil {
 		mod(&opts)
 	}

@@ -1,0 +1,111 @@
+package tencent
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim/core"
+	"github.com/ccmkit/ccm/pkg/cloudsim/dataplane"
+)
+
+// CloudOptions is the Tencent part of cloudsim.Options: what NewCloud
+// builds and seeds. The zero value means the documented defaults.
+type CloudOptions struct {
+	Credentials    map[string]string // SecretId -> SecretKey accepted by signature verification
+	RouteTables    []RouteTable      // TKE cluster route tables (with routes) to start with
+	VPCRouteTables []VPCRouteTable   // VPC route tables (with routes) to start with
+	VPCs           []VPCNetwork      // VPCs with their CIDRs (others have DefaultVPCCIDR)
+	SecurityGroups []SecurityGroup   // security groups (with policies) to start with
+
+	// The CLB service (see CLBOptions for each field's meaning).
+	TaskLatency      time.Duration // each async task (0: DefaultTaskLatency; negative: done before the call returns)
+	CLBQuotaOpen     int           // OPEN load balancers per region (0: DefaultCLBQuota)
+	CLBQuotaInternal int           // INTERNAL load balancers per region (0: DefaultCLBQuota)
+	CLBTargetQuota   int           // targets per listener, TOTAL_TARGET_BIND_QUOTA (0: DefaultTargetQuota)
+	// DeleteLoadBalancer's frequency check: deleting CLBDeleteFrequencyLimit
+	// (0: 30) or more load balancers in a region within
+	// CLBDeleteFrequencyWindow (0: 5m) is refused with
+	// FailedOperation.FrequencyCheckRisk, as documented. Tests shorten the
+	// window.
+	CLBDeleteFrequencyLimit  int
+	CLBDeleteFrequencyWindow time.Duration
+	// CLBNullHealthCheckFields: DescribeListeners answers null for every
+	// health check field the SDK says may be null, whatever the check type.
+	CLBNullHealthCheckFields bool
+}
+
+// Cloud is the Tencent dialect as package cloudsim mounts it (a
+// core.Dialect): the API with its CLB service on the shared data plane,
+// seeded from CloudOptions.
+type Cloud struct {
+	*Dialect
+	clb *CLB
+}
+
+// NewCloud builds the dialect and its CLB service over c, with plane
+// carrying the load balancers' traffic (nil: a disabled plane of its own),
+// and adds the seeds of opts, all validated as the admin API would.
+func NewCloud(c *core.Core, plane *dataplane.Plane, opts CloudOptions) (*Cloud, error) {
+	d := New(c, Options{Credentials: opts.Credentials})
+	clb := NewCLB(c, CLBOptions{
+		Plane:         plane,
+		TaskLatency:   opts.TaskLatency,
+		QuotaOpen:     opts.CLBQuotaOpen,
+		QuotaInternal: opts.CLBQuotaInternal,
+		TargetQuota:   opts.CLBTargetQuota,
+
+		DeleteFrequencyLimit:  opts.CLBDeleteFrequencyLimit,
+		DeleteFrequencyWindow: opts.CLBDeleteFrequencyWindow,
+		NullHealthCheckFields: opts.CLBNullHealthCheckFields,
+		SecurityGroups:        d.SecurityGroups(),
+	})
+	d.Register(clb.Service())
+	cl := &Cloud{Dialect: d, clb: clb}
+	if err := cl.seed(opts); err != nil {
+		cl.Close()
+		return nil, err
+	}
+	return cl, nil
+}
+
+// seed adds the VPCs first, as security groups and route tables may name
+// them.
+func (cl *Cloud) seed(opts CloudOptions) error {
+	err := seedEach("Options.VPCs", opts.VPCs, cl.Networks().AddVPC)
+	if err == nil {
+		err = seedEach("Options.SecurityGroups", opts.SecurityGroups, cl.SecurityGroups().Create)
+	}
+	if err == nil {
+		err = seedEach("Options.RouteTables", opts.RouteTables, cl.TKE().CreateRouteTable)
+	}
+	if err == nil {
+		err = seedEach("Options.VPCRouteTables", opts.VPCRouteTables, cl.VPC().CreateVPCRouteTable)
+	}
+	return err
+}
+
+// seedEach adds items with add, stopping at the first error, which names
+// the option (what) it came from.
+func seedEach[T any](what string, items []T, add func(T) (T, error)) error {
+	for _, it := range items {
+		if _, err := add(it); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+	}
+	return nil
+}
+
+// Name is DialectName.
+func (cl *Cloud) Name() string { return DialectName }
+
+// Patterns: the Tencent Cloud API is one endpoint, POST / (any method
+// reaches the dialect, which answers UnsupportedProtocol to all but POST,
+// as the real endpoint does).
+func (cl *Cloud) Patterns() []string { return []string{"/{$}"} }
+
+// CLB is the CLB service.
+func (cl *Cloud) CLB() *CLB { return cl.clb }
+
+// Close stops the pending CLB tasks (and the CLB's own data plane, if it
+// made one).
+func (cl *Cloud) Close() { cl.clb.Close() }
