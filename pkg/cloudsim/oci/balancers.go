@@ -2,6 +2,7 @@ package oci
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 	"net/netip"
@@ -614,4 +615,30 @@ func backendNames[B any](backends []B, nameOf func(B) *string) []string {
 		names[i] = *nameOf(be)
 	}
 	return names
+}
+
+// createChild adds v as the backend set name of of(balancer) (the
+// balancer of kind id) as a work request (op or nlbOp, see kindOps): 409
+// if it exists; the balancer's limits are checked with it added.
+func createChild[T any](d *Dialect, c *call, kind, id, name, op, nlbOp string, v T, of func(*balancer) map[string]T) (*reply, error) {
+	in := "load balancer"
+	if kind == kindNLB {
+		in = "network load balancer"
+	}
+	op, nlbOp = kindOps(kind, op, nlbOp)
+	return d.mutate(c, kind, id, op, nlbOp, "UPDATED", func(b *balancer) (change, error) {
+		if _, dup := of(b)[name]; dup {
+			return nil, Errorf(http.StatusConflict, CodeAlreadyExists, "The backend set %s already exists in %s %s.", name, in, id)
+		}
+		if err := d.checkLimitsAfter(b, func(b *balancer) { of(b)[name] = v }); err != nil {
+			return nil, err
+		}
+		return func(b *balancer) error {
+			if _, dup := of(b)[name]; dup {
+				return fmt.Errorf("the backend set %s already exists", name)
+			}
+			of(b)[name] = v
+			return nil
+		}, nil
+	})
 }

@@ -516,21 +516,7 @@ func (d *Dialect) createLBBackendSet(c *call) (*reply, error) {
 		return nil, err
 	}
 	name := *req.Name
-	return d.mutate(c, kindLB, id, "CreateBackendSet", "", "UPDATED", func(b *balancer) (change, error) {
-		if _, dup := b.backendSets[name]; dup {
-			return nil, Errorf(http.StatusConflict, CodeAlreadyExists, "The backend set %s already exists in load balancer %s.", name, id)
-		}
-		if err := d.checkLimitsAfter(b, func(b *balancer) { b.backendSets[name] = bs }); err != nil {
-			return nil, err
-		}
-		return func(b *balancer) error {
-			if _, dup := b.backendSets[name]; dup {
-				return fmt.Errorf("the backend set %s already exists", name)
-			}
-			b.backendSets[name] = bs
-			return nil
-		}, nil
-	})
+	return createChild(d, c, kindLB, id, name, "CreateBackendSet", "", bs, func(b *balancer) map[string]loadbalancer.BackendSet { return b.backendSets })
 }
 
 func (d *Dialect) updateLBBackendSet(c *call) (*reply, error) {

@@ -509,21 +509,7 @@ func (d *Dialect) createNLBBackendSet(c *call) (*reply, error) {
 	if err != nil {
 		return nil, err
 	}
-	return d.mutate(c, kindNLB, id, "", string(nlb.OperationTypeCreateBackendset), "UPDATED", func(b *balancer) (change, error) {
-		if _, dup := b.nlbBackendSets[name]; dup {
-			return nil, Errorf(http.StatusConflict, CodeAlreadyExists, "The backend set %s already exists in network load balancer %s.", name, id)
-		}
-		if err := d.checkLimitsAfter(b, func(b *balancer) { b.nlbBackendSets[name] = bs }); err != nil {
-			return nil, err
-		}
-		return func(b *balancer) error {
-			if _, dup := b.nlbBackendSets[name]; dup {
-				return fmt.Errorf("the backend set %s already exists", name)
-			}
-			b.nlbBackendSets[name] = bs
-			return nil
-		}, nil
-	})
+	return createChild(d, c, kindNLB, id, name, "", string(nlb.OperationTypeCreateBackendset), bs, func(b *balancer) map[string]nlb.BackendSet { return b.nlbBackendSets })
 }
 
 // updateNLBBackendSet changes the fields given; the others keep their
