@@ -154,7 +154,7 @@ func Build(opts Options) (*Sim, error) {
 		d, err := reg.build(s, opts)
 		if err != nil {
 			s.closeDialects()
-			return nil, fmt.Errorf("cloudsim: %s: %w", reg.name, err)
+			return nil, fmt.Errorf("cloudsim: %w", err) // the dialect names itself
 		}
 		s.dialects = append(s.dialects, d)
 		for _, pat := range d.Patterns() {

@@ -71,15 +71,15 @@ func NewCloud(c *core.Core, plane *dataplane.Plane, opts CloudOptions) (*Cloud, 
 // seed adds the VPCs first, as security groups and route tables may name
 // them.
 func (cl *Cloud) seed(opts CloudOptions) error {
-	err := seedEach("Options.VPCs", opts.VPCs, cl.Networks().AddVPC)
+	err := seedEach("tencent: CloudOptions.VPCs", opts.VPCs, cl.Networks().AddVPC)
 	if err == nil {
-		err = seedEach("Options.SecurityGroups", opts.SecurityGroups, cl.SecurityGroups().Create)
+		err = seedEach("tencent: CloudOptions.SecurityGroups", opts.SecurityGroups, cl.SecurityGroups().Create)
 	}
 	if err == nil {
-		err = seedEach("Options.RouteTables", opts.RouteTables, cl.TKE().CreateRouteTable)
+		err = seedEach("tencent: CloudOptions.RouteTables", opts.RouteTables, cl.TKE().CreateRouteTable)
 	}
 	if err == nil {
-		err = seedEach("Options.VPCRouteTables", opts.VPCRouteTables, cl.VPC().CreateVPCRouteTable)
+		err = seedEach("tencent: CloudOptions.VPCRouteTables", opts.VPCRouteTables, cl.VPC().CreateVPCRouteTable)
 	}
 	return err
 }
