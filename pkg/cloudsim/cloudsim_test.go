@@ -361,3 +361,29 @@ func TestSuspendAndResume(t *testing.T) {
 		t.Errorf("instances after Resume = %+v, want the one added before", ins)
 	}
 }
+
+// Build reports a bad option of any dialect, or of the shared data plane,
+// as an error naming it, where New panics.
+func TestBuildErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		opts cloudsim.Options
+		want string
+	}{
+		{"vip range", cloudsim.Options{VIPRange: "10.0.0.9-10.0.0.1"}, "cloudsim: Options.VIPRange"},
+		{"tencent vpc", cloudsim.Options{Tencent: cloudsim.TencentOptions{VPCs: []cloudsim.VPC{{ID: "vpc-bad", CIDR: "10.0.0.0/16"}}}}, "cloudsim: tencent: CloudOptions.VPCs"},
+		{"tencent group", cloudsim.Options{Tencent: cloudsim.TencentOptions{SecurityGroups: []cloudsim.SecurityGroup{{ID: "nope"}}}}, "cloudsim: tencent: CloudOptions.SecurityGroups"},
+		{"oci key", cloudsim.Options{OCI: cloudsim.OCIOptions{Keys: map[string]string{"t/u/f": "junk"}}}, "cloudsim: oci: Options.Keys"},
+	}
+	for _, tt := range tests {
+		sim, err := cloudsim.Build(tt.opts)
+		if err == nil {
+			sim.Close()
+			t.Errorf("%s: Build accepts %+v", tt.name, tt.opts)
+			continue
+		}
+		if !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}
