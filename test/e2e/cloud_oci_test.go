@@ -15,12 +15,17 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/oracle/oci-go-sdk/v65/common"
 	ocicore "github.com/oracle/oci-go-sdk/v65/core"
+	ocilb "github.com/oracle/oci-go-sdk/v65/loadbalancer"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/ccmkit/ccm/internal/annotations"
+	"github.com/ccmkit/ccm/internal/oci/ociapi"
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 	simoci "github.com/ccmkit/ccm/pkg/cloudsim/oci"
@@ -97,14 +102,8 @@ func (e *ociEnv) prepare(t *testing.T) {
 // until the end of the test.
 func (e *ociEnv) runExclusive(t *testing.T, name string, args ...string) {
 	t.Helper()
-	e.runExclusiveWith(t, name, "", args...)
-}
-
-// runExclusiveWith is runExclusive with extra appended to the cloud config.
-func (e *ociEnv) runExclusiveWith(t *testing.T, name, extra string, args ...string) {
-	t.Helper()
 	pauseMainCCM(t)
-	p, err := e.startCCM(name, e.writeConfig("cloud-oci-"+name+".yaml", extra), args...)
+	p, err := e.startCCM(name, e.writeConfig("cloud-oci-"+name+".yaml", ""), args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -446,4 +445,172 @@ func finishOCI() []string {
 		}
 	}
 	return leaks
+}
+
+// The load balancer hooks (lb_conformance_test.go): OCI Load Balancers
+// and Network Load Balancers.
+
+// startLB prepares the cloud and pauses the suite's Tencent CCM.
+func (e *ociEnv) startLB(t *testing.T) {
+	t.Helper()
+	e.prepare(t)
+	pauseMainCCM(t)
+}
+
+func (e *ociEnv) startLBCCM(name string) (*testcluster.Process, error) {
+	return e.startCCM(name, e.writeConfig("cloud-oci-"+name+".yaml", "lbDriftCheckPeriod: 2s\n"), lbControllers...)
+}
+
+func (*ociEnv) lbNode(t *testing.T, selector string) cloudsim.Instance {
+	t.Helper()
+	return ociLBNode(t, selector)
+}
+
+func (*ociEnv) lbKinds() []lbKind {
+	return []lbKind{
+		{name: "lb", annotations: map[string]string{string(annotations.OCILoadBalancerType): "lb"}},
+		{name: "nlb", annotations: map[string]string{string(annotations.OCILoadBalancerType): "nlb"}},
+	}
+}
+
+func ociView(lb cloudsim.OCILoadBalancer) lbView {
+	v := lbView{id: lb.ID, vip: lb.IPAddress}
+	for _, l := range lb.Listeners {
+		targets := 0
+		for _, bs := range lb.BackendSets {
+			if bs.Name == l.DefaultBackendSetName {
+				targets = len(bs.Backends)
+			}
+		}
+		v.listeners = append(v.listeners, lbListener{name: l.Name, port: l.Port, targets: targets})
+	}
+	return v
+}
+
+func ociLive(lb cloudsim.OCILoadBalancer) bool {
+	return lb.LifecycleState != "DELETED" && lb.LifecycleState != "DELETING"
+}
+
+// serviceLBs: the load balancers named for the Service (both kinds).
+func (*ociEnv) serviceLBs(uid types.UID) []lbView {
+	var out []lbView
+	for _, lb := range ociLBsOf(uid) {
+		out = append(out, ociView(lb))
+	}
+	return out
+}
+
+func (*ociEnv) lbCount() int {
+	n := 0
+	for _, lb := range suite.sim.OCILoadBalancers() {
+		if ociLive(lb) {
+			n++
+		}
+	}
+	return n
+}
+
+func (*ociEnv) lb(id string) (lbView, bool) {
+	lb, err := suite.sim.OCILoadBalancer(id)
+	return ociView(lb), err == nil && ociLive(lb)
+}
+
+// ociLBOp is the operation of an OCI load balancing action ("oci:nlb:
+// CreateBackendSet" is CreateBackendSet), or "" for any other action.
+func ociLBOp(action string) string {
+	op, ok := strings.CutPrefix(action, simoci.ActionPrefix)
+	if !ok {
+		return ""
+	}
+	return strings.TrimPrefix(op, "nlb:")
+}
+
+// lbWrites: every OCI action that creates, updates, deletes or changes
+// something (nothing else writes to OCI during the scenarios: the node
+// controllers only read, and the security list mode is None).
+func (*ociEnv) lbWrites() map[string]int {
+	out := map[string]int{}
+	for action, byCode := range suite.sim.Calls() {
+		op := ociLBOp(action)
+		for _, verb := range []string{"Create", "Update", "Delete", "Change"} {
+			if strings.HasPrefix(op, verb) {
+				out[action] = total(byCode)
+			}
+		}
+	}
+	return out
+}
+
+func (*ociEnv) lbReads() int {
+	n := 0
+	for action, byCode := range suite.sim.Calls() {
+		switch ociLBOp(action) {
+		case "GetLoadBalancer", "ListLoadBalancers", "GetNetworkLoadBalancer", "ListNetworkLoadBalancers":
+			n += total(byCode)
+		}
+	}
+	return n
+}
+
+// adoptableLB: a Load Balancer made through the OCI API, as the public OCI
+// CCM (or a user) would have made it for the Service: named by the
+// Service's UID, with a listener and backend set of someone else's.
+func (e *ociEnv) adoptableLB(t *testing.T, svc *corev1.Service) (lbView, lbListener) {
+	t.Helper()
+	clients, err := ociapi.New(ociapi.Options{Tenancy: ociTenancy, User: ociUser, Region: ociRegion, Fingerprint: e.fingerprint,
+		Key: e.keyPEM, Endpoint: suite.simURL, Limits: ociapi.Limits{Disabled: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := string(svc.UID)
+	_, err = clients.LB.CreateLoadBalancer(context.Background(), ocilb.CreateLoadBalancerRequest{CreateLoadBalancerDetails: ocilb.CreateLoadBalancerDetails{
+		CompartmentId: common.String(ociCompartment), DisplayName: common.String(name), ShapeName: common.String("flexible"),
+		ShapeDetails: &ocilb.ShapeDetails{MinimumBandwidthInMbps: common.Int(10), MaximumBandwidthInMbps: common.Int(100)},
+		SubnetIds:    []string{ociLBSubnet}, IsPrivate: common.Bool(false),
+		BackendSets: map[string]ocilb.BackendSetDetails{"legacy": {Policy: common.String("ROUND_ROBIN"),
+			HealthChecker: &ocilb.HealthCheckerDetails{Protocol: common.String("TCP"), Port: common.Int(9443)}}},
+		Listeners: map[string]ocilb.ListenerDetails{"legacy": {DefaultBackendSetName: common.String("legacy"), Port: common.Int(9443), Protocol: common.String("TCP")}},
+	}})
+	if err != nil {
+		t.Fatalf("create the load balancer to adopt: %v", err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		for _, lb := range suite.sim.OCILoadBalancers() {
+			if lb.DisplayName == name && lb.LifecycleState == "ACTIVE" {
+				t.Cleanup(func() { _ = suite.sim.DeleteOCILoadBalancer(lb.ID) })
+				return ociView(lb), lbListener{name: "legacy", port: 9443}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the load balancer to adopt, %s, is not ACTIVE within 30s", name)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (*ociEnv) adoptedLBKept() bool { return false }
+
+func (*ociEnv) deleteListener(t *testing.T, lb lbView, port int) {
+	t.Helper()
+	l, ok := lb.listenerOn(port)
+	if !ok {
+		t.Fatalf("load balancer %s has no listener on port %d: %+v", lb.id, port, lb.listeners)
+	}
+	if err := suite.sim.DeleteOCIListener(lb.id, l.name); err != nil {
+		t.Fatalf("delete listener %s of %s: %v", l.name, lb.id, err)
+	}
+}
+
+func (*ociEnv) lbDriftRepair() bool { return true }
+
+// badLBService: a flexible shape's minimum above its maximum, and a UDP
+// port, which a Load Balancer does not take.
+func (*ociEnv) badLBService() (func(*corev1.Service), []string) {
+	return func(s *corev1.Service) {
+			s.Annotations[string(annotations.OCILBShapeFlexMin)] = "400"
+			s.Annotations[string(annotations.OCILBShapeFlexMax)] = "100"
+			s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "dns", Protocol: corev1.ProtocolUDP, Port: 53, NodePort: nextNodePort()})
+		},
+		[]string{string(annotations.OCILBShapeFlexMax), "port 53/UDP"}
 }

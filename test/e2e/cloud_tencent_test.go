@@ -4,11 +4,14 @@ package e2e
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 )
@@ -126,3 +129,108 @@ func (tencentEnv) startCCM(name, cloudConfig string, extraArgs ...string) (*test
 func (tencentEnv) pause(t *testing.T) { pauseMainCCM(t) }
 
 func (tencentEnv) leaksSecret(text string) bool { return strings.Contains(text, secretKey) }
+
+// The load balancer hooks (lb_conformance_test.go): CLBs.
+
+// startLB: the suite's CCM runs the service controller; it pauses.
+func (tencentEnv) startLB(t *testing.T) { pauseMainCCM(t) }
+
+func (tencentEnv) startLBCCM(name string) (*testcluster.Process, error) {
+	p, _, err := testcluster.CCM{
+		Binary: suite.ccmBinary, Provider: "tencentcloud", Kubeconfig: suite.kubeconfig, Dir: suite.dir, Name: name,
+		CloudConfig: writeCloudConfig(suite.dir, "cloud-lb.yaml", secretID, secretKey),
+		Env:         []string{"TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_LB_DRIFT_CHECK_PERIOD=2s"},
+		ExtraArgs:   lbControllers,
+	}.Start()
+	return p, err
+}
+
+func (tencentEnv) lbNode(t *testing.T, selector string) cloudsim.Instance {
+	t.Helper()
+	return lbNode(t, selector)
+}
+
+func (tencentEnv) lbKinds() []lbKind { return []lbKind{{name: "clb"}} }
+
+func clbView(lb cloudsim.CLBLoadBalancer) lbView {
+	v := lbView{id: lb.ID, vip: lb.VIP}
+	for _, l := range lb.Listeners {
+		v.listeners = append(v.listeners, lbListener{name: l.Name, port: l.Port, targets: len(l.Targets)})
+	}
+	return v
+}
+
+// serviceLBs: the CLBs tagged with the Service's UID.
+func (tencentEnv) serviceLBs(uid types.UID) []lbView {
+	var out []lbView
+	for _, lb := range clbsOf(uid) {
+		out = append(out, clbView(lb))
+	}
+	return out
+}
+
+func (tencentEnv) lbCount() int { return len(suite.sim.CLBs()) }
+
+func (tencentEnv) lb(id string) (lbView, bool) {
+	lb, err := suite.sim.CLB(id)
+	return clbView(lb), err == nil
+}
+
+// clbWrites are the CLB actions that change something.
+var clbWrites = []string{"CreateLoadBalancer", "DeleteLoadBalancer", "ModifyLoadBalancerAttributes", "CreateListener", "ModifyListener", "DeleteListener",
+	"DeleteLoadBalancerListeners", "BatchRegisterTargets", "BatchDeregisterTargets", "RegisterTargets", "DeregisterTargets"}
+
+func (tencentEnv) lbWrites() map[string]int {
+	out := map[string]int{}
+	for action, byCode := range suite.sim.Calls() {
+		if slices.Contains(clbWrites, action) {
+			out[action] = total(byCode)
+		}
+	}
+	return out
+}
+
+func (tencentEnv) lbReads() int {
+	calls := suite.sim.Calls()
+	return total(calls["DescribeLoadBalancers"]) + total(calls["DescribeListeners"])
+}
+
+// adoptableLB: a CLB of someone else's, with a listener of theirs, named
+// by the Service's tke-existed-lbid annotation.
+func (tencentEnv) adoptableLB(t *testing.T, svc *corev1.Service) (lbView, lbListener) {
+	t.Helper()
+	existing, err := suite.sim.CreateCLB(cloudsim.CLBSpec{Name: "team-shared", VpcID: vpcID,
+		Listeners: []cloudsim.CLBListenerSpec{{Name: "legacy", Protocol: "TCP", Port: 9443}}})
+	if err != nil {
+		t.Fatalf("create the CLB to adopt: %v", err)
+	}
+	t.Cleanup(func() { _ = suite.sim.DeleteCLB(existing.ID) })
+	updateService(t, svc, func(s *corev1.Service) { s.Annotations[string(annotations.TKEExistedLBID)] = existing.ID })
+	return clbView(existing), lbListener{name: "legacy", port: 9443}
+}
+
+func (tencentEnv) adoptedLBKept() bool { return true }
+
+func (tencentEnv) deleteListener(t *testing.T, lb lbView, port int) {
+	t.Helper()
+	now, err := suite.sim.CLB(lb.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range now.Listeners {
+		if l.Port == port {
+			if err := suite.sim.DeleteCLBListener(lb.id, l.ID); err != nil {
+				t.Fatalf("delete listener %s of CLB %s: %v", l.ID, lb.id, err)
+			}
+			return
+		}
+	}
+	t.Fatalf("CLB %s has no listener on port %d: %+v", lb.id, port, now.Listeners)
+}
+
+func (tencentEnv) lbDriftRepair() bool { return true }
+
+func (tencentEnv) badLBService() (func(*corev1.Service), []string) {
+	return func(s *corev1.Service) { s.Annotations[string(annotations.HealthCheckInterval)] = "often" },
+		[]string{string(annotations.HealthCheckInterval), `"often"`}
+}

@@ -18,8 +18,9 @@ import (
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 )
 
-// The node conformance suite: one table of scenarios, run against every
-// cloud. A cloud is a cloudEnv (cloud_tencent_test.go, cloud_oci_test.go);
+// The conformance suite: one table of scenarios, run against every cloud;
+// the node scenarios are here, the load balancer ones in
+// lb_conformance_test.go. A cloud is a cloudEnv (cloud_tencent_test.go, cloud_oci_test.go);
 // a third cloud costs a provider package, a cloudsim dialect and one more
 // cloudEnv, and gets every scenario below for free.
 //
@@ -66,6 +67,8 @@ type cloudEnv interface {
 	pause(t *testing.T)
 	// leaksSecret reports whether text holds the cloud's secret.
 	leaksSecret(text string) bool
+	// The load balancer scenarios' hooks (lb_conformance_test.go).
+	lbHooks
 }
 
 type nodeMapping struct {

@@ -16,7 +16,6 @@ import (
 
 	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
-	simoci "github.com/ccmkit/ccm/pkg/cloudsim/oci"
 )
 
 // OCI load balancer scenarios: a Service gets an OCI Load Balancer (or a
@@ -30,8 +29,7 @@ import (
 func startOCIServiceController(t *testing.T) {
 	t.Helper()
 	theOCIEnv.prepare(t)
-	theOCIEnv.runExclusive(t, "ccm-oci-lb-"+strings.ReplaceAll(t.Name(), "/", "-"),
-		"--controllers=cloud-node,cloud-node-lifecycle,service")
+	theOCIEnv.runExclusive(t, "ccm-oci-lb-"+strings.ReplaceAll(t.Name(), "/", "-"), lbControllers...)
 }
 
 // ociLBNode adds an OCI instance and registers its Node as the CCM leaves
@@ -180,49 +178,6 @@ func TestOCILoadBalancer(t *testing.T) {
 	}
 }
 
-// Drift on OCI, through the CCM binary: a listener deleted behind the CCM's
-// back is reported (a Warning Event and the drift annotation) and repaired
-// without any change to the Service's spec, on both kinds.
-func TestOCILoadBalancerDrift(t *testing.T) {
-	theOCIEnv.prepare(t)
-	theOCIEnv.runExclusiveWith(t, "ccm-oci-drift", "lbDriftCheckPeriod: 2s\n",
-		"--controllers=cloud-node,cloud-node-lifecycle,service")
-	for _, kind := range []string{"lb", "nlb"} {
-		t.Run(kind, func(t *testing.T) {
-			sel := "oci-drift-" + kind
-			n1 := ociLBNode(t, sel)
-			spec := lbServiceSpec("oci-drift-"+kind, sel, 8087)
-			spec.Annotations[string(annotations.OCILoadBalancerType)] = kind
-			np := nodePort(spec, 8087)
-			serve(t, n1.PrivateIP, np, 200, "node-1")
-			svc := createService(t, spec)
-			vip := waitIngress(t, svc, 90*time.Second)
-			url := fmt.Sprintf("http://%s:8087/", vip)
-			waitAnswers(t, url, 30*time.Second, "node-1")
-			svc = getService(t, svc)
-			lbs := ociLBsOf(svc.UID)
-			if len(lbs) != 1 {
-				t.Fatalf("OCI load balancers named %s = %d, want 1", svc.UID, len(lbs))
-			}
-			if err := suite.sim.DeleteOCIListener(lbs[0].ID, "TCP-8087"); err != nil {
-				t.Fatal(err)
-			}
-			waitOCILB(t, svc.UID, "listener TCP-8087 back", 60*time.Second, func(lb cloudsim.OCILoadBalancer) bool {
-				return slices.ContainsFunc(lb.Listeners, func(l simoci.Listener) bool { return l.Name == "TCP-8087" })
-			})
-			waitAnswers(t, url, 30*time.Second, "node-1")
-			waitEvent(t, svc, "LoadBalancerDrift", []string{"listener TCP-8087 missing"}, 10*time.Second)
-			after := getService(t, svc)
-			if v := after.Annotations[string(annotations.DriftDetected)]; !strings.Contains(v, "listener TCP-8087 missing") {
-				t.Errorf("annotation %s = %q", annotations.DriftDetected, v)
-			}
-			if !slices.Equal(after.Spec.Ports, svc.Spec.Ports) {
-				t.Error("the Service's spec changed")
-			}
-		})
-	}
-}
-
 // externalTrafficPolicy Local: the health check asks kube-proxy's
 // healthCheckNodePort over HTTP, so only nodes with a local endpoint get
 // traffic.
@@ -256,34 +211,4 @@ func TestOCILoadBalancerLocalTraffic(t *testing.T) {
 		body, err := httpGet(url)
 		return err == nil && body == "node-1"
 	})
-}
-
-// A bad annotation is a Warning Event naming it, and the load balancer is
-// left as it was, still carrying traffic.
-func TestOCILoadBalancerBadAnnotation(t *testing.T) {
-	startOCIServiceController(t)
-	const sel = "oci-bad"
-	n1 := ociLBNode(t, sel)
-	spec := lbServiceSpec("oci-bad", sel, 8082)
-	np := nodePort(spec, 8082)
-	serve(t, n1.PrivateIP, np, 200, "node-1")
-	svc := createService(t, spec)
-	vip := waitIngress(t, svc, 90*time.Second)
-	svc = getService(t, svc)
-	before := waitOCILB(t, svc.UID, "created", 10*time.Second, func(cloudsim.OCILoadBalancer) bool { return true })
-
-	svc = updateService(t, svc, func(s *corev1.Service) {
-		s.Annotations[string(annotations.OCILBShapeFlexMin)] = "400"
-		s.Annotations[string(annotations.OCILBShapeFlexMax)] = "100"
-		s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "dns", Protocol: corev1.ProtocolUDP, Port: 53, NodePort: nextNodePort()})
-	})
-	ev := waitEvent(t, svc, "SyncLoadBalancerFailed", []string{string(annotations.OCILBShapeFlexMax), "port 53/UDP"}, 60*time.Second)
-	if theOCIEnv.leaksSecret(ev) {
-		t.Error("the event contains the private key")
-	}
-	after := waitOCILB(t, svc.UID, "still there", 5*time.Second, func(cloudsim.OCILoadBalancer) bool { return true })
-	if after.MaxMbps != before.MaxMbps || len(after.Listeners) != len(before.Listeners) {
-		t.Errorf("the load balancer changed on a bad Service: before %+v, after %+v", before, after)
-	}
-	waitAnswers(t, fmt.Sprintf("http://%s:8082/", vip), 30*time.Second, "node-1")
 }
