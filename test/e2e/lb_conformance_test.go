@@ -230,11 +230,19 @@ func TestLBDriftRepaired(t *testing.T) {
 		}
 		h := startLBHarness(t, env)
 		h.run("ccm-lb-drift")
+		// The kinds run in parallel, so every node is added first: a node
+		// added (or removed) while another kind's listener is gone would
+		// re-sync every Service and repair it before the drift check could.
+		nodes := map[string]cloudsim.Instance{}
+		for _, kind := range env.lbKinds() {
+			nodes[kind.name] = env.lbNode(t, env.name()+"-drift-"+kind.name)
+		}
 		for _, kind := range env.lbKinds() {
 			t.Run(kind.name, func(t *testing.T) {
+				t.Parallel()
 				const port = 8087
 				sel := env.name() + "-drift-" + kind.name
-				n1 := env.lbNode(t, sel)
+				n1 := nodes[kind.name]
 				spec := lbSpec("drift-"+kind.name, sel, kind, port)
 				serve(t, n1.PrivateIP, nodePort(spec, port), 200, "node-1")
 				svc := createService(t, spec)
@@ -266,7 +274,7 @@ func TestLBDriftRepaired(t *testing.T) {
 // A CCM killed (SIGKILL) as soon as the load balancer exists, and started
 // again, ends with exactly one load balancer for the Service and none
 // leaked; a CCM restarted with nothing changed then makes no write call,
-// while it resyncs and through a few drift checks.
+// while it resyncs and through its first drift check.
 func TestLBRestart(t *testing.T) {
 	forEachCloudLB(t, func(t *testing.T, env cloudEnv) {
 		h := startLBHarness(t, env)
@@ -306,7 +314,7 @@ func TestLBRestart(t *testing.T) {
 		t.Run("restart writes nothing", func(t *testing.T) {
 			h.ccm.Stop()
 			suite.sim.ResetCalls()
-			h.run("ccm-lb-restarted")
+			restarted := h.run("ccm-lb-restarted")
 			deadline := time.Now().Add(30 * time.Second)
 			for env.lbReads() == 0 {
 				if time.Now().After(deadline) {
@@ -314,8 +322,14 @@ func TestLBRestart(t *testing.T) {
 				}
 				time.Sleep(100 * time.Millisecond)
 			}
-			// Past two drift checks (2 s), which must find nothing to repair.
-			time.Sleep(5 * time.Second)
+			// The first drift check runs one period (2 s) after this line;
+			// it must find nothing to repair.
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := restarted.WaitForOutput(ctx, "Starting load balancer drift check"); err != nil {
+				t.Fatalf("the restarted CCM runs no drift check: %v", err)
+			}
+			time.Sleep(2500 * time.Millisecond)
 			if w := env.lbWrites(); len(w) != 0 {
 				t.Errorf("load balancer writes after a restart with nothing changed: %v", w)
 			}
