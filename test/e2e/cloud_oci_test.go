@@ -602,8 +602,6 @@ func (*ociEnv) deleteListener(t *testing.T, lb lbView, port int) {
 	}
 }
 
-func (*ociEnv) lbDriftRepair() bool { return true }
-
 // badLBService: a flexible shape's minimum above its maximum, and a UDP
 // port, which a Load Balancer does not take.
 func (*ociEnv) badLBService() (func(*corev1.Service), []string) {

@@ -228,8 +228,6 @@ func (tencentEnv) deleteListener(t *testing.T, lb lbView, port int) {
 	t.Fatalf("CLB %s has no listener on port %d: %+v", lb.id, port, now.Listeners)
 }
 
-func (tencentEnv) lbDriftRepair() bool { return true }
-
 func (tencentEnv) badLBService() (func(*corev1.Service), []string) {
 	return func(s *corev1.Service) { s.Annotations[string(annotations.HealthCheckInterval)] = "often" },
 		[]string{string(annotations.HealthCheckInterval), `"often"`}

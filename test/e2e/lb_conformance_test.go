@@ -69,8 +69,6 @@ type lbHooks interface {
 	adoptedLBKept() bool
 	// deleteListener deletes the listener on port behind the CCM's back.
 	deleteListener(t *testing.T, lb lbView, port int)
-	// lbDriftRepair: the CCM finds and repairs drift on this cloud.
-	lbDriftRepair() bool
 	// badLBService turns a working Service into one the cloud refuses;
 	// the refusal's Event must contain every string of want.
 	badLBService() (change func(*corev1.Service), want []string)
@@ -225,9 +223,6 @@ func TestLBAdoptsExisting(t *testing.T) {
 // change to the Service's spec; on every kind of load balancer.
 func TestLBDriftRepaired(t *testing.T) {
 	forEachCloudLB(t, func(t *testing.T, env cloudEnv) {
-		if !env.lbDriftRepair() {
-			t.Skip("OCI drift repair lands with lbkit")
-		}
 		h := startLBHarness(t, env)
 		h.run("ccm-lb-drift")
 		// The kinds run in parallel, so every node is added first: a node
