@@ -60,11 +60,11 @@ type nsgStore struct {
 	byID map[string]*nsgRec
 	// lbs: NSG -> load balancer id -> its private address, published by
 	// the load balancers' syncs.
-	lbs map[string]map[string]netip.Addr
+	lbs core.Members
 }
 
 func newNSGStore() *nsgStore {
-	return &nsgStore{byID: map[string]*nsgRec{}, lbs: map[string]map[string]netip.Addr{}}
+	return &nsgStore{byID: map[string]*nsgRec{}, lbs: core.Members{}}
 }
 
 // bindLB records the NSGs a load balancer is in and its private address,
@@ -72,18 +72,7 @@ func newNSGStore() *nsgStore {
 func (s *nsgStore) bindLB(lbID string, addr netip.Addr, nsgs []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for id, m := range s.lbs {
-		delete(m, lbID)
-		if len(m) == 0 {
-			delete(s.lbs, id)
-		}
-	}
-	for _, id := range nsgs {
-		if s.lbs[id] == nil {
-			s.lbs[id] = map[string]netip.Addr{}
-		}
-		s.lbs[id][lbID] = addr
-	}
+	s.lbs.Bind(lbID, addr, nsgs)
 }
 
 // rules returns copies of the NSGs' rules (unknown NSGs have none).

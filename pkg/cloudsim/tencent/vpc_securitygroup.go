@@ -109,7 +109,7 @@ type SecurityGroups struct {
 	seq    int64
 	// bound: security group -> CLB id -> the CLB's VIP (invalid while it
 	// is being created), published by the CLB service.
-	bound map[string]map[string]netip.Addr
+	bound core.Members
 }
 
 type sgRec struct {
@@ -151,7 +151,7 @@ func NewSecurityGroups(c *core.Core) *SecurityGroups {
 }
 
 func newSecurityGroups(c *core.Core) *SecurityGroups {
-	return &SecurityGroups{core: c, groups: map[string]*sgRec{}, bound: map[string]map[string]netip.Addr{}}
+	return &SecurityGroups{core: c, groups: map[string]*sgRec{}, bound: core.Members{}}
 }
 
 // Actions are the security group actions, for the vpc service.

@@ -111,18 +111,7 @@ func (s *SecurityGroups) checkGroups(region string, ids []string) *Error {
 func (s *SecurityGroups) bindCLB(lbID string, vip netip.Addr, groups []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for sg, lbs := range s.bound {
-		delete(lbs, lbID)
-		if len(lbs) == 0 {
-			delete(s.bound, sg)
-		}
-	}
-	for _, sg := range groups {
-		if s.bound[sg] == nil {
-			s.bound[sg] = map[string]netip.Addr{}
-		}
-		s.bound[sg][lbID] = vip
-	}
+	s.bound.Bind(lbID, vip, groups)
 }
 
 // boundCLBs lists the CLBs bound to a group. Callers hold s.mu.
