@@ -264,13 +264,11 @@ func (inv *Inventory[T]) MatchIndex(ctx context.Context, maxAge time.Duration, i
 	if inv.src.FetchByKeys == nil || len(keys) == 0 {
 		return inv.match(ctx, maxAge, find, direct)
 	}
-	if found, ok, err := inv.fromListing(ctx, maxAge, find); err != nil || ok {
+	b, found, err := inv.listingOrKeys(ctx, maxAge, index, keys, find)
+	if err != nil || b == nil {
 		return found, err
 	}
 	lookups.WithLabelValues(inv.opts.Provider, "match", "miss").Inc()
-	inv.mu.Lock()
-	b := inv.enqueueKeys(index, keys)
-	inv.mu.Unlock()
 	if err := wait(ctx, b.done); err != nil {
 		return nil, err
 	}
@@ -278,6 +276,39 @@ func (inv *Inventory[T]) MatchIndex(ctx context.Context, maxAge time.Duration, i
 		return nil, b.err
 	}
 	return inv.withKeys(b.items, index, keys), nil
+}
+
+// listingOrKeys answers from a listing at most maxAge old (joining or
+// starting one as fromListing does), or else adds keys to a key batch and
+// returns it. The decision and the enqueue happen under one lock: a burst
+// of lookups must not all decide "no listing yet" and then each send a
+// batch before the first batch's rent makes the listing worth buying.
+func (inv *Inventory[T]) listingOrKeys(ctx context.Context, maxAge time.Duration, index string, keys []string,
+	find func() []T) (*keyBatch[T], []T, error) {
+	joined := false
+	inv.mu.Lock()
+	for !inv.listingFresh(maxAge) && !joined {
+		f := inv.listingToJoin()
+		if f == nil {
+			break
+		}
+		inv.mu.Unlock()
+		if err := wait(ctx, f.done); err != nil {
+			return nil, nil, err
+		}
+		joined = true
+		inv.mu.Lock()
+	}
+	if inv.listingFresh(maxAge) {
+		if found := find(); len(found) > 0 {
+			inv.mu.Unlock()
+			lookups.WithLabelValues(inv.opts.Provider, "match", "hit").Inc()
+			return nil, found, nil
+		}
+	}
+	b := inv.enqueueKeys(index, keys)
+	inv.mu.Unlock()
+	return b, nil, nil
 }
 
 // match answers with find (called with mu held) from a fresh listing, else

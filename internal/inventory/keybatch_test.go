@@ -181,3 +181,28 @@ func TestMatchIndexBatchesOnlyWhatTheListingLacks(t *testing.T) {
 		t.Errorf("Get after the key batch = %+v, %v; want its kept answer", r, err)
 	}
 }
+
+// A burst of misses on a cold inventory rents once and then buys a listing:
+// deciding "no listing yet" and joining a key batch happen under one lock,
+// so the burst cannot send a batch per waiter before the first batch's rent
+// makes the listing worth it (found by CI: 250 nodes cost 8 calls, not 4).
+func TestMatchIndexBurstBuysOneListing(t *testing.T) {
+	const n = 300
+	kc := &keyCloud{cloud: newCloud(n)}
+	src := source(kc.cloud)
+	src.FetchByKeys = kc.fetchByKeys
+	inv := New(src, Options{Provider: uniq("test-keys-burst"), TTL: time.Minute, MaxKeys: 5, KeyWindow: time.Second})
+	direct := func(context.Context) ([]vm, error) { t.Error("direct call"); return nil, nil }
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			if got, err := inv.MatchIndex(context.Background(), time.Minute, "ip", []string{ipOf(i)}, direct); err != nil || len(got) != 1 {
+				t.Errorf("MatchIndex %s = %v, %v", ipOf(i), got, err)
+			}
+		})
+	}
+	wg.Wait()
+	if sizes := kc.batchSizes(); !slices.Equal(sizes, []int{5}) || kc.listings != 1 {
+		t.Errorf("key batches %v, listings %d; want one full batch [5] and one listing", sizes, kc.listings)
+	}
+}
