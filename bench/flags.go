@@ -80,7 +80,7 @@ func parseFlags(args []string) (options, error) {
 	// routes
 	r := &o.routes
 	fs.IntVar(&r.Nodes, "route-nodes", r.Nodes, "routes: number of nodes (and routes)")
-	routeModes := fs.String("route-modes", strings.Join(r.Modes, ","), "routes: comma-separated modes: periodic (upstream default), watch (the watch-based feature gate)")
+	routeModes := fs.String("route-modes", strings.Join(r.Modes, ","), "routes: comma-separated modes: periodic (upstream default), watch (the watch-based feature gate), vpc (periodic, on a VPC route table)")
 	fs.DurationVar(&r.Idle, "route-idle", r.Idle, "routes: how long to watch the converged cluster for the idle API cost")
 	fs.Var(appendFlag{&r.CCMFlags}, "route-ccm-flag", "routes: an extra CCM flag (repeatable)")
 
@@ -112,7 +112,7 @@ func parseFlags(args []string) (options, error) {
 	r.Modes = splitList(*routeModes)
 	for _, m := range r.Modes {
 		if !routes.ValidMode(m) {
-			return o, fmt.Errorf("--route-modes: unknown mode %q (want periodic or watch)", m)
+			return o, fmt.Errorf("--route-modes: unknown mode %q (want periodic, watch or vpc)", m)
 		}
 	}
 	list := *sizes

@@ -49,18 +49,26 @@ type ModeResult struct {
 	// Until every node's NetworkUnavailable is False (RouteCreated).
 	AllConditionsSeconds float64 `json:"allConditionsSeconds"`
 	// Converged and idle: route list reads per minute.
-	IdleDescribePerMinute float64 `json:"idleDescribeClusterRoutesPerMinute"`
+	IdleDescribePerMinute float64 `json:"idleDescribeClusterRoutesPerMinute"` // of DescribeAction
 	IdleSeconds           float64 `json:"idleSeconds"`
 	// 10% of the nodes deleted: until their routes are gone.
 	ChurnNodes   int            `json:"churnNodes"`
 	ChurnSeconds float64        `json:"churnSeconds"`
 	ChurnCalls   map[string]int `json:"churnCalls"`
 	CCMFlags     []string       `json:"ccmFlags"`
-	LogDir       string         `json:"logDir"`
+	// The backend's route actions, and what its create limit forces.
+	CreateAction   string  `json:"createAction"`
+	DescribeAction string  `json:"describeAction"`
+	DeleteAction   string  `json:"deleteAction"`
+	FloorSeconds   float64 `json:"floorSeconds"`
+	LogDir         string  `json:"logDir"`
 }
 
 func runMode(ctx context.Context, cfg Config, mode string, log io.Writer) (ModeResult, error) {
-	res := ModeResult{Mode: mode, Nodes: cfg.Nodes, Throttled: map[string]int{}}
+	be := backendOf(mode)
+	cfg.Nodes = be.nodes(cfg.Nodes)
+	res := ModeResult{Mode: mode, Nodes: cfg.Nodes, Throttled: map[string]int{}, FloorSeconds: be.floorSeconds(cfg.Nodes),
+		CreateAction: be.create, DescribeAction: be.describe, DeleteAction: be.remove}
 	dir := cfg.WorkDir
 	if dir == "" {
 		var err error
@@ -96,7 +104,7 @@ func runMode(ctx context.Context, cfg Config, mode string, log io.Writer) (ModeR
 		Region: benchRegion,
 		Tencent: cloudsim.TencentOptions{
 			Credentials: map[string]string{benchID: benchKey},
-			RouteTables: []cloudsim.RouteTable{{Name: benchTable, CIDR: benchClusterCIDR, VpcID: benchVPC}},
+			RouteTables: be.tkeTables,
 		},
 	})
 	simURL, err := sim.Start("127.0.0.1:0")
@@ -104,6 +112,9 @@ func runMode(ctx context.Context, cfg Config, mode string, log io.Writer) (ModeR
 		return res, err
 	}
 	defer sim.Close()
+	if err := be.setup(sim); err != nil {
+		return res, err
+	}
 	instances := make([]cloudsim.Instance, cfg.Nodes)
 	for i := range instances {
 		instances[i] = cloudsim.Instance{Name: fmt.Sprintf("bench-%d", i), Zone: benchRegion + "-3", VpcID: benchVPC}
@@ -126,8 +137,8 @@ func runMode(ctx context.Context, cfg Config, mode string, log io.Writer) (ModeR
 	}
 
 	cloudConfig := filepath.Join(dir, "cloud.yaml")
-	cc := fmt.Sprintf("region: %s\nvpc_id: %s\nsecret_id: %s\nsecret_key: %s\napi_endpoint: %s\ncluster_route_table: %s\ncluster_cidr: %s\n",
-		benchRegion, benchVPC, benchID, benchKey, simURL, benchTable, benchClusterCIDR)
+	cc := fmt.Sprintf("region: %s\nvpc_id: %s\nsecret_id: %s\nsecret_key: %s\napi_endpoint: %s\ncluster_cidr: %s\n%s",
+		benchRegion, benchVPC, benchID, benchKey, simURL, benchClusterCIDR, be.config)
 	if err := os.WriteFile(cloudConfig, []byte(cc), 0o600); err != nil {
 		return res, err
 	}
@@ -153,12 +164,12 @@ func runMode(ctx context.Context, cfg Config, mode string, log io.Writer) (ModeR
 		if exited, code := ccm.Exited(); exited {
 			return false, fmt.Errorf("the CCM exited with code %d; see %s", code, filepath.Join(dir, "ccm.log"))
 		}
-		rt, err := sim.RouteTable(benchTable)
+		routes, err := be.routes(sim)
 		if err != nil {
 			return false, err
 		}
 		n := 0
-		for _, r := range rt.Routes {
+		for _, r := range routes {
 			if want[r] {
 				n++
 			}
@@ -168,7 +179,7 @@ func runMode(ctx context.Context, cfg Config, mode string, log io.Writer) (ModeR
 		return res, fmt.Errorf("waiting for %d routes: %w", len(want), err)
 	}
 	res.AllRoutesSeconds = time.Since(start).Seconds()
-	res.CallsToRoutes = totals(sim.Calls())
+	res.CallsToRoutes = be.totals(sim.Calls())
 	step("all %d routes exist after %.1fs; calls: %v", len(want), res.AllRoutesSeconds, res.CallsToRoutes)
 
 	// Phase 2: every node's NetworkUnavailable condition cleared.
@@ -200,7 +211,7 @@ func runMode(ctx context.Context, cfg Config, mode string, log io.Writer) (ModeR
 	}
 	idle := sim.Calls()
 	res.IdleSeconds = cfg.Idle.Seconds()
-	res.IdleDescribePerMinute = float64(sum(idle["DescribeClusterRoutes"])) / cfg.Idle.Minutes()
+	res.IdleDescribePerMinute = float64(sum(idle[be.describe])) / cfg.Idle.Minutes()
 	addThrottled(res.Throttled, idle)
 
 	// Phase 4: churn: delete 10% of the nodes; their routes must go.
@@ -217,21 +228,21 @@ func runMode(ctx context.Context, cfg Config, mode string, log io.Writer) (ModeR
 		return res, err
 	}
 	if err := poll(ctx, cfg.Timeout, 100*time.Millisecond, func() (bool, error) {
-		rt, err := sim.RouteTable(benchTable)
+		routes, err := be.routes(sim)
 		if err != nil {
 			return false, err
 		}
-		for _, r := range rt.Routes {
+		for _, r := range routes {
 			if gone[r.GatewayIP] {
 				return false, nil
 			}
 		}
-		return len(rt.Routes) == cfg.Nodes-res.ChurnNodes, nil
+		return len(routes) == cfg.Nodes-res.ChurnNodes, nil
 	}); err != nil {
 		return res, fmt.Errorf("waiting for the deleted nodes' routes to go: %w", err)
 	}
 	res.ChurnSeconds = time.Since(churnStart).Seconds()
-	res.ChurnCalls = totals(sim.Calls())
+	res.ChurnCalls = be.totals(sim.Calls())
 	addThrottled(res.Throttled, sim.Calls())
 	step("the %d deleted nodes' routes are gone after %.1fs; calls: %v", res.ChurnNodes, res.ChurnSeconds, res.ChurnCalls)
 	return res, nil
@@ -338,10 +349,10 @@ func sum(m map[string]int) int {
 	return n
 }
 
-// totals keeps the route actions' call counts, any result.
-func totals(calls map[string]map[string]int) map[string]int {
+// totals keeps the backend's route actions' call counts, any result.
+func (b backend) totals(calls map[string]map[string]int) map[string]int {
 	out := map[string]int{}
-	for _, a := range []string{"DescribeClusterRoutes", "DescribeClusterRouteTables", "CreateClusterRoute", "DeleteClusterRoute"} {
+	for _, a := range []string{b.describe, "DescribeClusterRouteTables", b.create, b.remove} {
 		out[a] = sum(calls[a])
 	}
 	return out

@@ -26,6 +26,9 @@ var (
 	ErrGatewayNotInstance = errors.New("gateway is not an instance")
 	// ErrRouteNotFound: the route to delete is not in the table.
 	ErrRouteNotFound = errors.New("route not found")
+	// ErrTKECIDRConflict: the destination of a VPC route lies inside a TKE
+	// cluster route table's CIDR (vpc UnsupportedOperation.ConflictWithDockerRoute).
+	ErrTKECIDRConflict = errors.New("destination inside a TKE cluster route table's CIDR")
 	// ErrVPCCIDRConflict: the destination lies inside the VPC's CIDR
 	// (vpc InvalidParameterValue.VpcCidrConflict).
 	ErrVPCCIDRConflict = errors.New("destination inside the VPC's CIDR")

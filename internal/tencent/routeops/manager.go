@@ -301,6 +301,9 @@ func (m *Manager) explainCreate(ctx context.Context, node string, r Route, fresh
 		return fmt.Errorf("%s: the pod CIDR lies inside the VPC's CIDR%s, and Tencent Cloud refuses routes to the VPC's own range: "+
 			"choose a --cluster-cidr (and cluster_cidr) outside the VPC's CIDRs, so that nodes get pod CIDRs from it: %w",
 			what, m.vpcCIDRHint(ctx), err)
+	case errors.Is(err, ErrTKECIDRConflict):
+		return fmt.Errorf("%s: the pod CIDR lies inside the CIDR of a TKE cluster route table of the VPC, which VPC routes may not enter: "+
+			"use that table (cluster_route_table, the default route_backend) or a --cluster-cidr outside it: %w", what, err)
 	case !errors.Is(err, ErrCIDRConflict) && !errors.Is(err, ErrGatewayInUse):
 		return fmt.Errorf("%s: %w", what, err)
 	}

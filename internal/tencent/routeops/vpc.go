@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strconv"
+	"sync"
 
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 	vpc "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc/v20170312"
@@ -40,6 +41,9 @@ type VPC struct {
 	id    string
 	vpcID string
 	cidrs *VPCCIDRs
+
+	mu        sync.Mutex
+	gathering *createBatch // CreateRoute calls waiting to go out together (vpc_batch.go)
 }
 
 var _ Backend = (*VPC)(nil)
@@ -63,7 +67,9 @@ func vpcKind(err error, onDelete bool) error {
 			return ErrRouteNotFound
 		}
 		return ErrTableNotFound
-	case "UnsupportedOperation.ConflictWithDockerRoute", "InvalidParameterValue.Duplicate",
+	case "UnsupportedOperation.ConflictWithDockerRoute":
+		return ErrTKECIDRConflict
+	case "InvalidParameterValue.Duplicate",
 		"InvalidParameterValue.VpcCidrOverlapRoute", "InvalidParameterValue.SubnetOverlapRoute":
 		return ErrCIDRConflict
 	case "InvalidParameterValue.RouteNextHopInvalid":
@@ -139,7 +145,8 @@ func normalCVMRoutes(t *vpc.RouteTable) []Route {
 }
 
 // CreateRoute adds destination -> NORMAL_CVM gateway and returns it with its
-// RouteId, taken from the table in the answer. A destination inside the
+// RouteId, taken from the table in the answer. Concurrent calls share one
+// CreateRoutes (vpc_batch.go). A destination inside the
 // VPC's CIDR is refused without a call when the CIDR is known: the API
 // would refuse it (InvalidParameterValue.VpcCidrConflict), on every
 // reconcile, for every such node.
@@ -148,33 +155,7 @@ func (b *VPC) CreateRoute(ctx context.Context, r Route) (Route, error) {
 		return Route{}, &tcapi.CallError{Action: "CreateRoutes", Target: fmt.Sprintf("%s in %s", r, b), Kind: ErrVPCCIDRConflict,
 			Err: fmt.Errorf("not sent: the destination lies inside VPC %s's CIDR %s, which the API refuses (InvalidParameterValue.VpcCidrConflict)", b.vpcID, primary)}
 	}
-	req := vpc.NewCreateRoutesRequest()
-	req.RouteTableId = common.StringPtr(b.id)
-	req.Routes = []*vpc.Route{{
-		DestinationCidrBlock: common.StringPtr(r.Destination.String()),
-		GatewayType:          common.StringPtr(GatewayTypeNormalCVM),
-		GatewayId:            common.StringPtr(r.Gateway.String()),
-		RouteDescription:     common.StringPtr(routeDescription),
-	}}
-	resp, err := b.api.CreateRoutesWithContext(ctx, req)
-	if err != nil {
-		return Route{}, &tcapi.CallError{Action: "CreateRoutes", Target: fmt.Sprintf("%s in %s", r, b), Kind: vpcKind(err, false), Err: err}
-	}
-	created := Route{Destination: r.Destination, Gateway: r.Gateway}
-	if resp != nil && resp.Response != nil {
-		for _, t := range resp.Response.RouteTableSet {
-			if t == nil || deref(t.RouteTableId) != b.id {
-				continue
-			}
-			for _, x := range normalCVMRoutes(t) {
-				if x.same(r) {
-					created.ID = x.ID
-				}
-			}
-		}
-	}
-	// Without an ID in the answer, DeleteRoute looks it up.
-	return created, nil
+	return b.createBatched(ctx, r)
 }
 
 // DeleteRoute removes the route by its RouteId (looked up when unknown).

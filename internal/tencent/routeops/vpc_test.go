@@ -86,7 +86,7 @@ func TestVPCBackendErrors(t *testing.T) {
 		route    Route
 		wantKind error
 	}{
-		{"inside a TKE cluster route table", rt("10.244.1.0/24", "10.0.0.1"), ErrCIDRConflict},
+		{"inside a TKE cluster route table", rt("10.244.1.0/24", "10.0.0.1"), ErrTKECIDRConflict},
 		{"gateway not an instance", rt("10.200.1.0/24", "10.0.0.77"), ErrGatewayNotInstance},
 	}
 	for _, tc := range tests {
@@ -99,6 +99,13 @@ func TestVPCBackendErrors(t *testing.T) {
 	}
 	if _, err := NewVPC(cl, simRTB, "vpc-other001", nil).FindTable(ctx); err == nil || !strings.Contains(err.Error(), "belongs to VPC "+simVPC) {
 		t.Errorf("table of another VPC: %v", err)
+	}
+	// Not "the conflicting route is gone now; the next reconcile retries":
+	// no route is in the way, the TKE table's CIDR is, on every reconcile.
+	tkeCIDR := NewManager(b, Options{ClusterCIDR: netip.MustParsePrefix("10.244.0.0/16")})
+	if err := tkeCIDR.Create(ctx, "n1", rt("10.244.1.0/24", "10.0.0.1")); !errors.Is(err, ErrTKECIDRConflict) ||
+		!strings.Contains(err.Error(), "inside the CIDR of a TKE cluster route table") {
+		t.Errorf("a pod CIDR inside a TKE table: %v", err)
 	}
 	m := NewManager(NewVPC(cl, "rtb-notthere", simVPC, nil), Options{ClusterCIDR: netip.MustParsePrefix("10.200.0.0/16"), CreateTable: true})
 	if _, err := m.List(ctx, nodeMap{}); !errors.Is(err, ErrTableNotFound) || !strings.Contains(err.Error(), "does not create VPC route tables") {
