@@ -39,12 +39,8 @@ type OCITarget struct {
 // against the VCN, and backends per backend set against the node count.
 // clock must wrap the clients' transport.
 func OCI(ctx context.Context, api OCIAPI, t OCITarget, clock *Clock, in Input, rep *Report) {
-	creds := ociCredentials(ctx, api, t, rep)
-	clock.Report(rep, "OCI")
-	if !creds {
-		for _, c := range []string{"VCN", "subnets", "route table", "cluster CIDR", "backends per backend set"} {
-			rep.Skip(c, "the credentials check failed")
-		}
+	if !afterCredentials(rep, clock, "OCI", ociCredentials(ctx, api, t, rep),
+		"VCN", "subnets", "route table", "cluster CIDR", "backends per backend set") {
 		return
 	}
 	nets := ociVCN(ctx, api, t, rep)

@@ -126,3 +126,16 @@ func Run(ctx context.Context, o Options) *Report {
 	checkNodes(nodes, cloud.OwnsProviderID, o.Provider, rep)
 	return rep
 }
+
+// afterCredentials reports the clock (its skew often explains a failed
+// credentials check) and, when the credentials check failed, skips the
+// cloud's later checks, which need them. It returns credsOK.
+func afterCredentials(rep *Report, clock *Clock, cloud string, credsOK bool, later ...string) bool {
+	clock.Report(rep, cloud)
+	if !credsOK {
+		for _, c := range later {
+			rep.Skip(c, "the credentials check failed")
+		}
+	}
+	return credsOK
+}

@@ -49,12 +49,8 @@ type TencentTarget struct {
 // the clock, the VPC, the route table, the pod network, and the CLB
 // quotas. clock must wrap the clients' transport.
 func Tencent(ctx context.Context, api TencentAPI, t TencentTarget, clock *Clock, in Input, rep *Report) {
-	creds := tencentCredentials(ctx, api, t, rep)
-	clock.Report(rep, "Tencent Cloud")
-	if !creds {
-		for _, c := range []string{"VPC", "route table", "cluster CIDR", "CLB quota", "targets per listener"} {
-			rep.Skip(c, "the credentials check failed")
-		}
+	if !afterCredentials(rep, clock, "Tencent Cloud", tencentCredentials(ctx, api, t, rep),
+		"VPC", "route table", "cluster CIDR", "CLB quota", "targets per listener") {
 		return
 	}
 	nets := tencentVPC(ctx, api, t, rep)

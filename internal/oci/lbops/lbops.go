@@ -25,6 +25,7 @@
 package lbops
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -71,6 +72,13 @@ type Timing struct {
 // DefaultTiming suits OCI, where a work request takes seconds to minutes.
 var DefaultTiming = Timing{Poll: 500 * time.Millisecond, PollMax: 5 * time.Second, Wait: 5 * time.Minute, Retry: 10 * time.Second}
 
+// withDefaults is t with each zero field taken from DefaultTiming.
+func (t Timing) withDefaults() Timing {
+	d := DefaultTiming
+	return Timing{Poll: cmp.Or(t.Poll, d.Poll), PollMax: cmp.Or(t.PollMax, d.PollMax), Wait: cmp.Or(t.Wait, d.Wait),
+		Retry: cmp.Or(t.Retry, d.Retry)}
+}
+
 // Config is what the operations need to know about the cluster.
 type Config struct {
 	Compartment string
@@ -110,19 +118,7 @@ type pendingWR struct {
 
 // New returns Ops calling the given APIs.
 func New(lb LBAPI, nlb NLBAPI, net NetworkAPI, cfg Config) *Ops {
-	t := DefaultTiming
-	if cfg.Timing.Poll > 0 {
-		t.Poll = cfg.Timing.Poll
-	}
-	if cfg.Timing.PollMax > 0 {
-		t.PollMax = cfg.Timing.PollMax
-	}
-	if cfg.Timing.Wait > 0 {
-		t.Wait = cfg.Timing.Wait
-	}
-	if cfg.Timing.Retry > 0 {
-		t.Retry = cfg.Timing.Retry
-	}
+	t := cfg.Timing.withDefaults()
 	return &Ops{
 		lb: lbDriver{api: lb, compartment: cfg.Compartment}, nlb: nlbDriver{api: nlb, compartment: cfg.Compartment},
 		net: net, compartment: cfg.Compartment, secLists: cfg.SecurityLists, timing: t, sleep: ctxwait.Sleep,

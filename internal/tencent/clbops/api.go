@@ -1,6 +1,7 @@
 package clbops
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -106,6 +107,17 @@ var DefaultTiming = Timing{
 	// minutes: probing once a minute costs at most five refused calls per
 	// window, whatever the number of Services waiting.
 	DeleteRetryAfter: time.Minute,
+}
+
+// withDefaults is t with each zero field taken from DefaultTiming.
+func (t Timing) withDefaults() Timing {
+	d := DefaultTiming
+	return Timing{
+		TaskPoll: cmp.Or(t.TaskPoll, d.TaskPoll), TaskPollMax: cmp.Or(t.TaskPollMax, d.TaskPollMax),
+		TaskTimeout:  cmp.Or(t.TaskTimeout, d.TaskTimeout),
+		RetryBackoff: cmp.Or(t.RetryBackoff, d.RetryBackoff), RetryBackoffMax: cmp.Or(t.RetryBackoffMax, d.RetryBackoffMax),
+		RetryTimeout: cmp.Or(t.RetryTimeout, d.RetryTimeout), DeleteRetryAfter: cmp.Or(t.DeleteRetryAfter, d.DeleteRetryAfter),
+	}
 }
 
 // callError names a failed call on its target (a CLB, a listener, "the

@@ -79,28 +79,7 @@ type Ops struct {
 
 // New returns Ops calling api.
 func New(api API, cfg Config) *Ops {
-	t := DefaultTiming
-	if cfg.Timing.TaskPoll > 0 {
-		t.TaskPoll = cfg.Timing.TaskPoll
-	}
-	if cfg.Timing.TaskPollMax > 0 {
-		t.TaskPollMax = cfg.Timing.TaskPollMax
-	}
-	if cfg.Timing.TaskTimeout > 0 {
-		t.TaskTimeout = cfg.Timing.TaskTimeout
-	}
-	if cfg.Timing.RetryBackoff > 0 {
-		t.RetryBackoff = cfg.Timing.RetryBackoff
-	}
-	if cfg.Timing.RetryBackoffMax > 0 {
-		t.RetryBackoffMax = cfg.Timing.RetryBackoffMax
-	}
-	if cfg.Timing.RetryTimeout > 0 {
-		t.RetryTimeout = cfg.Timing.RetryTimeout
-	}
-	if cfg.Timing.DeleteRetryAfter > 0 {
-		t.DeleteRetryAfter = cfg.Timing.DeleteRetryAfter
-	}
+	t := cfg.Timing.withDefaults()
 	return &Ops{
 		api:     api,
 		vpcID:   cfg.VpcID,
