@@ -4,14 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"strings"
+
+	"github.com/ccmkit/ccm/internal/ccmmetrics"
 )
 
-// Result codes recorded for answers that carry no Tencent error code.
+// Result codes recorded for answers that carry no Tencent error code,
+// besides the shared ccmmetrics.CodeOK and CodeNetworkError.
 const (
-	codeOK           = "OK"
-	codeNetworkError = "NetworkError"
+	codeOK           = ccmmetrics.CodeOK
+	codeNetworkError = ccmmetrics.CodeNetworkError
 	codeBadAnswer    = "ParseError" // HTTP 200 whose body is not the JSON envelope
 )
 
@@ -66,11 +68,11 @@ type outcome struct {
 func classify(status int, body []byte) outcome {
 	switch {
 	case status == http.StatusTooManyRequests:
-		return outcome{code: "HTTP429", throttled: true}
+		return outcome{code: ccmmetrics.HTTPCode(status), throttled: true}
 	case status >= 500:
-		return outcome{code: "HTTP" + strconv.Itoa(status), serverErr: true}
+		return outcome{code: ccmmetrics.HTTPCode(status), serverErr: true}
 	case status != http.StatusOK:
-		return outcome{code: "HTTP" + strconv.Itoa(status)}
+		return outcome{code: ccmmetrics.HTTPCode(status)}
 	}
 	// A successful answer (100 instances is ~100 KB) has no "Error" key;
 	// skip decoding it just to find none.

@@ -11,7 +11,8 @@
 //     throttle also starts a cool-down shared by every request for that
 //     action, so that many workers throttled together do not retry together;
 //   - metrics: requests by result code, latency, throttles, retries and
-//     client-side waits (see metrics.go).
+//     client-side waits, in the metrics every cloud shares
+//     (internal/ccmmetrics), classified by Result.
 //
 // A retry re-sends the same signed body: a TC3 signature stays valid for 5
 // minutes and the API does not reject replays. The Authorization header is
@@ -32,6 +33,7 @@ import (
 	"golang.org/x/time/rate"
 	"k8s.io/klog/v2"
 
+	"github.com/ccmkit/ccm/internal/ccmmetrics"
 	"github.com/ccmkit/ccm/internal/ctxwait"
 )
 
@@ -71,7 +73,7 @@ type Options struct {
 // and cool-downs see every call.
 type Transport struct {
 	base        http.RoundTripper
-	provider    string
+	metrics     *ccmmetrics.CloudAPI
 	limits      Limits
 	maxAttempts int
 	budget      time.Duration
@@ -94,10 +96,8 @@ type actionState struct {
 
 // NewTransport returns a Transport and registers its metrics.
 func NewTransport(o Options) *Transport {
-	registerMetrics()
 	t := &Transport{
 		base:        o.Base,
-		provider:    o.Provider,
 		limits:      o.Limits,
 		maxAttempts: o.MaxAttempts,
 		budget:      o.RetryBudget,
@@ -108,9 +108,11 @@ func NewTransport(o Options) *Transport {
 	if t.base == nil {
 		t.base = defaultBase()
 	}
-	if t.provider == "" {
-		t.provider = DefaultProvider
+	provider := o.Provider
+	if provider == "" {
+		provider = DefaultProvider
 	}
+	t.metrics = ccmmetrics.NewCloudAPI(provider, Result)
 	if t.maxAttempts <= 0 {
 		t.maxAttempts = DefaultMaxAttempts
 	}
@@ -187,7 +189,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			out = outcome{code: codeNetworkError}
 		}
-		t.observe(service, action, out, time.Since(sent))
+		t.metrics.Attempt(service, action, out.code, time.Since(sent))
 		klog.V(4).InfoS("Cloud API call", "service", service, "action", action, "code", out.code,
 			"attempt", attempt, "duration", time.Since(sent))
 		if err != nil {
@@ -216,16 +218,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err := ctxwait.Sleep(ctx, delay); err != nil {
 			return resp, nil // the caller gave up; it gets the last answer
 		}
-		apiRetries.WithLabelValues(t.provider, service, action, reason).Inc()
+		t.metrics.Retry(service, action, reason)
 	}
 }
 
 // wait blocks until the action's cool-down is over and its bucket has a token.
 func (t *Transport) wait(ctx context.Context, st *actionState, service, action string) error {
 	start := time.Now()
-	defer func() {
-		apiClientWait.WithLabelValues(t.provider, service, action).Observe(time.Since(start).Seconds())
-	}()
+	defer func() { t.metrics.ClientWait(service, action, time.Since(start)) }()
 	for {
 		st.mu.Lock()
 		until := st.coolUntil
@@ -281,14 +281,6 @@ func (t *Transport) backoff(attempt int) time.Duration {
 		window = t.budget
 	}
 	return time.Duration(rand.Int64N(int64(window) + 1))
-}
-
-func (t *Transport) observe(service, action string, out outcome, d time.Duration) {
-	apiRequests.WithLabelValues(t.provider, service, action, out.code).Inc()
-	apiDuration.WithLabelValues(t.provider, service, action).Observe(d.Seconds())
-	if out.throttled {
-		apiThrottled.WithLabelValues(t.provider, service, action).Inc()
-	}
 }
 
 // readBody takes the request body whole, so that every attempt can send it.

@@ -14,8 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/component-base/metrics/testutil"
 	"k8s.io/klog/v2"
+
+	"github.com/ccmkit/ccm/internal/ccmmetrics"
 )
 
 const (
@@ -108,9 +109,17 @@ func post(t *testing.T, c *http.Client, url, action, body string) (int, string) 
 	return resp.StatusCode, string(got)
 }
 
+// counter reads ccmkit_cloud_api_requests_total for a code, with the
+// result label Result gives it.
 func counter(t *testing.T, provider, action, code string) float64 {
 	t.Helper()
-	v, err := testutil.GetCounterMetricValue(apiRequests.WithLabelValues(provider, "cvm", action, code))
+	return metric(t, "ccmkit_cloud_api_requests_total",
+		map[string]string{"provider": provider, "service": "cvm", "action": action, "code": code, "result": string(Result(code))})
+}
+
+func metric(t *testing.T, name string, labels map[string]string) float64 {
+	t.Helper()
+	v, err := ccmmetrics.Sum(name, labels)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,18 +180,20 @@ func TestRetries(t *testing.T) {
 					t.Errorf("requests_total{code=%s} = %v, want %v", code, v, want)
 				}
 			}
-			if v, _ := testutil.GetCounterMetricValue(apiThrottled.WithLabelValues(provider, "cvm", "DescribeInstances")); v != tt.wantThrottle {
+			labels := map[string]string{"provider": provider, "service": "cvm", "action": "DescribeInstances"}
+			if v := metric(t, "ccmkit_cloud_api_throttled_total", labels); v != tt.wantThrottle {
 				t.Errorf("throttled_total = %v, want %v", v, tt.wantThrottle)
 			}
 			for _, reason := range []string{"throttled", "server_error"} {
-				v, _ := testutil.GetCounterMetricValue(apiRetries.WithLabelValues(provider, "cvm", "DescribeInstances", reason))
+				v := metric(t, "ccmkit_cloud_api_retries_total",
+					map[string]string{"provider": provider, "service": "cvm", "action": "DescribeInstances", "reason": reason})
 				if v != tt.wantRetries[reason] {
 					t.Errorf("retries_total{reason=%s} = %v, want %v", reason, v, tt.wantRetries[reason])
 				}
 			}
-			n, _ := testutil.GetHistogramMetricCount(apiDuration.WithLabelValues(provider, "cvm", "DescribeInstances"))
+			n := metric(t, "ccmkit_cloud_api_request_duration_seconds", labels)
 			if int(n) != tt.wantRequests {
-				t.Errorf("request_duration_seconds count = %d, want %d", n, tt.wantRequests)
+				t.Errorf("request_duration_seconds count = %v, want %d", n, tt.wantRequests)
 			}
 		})
 	}

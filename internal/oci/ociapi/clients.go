@@ -9,9 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/oracle/oci-go-sdk/v65/common"
@@ -19,9 +17,13 @@ import (
 	"github.com/oracle/oci-go-sdk/v65/loadbalancer"
 	"github.com/oracle/oci-go-sdk/v65/networkloadbalancer"
 	"golang.org/x/time/rate"
-	"k8s.io/component-base/metrics"
-	"k8s.io/component-base/metrics/legacyregistry"
+
+	"github.com/ccmkit/ccm/internal/ccmmetrics"
+	"github.com/ccmkit/ccm/internal/oci/ocierr"
 )
+
+// Provider labels the cloud API metrics: the provider's registered name.
+const Provider = "oci"
 
 // requestTimeout bounds one HTTP request to the OCI API. The SDK's default
 // client has none of its own; a controller must not hang on one read.
@@ -82,6 +84,7 @@ func New(o Options) (*Clients, error) {
 	}
 	provider := common.NewRawConfigurationProvider(o.Tenancy, o.User, o.Region, o.Fingerprint, o.Key, pass)
 	limits := newLimiters(o.Limits)
+	rec := ccmmetrics.NewCloudAPI(Provider, ocierr.Result)
 	transport := newBaseTransport()
 	if o.Wrap != nil {
 		transport = o.Wrap(transport)
@@ -95,28 +98,28 @@ func New(o Options) (*Clients, error) {
 	if c.Compute, err = core.NewComputeClientWithConfigurationProvider(provider); err != nil {
 		return nil, fmt.Errorf("create OCI Compute client: %w", err)
 	}
-	configure(&c.Compute.BaseClient, "compute", o.Endpoint, base, limits)
+	configure(&c.Compute.BaseClient, "compute", o.Endpoint, base, limits, rec)
 	if c.Network, err = core.NewVirtualNetworkClientWithConfigurationProvider(provider); err != nil {
 		return nil, fmt.Errorf("create OCI VirtualNetwork client: %w", err)
 	}
-	configure(&c.Network.BaseClient, "virtualnetwork", o.Endpoint, base, limits)
+	configure(&c.Network.BaseClient, "virtualnetwork", o.Endpoint, base, limits, rec)
 	if c.LB, err = loadbalancer.NewLoadBalancerClientWithConfigurationProvider(provider); err != nil {
 		return nil, fmt.Errorf("create OCI LoadBalancer client: %w", err)
 	}
-	configure(&c.LB.BaseClient, "loadbalancer", o.Endpoint, base, limits)
+	configure(&c.LB.BaseClient, "loadbalancer", o.Endpoint, base, limits, rec)
 	if c.NLB, err = networkloadbalancer.NewNetworkLoadBalancerClientWithConfigurationProvider(provider); err != nil {
 		return nil, fmt.Errorf("create OCI NetworkLoadBalancer client: %w", err)
 	}
-	configure(&c.NLB.BaseClient, "networkloadbalancer", o.Endpoint, base, limits)
+	configure(&c.NLB.BaseClient, "networkloadbalancer", o.Endpoint, base, limits, rec)
 	return &c, nil
 }
 
 // configure applies the settings every client shares (see Clients).
-func configure(c *common.BaseClient, service, endpoint string, base *http.Client, limits *limiters) {
+func configure(c *common.BaseClient, service, endpoint string, base *http.Client, limits *limiters, rec *ccmmetrics.CloudAPI) {
 	if endpoint != "" {
 		c.Host = strings.TrimSuffix(endpoint, "/")
 	}
-	c.HTTPClient = &dispatcher{service: service, base: base, limits: limits}
+	c.HTTPClient = &dispatcher{service: service, base: base, limits: limits, metrics: rec}
 	c.Configuration.CircuitBreaker = nil
 	noRetry := common.NoRetryPolicy()
 	c.Configuration.RetryPolicy = &noRetry
@@ -153,41 +156,38 @@ func (l *limiters) forMethod(method string) (*rate.Limiter, string) {
 
 // dispatcher is the SDK's HTTPRequestDispatcher for every client: it waits
 // for a token from the matching bucket, sends the (already signed)
-// request, and records metrics. It never logs a request: headers carry the
-// signature.
+// request, and records the cloud API metrics (action: the operation). It
+// never logs a request: headers carry the signature.
 type dispatcher struct {
 	service string
 	base    *http.Client
 	limits  *limiters
+	metrics *ccmmetrics.CloudAPI
 }
 
 func (d *dispatcher) Do(req *http.Request) (*http.Response, error) {
-	registerMetrics()
 	op := operationOf(req)
 	lim, kind := d.limits.forMethod(req.Method)
 	if lim != nil {
 		start := time.Now()
-		if err := lim.Wait(req.Context()); err != nil {
-			apiRequests.WithLabelValues(d.service, op, "RateLimiterWait").Inc()
+		err := lim.Wait(req.Context())
+		d.metrics.ClientWait(d.service, op, time.Since(start))
+		if err != nil { // never sent: not a request in the metrics
 			return nil, fmt.Errorf("OCI %s %s: waiting for the %s rate limiter: %w", d.service, op, kind, err)
 		}
-		limiterWait.WithLabelValues(kind).Observe(time.Since(start).Seconds())
 	}
 	start := time.Now()
 	resp, err := d.base.Do(req)
-	apiDuration.WithLabelValues(d.service, op).Observe(time.Since(start).Seconds())
+	took := time.Since(start)
 	if err != nil {
-		apiRequests.WithLabelValues(d.service, op, "NetworkError").Inc()
+		d.metrics.Attempt(d.service, op, ccmmetrics.CodeNetworkError, took)
 		return nil, err
 	}
-	code := "OK"
+	code := ccmmetrics.CodeOK
 	if resp.StatusCode >= 300 {
 		code = errorCode(resp)
 	}
-	apiRequests.WithLabelValues(d.service, op, code).Inc()
-	if resp.StatusCode == http.StatusTooManyRequests {
-		apiThrottled.WithLabelValues(d.service, op).Inc()
-	}
+	d.metrics.Attempt(d.service, op, code, took)
 	return resp, nil
 }
 
@@ -212,7 +212,7 @@ func operationOf(req *http.Request) string {
 // "NotAuthorizedOrNotFound", ...}) and puts the body back for the SDK. It
 // falls back to HTTP<status>.
 func errorCode(resp *http.Response) string {
-	fallback := "HTTP" + strconv.Itoa(resp.StatusCode)
+	fallback := ccmmetrics.HTTPCode(resp.StatusCode)
 	if resp.Body == nil {
 		return fallback
 	}
@@ -229,52 +229,4 @@ func errorCode(resp *http.Response) string {
 		return fallback
 	}
 	return e.Code
-}
-
-// Metrics of every OCI API request, on the legacy registry so that they
-// are served on the CCM's /metrics with upstream's own. Labels carry only
-// our service names, path templates and OCI's error codes: never an id or
-// a credential.
-var (
-	apiRequests = metrics.NewCounterVec(&metrics.CounterOpts{
-		Namespace:      "ccmkit",
-		Subsystem:      "oci_api",
-		Name:           "requests_total",
-		Help:           "OCI API requests sent, by service, operation (method and path template) and result code (OK, the OCI error code, HTTP<status>, NetworkError, RateLimiterWait).",
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"service", "operation", "code"})
-
-	apiDuration = metrics.NewHistogramVec(&metrics.HistogramOpts{
-		Namespace:      "ccmkit",
-		Subsystem:      "oci_api",
-		Name:           "request_duration_seconds",
-		Help:           "Latency of one OCI API request, excluding the wait for the client-side rate limiter.",
-		Buckets:        []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30},
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"service", "operation"})
-
-	apiThrottled = metrics.NewCounterVec(&metrics.CounterOpts{
-		Namespace:      "ccmkit",
-		Subsystem:      "oci_api",
-		Name:           "throttled_total",
-		Help:           "OCI API answers 429 TooManyRequests.",
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"service", "operation"})
-
-	limiterWait = metrics.NewHistogramVec(&metrics.HistogramOpts{
-		Namespace:      "ccmkit",
-		Subsystem:      "oci_api",
-		Name:           "rate_limiter_wait_seconds",
-		Help:           "Time a request waited for a token from the client-side rate limiter, by bucket (read, write).",
-		Buckets:        []float64{0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10},
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"bucket"})
-)
-
-var registerOnce sync.Once
-
-func registerMetrics() {
-	registerOnce.Do(func() {
-		legacyregistry.MustRegister(apiRequests, apiDuration, apiThrottled, limiterWait)
-	})
 }

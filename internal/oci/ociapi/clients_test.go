@@ -15,6 +15,7 @@ import (
 	"github.com/oracle/oci-go-sdk/v65/loadbalancer"
 	"github.com/oracle/oci-go-sdk/v65/networkloadbalancer"
 
+	"github.com/ccmkit/ccm/internal/ccmmetrics"
 	"github.com/ccmkit/ccm/internal/oci/config/configtest"
 )
 
@@ -193,4 +194,92 @@ func TestClientsWrapSeesEveryClient(t *testing.T) {
 	if len(wraps) != 1 || wraps[0].n != 4 || rec.count() != 4 {
 		t.Fatalf("wraps = %d, calls through the wrap = %v, requests = %d; want 1 wrap seeing all 4", len(wraps), wraps, rec.count())
 	}
+}
+
+// Every answer is one request in the shared cloud API metrics, with
+// provider oci, the operation as the action, OCI's code and its result;
+// a 429 is also a throttle.
+func TestClientsRecordMetrics(t *testing.T) {
+	tests := []struct {
+		status       int
+		code         string // in the answer's body; "" for a success
+		wantCode     string
+		wantResult   string
+		wantThrottle float64
+	}{
+		{200, "", "OK", "ok", 0},
+		{429, "TooManyRequests", "TooManyRequests", "throttled", 1},
+		{401, "NotAuthenticated", "NotAuthenticated", "auth", 0},
+		{404, "NotAuthorizedOrNotFound", "NotAuthorizedOrNotFound", "not_found", 0},
+		{409, "IncorrectState", "IncorrectState", "error", 0},
+		{502, "", "HTTP502", "error", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.wantCode, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(tt.status)
+				if tt.code != "" {
+					_, _ = w.Write([]byte(`{"code":"` + tt.code + `","message":"injected"}`))
+				}
+			}))
+			defer srv.Close()
+			c := testClients(t, srv.URL, Limits{Disabled: true})
+			action := map[string]string{"provider": Provider, "service": "loadbalancer", "action": "GET /loadBalancers/{}"}
+			request := map[string]string{"code": tt.wantCode, "result": tt.wantResult}
+			for k, v := range action {
+				request[k] = v
+			}
+			before := [3]float64{sum(t, "ccmkit_cloud_api_requests_total", request),
+				sum(t, "ccmkit_cloud_api_throttled_total", action), sum(t, "ccmkit_cloud_api_request_duration_seconds", action)}
+			_, _ = c.LB.GetLoadBalancer(context.Background(), loadbalancer.GetLoadBalancerRequest{LoadBalancerId: common.String("ocid1.loadbalancer.oc1.iad.x")})
+			if d := sum(t, "ccmkit_cloud_api_requests_total", request) - before[0]; d != 1 {
+				t.Errorf("requests_total{code=%s,result=%s} grew by %v, want 1", tt.wantCode, tt.wantResult, d)
+			}
+			if d := sum(t, "ccmkit_cloud_api_throttled_total", action) - before[1]; d != tt.wantThrottle {
+				t.Errorf("throttled_total grew by %v, want %v", d, tt.wantThrottle)
+			}
+			if d := sum(t, "ccmkit_cloud_api_request_duration_seconds", action) - before[2]; d != 1 {
+				t.Errorf("request_duration_seconds count grew by %v, want 1", d)
+			}
+		})
+	}
+}
+
+// A request that gave up waiting for the rate limiter was never sent: it
+// is a client-side wait, not a request.
+func TestClientsLimiterWaitIsNotARequest(t *testing.T) {
+	rec := &recorder{}
+	srv := httptest.NewServer(rec)
+	defer srv.Close()
+	c := testClients(t, srv.URL, Limits{ReadQPS: 0.001, ReadBurst: 1, WriteQPS: 10, WriteBurst: 1})
+	action := map[string]string{"provider": Provider, "service": "compute", "action": "GET /instances/{}"}
+	get := func(ctx context.Context) error {
+		_, err := c.Compute.GetInstance(ctx, core.GetInstanceRequest{InstanceId: common.String(instanceID)})
+		return err
+	}
+	if err := get(context.Background()); err != nil { // the burst's token
+		t.Fatal(err)
+	}
+	requests, waits := sum(t, "ccmkit_cloud_api_requests_total", action), sum(t, "ccmkit_cloud_api_client_wait_seconds", action)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := get(ctx); err == nil || !strings.Contains(err.Error(), "rate limiter") {
+		t.Fatalf("err = %v, want the rate limiter's", err)
+	}
+	if d := sum(t, "ccmkit_cloud_api_requests_total", action) - requests; d != 0 || rec.count() != 1 {
+		t.Errorf("requests_total grew by %v and %d requests arrived; want 0 and 1", d, rec.count())
+	}
+	if d := sum(t, "ccmkit_cloud_api_client_wait_seconds", action) - waits; d != 1 {
+		t.Errorf("client_wait_seconds count grew by %v, want 1", d)
+	}
+}
+
+func sum(t *testing.T, name string, labels map[string]string) float64 {
+	t.Helper()
+	v, err := ccmmetrics.Sum(name, labels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
