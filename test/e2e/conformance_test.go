@@ -275,8 +275,11 @@ func TestCloudFaultsDeleteNothing(t *testing.T) {
 	})
 }
 
-// A CCM with wrong credentials says so clearly and deletes nothing.
+// A CCM with wrong credentials says so clearly, deletes nothing, and
+// counts the refusals with result="auth" (what CCMKitCloudAPIAuthFailures
+// fires on, whatever the cloud).
 func TestWrongCredentials(t *testing.T) {
+	token := metricsReaderToken(t)
 	forEachCloud(t, func(t *testing.T, env cloudEnv) {
 		in := env.newInstance(t, env.name()+"-wrong-creds")
 		registerNode(t, testcluster.NodeSpec{Name: in.PrivateIP, InternalIP: in.PrivateIP})
@@ -299,8 +302,18 @@ func TestWrongCredentials(t *testing.T) {
 					t.Fatalf("CCM log does not show %s: %v\n%s", tc.wantCode, err, tail(p.Output(), 30))
 				}
 				holdsFor(t, 3*time.Second, "node is kept while credentials are wrong", func() bool { return nodeExists(t, in.PrivateIP) })
-				if env.leaksSecret(p.Output()) {
-					t.Errorf("CCM output contains the secret")
+				code, body := scrape(t, p.SecurePort, "/metrics", token)
+				if code != 200 {
+					t.Fatalf("GET /metrics as a metrics reader: HTTP %d", code)
+				}
+				refused := map[string]string{"provider": env.name(), "code": tc.wantCode}
+				if all, auth := sumMetric(body, "ccmkit_cloud_api_requests_total", refused),
+					sumMetric(body, "ccmkit_cloud_api_requests_total", withLabel(refused, "result", "auth")); auth < 1 || auth != all {
+					t.Errorf("ccmkit_cloud_api_requests_total{provider=%s,code=%s}: %v with result auth of %v; want every one, at least 1",
+						env.name(), tc.wantCode, auth, all)
+				}
+				if env.leaksSecret(p.Output()) || env.leaksSecret(body) {
+					t.Errorf("CCM output or /metrics contains the secret")
 				}
 			})
 		}

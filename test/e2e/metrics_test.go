@@ -75,6 +75,16 @@ func TestCloudAPIMetricsMatchCloudsim(t *testing.T) {
 			t.Errorf("%s{action=DescribeInstances} = %v after a throttling burst, want >= 1", name, v)
 		}
 	}
+	// The result label classifies the codes: the throttles are the
+	// throttled_total ones, and the rest of this CCM's calls went through.
+	calls := map[string]string{"provider": "tencentcloud", "action": "DescribeInstances"}
+	throttled := sumMetric(body, "ccmkit_cloud_api_requests_total", withLabel(calls, "result", "throttled"))
+	if want := sumMetric(body, "ccmkit_cloud_api_throttled_total", calls); throttled < 1 || throttled != want {
+		t.Errorf("ccmkit_cloud_api_requests_total{result=throttled} = %v, throttled_total = %v; want them equal, at least 1", throttled, want)
+	}
+	if ok := sumMetric(body, "ccmkit_cloud_api_requests_total", withLabel(calls, "result", "ok")); ok+throttled != got {
+		t.Errorf("ccmkit_cloud_api_requests_total{action=DescribeInstances}: %v ok + %v throttled, of %v", ok, throttled, got)
+	}
 	// The build that runs: the same version and SDK as --version prints.
 	out, err := exec.Command(suite.ccmBinary, "--version").Output()
 	if err != nil {
@@ -111,4 +121,13 @@ func sumMetric(body, name string, want map[string]string) float64 {
 		}
 	}
 	return sum
+}
+
+// withLabel returns labels with one more.
+func withLabel(labels map[string]string, k, v string) map[string]string {
+	out := map[string]string{k: v}
+	for lk, lv := range labels {
+		out[lk] = lv
+	}
+	return out
 }
