@@ -15,7 +15,7 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS   := -X github.com/ccmkit/ccm/internal/buildinfo.version=$(VERSION) -X github.com/ccmkit/ccm/internal/buildinfo.revision=$(REVISION)
 
-.PHONY: chaos all build tools test unit e2e bench bench-routes bench-smoke demo lint fmt tidy clean image docker-image
+.PHONY: chaos all build generate tools test unit e2e bench bench-routes bench-smoke demo lint fmt tidy clean image docker-image
 
 all: build
 
@@ -23,6 +23,13 @@ all: build
 build:
 	@mkdir -p $(BIN)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/cloud-controller-manager ./cmd/cloudsim
+
+## generate: every generated file: the provider and dialect lists and the chart's provider list
+## (hack/registrygen), docs/annotations.md, docs/configuration.md's key tables; `go test ./...` fails when one is stale
+generate:
+	$(GO) run ./hack/registrygen
+	$(GO) generate ./internal/annotations
+	$(GO) run ./hack/configdoc
 
 ## tools: etcd and kube-apiserver for the local control plane (cached outside the repo)
 tools:

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ccmkit/ccm/internal/chartrender"
+	"github.com/ccmkit/ccm/pkg/provider"
 )
 
 var update = flag.Bool("update", false, "rewrite the snapshot files")
@@ -225,9 +226,43 @@ func checkHardening(t *testing.T, spec corev1.PodSpec) {
 }
 
 func TestChartRejectsBadValues(t *testing.T) {
-	for _, v := range []map[string]any{{"kind": "StatefulSet"}, {"provider": "aws"}} {
-		if _, err := chartrender.Render(chartDir, "ccm", "kube-system", v); err == nil {
-			t.Errorf("values %v rendered without error", v)
+	tests := []struct {
+		values  map[string]any
+		wantErr string
+	}{
+		{map[string]any{"kind": "StatefulSet"}, `kind must be Deployment or DaemonSet, not "StatefulSet"`},
+		{map[string]any{"provider": "aws"}, `provider must be one of ` + strings.Join(provider.Names(), ", ") + `, not "aws"`},
+		{map[string]any{"provider": 7}, `provider must be one of ` + strings.Join(provider.Names(), ", ") + `, not "7"`},
+	}
+	for _, tc := range tests {
+		_, err := chartrender.Render(chartDir, "ccm", "kube-system", tc.values)
+		if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("values %v: err = %v, want it to contain %q", tc.values, err, tc.wantErr)
+		}
+	}
+}
+
+// Every provider the binary registers installs with the chart, its cloud
+// config mounted under the provider's ConfigFile unless config.key says
+// otherwise: templates/_providers.tpl is generated from the same list.
+func TestChartInstallsEveryProvider(t *testing.T) {
+	for _, p := range provider.All {
+		for _, key := range []string{"", "custom.yaml"} {
+			want := p.ConfigFile
+			if key != "" {
+				want = key
+			}
+			r := render(t, map[string]any{"provider": p.Name, "config": map[string]any{"key": key, "values": map[string]any{"region": "r"}}})
+			c := container(t, decode[appsv1.Deployment](t, r.find("Deployment", "")).Spec.Template.Spec)
+			for _, arg := range []string{"--cloud-provider=" + p.Name, "--cloud-config=/etc/ccm/" + want} {
+				if !slices.Contains(c.Args, arg) {
+					t.Errorf("provider %s, config.key %q: args %v lack %s", p.Name, key, c.Args, arg)
+				}
+			}
+			secret := decode[corev1.Secret](t, r.find("Secret", "cloud-controller-manager-config"))
+			if _, ok := secret.StringData[want]; !ok {
+				t.Errorf("provider %s, config.key %q: the config Secret's keys %v lack %s", p.Name, key, secret.StringData, want)
+			}
 		}
 	}
 }

@@ -2,8 +2,8 @@
 // Kubernetes cluster whose kubelets use --cloud-provider=external.
 //
 // It is the upstream k8s.io/cloud-provider command with every upstream flag;
-// this file only registers our providers and picks the one named by
-// --cloud-provider, with measured defaults for the flags that bound node
+// this file only links our providers in (package provider lists them) and
+// picks the one named by --cloud-provider, with measured defaults for the flags that bound node
 // initialization (defaults.go). Two things run before upstream's command: --version, and
 // `cloud-controller-manager preflight`, which checks a setup before it is
 // deployed (preflight.go, internal/preflight).
@@ -12,6 +12,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -32,10 +33,9 @@ import (
 	_ "golang.org/x/crypto/x509roots/fallback"
 
 	"github.com/ccmkit/ccm/internal/buildinfo"
-
-	// Providers register themselves by name.
-	_ "github.com/ccmkit/ccm/pkg/provider/oci"
-	_ "github.com/ccmkit/ccm/pkg/provider/tencentcloud"
+	// Every provider package, each registering itself by name (the list is
+	// generated: make generate).
+	"github.com/ccmkit/ccm/pkg/provider"
 )
 
 func main() {
@@ -69,7 +69,7 @@ func initCloud(c *config.CompletedConfig) cloudprovider.Interface {
 	warnIfWorldReadable(shared.CloudConfigFile)
 	cloud, err := cloudprovider.InitCloudProvider(shared.Name, shared.CloudConfigFile)
 	if err == nil && cloud == nil {
-		err = fmt.Errorf("cloud provider %q is not registered in this binary", shared.Name)
+		err = fmt.Errorf("cloud provider %q is not registered in this binary (it has %s)", shared.Name, strings.Join(provider.Names(), ", "))
 	}
 	if err != nil {
 		// A plain message and exit code 1, not klog.Fatal's goroutine dump:

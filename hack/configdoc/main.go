@@ -1,5 +1,5 @@
 // Command configdoc writes the key tables of docs/configuration.md from the
-// providers' ConfigKeys. Only the sections between the "BEGIN GENERATED" and
+// providers' ConfigKeys (package provider lists every provider). Only the sections between the "BEGIN GENERATED" and
 // "END GENERATED" comments change; the prose around them is hand-written.
 //
 //	go run ./hack/configdoc            # rewrite docs/configuration.md
@@ -15,18 +15,8 @@ import (
 	"runtime"
 
 	"github.com/ccmkit/ccm/internal/cloudconfig"
-	ociconfig "github.com/ccmkit/ccm/internal/oci/config"
-	tcconfig "github.com/ccmkit/ccm/internal/tencent/config"
+	"github.com/ccmkit/ccm/pkg/provider"
 )
-
-// sections are the generated sections of the file, by name.
-var sections = []struct {
-	name string
-	keys []cloudconfig.KeyDoc
-}{
-	{"tencentcloud keys", tcconfig.Keys},
-	{"oci keys", ociconfig.Keys},
-}
 
 func main() {
 	path := flag.String("doc", defaultDoc(), "the Markdown file to update")
@@ -52,12 +42,13 @@ func main() {
 	}
 }
 
-// render returns doc with every generated section rewritten.
+// render returns doc with every generated section rewritten: one per
+// provider, "<name> keys".
 func render(doc []byte) ([]byte, error) {
 	var err error
-	for _, s := range sections {
-		if doc, err = cloudconfig.ReplaceSection(doc, s.name, cloudconfig.KeyTable(s.keys)); err != nil {
-			return nil, err
+	for _, p := range provider.All {
+		if doc, err = cloudconfig.ReplaceSection(doc, p.Name+" keys", cloudconfig.KeyTable(p.ConfigKeys)); err != nil {
+			return nil, fmt.Errorf("provider %s: %w", p.Name, err)
 		}
 	}
 	return doc, nil

@@ -13,16 +13,18 @@
 //	pkg/cloudsim/oci        the OCI dialect: signed REST under /20160918,
 //	                        /20170115 and /20200501
 //	pkg/cloudsim            this package: the registry of dialects
-//	                        (dialects.go); Sim builds core, data plane and
-//	                        every registered dialect behind one http.Handler
+//	                        (dialects.go, zz_generated.dialects.go); Sim
+//	                        builds core, data plane and every registered
+//	                        dialect behind one http.Handler
 //
 // Each dialect owns its options (a field of Options of its package's type),
 // the patterns of its API on the shared mux, its admin routes under
-// /admin/<name>/ and its command-line flags. To add a third dialect: write
-// its package (a core.Dialect from New(core, plane, Options), admin routes
-// added with core.HandleAdminFunc, (*Options).AddFlags), add its entry to
-// the registry and its field to Options; see docs/cloudsim.md, "Dialects: a
-// registry", for the checklist.
+// /admin/<name>/ and its command-line flags. To add a third dialect, write
+// its package (a core.Dialect from a constructor marked
+// //cloudsim:dialect, admin routes added with core.HandleAdminFunc,
+// (*Options).AddFlags) and run `make generate`, which writes its registry
+// entry, its Options field and its Sim accessor; see docs/cloudsim.md,
+// "Dialects: a registry", for the checklist.
 package cloudsim
 
 import (
@@ -37,7 +39,6 @@ import (
 
 	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 	"github.com/ccmkit/ccm/pkg/cloudsim/dataplane"
-	"github.com/ccmkit/ccm/pkg/cloudsim/oci"
 	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
@@ -87,25 +88,22 @@ type Options struct {
 	DisableDataPlane    bool                          // allocate VIPs but open no sockets
 	DataPlaneLog        func(format string, a ...any) // optional: bind failures, target health changes
 
-	Tencent TencentOptions // the Tencent Cloud API at POST / (see clb.go, routes.go, securitygroups.go)
-	OCI     OCIOptions     // the OCI API under /20160918/, /20170115/ and /20200501/ (see oci.go)
+	// Each dialect's own options, of a type its package owns: one field
+	// per dialect package, written by `make generate` (hack/registrygen).
+	// BEGIN GENERATED: dialect options (go run ./hack/registrygen)
+	OCI     OCIOptions     // the oci dialect (pkg/cloudsim/oci)
+	Tencent TencentOptions // the tencent dialect (pkg/cloudsim/tencent)
+	// END GENERATED: dialect options
 }
-
-// TencentOptions configures the Tencent dialect (see
-// tencent.CloudOptions).
-type TencentOptions = tencent.CloudOptions
-
-// OCIOptions configures the OCI dialect (see oci.Options).
-type OCIOptions = oci.Options
 
 // Sim is a running emulator. It is safe for concurrent use.
 type Sim struct {
 	core     *core.Core
 	plane    *dataplane.Plane
 	dialects []core.Dialect // in registry order
-	tencent  *tencent.Cloud
-	oci      *oci.Dialect
 	handler  http.Handler
+
+	dialectHandles // each dialect's typed handle (zz_generated.dialects.go)
 
 	mu        sync.Mutex
 	server    *http.Server
@@ -179,9 +177,8 @@ func (s *Sim) notFound(w http.ResponseWriter, r *http.Request) {
 	http.Error(w, fmt.Sprintf("cloudsim: no API at %s (%s; admin at /admin/)", r.URL.Path, strings.Join(apis, "; ")), http.StatusNotFound)
 }
 
-// closeDialects stops every dialect's background work, the last built
-// first (OCI's work requests end before the CLB's tasks), then the data
-// plane they share.
+// closeDialects stops every dialect's background work (tasks, work
+// requests), the last built first, then the data plane they share.
 func (s *Sim) closeDialects() {
 	for i := len(s.dialects) - 1; i >= 0; i-- {
 		s.dialects[i].Close()
@@ -202,9 +199,6 @@ func serverDate(now func() time.Time, next http.Handler) http.Handler {
 
 // Core exposes the dialect-neutral state, for dialect and data-plane code.
 func (s *Sim) Core() *core.Core { return s.core }
-
-// Tencent exposes the Tencent dialect, e.g. to register more services.
-func (s *Sim) Tencent() *tencent.Dialect { return s.tencent.Dialect }
 
 // Handler serves each dialect's API (the Tencent API at POST /, the OCI
 // API under its version prefixes) and the admin API under /admin/.

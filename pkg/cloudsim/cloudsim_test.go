@@ -271,7 +271,7 @@ func TestDialectRouting(t *testing.T) {
 		{http.MethodGet, "/20160918/instances", http.StatusUnauthorized, "NotAuthenticated"}, // OCI
 		{http.MethodGet, "/20200501/networkLoadBalancers", http.StatusUnauthorized, "NotAuthenticated"},
 		{http.MethodGet, "/admin/healthz", http.StatusOK, "ok"},
-		{http.MethodGet, "/nothing", http.StatusNotFound, "no API at /nothing (tencent at /; oci at /20160918/, /20170115/, /20200501/; admin at /admin/)"},
+		{http.MethodGet, "/nothing", http.StatusNotFound, "no API at /nothing (oci at /20160918/, /20170115/, /20200501/; tencent at /; admin at /admin/)"},
 	}
 	for _, tt := range tests {
 		rec := httptest.NewRecorder()
@@ -280,7 +280,7 @@ func TestDialectRouting(t *testing.T) {
 			t.Errorf("%s %s: %d %s, want %d with %q", tt.method, tt.path, rec.Code, rec.Body.String(), tt.status, tt.body)
 		}
 	}
-	if got := cloudsim.Dialects(); !slices.Equal(got, []string{"tencent", "oci"}) {
+	if got := cloudsim.Dialects(); !slices.Equal(got, []string{"oci", "tencent"}) {
 		t.Errorf("Dialects() = %v", got)
 	}
 }

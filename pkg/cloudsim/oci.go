@@ -38,10 +38,6 @@ func CheckOCIOptions(opts Options) error {
 	return nil
 }
 
-// OCI exposes the OCI dialect, for tests that need more than the methods
-// below.
-func (s *Sim) OCI() *oci.Dialect { return s.oci }
-
 // AddOCIKey registers an OCI API signing key: keyId
 // "<tenancy OCID>/<user OCID>/<fingerprint>" and the PEM RSA public key. The
 // fingerprint must be the key's (see oci.Fingerprint).

@@ -19,8 +19,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 
 {{- define "ccm.configKey" -}}
 {{- if .Values.config.key -}}{{ .Values.config.key }}
-{{- else if eq .Values.provider "oci" -}}cloud-provider.yaml
-{{- else -}}cloud.yaml
+{{- else -}}{{ get (include "ccm.providers" . | fromYaml) (toString .Values.provider) }}
 {{- end -}}
 {{- end -}}
 

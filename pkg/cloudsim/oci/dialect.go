@@ -140,6 +140,8 @@ type Dialect struct {
 // traffic (shared with other dialects so that VIPs come from one pool; nil:
 // a disabled plane of its own), and adds its admin endpoints to c's admin
 // API, so make one per Core. Invalid keys or network seeds are errors.
+//
+//cloudsim:dialect OCI
 func New(c *core.Core, plane *dataplane.Plane, opts Options) (*Dialect, error) {
 	d := &Dialect{
 		core:      c,

@@ -45,6 +45,8 @@ type Cloud struct {
 // NewCloud builds the dialect and its CLB service over c, with plane
 // carrying the load balancers' traffic (nil: a disabled plane of its own),
 // and adds the seeds of opts, all validated as the admin API would.
+//
+//cloudsim:dialect Tencent
 func NewCloud(c *core.Core, plane *dataplane.Plane, opts CloudOptions) (*Cloud, error) {
 	d := New(c, Options{Credentials: opts.Credentials})
 	clb := NewCLB(c, CLBOptions{

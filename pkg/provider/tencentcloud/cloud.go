@@ -21,6 +21,14 @@ import (
 // ProviderName is the --cloud-provider name and the providerID scheme.
 const ProviderName = "tencentcloud"
 
+// ConfigFile is the cloud config's file name where one is chosen for it,
+// as the chart's default Secret key (and deploy/'s example Secret's).
+const ConfigFile = "cloud.yaml"
+
+// ConfigKeys documents every key of the cloud config, for
+// docs/configuration.md (hack/configdoc).
+var ConfigKeys = config.Keys
+
 func init() {
 	cloudprovider.RegisterCloudProvider(ProviderName, func(r io.Reader) (cloudprovider.Interface, error) {
 		cfg, err := config.Load(r, os.Getenv)
