@@ -15,9 +15,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -68,16 +70,13 @@ func main() {
 	check := flag.Bool("check", false, "exit 0 once every node is initialized, instead of waiting for Ctrl-C")
 	ccmBinary := flag.String("ccm-binary", "bin/cloud-controller-manager", "the cloud-controller-manager binary to run")
 	timeout := flag.Duration("timeout", 2*time.Minute, "how long to wait for the nodes to be initialized")
-	cloud := flag.String("cloud", "tencentcloud", "the cloud to demonstrate: tencentcloud or oci")
+	names := slices.Sorted(maps.Keys(demos))
+	cloud := flag.String("cloud", "tencentcloud", "the cloud to demonstrate: "+strings.Join(names, " or "))
 	flag.Parse()
 
-	demo := run
-	switch *cloud {
-	case "tencentcloud":
-	case "oci":
-		demo = runOCI
-	default:
-		fmt.Fprintf(os.Stderr, "demo: --cloud %q: must be tencentcloud or oci\n", *cloud)
+	demo, ok := demos[*cloud]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "demo: --cloud %q: must be %s\n", *cloud, strings.Join(names, " or "))
 		os.Exit(2)
 	}
 	if err := demo(*ccmBinary, *check, *timeout); err != nil {
@@ -101,6 +100,12 @@ var fleet = []struct {
 	{cloudsim.Instance{ID: "ins-demo0003", Name: "db-1", Type: "M5.2XLARGE32", Zone: "ap-guangzhou-6"}, false,
 		func(i cloudsim.Instance) string { return i.ID }}, // named by instance ID
 }
+
+// demos are the demos by --cloud name; each cloud's demo file adds its own
+// in init, so a new cloud's demo needs no line here.
+var demos = map[string]func(ccmBinary string, check bool, timeout time.Duration) error{}
+
+func init() { demos["tencentcloud"] = run }
 
 func run(ccmBinary string, check bool, timeout time.Duration) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -82,6 +82,8 @@ var ociFleet = []struct {
 		func(i cloudsim.Instance) string { return i.HostnameLabel + ".demo.demovcn.oraclevcn.com" }, "VNIC hostname label"},
 }
 
+func init() { demos["oci"] = runOCI }
+
 func runOCI(ccmBinary string, check bool, timeout time.Duration) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
