@@ -43,10 +43,11 @@ func main() {
 }
 
 // render returns doc with every generated section rewritten: one per
-// provider, "<name> keys".
+// provider, "<name> keys", added at the end for a provider that has none.
 func render(doc []byte) ([]byte, error) {
 	var err error
 	for _, p := range provider.All {
+		doc = cloudconfig.AppendSection(doc, "`"+p.Name+"` keys", p.Name+" keys")
 		if doc, err = cloudconfig.ReplaceSection(doc, p.Name+" keys", cloudconfig.KeyTable(p.ConfigKeys)); err != nil {
 			return nil, fmt.Errorf("provider %s: %w", p.Name, err)
 		}

@@ -266,3 +266,20 @@ func TestReplaceSection(t *testing.T) {
 		t.Errorf("unclosed section: err = %v", err)
 	}
 }
+
+// A provider without a section gets one at the end; one with a section
+// keeps it where it is.
+func TestAppendSection(t *testing.T) {
+	doc := "intro\n<!-- BEGIN GENERATED: a (go run ./hack/configdoc) -->\nold\n<!-- END GENERATED: a -->\nafter\n"
+	if got := AppendSection([]byte(doc), "`a` keys", "a"); string(got) != doc {
+		t.Errorf("AppendSection with the section present changed the doc: %q", got)
+	}
+	got := AppendSection([]byte(doc), "`b` keys", "b")
+	want := doc + "\n## `b` keys\n\n<!-- BEGIN GENERATED: b (go run ./hack/configdoc) -->\n<!-- END GENERATED: b -->\n"
+	if string(got) != want {
+		t.Errorf("AppendSection = %q, want %q", got, want)
+	}
+	if filled, err := ReplaceSection(got, "b", "rows\n"); err != nil || !strings.HasSuffix(string(filled), "-->\nrows\n<!-- END GENERATED: b -->\n") {
+		t.Errorf("the appended section is not fillable: %q, %v", filled, err)
+	}
+}

@@ -129,3 +129,18 @@ func ReplaceSection(doc []byte, name, content string) ([]byte, error) {
 	out.Write(doc[i+j:])
 	return out.Bytes(), nil
 }
+
+// AppendSection returns doc with an empty generated section called name
+// added at its end under a heading, unless doc has one already: a new
+// provider's key table then needs no hand-made marker lines.
+func AppendSection(doc []byte, heading, name string) []byte {
+	if bytes.Contains(doc, []byte(fmt.Sprintf(sectionBegin, name))) {
+		return doc
+	}
+	var out bytes.Buffer
+	out.Write(bytes.TrimRight(doc, "\n"))
+	fmt.Fprintf(&out, "\n\n## %s\n\n", heading)
+	fmt.Fprintf(&out, sectionBegin, name)
+	fmt.Fprintf(&out, sectionEnd, name)
+	return out.Bytes()
+}

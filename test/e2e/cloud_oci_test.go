@@ -77,6 +77,8 @@ type ociEnv struct {
 
 var theOCIEnv = &ociEnv{}
 
+func init() { registerCloud(theOCIEnv) }
+
 var _ cloudEnv = (*ociEnv)(nil)
 
 func (*ociEnv) name() string { return "oci" }

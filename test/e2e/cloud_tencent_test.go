@@ -20,7 +20,7 @@ import (
 // main CCM (main_test.go), CVM instances in the suite's VPC.
 type tencentEnv struct{}
 
-var _ cloudEnv = tencentEnv{}
+func init() { registerCloud(tencentEnv{}) }
 
 func (tencentEnv) name() string { return "tencentcloud" }
 

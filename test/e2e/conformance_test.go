@@ -3,10 +3,12 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -97,8 +99,30 @@ type configCase struct {
 	name, config, want string
 }
 
-// clouds are the clouds under test, in order.
-func clouds() []cloudEnv { return []cloudEnv{tencentEnv{}, theOCIEnv} }
+// cloudEnvs are the clouds under test; each cloud_<name>_test.go adds its
+// env in init(), so a new cloud needs no line here.
+var cloudEnvs []cloudEnv
+
+func registerCloud(env cloudEnv) { cloudEnvs = append(cloudEnvs, env) }
+
+// clouds are the clouds under test, in order: the suite's main CCM's cloud
+// first (its scenarios run with that CCM up; the others pause it), then by
+// name.
+func clouds() []cloudEnv {
+	out := slices.Clone(cloudEnvs)
+	slices.SortFunc(out, func(a, b cloudEnv) int {
+		return cmp.Or(cmp.Compare(boolRank(a.name() != mainProvider), boolRank(b.name() != mainProvider)),
+			cmp.Compare(a.name(), b.name()))
+	})
+	return out
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
 
 // forEachCloud runs scenario as a subtest per cloud.
 func forEachCloud(t *testing.T, scenario func(t *testing.T, env cloudEnv)) {

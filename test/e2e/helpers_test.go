@@ -43,6 +43,10 @@ func writeCloudConfig(dir, name, id, key string) string {
 	return path
 }
 
+// mainProvider is the cloud of the suite's own CCM (startMainCCM), which
+// runs through the whole suite.
+const mainProvider = "tencentcloud"
+
 // startCCM starts a CCM process as the shipped ServiceAccount.
 func startCCM(name, cloudConfig string, extraArgs ...string) (*testcluster.Process, error) {
 	return startCCMWith(name, cloudConfig, suite.kubeconfig, extraArgs...)
@@ -52,7 +56,7 @@ func startCCM(name, cloudConfig string, extraArgs ...string) (*testcluster.Proce
 func startCCMWith(name, cloudConfig, kubeconfig string, extraArgs ...string) (*testcluster.Process, error) {
 	p, _, err := testcluster.CCM{
 		Binary:      suite.ccmBinary,
-		Provider:    "tencentcloud",
+		Provider:    mainProvider,
 		CloudConfig: cloudConfig,
 		Kubeconfig:  kubeconfig,
 		Dir:         suite.dir,
