@@ -36,11 +36,7 @@ func TestRenderRejectsUndocumented(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "names.go")
-			if err := os.WriteFile(path, []byte("package annotations\n\n"+tc.src), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			_, err := render(path)
+			_, err := render(writeNames(t, "package annotations\n\n"+tc.src))
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("err = %v, want it to contain %q", err, tc.wantErr)
 			}
@@ -73,25 +69,18 @@ const (
 	Beta Name = Prefix + "b"
 )
 `
-	path := filepath.Join(t.TempDir(), "names.go")
-	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := writeNames(t, src)
 	out, err := render(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{
+	wantAll(t, out,
 		"## Section one\n\nIntro text.\n",
 		"### `p.io/a`\n\nEnables `p.io/b`; see `p.io/b`.\n",
 		"### `p.io/b`\n\nWritten by us.\n",
 		"- Read-only: written by the CCM\n",
 		"| [`p.io/a`](#pioa) | bool | true | all |\n",
-	} {
-		if !strings.Contains(string(out), want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
+	)
 }
 
 // A peer catalog must agree with what is declared: supported means
@@ -109,10 +98,7 @@ const (
 	Alpha Name = "peer.io/a"
 )
 `
-	path := filepath.Join(t.TempDir(), "names.go")
-	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := writeNames(t, src)
 	catalog := func(entries ...annotations.PeerAnnotation) annotations.PeerCatalog {
 		return annotations.PeerCatalog{Title: "Peer", Source: "peer v1", Prefixes: []string{"peer.io/"}, Entries: entries}
 	}
@@ -140,15 +126,11 @@ const (
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{
+	wantAll(t, out,
 		"\n## Peer\n\nEvery Service annotation of peer v1: 1 supported here",
 		"| [`peer.io/a`](#peerioa) | supported |  |\n",
 		"| `peer.io/b` | not supported | planned \\| later |\n",
-	} {
-		if !strings.Contains(string(out), want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
+	)
 }
 
 // The real OCI catalog: the 47 names of oracle/oci-cloud-controller-manager
@@ -160,5 +142,25 @@ func TestOCIPeerCatalog(t *testing.T) {
 	}
 	if _, err := render("..", c); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// writeNames writes src as names.go in a fresh directory and returns its path.
+func writeNames(t *testing.T, src string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "names.go")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// wantAll fails for each of wants that out lacks.
+func wantAll(t *testing.T, out []byte, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
 	}
 }
