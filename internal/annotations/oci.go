@@ -124,6 +124,17 @@ const (
 	// Providers: oci (lb)
 	OCILBSecurityListManagementMode Name = OCILBPrefix + "security-list-management-mode"
 
+	// OCINodeLabelSelector is NodeSelector under the public OCI CCM's name,
+	// read for a load balancer (lb) as upstream does; an nlb reads
+	// OCINLBNodeLabelSelector instead. When NodeSelector is set too and
+	// says otherwise, NodeSelector is used and a Warning Event
+	// (NodeSelectorAnnotationsDisagree) names both.
+	//
+	// Type: label selector (pool=edge,!spot)
+	// Default: every node
+	// Providers: oci (lb)
+	OCINodeLabelSelector Name = "oci.oraclecloud.com/node-label-selector"
+
 	// OCINLBInternal makes the network load balancer private. Fixed at
 	// creation.
 	//
@@ -203,4 +214,14 @@ const (
 	// Default: loadBalancer.securityListManagementMode (None)
 	// Providers: oci (nlb)
 	OCINLBSecurityListManagementMode Name = OCINLBPrefix + "security-list-management-mode"
+
+	// OCINLBNodeLabelSelector is NodeSelector under the public OCI CCM's
+	// name for a network load balancer (nlb). When NodeSelector is set too
+	// and says otherwise, NodeSelector is used and a Warning Event
+	// (NodeSelectorAnnotationsDisagree) names both.
+	//
+	// Type: label selector (pool=edge,!spot)
+	// Default: every node
+	// Providers: oci (nlb)
+	OCINLBNodeLabelSelector Name = OCINLBPrefix + "node-label-selector"
 )

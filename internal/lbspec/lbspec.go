@@ -107,6 +107,10 @@ type Placement struct {
 	SubnetID string // internal load balancers: where the VIP comes from
 	AdoptID  string
 	Name     string // the name to create the load balancer with
+	// NodeSelector is the provider's own spelling of the node selector
+	// annotation (OCI's node-label-selector), used when
+	// lb.ccmkit.io/node-selector is not set; nil selects every node.
+	NodeSelector labels.Selector
 }
 
 // Spec is the load balancer a Service needs.
@@ -238,8 +242,10 @@ func Build(svc *corev1.Service, nodes []*corev1.Node, opts Options) (*Spec, erro
 	}
 	spec := &Spec{Ref: RefOf(svc, "")}
 
+	var p Placement
 	if opts.Placement != nil {
-		p, err := opts.Placement(svc)
+		var err error
+		p, err = opts.Placement(svc)
 		collect(err)
 		spec.Name, spec.Internal, spec.SubnetID, spec.AdoptID = p.Name, p.Internal, p.SubnetID, p.AdoptID
 	}
@@ -252,7 +258,7 @@ func Build(svc *corev1.Service, nodes []*corev1.Node, opts Options) (*Spec, erro
 	collect(err)
 	spec.SourceRanges, err = sourceRanges(svc)
 	collect(err)
-	spec.Backends, err = backends(svc, nodes, opts.InstanceID)
+	spec.Backends, err = backends(svc, nodes, p.NodeSelector, opts.InstanceID)
 	collect(err)
 	spec.DrainPeriod, err = drainPeriod(svc, opts.DrainPeriod)
 	collect(err)
@@ -491,9 +497,13 @@ func Eligible(node *corev1.Node) bool {
 }
 
 // backends returns the eligible nodes that match the Service's node
-// selector and have an instance id, sorted by name.
-func backends(svc *corev1.Service, nodes []*corev1.Node, instanceID func(*corev1.Node) (string, error)) ([]Backend, error) {
+// selector (the annotation, else the provider's alias) and have an instance
+// id, sorted by name.
+func backends(svc *corev1.Service, nodes []*corev1.Node, alias labels.Selector, instanceID func(*corev1.Node) (string, error)) ([]Backend, error) {
 	selector := labels.Everything()
+	if alias != nil {
+		selector = alias
+	}
 	if sel, err := annotations.NodeSelector.SelectorFromService(svc); err == nil {
 		selector = sel
 	} else if !errors.Is(err, annotations.ErrNotSet) {

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ccmkit/ccm/internal/annotations"
@@ -254,20 +255,27 @@ func TestBuildBackends(t *testing.T) {
 	deleting.DeletionTimestamp = &now
 	nodes = append(nodes, deleting)
 
+	dbPool := labels.SelectorFromSet(labels.Set{"pool": "db"}) // a provider's alias of the annotation
 	tests := []struct {
 		name    string
 		opts    []svcOpt
+		alias   labels.Selector
 		want    []string
 		wantErr string
 	}{
-		{"all eligible", nil, []string{"exclusion-false", "other-pool", "plain"}, ""},
-		{"node selector", []svcOpt{annotate(string(annotations.NodeSelector), "pool=web")}, []string{"exclusion-false", "plain"}, ""},
-		{"bad selector", []svcOpt{annotate(string(annotations.NodeSelector), "pool in web")}, nil,
+		{"all eligible", nil, nil, []string{"exclusion-false", "other-pool", "plain"}, ""},
+		{"node selector", []svcOpt{annotate(string(annotations.NodeSelector), "pool=web")}, nil, []string{"exclusion-false", "plain"}, ""},
+		{"provider's selector", nil, dbPool, []string{"other-pool"}, ""},
+		{"the annotation over the provider's", []svcOpt{annotate(string(annotations.NodeSelector), "pool=web")}, dbPool,
+			[]string{"exclusion-false", "plain"}, ""},
+		{"bad selector", []svcOpt{annotate(string(annotations.NodeSelector), "pool in web")}, nil, nil,
 			`annotation lb.ccmkit.io/node-selector: invalid value "pool in web"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			spec, err := Build(testService(tc.opts...), nodes, testOptions())
+			opts := testOptions()
+			opts.Placement = func(*corev1.Service) (Placement, error) { return Placement{NodeSelector: tc.alias}, nil }
+			spec, err := Build(testService(tc.opts...), nodes, opts)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)

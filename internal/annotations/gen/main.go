@@ -10,6 +10,11 @@
 // description followed by "Type:", "Default:", "Providers:" and optionally
 // "Read-only:" lines. A constant missing Type, Default or Providers is an
 // error, so an undocumented annotation cannot be added.
+//
+// After them comes one section per peer catalog (annotations.PeerCatalog:
+// another CCM's annotations, supported here or why not), checked against
+// the declared annotations: a supported entry must be declared, and every
+// declared annotation under the peer's prefixes must be in the catalog.
 package main
 
 import (
@@ -26,14 +31,19 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/ccmkit/ccm/internal/annotations"
 )
+
+// peers are the catalogs documented after our own annotations.
+var peers = []annotations.PeerCatalog{annotations.OCIPeerCatalog()}
 
 func main() {
 	in := flag.String("in", defaultInput(), "the package directory (or one Go file) declaring the annotations")
 	out := flag.String("o", "", "output file (default: stdout)")
 	flag.Parse()
 
-	doc, err := render(*in)
+	doc, err := render(*in, peers...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "annotations gen:", err)
 		os.Exit(1)
@@ -99,7 +109,7 @@ var fieldLine = regexp.MustCompile(`^(Type|Default|Providers|Read-only):\s*(.+)$
 
 var required = []string{"Type", "Default", "Providers"}
 
-func render(path string) ([]byte, error) {
+func render(path string, peers ...annotations.PeerCatalog) ([]byte, error) {
 	files, err := sourceFiles(path)
 	if err != nil {
 		return nil, err
@@ -152,7 +162,63 @@ func render(path string) ([]byte, error) {
 			}
 		}
 	}
+	for _, p := range peers {
+		if err := renderPeer(&b, p, sections); err != nil {
+			return nil, err
+		}
+	}
 	return b.Bytes(), nil
+}
+
+// renderPeer writes the table of a peer's annotations, after checking it
+// against the declared ones.
+func renderPeer(b *bytes.Buffer, p annotations.PeerCatalog, sections []section) error {
+	declared := map[string]bool{}
+	for _, s := range sections {
+		for _, a := range s.items {
+			declared[a.key] = true
+		}
+	}
+	listed := map[string]bool{}
+	supported := 0
+	for _, e := range p.Entries {
+		key := e.Name.String()
+		switch {
+		case listed[key]:
+			return fmt.Errorf("%s: %s is listed twice", p.Title, key)
+		case e.Supported && !declared[key]:
+			return fmt.Errorf("%s: %s is marked supported, but no annotation constant declares it", p.Title, key)
+		case !e.Supported && declared[key]:
+			return fmt.Errorf("%s: %s is declared here, but marked not supported", p.Title, key)
+		case !e.Supported && e.Note == "":
+			return fmt.Errorf("%s: %s is not supported and needs a note saying why", p.Title, key)
+		}
+		listed[key] = true
+		if e.Supported {
+			supported++
+		}
+	}
+	for _, s := range sections {
+		for _, a := range s.items {
+			for _, prefix := range p.Prefixes {
+				if strings.HasPrefix(a.key, prefix) && !listed[a.key] {
+					return fmt.Errorf("%s: %s (%s) is declared under the peer's prefix %s but missing from its catalog", p.Title, a.ident, a.key, prefix)
+				}
+			}
+		}
+	}
+	fmt.Fprintf(b, "\n## %s\n\n", p.Title)
+	fmt.Fprintf(b, "Every Service annotation of %s: %d supported here with the same name and meaning "+
+		"(the note says where ours differs), %d not supported.\n\n", p.Source, supported, len(p.Entries)-supported)
+	b.WriteString("| annotation | here | note |\n|---|---|---|\n")
+	for _, e := range p.Entries {
+		name, here := fmt.Sprintf("`%s`", e.Name), "not supported"
+		if e.Supported {
+			name, here = fmt.Sprintf("[`%s`](#%s)", e.Name, anchor(e.Name.String())), "supported"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s |\n", name, here, cell(e.Note))
+	}
+	return nil
 }
 
 func parse(path string, consts map[string]string) ([]section, error) {

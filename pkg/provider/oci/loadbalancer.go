@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
@@ -36,6 +37,11 @@ type loadBalancers = lbkit.LoadBalancer[*lbops.Desired]
 // EventReasonFixedShape is the reason of the Warning Event on a Service
 // whose fixed LB shape is created as flexible.
 const EventReasonFixedShape = "FixedShapeIsFlexible"
+
+// EventReasonNodeSelectorsDisagree is the reason of the Warning Event on a
+// Service whose lb.ccmkit.io/node-selector and upstream node-label-selector
+// select differently.
+const EventReasonNodeSelectorsDisagree = "NodeSelectorAnnotationsDisagree"
 
 func newLoadBalancers(cfg *config.Config, c *ociapi.Clients) *loadBalancers {
 	tr := &ociTranslator{cfg: cfg.LoadBalancer, drainPeriod: cfg.LBDrainPeriod}
@@ -108,7 +114,14 @@ func (t *ociTranslator) Desired(_ string, svc *corev1.Service, nodes []*corev1.N
 		Placement: func(svc *corev1.Service) (lbspec.Placement, error) {
 			internal, errs := t.readOCI(svc, &s, &warnings)
 			errs = append(errs, hco.read(svc, s.Kind)...)
-			return lbspec.Placement{Internal: internal, Name: string(svc.UID)}, errors.Join(errs...)
+			sel, w, err := nodeLabelSelector(svc, s.Kind)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			if w != nil {
+				warnings = append(warnings, *w)
+			}
+			return lbspec.Placement{Internal: internal, Name: string(svc.UID), NodeSelector: sel}, errors.Join(errs...)
 		},
 		InstanceID:  func(n *corev1.Node) (string, error) { return parseProviderID(n.Spec.ProviderID) },
 		Limits:      ociLimits,
@@ -321,6 +334,33 @@ func (t *ociTranslator) readOCI(svc *corev1.Service, d *lbops.Settings, warnings
 	}
 	d.Policy = "ROUND_ROBIN"
 	return internal, errs
+}
+
+// nodeLabelSelector reads the public OCI CCM's name for the node selector:
+// oci.oraclecloud.com/node-label-selector on a load balancer, the
+// oci-network-load-balancer.oraclecloud.com one on a network load balancer
+// (each kind reads only its own, as upstream). lbspec uses it when
+// lb.ccmkit.io/node-selector is not set; when that is set too and selects
+// otherwise, ours wins and the Warning says so. An invalid ours is left to
+// lbspec to report.
+func nodeLabelSelector(svc *corev1.Service, kind lbops.Kind) (labels.Selector, *lbkit.Warning, error) {
+	alias := annotations.OCINodeLabelSelector
+	if kind == lbops.KindNLB {
+		alias = annotations.OCINLBNodeLabelSelector
+	}
+	sel, err := alias.SelectorFromService(svc)
+	if errors.Is(err, annotations.ErrNotSet) {
+		return nil, nil, nil
+	} else if err != nil {
+		return nil, nil, err
+	}
+	ours, err := annotations.NodeSelector.SelectorFromService(svc)
+	if err != nil || ours.String() == sel.String() {
+		return sel, nil, nil
+	}
+	return sel, &lbkit.Warning{Reason: EventReasonNodeSelectorsDisagree, Message: fmt.Sprintf(
+		"annotations %s (%q) and %s (%q) select different nodes: %s is used; remove one of them or make them equal",
+		annotations.NodeSelector, ours, alias, sel, annotations.NodeSelector)}, nil
 }
 
 // millis parses the public OCI CCM's millisecond annotations: a whole

@@ -1,0 +1,107 @@
+package annotations
+
+// PeerAnnotation is one Service annotation of another cloud-controller-
+// manager that users bring along in their manifests, and what this CCM
+// does with it.
+type PeerAnnotation struct {
+	// Name is the peer's annotation key. For a supported one it is our
+	// constant of that key, so that the compiler checks it exists.
+	Name Name
+	// Supported means we read Name with the same meaning. The generator
+	// (./gen) fails when a supported Name is not one of our declared
+	// annotations.
+	Supported bool
+	// Note is, for an unsupported annotation, why not and what to do
+	// instead; for a supported one, how our reading differs, if it does.
+	Note string
+}
+
+// PeerCatalog lists every Service annotation another CCM reads, for the
+// section of docs/annotations.md that tells a user moving from it which of
+// their annotations keep working.
+type PeerCatalog struct {
+	Title  string // the section's title
+	Source string // where the names were taken from
+	// Prefixes are the peer's name prefixes: each of our annotations under
+	// one of them must be in Entries (the generator checks), so that no
+	// annotation we declare in the peer's namespace goes undocumented here.
+	Prefixes []string
+	Entries  []PeerAnnotation
+}
+
+// The reasons shared by several entries of the OCI catalog. "planned"
+// names the item of issue 14 that will add the feature.
+const (
+	planTLS            = "planned (issue 14 item 1, TLS); until then terminate TLS in the pods or an ingress controller"
+	planNSG            = "planned (issue 14 item 2, network security groups); until then use security lists (`…security-list-management-mode`)"
+	planProxyProto     = "planned (issue 14 item 5, proxy protocol)"
+	planTags           = "planned (issue 14 item 6, tags); until then the load balancer carries only the CCM's own tags"
+	planDeprecatedTags = "deprecated upstream replaced by `initial-*-tags-override`, which is " + planTags
+)
+
+// OCIPeerCatalog is the public OCI cloud-controller-manager's Service
+// annotations (oracle/oci-cloud-controller-manager v1.35.0: the two
+// annotation const blocks of pkg/cloudprovider/providers/oci/
+// load_balancer_spec.go, every one of them read by its load balancer code;
+// its docs/load-balancer-annotations.md lists 38 of them), in its order.
+// The LB and NLB spellings of one setting are separate names, so separate
+// entries.
+func OCIPeerCatalog() PeerCatalog {
+	return PeerCatalog{
+		Title:    "The public OCI CCM's annotations",
+		Source:   "oracle/oci-cloud-controller-manager v1.35.0, pkg/cloudprovider/providers/oci/load_balancer_spec.go",
+		Prefixes: []string{OCILBPrefix, OCINLBPrefix, "oci.oraclecloud.com/"},
+		Entries: []PeerAnnotation{
+			// Load Balancer, and the names both kinds read.
+			{Name: OCILBInternal, Supported: true},
+			{Name: OCILBShape, Supported: true, Note: "default `flexible` 10-100 Mbps here (upstream `100Mbps`); a fixed shape is created flexible with minimum = maximum, with a Warning Event"},
+			{Name: OCILBShapeFlexMin, Supported: true},
+			{Name: OCILBShapeFlexMax, Supported: true},
+			{Name: OCILBSubnet1, Supported: true},
+			{Name: OCILBSubnet2, Supported: true},
+			{Name: OCILBPrefix + "ssl-ports", Note: planTLS},
+			{Name: OCILBPrefix + "tls-secret", Note: planTLS},
+			{Name: OCILBPrefix + "tls-backendset-secret", Note: "planned (issue 14 item 1, TLS to the backends)"},
+			{Name: OCILBConnectionIdleTimeout, Supported: true, Note: "a duration such as `5m` is accepted too"},
+			{Name: OCILBPrefix + "connection-proxy-protocol-version", Note: planProxyProto},
+			{Name: OCILBSecurityListManagementMode, Supported: true, Note: "without it the cloud config's mode applies (`None` unless set; upstream `All`); an invalid value is an error here, where upstream falls back to `All`"},
+			{Name: OCILBHealthCheckRetries, Supported: true},
+			{Name: OCILBHealthCheckInterval, Supported: true, Note: "default 5000 ms here (upstream 10000); a duration such as `10s` is accepted too"},
+			{Name: OCILBHealthCheckTimeout, Supported: true, Note: "default 2000 ms here (upstream 3000)"},
+			{Name: OCILBBackendProtocol, Supported: true, Note: "`TCP` and `HTTP`; `GRPC`, which needs TLS, is planned with issue 14 item 1"},
+			{Name: "oci.oraclecloud.com/oci-network-security-groups", Note: planNSG},
+			{Name: "oci.oraclecloud.com/loadbalancer-policy", Note: "planned (issue 14 item 6); until then `ROUND_ROBIN`, or `IP_HASH` with `sessionAffinity: ClientIP`"},
+			{Name: "oci.oraclecloud.com/initial-defined-tags-override", Note: planTags},
+			{Name: "oci.oraclecloud.com/initial-freeform-tags-override", Note: planTags},
+			{Name: OCILoadBalancerType, Supported: true},
+			{Name: OCINodeLabelSelector, Supported: true, Note: "our `lb.ccmkit.io/node-selector` under upstream's name (Load Balancer only, as upstream)"},
+			{Name: "oci.oraclecloud.com/workload-service-account", Note: "not applicable: workload identity exchanges a service account token through OKE; this CCM signs every call with the cloud config's API key, so grant that user the policies in docs/oci.md"},
+			{Name: "oci.oraclecloud.com/security-rule-management-mode", Note: "planned (issue 14 items 2-3, NSG mode); until then its `SL-All`, `SL-Frontend` and `None` are `…security-list-management-mode` `All`, `Frontend` and `None`"},
+			{Name: "oci.oraclecloud.com/oci-backend-network-security-group", Note: planNSG},
+			{Name: "oci.oraclecloud.com/oci-load-balancer-listener-ssl-config", Note: planTLS},
+			{Name: "oci.oraclecloud.com/oci-load-balancer-backendset-ssl-config", Note: "planned (issue 14 item 1, TLS to the backends)"},
+			{Name: "oci.oraclecloud.com/ingress-ip-mode", Note: "planned (issue 14 item 6); until then the status has no `ipMode`, which Kubernetes reads as `VIP` (upstream's default)"},
+			{Name: "oci.oraclecloud.com/oci-load-balancer-rule-sets", Note: "planned (issue 14 item 6, rule sets)"},
+
+			// Network Load Balancer.
+			{Name: OCINLBInternal, Supported: true},
+			{Name: OCINLBSubnet, Supported: true},
+			{Name: OCINLBPrefix + "oci-network-security-groups", Note: planNSG},
+			{Name: OCINLBHealthCheckRetries, Supported: true},
+			{Name: OCINLBHealthCheckInterval, Supported: true, Note: "default 5000 ms and minimum 1000 here (upstream 10000 and 10000); a duration such as `10s` is accepted too"},
+			{Name: OCINLBHealthCheckTimeout, Supported: true, Note: "default 2000 ms here (upstream 3000)"},
+			{Name: OCINLBBackendPolicy, Supported: true, Note: "`TWO_TUPLE` by default with `sessionAffinity: ClientIP`, which upstream refuses"},
+			{Name: OCINLBSecurityListManagementMode, Supported: true},
+			{Name: OCINLBPrefix + "defined-tags", Note: planDeprecatedTags},
+			{Name: OCINLBPrefix + "freeform-tags", Note: planDeprecatedTags},
+			{Name: OCINLBPrefix + "initial-defined-tags-override", Note: planTags},
+			{Name: OCINLBPrefix + "initial-freeform-tags-override", Note: planTags},
+			{Name: OCINLBNodeLabelSelector, Supported: true, Note: "our `lb.ccmkit.io/node-selector` under upstream's name (Network Load Balancer only, as upstream)"},
+			{Name: OCINLBIsPreserveSource, Supported: true, Note: "default `false` here; upstream defaults to `true` with `externalTrafficPolicy: Local` and refuses the annotation with `Cluster`"},
+			{Name: OCINLBPrefix + "is-ppv2-enabled", Note: planProxyProto},
+			{Name: OCINLBExternalIPOnly, Supported: true, Note: "default `true` here (upstream `false`), so that the first address in the status is reachable"},
+			{Name: OCINLBPrefix + "assigned-private-ipv4", Note: "planned (issue 14 item 6)"},
+			{Name: OCINLBPrefix + "assigned-ipv6", Note: "planned (issue 14 items 6-7, dual-stack)"},
+		},
+	}
+}
