@@ -99,6 +99,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&fo.InitialNodes, "fanout-nodes", fo.InitialNodes, "fanout: initialized nodes before the burst")
 	fs.IntVar(&fo.BurstNodes, "fanout-burst-nodes", fo.BurstNodes, "fanout: nodes joining at once, each initialized by the CCM")
 	fs.IntVar(&fo.Syncs, "fanout-syncs", fo.Syncs, "fanout: the CCM's --concurrent-service-syncs")
+	fs.IntVar(&fo.Repeats, "fanout-repeats", fo.Repeats, "fanout: runs, each on a fresh cluster; the ratios are their medians")
 
 	// burst
 	bu := &o.burst
@@ -183,7 +184,7 @@ func applyQuick(o *options) {
 	o.lb.Services = 10
 	o.lb.DriftPeriod = 30 * time.Second
 	o.lb.Timeout = 3 * time.Minute
-	o.fanout.Services, o.fanout.InitialNodes, o.fanout.BurstNodes = 20, 20, 20
+	o.fanout.Services, o.fanout.InitialNodes, o.fanout.BurstNodes, o.fanout.Repeats = 20, 20, 20, 1
 	o.fanout.Timeout = 3 * time.Minute
 	o.burst.Nodes = 200
 	o.burst.PhaseTimeout = 3 * time.Minute
