@@ -24,6 +24,7 @@ type options struct {
 	nodes    nodes.Config
 	routes   routes.Config
 	lb       lb.Config
+	fanout   lb.FanoutConfig
 	burst    nodes.BurstConfig
 }
 
@@ -48,7 +49,7 @@ func quickRequested(args []string) bool {
 
 func parseFlags(args []string) (options, error) {
 	o := options{quick: quickRequested(args), nodes: nodes.DefaultConfig(), routes: routes.DefaultConfig(), lb: lb.DefaultConfig(),
-		burst: nodes.DefaultBurstConfig()}
+		fanout: lb.DefaultFanoutConfig(), burst: nodes.DefaultBurstConfig()}
 	defaultSizes, defaultOut := "1000,2000,5000", "bench/results/latest.json"
 	if o.quick {
 		applyQuick(&o)
@@ -91,6 +92,14 @@ func parseFlags(args []string) (options, error) {
 	lbSyncs := fs.String("lb-syncs", joinInts(l.Syncs), "lb: comma-separated values of the CCM's --concurrent-service-syncs, one run each (upstream default: 1)")
 	fs.DurationVar(&l.TaskLatency, "lb-task-latency", l.TaskLatency, "lb: cloudsim's asynchronous CLB task latency")
 	fs.DurationVar(&l.DriftPeriod, "lb-drift-period", l.DriftPeriod, "lb: the CCM's lb_drift_check_period (longer than creating every Service takes)")
+
+	// fanout
+	fo := &o.fanout
+	fs.IntVar(&fo.Services, "fanout-services", fo.Services, "fanout: LoadBalancer Services, created and converged before the burst")
+	fs.IntVar(&fo.InitialNodes, "fanout-nodes", fo.InitialNodes, "fanout: initialized nodes before the burst")
+	fs.IntVar(&fo.BurstNodes, "fanout-burst-nodes", fo.BurstNodes, "fanout: nodes joining at once, each initialized by the CCM")
+	fs.IntVar(&fo.Syncs, "fanout-syncs", fo.Syncs, "fanout: the CCM's --concurrent-service-syncs")
+	fs.IntVar(&fo.Repeats, "fanout-repeats", fo.Repeats, "fanout: runs, each on a fresh cluster; the ratios are their medians")
 
 	// burst
 	bu := &o.burst
@@ -150,11 +159,12 @@ func parseFlags(args []string) (options, error) {
 	// The burst runs the node section's CCM command line, --ccm-flag
 	// included.
 	bu.CCMFlags = n.CCMFlags
-	n.CCMBinary, r.CCMBinary, l.CCMBinary, bu.CCMBinary = *ccmBinary, *ccmBinary, *ccmBinary, *ccmBinary
+	n.CCMBinary, r.CCMBinary, l.CCMBinary, fo.CCMBinary, bu.CCMBinary = *ccmBinary, *ccmBinary, *ccmBinary, *ccmBinary, *ccmBinary
 	if *workDir != "" {
 		n.WorkDir = filepath.Join(*workDir, "nodes")
 		r.WorkDir = filepath.Join(*workDir, "routes")
 		l.WorkDir = filepath.Join(*workDir, "lb")
+		fo.WorkDir = filepath.Join(*workDir, "fanout")
 		bu.WorkDir = filepath.Join(*workDir, "burst")
 	}
 	return o, nil
@@ -174,6 +184,8 @@ func applyQuick(o *options) {
 	o.lb.Services = 10
 	o.lb.DriftPeriod = 30 * time.Second
 	o.lb.Timeout = 3 * time.Minute
+	o.fanout.Services, o.fanout.InitialNodes, o.fanout.BurstNodes, o.fanout.Repeats = 20, 20, 20, 1
+	o.fanout.Timeout = 3 * time.Minute
 	o.burst.Nodes = 200
 	o.burst.PhaseTimeout = 3 * time.Minute
 }

@@ -7,6 +7,10 @@
 //   - routes (bench/routes): the route controller on a TKE route table;
 //   - lb (bench/lb): many LoadBalancer Services at once, then an unchanged
 //     resync and a drift check;
+//   - fanout (bench/lb, fanout.go): LoadBalancer Services on initialized
+//     nodes, then a burst of nodes joining: the time until every CLB has
+//     every new node, and the CLB writes, against the writes CLB's limits
+//     force;
 //   - burst (bench/nodes, burst.go): nodes joining a running cluster at a
 //     steady rate, each node's time from registration to initialized,
 //     against a bare client patching each node as it appears.
@@ -44,7 +48,7 @@ import (
 	"github.com/ccmkit/ccm/bench/routes"
 )
 
-var allSections = []string{"nodes", "routes", "lb", "burst"}
+var allSections = []string{"nodes", "routes", "lb", "fanout", "burst"}
 
 // document is latest.json.
 type document struct {
@@ -57,6 +61,7 @@ type document struct {
 	NodeSizes []sizeSummary      `json:"node_sizes,omitempty"`
 	Routes    *routes.Result     `json:"routes,omitempty"`
 	LB        *lb.Result         `json:"lb,omitempty"`
+	Fanout    *lb.FanoutResult   `json:"fanout,omitempty"`
 	Burst     *nodes.BurstResult `json:"burst,omitempty"`
 	Run       runInfo            `json:"run"`
 }
@@ -117,6 +122,7 @@ func run(ctx context.Context, o options) error {
 	write := func() error {
 		doc.Run.WholeRunSeconds = time.Since(begin).Seconds()
 		doc.Run.AllMet = (doc.Result == nil || doc.Result.Met) && (doc.Routes == nil || doc.Routes.Met) && (doc.LB == nil || doc.LB.Met) &&
+			(doc.Fanout == nil || doc.Fanout.Met) &&
 			(doc.Burst == nil || doc.Burst.Met)
 		for _, s := range doc.NodeSizes {
 			doc.Run.AllMet = doc.Run.AllMet && s.Met
@@ -169,6 +175,13 @@ func run(ctx context.Context, o options) error {
 			}
 			res.Print(os.Stdout)
 			doc.LB = res
+		case "fanout":
+			res, err := lb.RunFanout(ctx, o.fanout, os.Stdout)
+			if err != nil {
+				return fmt.Errorf("fanout: %w", err)
+			}
+			res.Print(os.Stdout)
+			doc.Fanout = res
 		case "burst":
 			res, err := nodes.RunBurst(ctx, o.burst, os.Stdout)
 			if err != nil {

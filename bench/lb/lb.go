@@ -13,7 +13,9 @@
 //     counted (the target is zero write calls);
 //   - waits for one pass of the periodic drift check and counts its calls.
 //
-// Run returns the numbers; Result.Print writes the table.
+// Run returns the numbers; Result.Print writes the table. The fan-out
+// section (fanout.go, RunFanout) shares this package's fixture and call
+// counting.
 package lb
 
 import (

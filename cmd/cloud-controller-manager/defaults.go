@@ -7,12 +7,19 @@ import "k8s.io/cloud-provider/options"
 // node worker, one lifecycle worker) initialized 200 nodes in 19 s on the
 // benchmark machine; these initialize 1,000 in about 4 s (docs/scale.md,
 // "Recommended flags"). deploy/ and the chart pass the same values
-// explicitly, so a bare binary is as fast as a deployed one.
+// explicitly, so a bare binary is as fast as a deployed one. Upstream's one
+// service worker makes every LoadBalancer Service wait for the one before:
+// 100 Services took 65 s to get their IPs (docs/loadbalancers.md), and a
+// 100-node burst 59 s to reach 100 CLBs (6.9 s with 20); with 20 the CLB rate
+// limits (20 calls/s per action, paced client-side) bound both instead
+// (docs/scale.md, the fan-out section). deploy/ and the chart leave this one
+// to the binary.
 const (
 	defaultKubeAPIQPS                   = 1000
 	defaultKubeAPIBurst                 = 2000
 	defaultConcurrentNodeSyncs          = 100
 	defaultConcurrentNodeLifecycleSyncs = 100
+	defaultConcurrentServiceSyncs       = 20
 )
 
 // applyMeasuredDefaults replaces upstream's defaults with the measured ones.
@@ -21,4 +28,5 @@ func applyMeasuredDefaults(o *options.CloudControllerManagerOptions) {
 	o.Generic.ClientConnection.Burst = defaultKubeAPIBurst
 	o.NodeController.ConcurrentNodeSyncs = defaultConcurrentNodeSyncs
 	o.NodeLifecycleController.ConcurrentNodeLifecycleSyncs = defaultConcurrentNodeLifecycleSyncs
+	o.ServiceController.ConcurrentServiceSyncs = defaultConcurrentServiceSyncs
 }

@@ -20,6 +20,9 @@ func TestMeasuredDefaults(t *testing.T) {
 		{"concurrent-node-lifecycle-syncs", "100", "4", func(o *options.CloudControllerManagerOptions) any {
 			return o.NodeLifecycleController.ConcurrentNodeLifecycleSyncs
 		}},
+		{"concurrent-service-syncs", "20", "2", func(o *options.CloudControllerManagerOptions) any {
+			return o.ServiceController.ConcurrentServiceSyncs
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.flag, func(t *testing.T) {

@@ -25,10 +25,11 @@ func (l *LoadBalancer[D]) Initialize(b cloudprovider.ControllerClientBuilder, st
 }
 
 // SetInformers starts what runs beside the service controller on the
-// shared informers: the Warning Events, the subsets' Events and
+// shared informers: the node lister Updates settle with (settle.go), the Warning Events, the subsets' Events and
 // EndpointSlice watch, and the drift check. The provider's SetInformers
 // calls it, after Initialize and before the informers start.
 func (l *LoadBalancer[D]) SetInformers(f informers.SharedInformerFactory) {
+	l.settler.nodes = f.Core().V1().Nodes().Lister()
 	if l.kube == nil {
 		return
 	}

@@ -35,6 +35,9 @@ type LoadBalancer[D lbspec.Desired] struct {
 	ops     Ops[D]
 	cfg     Config
 	subsets *lbsubset.Subsetter
+	// settler holds an Update back while a burst's nodes are initialized
+	// (settle.go).
+	settler *settler
 	// locks keeps one Service's Ensure, Update and Delete from running at
 	// once (internal/svclock says why).
 	locks svclock.Locks
@@ -58,7 +61,7 @@ var _ cloudprovider.LoadBalancer = (*LoadBalancer[*lbspec.Spec])(nil)
 // when), so that the pipeline re-runs the Service's last reconcile then.
 func New[D lbspec.Desired](tr Translator[D], newOps func(onDrain func(types.UID, time.Time)) Ops[D], cfg Config) *LoadBalancer[D] {
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &LoadBalancer[D]{tr: tr, cfg: cfg, subsets: lbsubset.New(), rerun: drain.NewRerun(ctx), stopRerun: cancel}
+	l := &LoadBalancer[D]{tr: tr, cfg: cfg, subsets: lbsubset.New(), settler: newSettler(), rerun: drain.NewRerun(ctx), stopRerun: cancel}
 	l.ops = newOps(l.rerun.At)
 	return l
 }
@@ -93,8 +96,10 @@ func (l *LoadBalancer[D]) EnsureLoadBalancer(ctx context.Context, clusterName st
 }
 
 // UpdateLoadBalancer brings the load balancer's backends (and everything
-// else) in line with the nodes.
+// else) in line with the nodes, once the nodes joining now are initialized
+// (settle.go).
 func (l *LoadBalancer[D]) UpdateLoadBalancer(ctx context.Context, clusterName string, svc *corev1.Service, nodes []*corev1.Node) error {
+	nodes = l.settler.settle(ctx, svc, nodes)
 	defer l.locks.Lock(svc.UID)()
 	d, err := l.prepare(ctx, clusterName, svc, nodes)
 	if err != nil {

@@ -1,0 +1,488 @@
+package lb
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/ccmkit/ccm/bench/nodes"
+	"github.com/ccmkit/ccm/bench/report"
+	"github.com/ccmkit/ccm/internal/testcluster"
+	"github.com/ccmkit/ccm/pkg/cloudsim"
+)
+
+// The fan-out section: S LoadBalancer Services on N initialized nodes, all
+// converged; then N2 more nodes join in one burst (each registered by its
+// kubelet with the uninitialized taint, then initialized by the CCM's node
+// controller), and the measure is the time from the burst's start until
+// every CLB has every new node as a target on every listener (read from
+// cloudsim's state), and the CLB write calls in that interval.
+//
+// The floor is the writes CLB's limits force: one BatchRegisterTargets per
+// CLB and 500 targets (one per listener here, each Service having one
+// port), at the action's documented rate (cloudsim's CLBActionQPS, 20/s).
+//
+// CLB binds at most TOTAL_TARGET_BIND_QUOTA targets to a listener (100 by
+// default; a ticket raises it). With more nodes than that the CCM binds a
+// subset, and "every CLB has every node" cannot hold; so the section raises
+// cloudsim's quota to the cluster's size, which the CCM reads with
+// DescribeQuota as it would on a raised account.
+
+// FanoutConfig is what the fan-out run measures.
+type FanoutConfig struct {
+	Services     int
+	InitialNodes int // initialized before the Services are created
+	BurstNodes   int // joining at once after every CLB converged
+	Syncs        int // the CCM's --concurrent-service-syncs
+	// Repeats is how many times the whole section runs, each on a fresh
+	// control plane and cloudsim: the machine is shared, and the ratios
+	// reported are the medians.
+	Repeats   int
+	CCMBinary string
+	WorkDir   string
+	Timeout   time.Duration
+}
+
+// DefaultFanoutConfig is the issue's size: 100 Services on 100 nodes, then
+// 100 more, with 20 service workers: with ten, each worker's Update (three
+// reads, a write and its task, about 0.8 s at cloudsim's realistic latency)
+// bounds a pass at about 13 Services/s, under CLB's 20 writes/s
+// (docs/scale.md has both).
+func DefaultFanoutConfig() FanoutConfig {
+	return FanoutConfig{Services: 100, InitialNodes: 100, BurstNodes: 100, Syncs: 20, Repeats: 3,
+		CCMBinary: "bin/cloud-controller-manager", Timeout: 10 * time.Minute}
+}
+
+// FanoutResult is the section's numbers: each run's, their spread, the
+// floor and the targets. Durations are in seconds.
+type FanoutResult struct {
+	Services               int    `json:"services"`
+	InitialNodes           int    `json:"initial_nodes"`
+	BurstNodes             int    `json:"burst_nodes"`
+	ConcurrentServiceSyncs int    `json:"concurrent_service_syncs"`
+	Listeners              int    `json:"listeners"`
+	TargetQuota            int    `json:"target_quota"` // cloudsim's TOTAL_TARGET_BIND_QUOTA for the run
+	Latency                string `json:"cloudsim_latency"`
+	// The floor: the writes CLB's limits force, at the action's rate.
+	FloorWrites  int     `json:"floor_writes"`
+	FloorSeconds float64 `json:"floor_seconds"`
+	// Seconds: from the burst's start until every CLB had every new node
+	// on every listener; median (min-max) of the runs.
+	Seconds    report.Stats `json:"seconds"`
+	TimeRatio  report.Stats `json:"time_vs_floor"`
+	Writes     report.Stats `json:"writes"`
+	WriteRatio report.Stats `json:"writes_vs_floor"`
+	// Initialized: from the burst's start until the CCM had initialized
+	// every new node (set its providerID): no CLB can bind a node before.
+	Initialized report.Stats    `json:"initialized_seconds"`
+	Throttled   int             `json:"throttled"` // RequestLimitExceeded answers, every run
+	Runs        []FanoutRun     `json:"runs"`
+	Target      string          `json:"target"`
+	Targets     map[string]bool `json:"targets"`
+	Met         bool            `json:"met"`
+}
+
+// FanoutRun is one run's numbers.
+type FanoutRun struct {
+	Seconds            float64 `json:"seconds"`
+	InitializedSeconds float64 `json:"initialized_seconds"`
+	RegisterSeconds    float64 `json:"register_seconds"` // until every new Node existed
+	// Writes are the CLB write calls from the burst's start until every
+	// CLB had every new node, by action.
+	Writes      map[string]int `json:"writes"`
+	WritesTotal int            `json:"writes_total"`
+	Reads       map[string]int `json:"reads"`
+	// AfterWrites are the writes from then until the CCM went quiet
+	// (passes still running over Services already complete).
+	AfterWrites map[string]int `json:"writes_after_convergence"`
+	// Service controller passes over every LB Service ("Syncing backends
+	// for all LB services" in the CCM's log) from the burst until quiet.
+	NodeSyncPasses int            `json:"node_sync_passes"`
+	Throttled      map[string]int `json:"throttled"` // RequestLimitExceeded answers, burst until quiet
+	Busy           map[string]int `json:"busy"`      // ResourceInOperating answers, burst until quiet
+	LogDir         string         `json:"log_dir"`
+}
+
+// The issue's targets, on the medians: time within 1.5x the floor, writes
+// within 1.2x; and no RequestLimitExceeded in any run.
+func (r *FanoutResult) evaluate() {
+	r.Target = "time <= 1.5x floor, writes <= 1.2x floor (medians), 0 RequestLimitExceeded"
+	var secs, ratios, writes, wratios, inits []float64
+	r.Throttled = 0
+	for _, run := range r.Runs {
+		secs = append(secs, run.Seconds)
+		ratios = append(ratios, round(run.Seconds/r.FloorSeconds))
+		writes = append(writes, float64(run.WritesTotal))
+		wratios = append(wratios, round(float64(run.WritesTotal)/float64(r.FloorWrites)))
+		inits = append(inits, run.InitializedSeconds)
+		r.Throttled += sum(run.Throttled)
+	}
+	r.Seconds, r.TimeRatio = report.Summarize(secs), report.Summarize(ratios)
+	r.Writes, r.WriteRatio = report.Summarize(writes), report.Summarize(wratios)
+	r.Initialized = report.Summarize(inits)
+	r.Targets = map[string]bool{
+		"time_within_1.5x_floor":    r.TimeRatio.Median <= 1.5,
+		"writes_within_1.2x_floor":  r.WriteRatio.Median <= 1.2,
+		"no_request_limit_exceeded": r.Throttled == 0,
+	}
+	r.Met = true
+	for _, ok := range r.Targets {
+		r.Met = r.Met && ok
+	}
+}
+
+// maxBatchTargets is what one BatchRegisterTargets may carry ("一次批量
+// 绑定的最大数量为500", BatchRegisterTargetsRequestParams.Targets in
+// clb@v1.3.105 models.go); the floor counts calls with it.
+const maxBatchTargets = 500
+
+// fanoutInstance is burst or initial machine k: its instance and Node name.
+func fanoutInstance(k int) cloudsim.Instance {
+	ip := fmt.Sprintf("10.2.%d.%d", k/250, 1+k%250)
+	return cloudsim.Instance{ID: fmt.Sprintf("ins-fan%05d", k), Name: ip, Type: "S5.MEDIUM4", Zone: benchRegion + "-3",
+		PrivateIP: ip, PublicIP: fmt.Sprintf("100.70.%d.%d", k/250, 1+k%250), VpcID: benchVPC, SubnetID: "subnet-fanout01", State: "RUNNING"}
+}
+
+// RunFanout runs the section Repeats times, each on a fresh control plane
+// and cloudsim. Progress goes to log.
+func RunFanout(ctx context.Context, cfg FanoutConfig, log io.Writer) (*FanoutResult, error) {
+	if cfg.Services < 1 || cfg.InitialNodes < 1 || cfg.BurstNodes < 1 {
+		return nil, fmt.Errorf("fanout: need Services, initial and burst nodes, not %d, %d, %d", cfg.Services, cfg.InitialNodes, cfg.BurstNodes)
+	}
+	res := &FanoutResult{Services: cfg.Services, InitialNodes: cfg.InitialNodes, BurstNodes: cfg.BurstNodes,
+		ConcurrentServiceSyncs: cfg.Syncs, TargetQuota: max(100, cfg.InitialNodes+cfg.BurstNodes), Latency: "cloudsim's realistic default"}
+	dir := cfg.WorkDir
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "ccm-bench-fanout-"); err != nil {
+			return nil, err
+		}
+	}
+	for k := range max(1, cfg.Repeats) {
+		step := func(format string, args ...any) {
+			fmt.Fprintf(log, "[%s fanout run %d] %s\n", time.Now().Format("15:04:05"), k+1, fmt.Sprintf(format, args...))
+		}
+		run, err := runFanout(ctx, cfg, res, filepath.Join(dir, fmt.Sprintf("run-%d", k+1)), step)
+		if err != nil {
+			return nil, fmt.Errorf("run %d: %w", k+1, err)
+		}
+		res.Runs = append(res.Runs, run)
+	}
+	res.evaluate()
+	return res, nil
+}
+
+// runFanout is one run on a fresh control plane and cloudsim; it fills
+// res's floor (the same every run).
+func runFanout(ctx context.Context, cfg FanoutConfig, res *FanoutResult, dir string, step func(string, ...any)) (FanoutRun, error) {
+	run := FanoutRun{Throttled: map[string]int{}, Busy: map[string]int{}, LogDir: dir}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return run, err
+	}
+
+	step("starting etcd and kube-apiserver %s", testcluster.K8sVersion)
+	cluster, err := testcluster.Start(dir)
+	if err != nil {
+		return run, err
+	}
+	defer func() { _ = cluster.Stop() }() // at exit: nothing is left to do about a failed stop
+	// The burst's Nodes are created as fast as the apiserver allows: the
+	// bench's own client is not rate limited.
+	fast := rest.CopyConfig(cluster.Admin)
+	fast.QPS, fast.Burst = -1, 0
+	client, err := kubernetes.NewForConfig(fast)
+	if err != nil {
+		return run, fmt.Errorf("fanout: bench client: %w", err)
+	}
+	cluster.Client = client
+	if err := cluster.ApplyFile(ctx, filepath.Join("deploy", "rbac.yaml")); err != nil {
+		return run, err
+	}
+	kubeconfig, err := cluster.ServiceAccountKubeconfig(ctx, "kube-system", "cloud-controller-manager")
+	if err != nil {
+		return run, err
+	}
+
+	// The documented CLB limits and cloudsim's realistic latency (Latency
+	// nil); the target quota raised to the cluster's size (see above).
+	sim := cloudsim.New(cloudsim.Options{
+		Region: benchRegion, DisableDataPlane: true,
+		Tencent: cloudsim.TencentOptions{
+			Credentials:    map[string]string{benchID: benchKey},
+			CLBTargetQuota: res.TargetQuota,
+		},
+	})
+	simURL, err := sim.Start("127.0.0.1:0")
+	if err != nil {
+		return run, err
+	}
+	defer sim.Close()
+	rate := sim.Core().RateLimits()["BatchRegisterTargets"]
+	if rate <= 0 {
+		return run, fmt.Errorf("fanout: cloudsim has no BatchRegisterTargets rate limit to compute the floor with")
+	}
+
+	step("registering %d initialized nodes", cfg.InitialNodes)
+	for k := range cfg.InitialNodes {
+		in := fanoutInstance(k)
+		if _, err := sim.AddInstances(in); err != nil {
+			return run, err
+		}
+		node := &corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: in.PrivateIP},
+			Spec:       corev1.NodeSpec{ProviderID: fmt.Sprintf("tencentcloud:///%s/%s", in.Zone, in.ID)},
+			Status: corev1.NodeStatus{
+				Addresses:  []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: in.PrivateIP}},
+				Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: metav1.Now()}},
+			},
+		}
+		if _, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+			return run, fmt.Errorf("fanout: create node %s: %w", node.Name, err)
+		}
+	}
+
+	cloudConfig := filepath.Join(dir, "cloud.yaml")
+	// No drift check during the run: its reads would share the rate limits.
+	if err := os.WriteFile(cloudConfig, []byte(fmt.Sprintf("region: %s\nvpc_id: %s\nsecret_id: %s\nsecret_key: %s\napi_endpoint: %s\nlb_drift_check_period: 1h\n",
+		benchRegion, benchVPC, benchID, benchKey, simURL)), 0o600); err != nil {
+		return run, err
+	}
+	args := append(slices.Clone(nodes.RecommendedFlags), "--controllers=service,cloud-node",
+		fmt.Sprintf("--concurrent-service-syncs=%d", cfg.Syncs), "--v=2")
+	step("starting the CCM (service and node controllers, --concurrent-service-syncs=%d)", cfg.Syncs)
+	ccm, _, err := testcluster.CCM{
+		Binary: cfg.CCMBinary, Provider: "tencentcloud", CloudConfig: cloudConfig, Kubeconfig: kubeconfig, Dir: dir, Name: "ccm",
+		ExtraArgs: args,
+	}.Start()
+	if err != nil {
+		return run, err
+	}
+	defer ccm.Stop()
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	err = ccm.WaitForOutput(wctx, "Starting service controller")
+	cancel()
+	if err != nil {
+		return run, err
+	}
+
+	step("creating %d LoadBalancer Services on %d nodes", cfg.Services, cfg.InitialNodes)
+	created, err := createServices(ctx, cluster, cfg.Services)
+	if err != nil {
+		return run, err
+	}
+	if _, err := waitIngress(ctx, cluster, created, cfg.Timeout); err != nil {
+		return run, err
+	}
+	initial := make([]string, cfg.InitialNodes)
+	for k := range initial {
+		initial[k] = fanoutInstance(k).ID
+	}
+	if _, err := waitTargets(ctx, sim, cfg.Services, initial, cfg.Timeout); err != nil {
+		return run, fmt.Errorf("fanout: before the burst: %w", err)
+	}
+	if err := waitQuiet(ctx, sim, "DescribeTargets", 0, cfg.Timeout); err != nil {
+		return run, err
+	}
+	res.Listeners, res.FloorWrites = 0, 0
+	for _, lb := range sim.CLBs() {
+		res.Listeners += len(lb.Listeners)
+		// One batch call carries up to 500 targets across a CLB's listeners.
+		res.FloorWrites += (len(lb.Listeners)*cfg.BurstNodes + maxBatchTargets - 1) / maxBatchTargets
+	}
+	res.FloorSeconds = round(float64(res.FloorWrites) / rate)
+	step("converged: %d CLBs, %d listeners, each with %d targets", cfg.Services, res.Listeners, cfg.InitialNodes)
+
+	// The burst: every new machine's instance, then its Node, as its
+	// kubelet registers it, 32 at a time.
+	passesBefore := countPasses(ccm.Output())
+	burst := make([]cloudsim.Instance, cfg.BurstNodes)
+	want := slices.Clone(initial)
+	for i := range burst {
+		burst[i] = fanoutInstance(cfg.InitialNodes + i)
+		want = append(want, burst[i].ID)
+	}
+	step("burst: %d nodes join at once", cfg.BurstNodes)
+	sim.ResetCalls()
+	start := time.Now()
+	initialized := make(chan time.Time, 1)
+	ictx, stopWatching := context.WithCancel(ctx)
+	defer stopWatching()
+	go func() { initialized <- waitInitialized(ictx, client, burst, cfg.Timeout) }()
+	registered := make(chan error, 1)
+	go func() {
+		err := register(ctx, sim, cluster, burst, 32)
+		run.RegisterSeconds = round(time.Since(start).Seconds())
+		registered <- err
+	}()
+	done, err := waitTargets(ctx, sim, cfg.Services, want, cfg.Timeout)
+	if err != nil {
+		return run, fmt.Errorf("fanout: after the burst: %w", err)
+	}
+	if err := <-registered; err != nil {
+		return run, err
+	}
+	run.Seconds = round(done.Sub(start).Seconds())
+	run.InitializedSeconds = round((<-initialized).Sub(start).Seconds())
+	atConvergence := sim.Calls()
+	run.Writes, run.Reads = splitCalls(atConvergence)
+	run.WritesTotal = sum(run.Writes)
+	step("every CLB has every new node after %.1fs (Nodes created in %.1fs, initialized in %.1fs): %d writes (floor %d, %.1fs)",
+		run.Seconds, run.RegisterSeconds, run.InitializedSeconds, run.WritesTotal, res.FloorWrites, res.FloorSeconds)
+
+	if err := waitQuiet(ctx, sim, "DescribeTargets", 0, cfg.Timeout); err != nil {
+		return run, err
+	}
+	final := sim.Calls()
+	after, _ := splitCalls(final)
+	run.AfterWrites = map[string]int{}
+	for a, n := range after {
+		if d := n - run.Writes[a]; d > 0 {
+			run.AfterWrites[a] = d
+		}
+	}
+	countRefusals(final, run.Throttled, run.Busy)
+	run.NodeSyncPasses = countPasses(ccm.Output()) - passesBefore
+	return run, nil
+}
+
+// waitInitialized polls the Nodes until every machine's has its providerID
+// (set by the CCM's node controller), and returns when it saw that; the
+// zero time after timeout.
+func waitInitialized(ctx context.Context, client kubernetes.Interface, machines []cloudsim.Instance, timeout time.Duration) time.Time {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err == nil {
+			initialized := map[string]bool{}
+			for _, n := range list.Items {
+				initialized[n.Name] = n.Spec.ProviderID != ""
+			}
+			all := true
+			for _, m := range machines {
+				all = all && initialized[m.PrivateIP]
+			}
+			if all {
+				return time.Now()
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return time.Time{}
+}
+
+// register adds each machine to cloudsim and registers its Node (tainted,
+// as a kubelet with --cloud-provider=external), with the given workers.
+func register(ctx context.Context, sim *cloudsim.Sim, cluster *testcluster.Cluster, machines []cloudsim.Instance, workers int) error {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for range workers {
+		wg.Go(func() {
+			for {
+				k := int(next.Add(1) - 1)
+				if k >= len(machines) || ctx.Err() != nil {
+					return
+				}
+				in := machines[k]
+				if _, err := sim.AddInstances(in); err != nil {
+					errs <- fmt.Errorf("fanout: add instance %s: %w", in.ID, err)
+					return
+				}
+				if _, err := cluster.RegisterNode(ctx, testcluster.NodeSpec{Name: in.PrivateIP, InternalIP: in.PrivateIP}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// waitTargets polls cloudsim until there are clbs CLBs and each listener of
+// each has every instance in want as a target, and returns when it saw
+// that.
+func waitTargets(ctx context.Context, sim *cloudsim.Sim, clbs int, want []string, timeout time.Duration) (time.Time, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		lbs := sim.CLBs()
+		missing := 0
+		for _, lb := range lbs {
+			for _, l := range lb.Listeners {
+				have := make(map[string]bool, len(l.Targets))
+				for _, t := range l.Targets {
+					have[t.InstanceID] = true
+				}
+				for _, id := range want {
+					if !have[id] {
+						missing++
+					}
+				}
+			}
+		}
+		now := time.Now()
+		if len(lbs) == clbs && missing == 0 {
+			return now, nil
+		}
+		if now.After(deadline) {
+			return now, fmt.Errorf("%d of %d CLBs; %d targets still missing after %s", len(lbs), clbs, missing, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return now, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// splitCalls returns the CLB calls by action, writes and reads apart.
+func splitCalls(calls map[string]map[string]int) (writes, reads map[string]int) {
+	writes, reads = map[string]int{}, map[string]int{}
+	for a, n := range clbCalls(calls) {
+		if slices.Contains(writeActions, a) {
+			writes[a] = n
+		} else {
+			reads[a] = n
+		}
+	}
+	return writes, reads
+}
+
+// countPasses counts the service controller's passes over every LB
+// Service logged so far (upstream logs this at -v=2 before each).
+func countPasses(log string) int {
+	return strings.Count(log, "Syncing backends for all LB services")
+}
+
+// Print writes the table.
+func (r *FanoutResult) Print(w io.Writer) {
+	fmt.Fprintf(w, "\nLoad balancer fan-out: %d Services on %d nodes, %d more join at once (--concurrent-service-syncs=%d, target quota %d, %s latency; median (min-max) of %d runs)\n",
+		r.Services, r.InitialNodes, r.BurstNodes, r.ConcurrentServiceSyncs, r.TargetQuota, r.Latency, len(r.Runs))
+	fmt.Fprintf(w, "target: %s\n\n", r.Target)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "\tmeasured\tfloor\tratio\ttarget\tmet\t")
+	fmt.Fprintf(tw, "every CLB has every new node (s)\t%s\t%.1f\t%s\t<= 1.5x\t%v\t\n", r.Seconds.Spread("%.1f"), r.FloorSeconds, r.TimeRatio.Spread("%.2fx"), r.Targets["time_within_1.5x_floor"])
+	fmt.Fprintf(tw, "CLB writes in that time\t%s\t%d\t%s\t<= 1.2x\t%v\t\n", r.Writes.Spread("%.0f"), r.FloorWrites, r.WriteRatio.Spread("%.2fx"), r.Targets["writes_within_1.2x_floor"])
+	fmt.Fprintf(tw, "RequestLimitExceeded\t%d\t0\t\t0\t%v\t\n", r.Throttled, r.Targets["no_request_limit_exceeded"])
+	fmt.Fprintf(tw, "new nodes initialized (s)\t%s\t\t\t\t\t\n", r.Initialized.Spread("%.1f"))
+	_ = tw.Flush()
+	for k, run := range r.Runs {
+		fmt.Fprintf(w, "\nrun %d: %.1fs (initialized %.1fs, Nodes created %.1fs), %d passes; writes: %s; reads: %s; writes after convergence: %s; ResourceInOperating: %s\n",
+			k+1, run.Seconds, run.InitializedSeconds, run.RegisterSeconds, run.NodeSyncPasses, callList(run.Writes), callList(run.Reads), callList(run.AfterWrites), callList(run.Busy))
+	}
+	fmt.Fprintf(w, "met: %v %v\n", r.Met, r.Targets)
+}
