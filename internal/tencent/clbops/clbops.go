@@ -57,6 +57,10 @@ type Config struct {
 	// that its reconcile runs again then and deregisters the drained
 	// targets (internal/drain.Rerun).
 	OnDrain func(uid types.UID, at time.Time)
+	// ListenerQuota, if set, returns TOTAL_LISTENER_QUOTA (Quotas.
+	// ListenersPerCLB). It is asked only when a CLB would hold more than
+	// DefaultListenerQuota listeners; nil means the documented default.
+	ListenerQuota func(context.Context) int
 }
 
 // Ops runs CLB operations. It holds no state between calls but the
@@ -75,6 +79,8 @@ type Ops struct {
 	// (drain.go); onDrain is Config.OnDrain.
 	drains  *drain.Tracker
 	onDrain func(uid types.UID, at time.Time)
+	// listenerQuota is Config.ListenerQuota.
+	listenerQuota func(context.Context) int
 }
 
 // New returns Ops calling api.
@@ -89,6 +95,8 @@ func New(api API, cfg Config) *Ops {
 		gate:    &deleteGate{},
 		drains:  drain.NewTracker(nil),
 		onDrain: cfg.OnDrain,
+
+		listenerQuota: cfg.ListenerQuota,
 	}
 }
 
@@ -134,6 +142,11 @@ func (o *Ops) reconcile(ctx context.Context, op string, spec *Desired, create bo
 // then targets; then status.
 func (o *Ops) pipeline(ctx context.Context, spec *Desired, create bool) (*corev1.LoadBalancerStatus, error) {
 	if err := checkSupported(spec); err != nil {
+		return nil, err
+	}
+	// Before any call: a Service with more ports than a CLB holds gets
+	// neither a CLB nor a change to the one it has.
+	if err := o.checkListenerQuota(ctx, len(spec.Listeners), "its ports alone"); err != nil {
 		return nil, err
 	}
 	lb, err := o.findOrCreate(ctx, spec, create)

@@ -445,6 +445,23 @@ func (o *Ops) reconcileListeners(ctx context.Context, lb *loadBalancer, spec *De
 	if plan.empty() {
 		return plan.bound, nil
 	}
+	removeFirst, err := o.listenerRoom(ctx, lb, plan, len(actual))
+	if err != nil {
+		return nil, err
+	}
+	remove := func() error {
+		for _, l := range plan.remove {
+			if err := o.deleteListener(ctx, lb, l); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if removeFirst {
+		if err := remove(); err != nil {
+			return nil, err
+		}
+	}
 	bound := plan.bound
 	created, err := o.createListeners(ctx, lb, plan.create)
 	if err != nil {
@@ -456,8 +473,8 @@ func (o *Ops) reconcileListeners(ctx context.Context, lb *loadBalancer, spec *De
 			return nil, err
 		}
 	}
-	for _, l := range plan.remove {
-		if err := o.deleteListener(ctx, lb, l); err != nil {
+	if !removeFirst {
+		if err := remove(); err != nil {
 			return nil, err
 		}
 	}

@@ -3,6 +3,7 @@ package clbops
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -21,6 +22,16 @@ const DefaultTargetQuota = 100
 // model comment, clb@v1.3.105: "TOTAL_TARGET_BIND_QUOTA：一条转发规则下可绑定设备的配额").
 const QuotaTargetBind = "TOTAL_TARGET_BIND_QUOTA"
 
+// DefaultListenerQuota is TOTAL_LISTENER_QUOTA's documented default: "Number
+// of listeners that can be added to an instance: 50" (CLB Use Limits,
+// https://www.tencentcloud.com/document/product/214/6187). QuotaListener is
+// its QuotaId (Quota model comment, clb@v1.3.105: "TOTAL_LISTENER_QUOTA：一个
+// CLB下的监听器配额"). Each port of a Service is one layer-4 listener.
+const (
+	DefaultListenerQuota = 50
+	QuotaListener        = "TOTAL_LISTENER_QUOTA"
+)
+
 // Default lifetimes of the cached quota.
 const (
 	DefaultQuotaTTL      = time.Hour
@@ -32,16 +43,21 @@ type QuotaAPI interface {
 	DescribeQuotaWithContext(context.Context, *clb.DescribeQuotaRequest) (*clb.DescribeQuotaResponse, error)
 }
 
-// Quotas caches the account's targets-per-listener quota. Quotas change only
-// by ticket, so one DescribeQuota an hour is plenty; when it fails, the
-// documented default is used (and logged once until a read succeeds again),
-// and the read is retried a minute later.
+// Quotas caches the account's CLB quotas that bound one Service: targets per
+// listener and listeners per CLB. Quotas change only by ticket, so one
+// DescribeQuota an hour per quota is plenty; when it fails, the documented
+// default is used (and logged once until a read succeeds again), and the
+// read is retried a minute later.
 type Quotas struct {
 	api           QuotaAPI
 	ttl, retryTTL time.Duration
 	now           func() time.Time
 
-	mu      sync.Mutex
+	mu     sync.Mutex
+	cached map[string]*cachedQuota // by QuotaId
+}
+
+type cachedQuota struct {
 	value   int
 	expires time.Time
 	failing bool
@@ -52,48 +68,64 @@ func NewQuotas(api QuotaAPI, ttl time.Duration) *Quotas {
 	if ttl <= 0 {
 		ttl = DefaultQuotaTTL
 	}
-	return &Quotas{api: api, ttl: ttl, retryTTL: min(DefaultQuotaRetryTTL, ttl), now: time.Now}
+	return &Quotas{api: api, ttl: ttl, retryTTL: min(DefaultQuotaRetryTTL, ttl), now: time.Now, cached: map[string]*cachedQuota{}}
 }
 
 // TargetsPerListener returns TOTAL_TARGET_BIND_QUOTA: how many targets one
 // listener can bind.
 func (q *Quotas) TargetsPerListener(ctx context.Context) int {
+	return q.get(ctx, QuotaTargetBind, DefaultTargetQuota)
+}
+
+// ListenersPerCLB returns TOTAL_LISTENER_QUOTA: how many listeners one CLB
+// can hold.
+func (q *Quotas) ListenersPerCLB(ctx context.Context) int {
+	return q.get(ctx, QuotaListener, DefaultListenerQuota)
+}
+
+func (q *Quotas) get(ctx context.Context, id string, def int) int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.value > 0 && q.now().Before(q.expires) {
-		return q.value
+	c := q.cached[id]
+	if c == nil {
+		c = &cachedQuota{}
+		q.cached[id] = c
 	}
-	v, err := q.read(ctx)
+	if c.value > 0 && q.now().Before(c.expires) {
+		return c.value
+	}
+	v, err := q.read(ctx, id)
 	if err != nil {
-		if !q.failing {
-			klog.ErrorS(err, "Reading the CLB target quota failed; using the documented default until a read succeeds",
-				"quota", QuotaTargetBind, "default", DefaultTargetQuota)
+		if !c.failing {
+			klog.ErrorS(err, "Reading a CLB quota failed; using the documented default until a read succeeds",
+				"quota", id, "default", def)
 		}
-		q.failing = true
-		q.value, q.expires = DefaultTargetQuota, q.now().Add(q.retryTTL)
-		return q.value
+		c.failing = true
+		c.value, c.expires = def, q.now().Add(q.retryTTL)
+		return c.value
 	}
-	if q.failing || v != q.value {
-		klog.InfoS("CLB target quota", "quota", QuotaTargetBind, "targetsPerListener", v)
+	if c.failing || v != c.value {
+		klog.InfoS("CLB quota", "quota", id, "limit", v)
 	}
-	q.failing = false
-	q.value, q.expires = v, q.now().Add(q.ttl)
+	c.failing = false
+	c.value, c.expires = v, q.now().Add(q.ttl)
 	return v
 }
 
-func (q *Quotas) read(ctx context.Context) (int, error) {
+func (q *Quotas) read(ctx context.Context, id string) (int, error) {
 	resp, err := q.api.DescribeQuotaWithContext(ctx, clb.NewDescribeQuotaRequest())
 	if err != nil {
 		return 0, callError("DescribeQuota", "the region", err)
 	}
 	if resp != nil && resp.Response != nil {
 		for _, item := range resp.Response.QuotaSet {
-			if item != nil && deref(item.QuotaId) == QuotaTargetBind && item.QuotaLimit != nil && *item.QuotaLimit > 0 {
+			if item != nil && deref(item.QuotaId) == id && item.QuotaLimit != nil && *item.QuotaLimit > 0 {
 				return int(*item.QuotaLimit), nil
 			}
 		}
 	}
-	return 0, callError("DescribeQuota", "the region", errNoTargetQuota)
+	return 0, callError("DescribeQuota", "the region", fmt.Errorf("%w: no %s with a positive QuotaLimit", errNoQuota, id))
 }
 
-var errNoTargetQuota = errors.New("the answer has no " + QuotaTargetBind + " with a positive QuotaLimit")
+// errNoQuota: DescribeQuota answered without the quota asked for.
+var errNoQuota = errors.New("the answer lacks the quota")

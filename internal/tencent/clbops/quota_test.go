@@ -87,7 +87,7 @@ func TestQuotasMalformedAnswer(t *testing.T) {
 		if got := q.TargetsPerListener(context.Background()); got != DefaultTargetQuota {
 			t.Errorf("%s: %d, want the default %d", name, got, DefaultTargetQuota)
 		}
-		if _, err := q.read(context.Background()); !errors.Is(err, errNoTargetQuota) {
+		if _, err := q.read(context.Background(), QuotaTargetBind); !errors.Is(err, errNoQuota) {
 			t.Errorf("%s: read error %v", name, err)
 		}
 	}
@@ -100,8 +100,13 @@ func TestQuotasCloudsim(t *testing.T) {
 		sim := cloudsim.New(cloudsim.Options{Latency: cloudsim.ZeroLatency, DisableDataPlane: true, Tencent: cloudsim.TencentOptions{Credentials: map[string]string{simID: simKey}, CLBTargetQuota: tt.configured}})
 		t.Cleanup(func() { _ = sim.Close() })
 		client := simClient(t, sim)
-		if got := NewQuotas(client, 0).TargetsPerListener(context.Background()); got != tt.want {
+		q := NewQuotas(client, 0)
+		if got := q.TargetsPerListener(context.Background()); got != tt.want {
 			t.Errorf("cloudsim with CLBTargetQuota %d: %d, want %d", tt.configured, got, tt.want)
+		}
+		// Both quotas are cached apart: each is read once.
+		if got := q.ListenersPerCLB(context.Background()); got != DefaultListenerQuota {
+			t.Errorf("cloudsim: %s = %d, want %d", QuotaListener, got, DefaultListenerQuota)
 		}
 	}
 }

@@ -23,7 +23,8 @@ import (
 // cloud's side; nothing here calls an API, except BackendLimit, which may
 // read the target quota.
 type clbTranslator struct {
-	// quotas reads TOTAL_TARGET_BIND_QUOTA (nil in tests: the default).
+	// quotas reads TOTAL_TARGET_BIND_QUOTA (nil in tests: the default); the
+	// same cache gives clbops TOTAL_LISTENER_QUOTA.
 	quotas *clbops.Quotas
 	// drainPeriod is lb_drain_period, the default of the drain annotation.
 	drainPeriod time.Duration
@@ -33,9 +34,11 @@ type clbTranslator struct {
 type loadBalancers = lbkit.LoadBalancer[*clbops.Desired]
 
 func newLoadBalancers(cfg *config.Config, api clbops.API, quotaAPI clbops.QuotaAPI) *loadBalancers {
-	tr := &clbTranslator{quotas: clbops.NewQuotas(quotaAPI, 0), drainPeriod: cfg.LBDrainPeriod}
+	quotas := clbops.NewQuotas(quotaAPI, 0)
+	tr := &clbTranslator{quotas: quotas, drainPeriod: cfg.LBDrainPeriod}
 	return lbkit.New[*clbops.Desired](tr, func(onDrain func(types.UID, time.Time)) lbkit.Ops[*clbops.Desired] {
-		return clbops.New(api, clbops.Config{VpcID: cfg.VpcID, Timing: clbops.Timing{DeleteRetryAfter: cfg.LBDeleteRetryAfter}, OnDrain: onDrain})
+		return clbops.New(api, clbops.Config{VpcID: cfg.VpcID, Timing: clbops.Timing{DeleteRetryAfter: cfg.LBDeleteRetryAfter}, OnDrain: onDrain,
+			ListenerQuota: quotas.ListenersPerCLB})
 	}, lbkit.Config{Provider: ProviderName, DriftPeriod: cfg.LBDriftCheckPeriod})
 }
 
