@@ -61,6 +61,11 @@ type Config struct {
 	// ListenersPerCLB). It is asked only when a CLB would hold more than
 	// DefaultListenerQuota listeners; nil means the documented default.
 	ListenerQuota func(context.Context) int
+	// OnFound, if set, is told the id of the Service's CLB as soon as
+	// Ensure or Update has found or created it, even if a later step
+	// fails: the provider shows it on the Service (TKE's read-only
+	// service.kubernetes.io/loadbalance-id).
+	OnFound func(uid types.UID, lbID string)
 }
 
 // Ops runs CLB operations. It holds no state between calls but the
@@ -79,8 +84,9 @@ type Ops struct {
 	// (drain.go); onDrain is Config.OnDrain.
 	drains  *drain.Tracker
 	onDrain func(uid types.UID, at time.Time)
-	// listenerQuota is Config.ListenerQuota.
+	// listenerQuota and onFound are Config.ListenerQuota and OnFound.
 	listenerQuota func(context.Context) int
+	onFound       func(uid types.UID, lbID string)
 }
 
 // New returns Ops calling api.
@@ -97,6 +103,7 @@ func New(api API, cfg Config) *Ops {
 		onDrain: cfg.OnDrain,
 
 		listenerQuota: cfg.ListenerQuota,
+		onFound:       cfg.OnFound,
 	}
 }
 
@@ -152,6 +159,9 @@ func (o *Ops) pipeline(ctx context.Context, spec *Desired, create bool) (*corev1
 	lb, err := o.findOrCreate(ctx, spec, create)
 	if err != nil {
 		return nil, err
+	}
+	if o.onFound != nil {
+		o.onFound(spec.UID, lb.id)
 	}
 	if err := o.reconcileAttributes(ctx, lb, spec); err != nil {
 		return nil, err

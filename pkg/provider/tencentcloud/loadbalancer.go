@@ -33,13 +33,15 @@ type clbTranslator struct {
 // loadBalancers is the CLB implementation of cloudprovider.LoadBalancer.
 type loadBalancers = lbkit.LoadBalancer[*clbops.Desired]
 
-func newLoadBalancers(cfg *config.Config, api clbops.API, quotaAPI clbops.QuotaAPI) *loadBalancers {
+func newLoadBalancers(cfg *config.Config, api clbops.API, quotaAPI clbops.QuotaAPI) *clbLoadBalancers {
 	quotas := clbops.NewQuotas(quotaAPI, 0)
 	tr := &clbTranslator{quotas: quotas, drainPeriod: cfg.LBDrainPeriod}
-	return lbkit.New[*clbops.Desired](tr, func(onDrain func(types.UID, time.Time)) lbkit.Ops[*clbops.Desired] {
+	ids := &foundIDs{}
+	inner := lbkit.New[*clbops.Desired](tr, func(onDrain func(types.UID, time.Time)) lbkit.Ops[*clbops.Desired] {
 		return clbops.New(api, clbops.Config{VpcID: cfg.VpcID, Timing: clbops.Timing{DeleteRetryAfter: cfg.LBDeleteRetryAfter}, OnDrain: onDrain,
-			ListenerQuota: quotas.ListenersPerCLB})
+			ListenerQuota: quotas.ListenersPerCLB, OnFound: ids.found})
 	}, lbkit.Config{Provider: ProviderName, DriftPeriod: cfg.LBDriftCheckPeriod})
+	return &clbLoadBalancers{loadBalancers: inner, ids: ids}
 }
 
 // clbLimits are CLB's accepted ranges for the neutral settings.

@@ -1,0 +1,37 @@
+package annotations
+
+// Managed TKE's node selection and status annotations, as TKE's own service
+// controller documents them ("Service Annotation", Tencent Cloud document
+// 457/51258; node selection: 457/36836). Listed in docs/annotations.md after
+// names.go's sections (./gen reads names.go first, then the other files in
+// name order).
+
+// Tencent Cloud: managed TKE's node selection and status
+//
+// More of managed TKE's names, so that Services annotated for TKE's own
+// service controller keep working here.
+const (
+	// TKEBackendsLabel is managed TKE's name for NodeSelector: only the
+	// nodes matching this label selector (such as group=access-layer)
+	// become the CLB's targets. Either name may be used; when both are set
+	// they must say the same (compared as parsed selectors), or the Service
+	// gets a Warning Event and its CLB is left as it is. As on TKE, a
+	// selector that matches no node leaves the CLB without targets.
+	//
+	// Type: label selector (group=access-layer)
+	// Default: every node
+	// Providers: tencentcloud
+	TKEBackendsLabel Name = "service.kubernetes.io/qcloud-loadbalancer-backends-label"
+
+	// TKELoadBalanceID is written by the CCM, as TKE's service controller
+	// does: the id of the Service's CLB (created or adopted), set once the
+	// CLB exists and removed when the Service stops being a LoadBalancer.
+	// Nothing reads it: a value set by hand is ignored and overwritten on
+	// the next sync. To use an existing CLB, set TKEExistedLBID instead.
+	//
+	// Type: string (lb-xxxxxxxx)
+	// Default: none
+	// Read-only: written by the CCM
+	// Providers: tencentcloud
+	TKELoadBalanceID Name = "service.kubernetes.io/loadbalance-id"
+)
