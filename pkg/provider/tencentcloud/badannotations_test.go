@@ -34,6 +34,7 @@ var badAnnotations = []struct {
 	{annotations.HealthCheckTimeout, "five"},
 	{annotations.HealthCheckHealthyThreshold, "1"},
 	{annotations.NodeSelector, "a=b=c"},
+	{annotations.TKEBackendsLabel, "a=b=c"},
 	{annotations.HealthCheckUnhealthyThreshold, "11"},
 	{annotations.TKEPassToTarget, "sometimes"},
 }

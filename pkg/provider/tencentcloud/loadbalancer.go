@@ -3,6 +3,7 @@ package tencentcloud
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"strings"
 	"time"
@@ -57,6 +58,7 @@ var clbLimits = lbspec.Limits{
 // nothing in a request, so there are no warnings.
 func (t *clbTranslator) Desired(clusterName string, svc *v1.Service, nodes []*v1.Node) (*clbops.Desired, []lbkit.Warning, error) {
 	var settings clbops.Settings
+	svc, selErr := withTKENodeSelector(svc)
 	spec, err := lbspec.Build(svc, nodes, lbspec.Options{
 		// The Tencent annotations are read here, so that their problems
 		// are reported together with the neutral ones.
@@ -64,7 +66,7 @@ func (t *clbTranslator) Desired(clusterName string, svc *v1.Service, nodes []*v1
 			p, err := placement(clusterName, svc)
 			var serr error
 			settings, serr = readSettings(svc)
-			return p, errors.Join(err, serr)
+			return p, errors.Join(err, serr, selErr)
 		},
 		InstanceID:  nodeInstanceID,
 		Limits:      clbLimits,
@@ -93,6 +95,37 @@ func readSettings(svc *v1.Service) (clbops.Settings, error) {
 		return s, err
 	}
 	return s, nil
+}
+
+// withTKENodeSelector makes managed TKE's name for the node selector
+// (qcloud-loadbalancer-backends-label) work as ours (lb.ccmkit.io/
+// node-selector), which lbspec reads: svc itself when the TKE annotation is
+// absent or both agree, else a copy carrying the TKE selector under our
+// name. Both set to different selectors is an error, so that the Service
+// is refused before any cloud call rather than bound to the nodes of one
+// of them.
+func withTKENodeSelector(svc *v1.Service) (*v1.Service, error) {
+	tke, err := annotations.TKEBackendsLabel.SelectorFromService(svc)
+	switch {
+	case errors.Is(err, annotations.ErrNotSet):
+		return svc, nil
+	case err != nil:
+		return svc, err
+	}
+	ours, err := annotations.NodeSelector.SelectorFromService(svc)
+	switch {
+	case errors.Is(err, annotations.ErrNotSet):
+		out := *svc
+		out.Annotations = maps.Clone(svc.Annotations)
+		out.Annotations[string(annotations.NodeSelector)] = svc.Annotations[string(annotations.TKEBackendsLabel)]
+		return &out, nil
+	case err != nil:
+		return svc, nil // lbspec reports our annotation's error
+	case ours.String() != tke.String():
+		return svc, fmt.Errorf("annotations %s (%s) and %s (%s) select different nodes: set only one of them; the CLB was left as it is",
+			annotations.NodeSelector, ours, annotations.TKEBackendsLabel, tke)
+	}
+	return svc, nil
 }
 
 // Ref identifies the Service's CLB for Get and Delete, which must work
