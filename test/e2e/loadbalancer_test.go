@@ -568,3 +568,94 @@ func sortedStrings(s ...string) []string {
 	slices.Sort(s)
 	return s
 }
+
+// addPorts appends n TCP ports from first on, each with its own NodePort.
+func addPorts(svc *corev1.Service, first int32, n int) {
+	for i := range int32(n) {
+		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: fmt.Sprintf("q%d", first+i), Protocol: corev1.ProtocolTCP,
+			Port: first + i, TargetPort: intstr.FromInt32(8080), NodePort: nextNodePort()})
+	}
+}
+
+// TOTAL_LISTENER_QUOTA (50 listeners per CLB, which cloudsim enforces): a
+// Service with more ports gets a Warning Event and no CLB; a working Service
+// that grows past it keeps its CLB as it was.
+func TestLoadBalancerListenerQuota(t *testing.T) {
+	const sel = "listener-quota"
+	lbNode(t, sel)
+	t.Run("new Service", func(t *testing.T) {
+		spec := lbServiceSpec("quota-new", sel)
+		addPorts(spec, 1000, clbops.DefaultListenerQuota+1)
+		svc := createService(t, spec)
+		waitEvent(t, svc, "SyncLoadBalancerFailed", []string{clbops.QuotaListener, "51 listeners", "nothing was changed"}, 30*time.Second)
+		holdsFor(t, 2*time.Second, "no CLB for the Service", func() bool { return len(clbsOf(svc.UID)) == 0 })
+	})
+	t.Run("working Service grows", func(t *testing.T) {
+		svc := createService(t, lbServiceSpec("quota-grow", sel, 8090))
+		waitIngress(t, svc, 60*time.Second)
+		svc = updateService(t, svc, func(s *corev1.Service) { addPorts(s, 2000, clbops.DefaultListenerQuota) })
+		waitEvent(t, svc, "SyncLoadBalancerFailed", []string{clbops.QuotaListener, "51 listeners"}, 30*time.Second)
+		lbs := clbsOf(svc.UID)
+		if len(lbs) != 1 || len(lbs[0].Listeners) != 1 {
+			t.Fatalf("CLBs %+v, want the one CLB with its one listener TCP-8090", lbs)
+		}
+		if _, ok := listenerNamed(lbs[0], "TCP-8090"); !ok {
+			t.Errorf("listener TCP-8090 gone: %+v", lbs[0].Listeners)
+		}
+	})
+}
+
+// Managed TKE's annotations: the read-only service.kubernetes.io/
+// loadbalance-id shows the CLB's id (a hand-set value is overwritten), and
+// qcloud-loadbalancer-backends-label selects the nodes, refused when it
+// disagrees with lb.ccmkit.io/node-selector.
+func TestLoadBalancerTKEAnnotations(t *testing.T) {
+	const sel = "tke-annotations"
+	n1, _ := lbNode(t, sel), lbNode(t, "tke-annotations-other")
+	idKey := string(annotations.TKELoadBalanceID)
+	waitID := func(t *testing.T, svc *corev1.Service, want string) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for getService(t, svc).Annotations[idKey] != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("annotation %s = %q, want %q", idKey, getService(t, svc).Annotations[idKey], want)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+
+	t.Run("backends-label and loadbalance-id", func(t *testing.T) {
+		spec := lbServiceSpec("tke", sel, 8091)
+		// Only TKE's name selects the nodes: without it, both nodes would be targets.
+		delete(spec.Annotations, string(annotations.NodeSelector))
+		spec.Annotations[string(annotations.TKEBackendsLabel)] = lbNodeLabel + "=" + sel
+		svc := createService(t, spec)
+		waitIngress(t, svc, 60*time.Second)
+		lbs := clbsOf(getService(t, svc).UID)
+		if len(lbs) != 1 {
+			t.Fatalf("CLBs for the Service: %d, want 1", len(lbs))
+		}
+		l, _ := listenerNamed(lbs[0], "TCP-8091")
+		if got, want := targetInstances(l), []string{fmt.Sprintf("%s:%d", n1.ID, nodePort(spec, 8091))}; !slices.Equal(got, want) {
+			t.Errorf("targets %v, want only the labeled node %v", got, want)
+		}
+		waitID(t, svc, lbs[0].ID)
+
+		// A value set by hand is overwritten by the next sync (which the
+		// annotation change itself triggers).
+		updateService(t, svc, func(s *corev1.Service) { s.Annotations[idKey] = "lb-byhand00" })
+		waitID(t, svc, lbs[0].ID)
+	})
+
+	t.Run("backends-label disagrees with node-selector", func(t *testing.T) {
+		spec := lbServiceSpec("tke-conflict", sel, 8092)
+		spec.Annotations[string(annotations.TKEBackendsLabel)] = lbNodeLabel + "=tke-annotations-other"
+		svc := createService(t, spec)
+		waitEvent(t, svc, "SyncLoadBalancerFailed", []string{string(annotations.TKEBackendsLabel), string(annotations.NodeSelector),
+			"select different nodes"}, 30*time.Second)
+		holdsFor(t, 2*time.Second, "no CLB for the Service", func() bool { return len(clbsOf(svc.UID)) == 0 })
+		if v, ok := getService(t, svc).Annotations[idKey]; ok {
+			t.Errorf("annotation %s = %q on a Service without a CLB", idKey, v)
+		}
+	})
+}
