@@ -172,7 +172,7 @@ func TestSelector(t *testing.T) {
 func TestNamesArePrefixed(t *testing.T) {
 	for _, n := range []Name{
 		TencentLBType, TencentLBInternalSubnetID, TencentLBName, TencentLBKind,
-		TKEExistedLBID, TKEInternalSubnetID, TKEBackendsLabel, TKELoadBalanceID,
+		TKEExistedLBID, TKEInternalSubnetID, TKEBackendsLabel, TKELoadBalanceID, TKELocalOnlyBindNodeWithPod,
 		HealthCheckEnabled, HealthCheckProtocol, HealthCheckPort, HealthCheckPath,
 		HealthCheckInterval, HealthCheckTimeout, HealthCheckHealthyThreshold,
 		HealthCheckUnhealthyThreshold, NodeSelector, SessionAffinityTimeout, DriftDetected, EndpointsChanged,

@@ -207,7 +207,8 @@ const (
 	// endpoint of an externalTrafficPolicy: Local Service change while the
 	// Service's load balancer holds only a subset of the nodes (the cloud's
 	// backend limit is below the number of eligible nodes; see
-	// docs/loadbalancers.md). Changing it makes the service controller
+	// docs/loadbalancers.md), or binds only those nodes on request
+	// (TKELocalOnlyBindNodeWithPod). Changing it makes the service controller
 	// re-ensure the load balancer, which the controller does not do for
 	// endpoint changes on its own; its value says when and how many nodes
 	// have a ready endpoint now.

@@ -23,6 +23,24 @@ const (
 	// Providers: tencentcloud
 	TKEBackendsLabel Name = "service.kubernetes.io/qcloud-loadbalancer-backends-label"
 
+	// TKELocalOnlyBindNodeWithPod, with externalTrafficPolicy: Local, makes
+	// the CLB's targets only the eligible nodes that run a ready endpoint
+	// of the Service (read from its EndpointSlices); when the endpoints
+	// move, the CCM asks for a re-ensure (EndpointsChanged), so the
+	// targets follow. When no node runs a ready endpoint, every eligible
+	// node stays bound and the health checks decide, so that the CLB is
+	// never left without targets while pods start. Ignored without
+	// externalTrafficPolicy: Local. Without it, as on managed TKE, every
+	// eligible node is bound and kube-proxy's healthCheckNodePort answers
+	// the health checks only on nodes with a local endpoint (above the
+	// target quota the CCM narrows to those nodes anyway; see
+	// docs/loadbalancers.md).
+	//
+	// Type: bool
+	// Default: false
+	// Providers: tencentcloud
+	TKELocalOnlyBindNodeWithPod Name = "service.kubernetes.io/local-svc-only-bind-node-with-pod"
+
 	// TKELoadBalanceID is written by the CCM, as TKE's service controller
 	// does: the id of the Service's CLB (created or adopted), set once the
 	// CLB exists and removed when the Service stops being a LoadBalancer.

@@ -29,6 +29,11 @@ const EventReason = "LoadBalancerSubset"
 type Limit struct {
 	N    int    // 0 or less: no limit
 	What string // e.g. "TOTAL_TARGET_BIND_QUOTA: 100 targets per listener"
+	// EndpointNodesOnly narrows an externalTrafficPolicy Local Service to
+	// the nodes running a ready endpoint even when every node fits (a
+	// provider's choice, e.g. managed TKE's local-svc-only-bind-node-with-pod);
+	// What then says why when N is 0.
+	EndpointNodesOnly bool
 }
 
 // Decision is the backends chosen for one Service.
@@ -90,14 +95,16 @@ func New() *Subsetter {
 // running a ready endpoint (all of backends when none does: kube-proxy's
 // health check then fails everywhere anyway, and a listener without targets
 // would only delay recovery), and at most limit.N of them chosen by Select.
-// It changes nothing; Record does.
+// With limit.EndpointNodesOnly, a Local Service is narrowed so even when
+// every node fits. It changes nothing; Record does.
 func (s *Subsetter) Choose(svc *corev1.Service, backends []lbspec.Backend, limit Limit) Decision {
 	d := Decision{Backends: backends, Eligible: len(backends), Limit: limit}
-	if limit.N <= 0 || len(backends) <= limit.N {
+	local := svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal
+	if (limit.N <= 0 || len(backends) <= limit.N) && !(limit.EndpointNodesOnly && local) {
 		return d
 	}
 	candidates := backends
-	if lister := s.lister(); lister != nil && svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal {
+	if lister := s.lister(); lister != nil && local {
 		nodes, err := readyEndpointNodes(lister, svc)
 		if err != nil {
 			klog.ErrorS(err, "Listing EndpointSlices; choosing among all eligible nodes", "service", klog.KObj(svc))
@@ -175,7 +182,7 @@ func subsetMessage(d Decision) string {
 	switch {
 	case d.Local && d.EndpointNodes == 0:
 		return msg + "; externalTrafficPolicy Local, but no eligible node runs a ready endpoint yet, so the health checks decide; " + how
-	case d.Local && d.EndpointNodes <= d.Limit.N:
+	case d.Local && (d.Limit.N <= 0 || d.EndpointNodes <= d.Limit.N):
 		return msg + fmt.Sprintf("; externalTrafficPolicy Local: every node with a ready endpoint (%d)", d.EndpointNodes)
 	case d.Local:
 		return msg + fmt.Sprintf("; externalTrafficPolicy Local: %d nodes have a ready endpoint, %s", d.EndpointNodes, how)

@@ -95,20 +95,34 @@ func TestChoose(t *testing.T) {
 		want      []string // nil: check only the count
 		wantCount int
 		wantLocal bool
+		limit     *Limit // nil: limit
 	}{
-		{"under the limit: every node", service(corev1.ServiceExternalTrafficPolicyCluster), all[:100], nil, nodeNames(all[:100]), 100, false},
-		{"Cluster over the limit: a subset", service(corev1.ServiceExternalTrafficPolicyCluster), all, nil, nil, 100, false},
+		{"under the limit: every node", service(corev1.ServiceExternalTrafficPolicyCluster), all[:100], nil, nodeNames(all[:100]), 100, false, nil},
+		{"Cluster over the limit: a subset", service(corev1.ServiceExternalTrafficPolicyCluster), all, nil, nil, 100, false, nil},
 		// Local Services are narrowed only when a subset is needed: health
 		// checks on healthCheckNodePort already drain the other nodes.
-		{"Local under the limit: every node", local, all[:100], withEndpoints("node-001"), nodeNames(all[:100]), 100, false},
+		{"Local under the limit: every node", local, all[:100], withEndpoints("node-001"), nodeNames(all[:100]), 100, false, nil},
 		{"Local over the limit: the endpoint nodes", local, all, withEndpoints("node-007", "node-042", "node-149"),
-			[]string{"node-007", "node-042"}, 2, true},
-		{"Local, no ready endpoint: a subset of all", local, all, withEndpoints("node-149"), nil, 100, true},
-		{"Local, more endpoint nodes than the limit", local, all, withEndpoints(many...), nil, 100, true},
+			[]string{"node-007", "node-042"}, 2, true, nil},
+		{"Local, no ready endpoint: a subset of all", local, all, withEndpoints("node-149"), nil, 100, true, nil},
+		{"Local, more endpoint nodes than the limit", local, all, withEndpoints(many...), nil, 100, true, nil},
+		// EndpointNodesOnly: Local Services are narrowed even when every node fits.
+		{"endpoint nodes only, under the limit", local, all[:100], withEndpoints("node-007", "node-042", "node-149"),
+			[]string{"node-007", "node-042"}, 2, true, &Limit{EndpointNodesOnly: true, What: "endpoint nodes only"}},
+		{"endpoint nodes only, no ready endpoint: every node", local, all[:100], withEndpoints("node-149"),
+			nodeNames(all[:100]), 100, true, &Limit{EndpointNodesOnly: true}},
+		{"endpoint nodes only, Cluster: every node", service(corev1.ServiceExternalTrafficPolicyCluster), all[:100], withEndpoints("node-007"),
+			nodeNames(all[:100]), 100, false, &Limit{EndpointNodesOnly: true}},
+		{"endpoint nodes only, over the limit", local, all, withEndpoints(many...), nil, 100, true,
+			&Limit{N: 100, EndpointNodesOnly: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, _, _ := subsetterWith(t, tt.slices...)
+			limit := limit
+			if tt.limit != nil {
+				limit = *tt.limit
+			}
 			d := s.Choose(tt.svc, tt.backends, limit)
 			got := nodeNames(d.Backends)
 			if len(got) != tt.wantCount || (tt.want != nil && !slices.Equal(got, tt.want)) {
@@ -117,7 +131,7 @@ func TestChoose(t *testing.T) {
 			if d.Local != tt.wantLocal || d.Eligible != len(tt.backends) {
 				t.Fatalf("decision %+v: Local %t, Eligible %d", d, tt.wantLocal, len(tt.backends))
 			}
-			if tt.name == "Local, more endpoint nodes than the limit" {
+			if strings.HasSuffix(tt.name, "more endpoint nodes than the limit") || tt.name == "endpoint nodes only, over the limit" {
 				for _, n := range got {
 					if !slices.Contains(many, n) {
 						t.Fatalf("chose %s, which runs no ready endpoint", n)

@@ -218,3 +218,56 @@ func TestLoadBalancerSubset(t *testing.T) {
 		waitAnswers(t, fmt.Sprintf("http://%s:8092/", vip), 30*time.Second, wantIDs(3, 99, 140)...)
 	})
 }
+
+// Managed TKE's local-svc-only-bind-node-with-pod: an externalTrafficPolicy
+// Local Service binds only the nodes with a ready endpoint, even though all
+// three nodes fit in the target quota, and the targets follow the endpoint.
+func TestLoadBalancerLocalOnlyBindNodeWithPod(t *testing.T) {
+	const sel = "local-only"
+	insts := []cloudsim.Instance{lbNode(t, sel), lbNode(t, sel), lbNode(t, sel)}
+	spec := lbServiceSpec("local-only", sel, 8093)
+	spec.Annotations[string(annotations.TKELocalOnlyBindNodeWithPod)] = "true"
+	spec.Annotations[string(annotations.DrainPeriod)] = "0" // the old target goes at once
+	spec.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+	spec.Spec.HealthCheckNodePort = nextNodePort()
+	for _, in := range insts {
+		serve(t, in.PrivateIP, nodePort(spec, 8093), 200, in.ID)
+		serve(t, in.PrivateIP, spec.Spec.HealthCheckNodePort, 200, "ok")
+	}
+	// No endpoint controller runs here: the test writes the EndpointSlice.
+	endpointOn := func(i int, rv string) *discoveryv1.EndpointSlice {
+		name, ready := insts[i].PrivateIP, true
+		return &discoveryv1.EndpointSlice{
+			ObjectMeta: metav1.ObjectMeta{Namespace: spec.Namespace, Name: spec.Name + "-e2e", ResourceVersion: rv, Labels: map[string]string{
+				discoveryv1.LabelServiceName: spec.Name, discoveryv1.LabelManagedBy: "e2e.ccmkit.io",
+			}},
+			AddressType: discoveryv1.AddressTypeIPv4,
+			Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.244.9.1"}, NodeName: &name,
+				Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
+		}
+	}
+	slicesAPI := suite.cluster.Client.DiscoveryV1().EndpointSlices(spec.Namespace)
+	es, err := slicesAPI.Create(context.Background(), endpointOn(0, ""), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = slicesAPI.Delete(context.Background(), es.Name, metav1.DeleteOptions{}) })
+	svc := createService(t, spec)
+	vip := waitIngress(t, svc, 60*time.Second)
+	lb := clbsOf(getService(t, svc).UID)[0]
+	if got := targetIDs(t, lb.ID, "TCP-8093"); !slices.Equal(got, []string{insts[0].ID}) {
+		t.Fatalf("targets %v, want only the endpoint node %s", got, insts[0].ID)
+	}
+	url := fmt.Sprintf("http://%s:8093/", vip)
+	waitAnswers(t, url, 30*time.Second, insts[0].ID)
+
+	// The pod moves to node 2: the EndpointSlice watch asks for a
+	// re-ensure, and the target follows.
+	if _, err := slicesAPI.Update(context.Background(), endpointOn(2, es.ResourceVersion), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitCLB(t, lb.ID, "the target follows the endpoint", 30*time.Second, func(cloudsim.CLBLoadBalancer) bool {
+		return slices.Equal(targetIDs(t, lb.ID, "TCP-8093"), []string{insts[2].ID})
+	})
+	waitAnswers(t, url, 30*time.Second, insts[2].ID)
+}

@@ -119,6 +119,11 @@ type Settings struct {
 	// PassToTarget is CLB's LoadBalancerPassToTarget: only the load
 	// balancer's security groups filter its traffic, not the nodes'.
 	PassToTarget bool
+	// EndpointNodesOnly binds an externalTrafficPolicy Local Service's
+	// nodes with a ready endpoint only. The provider's backend choice
+	// (lbsubset) acts on it before clbops sees the backends; clbops itself
+	// ignores it.
+	EndpointNodesOnly bool
 }
 
 // Ensure makes the Service's CLB match spec, creating it if needed, and

@@ -35,6 +35,7 @@ var badAnnotations = []struct {
 	{annotations.HealthCheckHealthyThreshold, "1"},
 	{annotations.NodeSelector, "a=b=c"},
 	{annotations.TKEBackendsLabel, "a=b=c"},
+	{annotations.TKELocalOnlyBindNodeWithPod, "only-if-ready"},
 	{annotations.HealthCheckUnhealthyThreshold, "11"},
 	{annotations.TKEPassToTarget, "sometimes"},
 }

@@ -84,13 +84,20 @@ func (t *clbTranslator) Desired(clusterName string, svc *v1.Service, nodes []*v1
 }
 
 // readSettings reads what only CLB has. pass-to-target defaults to true, as
-// on managed TKE.
+// on managed TKE; local-svc-only-bind-node-with-pod to false, as there.
 func readSettings(svc *v1.Service) (clbops.Settings, error) {
 	s := clbops.Settings{PassToTarget: true}
 	v, err := annotations.TKEPassToTarget.BoolFromService(svc)
 	switch {
 	case err == nil:
 		s.PassToTarget = v
+	case !errors.Is(err, annotations.ErrNotSet):
+		return s, err
+	}
+	v, err = annotations.TKELocalOnlyBindNodeWithPod.BoolFromService(svc)
+	switch {
+	case err == nil:
+		s.EndpointNodesOnly = v
 	case !errors.Is(err, annotations.ErrNotSet):
 		return s, err
 	}

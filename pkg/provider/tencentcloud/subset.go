@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/internal/lbsubset"
 	"github.com/ccmkit/ccm/internal/tencent/clbops"
 )
@@ -12,10 +13,17 @@ import (
 // targets (100 unless a ticket raised it). Below the documented default
 // every eligible node is bound and the quota is not even read; above it,
 // the pipeline chooses the Service's subset.
+//
+// With local-svc-only-bind-node-with-pod, an externalTrafficPolicy Local
+// Service is narrowed to its endpoint nodes even below the limit.
 func (t *clbTranslator) BackendLimit(ctx context.Context, d *clbops.Desired) lbsubset.Limit {
 	if t.quotas == nil || len(d.Backends) <= clbops.DefaultTargetQuota {
+		if d.EndpointNodesOnly {
+			return lbsubset.Limit{EndpointNodesOnly: true, What: string(annotations.TKELocalOnlyBindNodeWithPod)}
+		}
 		return lbsubset.Limit{}
 	}
 	n := t.quotas.TargetsPerListener(ctx)
-	return lbsubset.Limit{N: n, What: fmt.Sprintf("%s, %d targets per CLB listener", clbops.QuotaTargetBind, n)}
+	return lbsubset.Limit{N: n, What: fmt.Sprintf("%s, %d targets per CLB listener", clbops.QuotaTargetBind, n),
+		EndpointNodesOnly: d.EndpointNodesOnly}
 }
