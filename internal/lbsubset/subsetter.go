@@ -100,7 +100,8 @@ func New() *Subsetter {
 func (s *Subsetter) Choose(svc *corev1.Service, backends []lbspec.Backend, limit Limit) Decision {
 	d := Decision{Backends: backends, Eligible: len(backends), Limit: limit}
 	local := svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal
-	if (limit.N <= 0 || len(backends) <= limit.N) && !(limit.EndpointNodesOnly && local) {
+	fits := limit.N <= 0 || len(backends) <= limit.N
+	if fits && (!limit.EndpointNodesOnly || !local) {
 		return d
 	}
 	candidates := backends
