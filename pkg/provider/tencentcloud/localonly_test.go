@@ -8,10 +8,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/ccmkit/ccm/internal/annotations"
 )
@@ -50,18 +47,7 @@ func TestLocalOnlyBindNodeWithPod(t *testing.T) {
 				eps = append(eps, discoveryv1.Endpoint{Addresses: []string{fmt.Sprintf("10.244.%d.2", i)}, NodeName: &name,
 					Conditions: discoveryv1.EndpointConditions{Ready: &yes}})
 			}
-			client := fake.NewClientset(&discoveryv1.EndpointSlice{
-				ObjectMeta:  metav1.ObjectMeta{Namespace: "shop", Name: "local-x", Labels: map[string]string{discoveryv1.LabelServiceName: "local"}},
-				AddressType: discoveryv1.AddressTypeIPv4, Endpoints: eps,
-			})
-			f := informers.NewSharedInformerFactory(client, 0)
-			if err := e.lb.Subsets().Use(f.Discovery().V1().EndpointSlices().Informer()); err != nil {
-				t.Fatal(err)
-			}
-			stop := make(chan struct{})
-			defer close(stop)
-			f.Start(stop)
-			f.WaitForCacheSync(stop)
+			e.watchEndpoints(t, eps)
 			if _, err := e.lb.EnsureLoadBalancer(context.Background(), "k8s", svc, e.nodes); err != nil {
 				t.Fatal(err)
 			}

@@ -229,19 +229,8 @@ func TestLoadBalancerSubsetLocal(t *testing.T) {
 			Conditions: discoveryv1.EndpointConditions{Ready: &yes}})
 		want = append(want, fmt.Sprintf("ins-sub%05d", i))
 	}
-	client := fake.NewClientset(&discoveryv1.EndpointSlice{
-		ObjectMeta:  metav1.ObjectMeta{Namespace: "shop", Name: "local-x", Labels: map[string]string{discoveryv1.LabelServiceName: "local"}},
-		AddressType: discoveryv1.AddressTypeIPv4, Endpoints: eps,
-	})
-	f := informers.NewSharedInformerFactory(client, 0)
 	e.lb.Subsets().Recorder = e.events
-	if err := e.lb.Subsets().Use(f.Discovery().V1().EndpointSlices().Informer()); err != nil {
-		t.Fatal(err)
-	}
-	stop := make(chan struct{})
-	defer close(stop)
-	f.Start(stop)
-	f.WaitForCacheSync(stop)
+	e.watchEndpoints(t, eps)
 	if _, err := e.lb.EnsureLoadBalancer(context.Background(), "k8s", svc, e.nodes); err != nil {
 		t.Fatal(err)
 	}
@@ -252,4 +241,22 @@ func TestLoadBalancerSubsetLocal(t *testing.T) {
 		!strings.Contains(ev[0], "every node with a ready endpoint (3)") {
 		t.Fatalf("events %v", ev)
 	}
+}
+
+// watchEndpoints gives the pipeline an EndpointSlice informer holding one
+// slice of the Service "local" in namespace shop, with eps.
+func (e *subsetEnv) watchEndpoints(t *testing.T, eps []discoveryv1.Endpoint) {
+	t.Helper()
+	client := fake.NewClientset(&discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Namespace: "shop", Name: "local-x", Labels: map[string]string{discoveryv1.LabelServiceName: "local"}},
+		AddressType: discoveryv1.AddressTypeIPv4, Endpoints: eps,
+	})
+	f := informers.NewSharedInformerFactory(client, 0)
+	if err := e.lb.Subsets().Use(f.Discovery().V1().EndpointSlices().Informer()); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	f.Start(stop)
+	f.WaitForCacheSync(stop)
 }
