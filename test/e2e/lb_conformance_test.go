@@ -245,6 +245,9 @@ func TestLBDriftRepaired(t *testing.T) {
 				waitAnswers(t, url, 30*time.Second, "node-1")
 				svc = getService(t, svc)
 				lb := oneServiceLB(t, env, svc)
+				// A sync still to come would repair the listener before
+				// the drift check could find it missing.
+				waitLBSettled(t, svc, 30*time.Second)
 
 				env.deleteListener(t, lb, port)
 				waitLB(t, env, lb.id, fmt.Sprintf("listener on %d back with its node", port), 60*time.Second, func(lb lbView) bool {

@@ -659,3 +659,45 @@ func TestLoadBalancerTKEAnnotations(t *testing.T) {
 		}
 	})
 }
+
+// waitLBSettled waits until the service controller has finished every sync
+// of svc it started: as many EnsuredLoadBalancer as EnsuringLoadBalancer
+// Events (counted), unchanged for a second. A provider may annotate the
+// Service after its first sync (Tencent's service.kubernetes.io/
+// loadbalance-id), which makes the controller sync it once more; a test
+// that changes the load balancer behind the CCM's back waits for that.
+func waitLBSettled(t *testing.T, svc *corev1.Service, d time.Duration) {
+	t.Helper()
+	counts := func() (ensuring, ensured int32) {
+		set := fields.Set{"involvedObject.kind": "Service", "involvedObject.name": svc.Name}
+		list, err := suite.cluster.Client.CoreV1().Events(svc.Namespace).List(context.Background(), metav1.ListOptions{FieldSelector: set.AsSelector().String()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range list.Items {
+			switch {
+			case e.InvolvedObject.UID != svc.UID:
+			case e.Reason == "EnsuringLoadBalancer":
+				ensuring += max(e.Count, 1)
+			case e.Reason == "EnsuredLoadBalancer":
+				ensured += max(e.Count, 1)
+			}
+		}
+		return ensuring, ensured
+	}
+	deadline := time.Now().Add(d)
+	var last [2]int32
+	stableSince := time.Now()
+	for {
+		a, b := counts()
+		if now := [2]int32{a, b}; now != last || a != b {
+			last, stableSince = now, time.Now()
+		} else if time.Since(stableSince) >= time.Second {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Service %s: syncs not settled within %s (ensuring %d, ensured %d)", svc.Name, d, a, b)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
