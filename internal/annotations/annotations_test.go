@@ -173,6 +173,7 @@ func TestNamesArePrefixed(t *testing.T) {
 	for _, n := range []Name{
 		TencentLBType, TencentLBInternalSubnetID, TencentLBName, TencentLBKind,
 		TKEExistedLBID, TKEInternalSubnetID, TKEBackendsLabel, TKELoadBalanceID, TKELocalOnlyBindNodeWithPod,
+		TKEInternetChargeType, TKEInternetMaxBandwidthOut, TKELegacyInternetChargeType, TKELegacyInternetMaxBandwidthOut, TKEExtensiveParameters,
 		HealthCheckEnabled, HealthCheckProtocol, HealthCheckPort, HealthCheckPath,
 		HealthCheckInterval, HealthCheckTimeout, HealthCheckHealthyThreshold,
 		HealthCheckUnhealthyThreshold, NodeSelector, SessionAffinityTimeout, DriftDetected, EndpointsChanged,
@@ -180,7 +181,8 @@ func TestNamesArePrefixed(t *testing.T) {
 		s := n.String()
 		if !strings.HasPrefix(s, Prefix) &&
 			!strings.HasPrefix(s, "service.beta.kubernetes.io/tencentcloud-loadbalancer-") &&
-			!strings.HasPrefix(s, "service.kubernetes.io/") {
+			!strings.HasPrefix(s, "service.kubernetes.io/") &&
+			!strings.HasPrefix(s, "kubernetes.io/service.") {
 			t.Errorf("%s: unexpected prefix", s)
 		}
 	}

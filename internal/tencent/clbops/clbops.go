@@ -66,6 +66,10 @@ type Config struct {
 	// fails: the provider shows it on the Service (TKE's read-only
 	// service.kubernetes.io/loadbalance-id).
 	OnFound func(uid types.UID, lbID string)
+	// OnCreationDrift, if set, is told after each find how the Service's
+	// CLB differs from its creation-time settings (Desired.Creation): one
+	// phrase per field, nil when it does not or the CLB is adopted.
+	OnCreationDrift func(uid types.UID, lbID string, drift []string)
 }
 
 // Ops runs CLB operations. It holds no state between calls but the
@@ -85,8 +89,9 @@ type Ops struct {
 	drains  *drain.Tracker
 	onDrain func(uid types.UID, at time.Time)
 	// listenerQuota and onFound are Config.ListenerQuota and OnFound.
-	listenerQuota func(context.Context) int
-	onFound       func(uid types.UID, lbID string)
+	listenerQuota   func(context.Context) int
+	onFound         func(uid types.UID, lbID string)
+	onCreationDrift func(uid types.UID, lbID string, drift []string)
 }
 
 // New returns Ops calling api.
@@ -102,8 +107,9 @@ func New(api API, cfg Config) *Ops {
 		drains:  drain.NewTracker(nil),
 		onDrain: cfg.OnDrain,
 
-		listenerQuota: cfg.ListenerQuota,
-		onFound:       cfg.OnFound,
+		listenerQuota:   cfg.ListenerQuota,
+		onFound:         cfg.OnFound,
+		onCreationDrift: cfg.OnCreationDrift,
 	}
 }
 
@@ -124,6 +130,9 @@ type Settings struct {
 	// (lbsubset) acts on it before clbops sees the backends; clbops itself
 	// ignores it.
 	EndpointNodesOnly bool
+	// Creation is what the CLB is created with and never changed in
+	// (creation.go).
+	Creation Creation
 }
 
 // Ensure makes the Service's CLB match spec, creating it if needed, and
@@ -168,6 +177,7 @@ func (o *Ops) pipeline(ctx context.Context, spec *Desired, create bool) (*corev1
 	if o.onFound != nil {
 		o.onFound(spec.UID, lb.id)
 	}
+	o.reportCreationDrift(spec.UID, lb, spec.Creation)
 	if err := o.reconcileAttributes(ctx, lb, spec); err != nil {
 		return nil, err
 	}

@@ -47,6 +47,8 @@ type loadBalancer struct {
 	// adopted: found through the adoption annotation, not created for
 	// the Service. Only our listeners on it are ours.
 	adopted bool
+	// createdWith is what the CLB was created with (creation.go).
+	createdWith createdWith
 }
 
 func (lb *loadBalancer) String() string { return "CLB " + lb.id }
@@ -63,6 +65,7 @@ func fromSDK(in *clb.LoadBalancer) *loadBalancer {
 		tags:     map[string]string{},
 	}
 	lb.passToTarget = deref(in.LoadBalancerPassToTarget)
+	lb.createdWith = createdWithFromSDK(in)
 	if lb.domain == "" {
 		lb.domain = deref(in.Domain)
 	}
@@ -288,6 +291,7 @@ func (o *Ops) createWithToken(ctx context.Context, spec *Desired, token string) 
 	for _, k := range sortedKeys(tagMap) {
 		req.Tags = append(req.Tags, &clb.TagInfo{TagKey: common.StringPtr(k), TagValue: common.StringPtr(tagMap[k])})
 	}
+	spec.Creation.apply(req)
 	target := fmt.Sprintf("Service %s (name %q, %s)", spec.Service, spec.Name, *req.LoadBalancerType)
 	logWrite("Creating CLB", "service", spec.Service, "name", spec.Name, "type", *req.LoadBalancerType, "passToTarget", spec.PassToTarget)
 	var resp *clb.CreateLoadBalancerResponse
