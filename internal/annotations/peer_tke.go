@@ -21,7 +21,7 @@ func TKEPeerCatalog() PeerCatalog {
 			{Name: TKEInternalSubnetID, Supported: true},
 			{Name: TKEExistedLBID, Supported: true, Note: "the CCM touches only the listeners it created on the CLB and never deletes the CLB"},
 			{Name: TKELocalOnlyBindNodeWithPod, Supported: true},
-			{Name: "service.cloud.tencent.com/local-svc-weighted-balance", Note: "planned (issue 13 item 4); until then every bound node has the same weight"},
+			{Name: TKELocalWeightedBalance, Supported: true, Note: "weight = ready endpoints on the node, at most 100"},
 			{Name: TKEBackendsLabel, Supported: true, Note: "our `lb.ccmkit.io/node-selector` under TKE's name; both set must agree"},
 			{Name: "service.cloud.tencent.com/direct-access", Note: notDirectPods},
 			{Name: "service.cloud.tencent.com/tke-service-config", Note: notTKEConfigCR},

@@ -130,6 +130,10 @@ type Settings struct {
 	// (lbsubset) acts on it before clbops sees the backends; clbops itself
 	// ignores it.
 	EndpointNodesOnly bool
+	// WeightedBalance, with EndpointNodesOnly, weights each node's targets
+	// by its ready endpoints (lbsubset.Limit.WeightCap); the choice sets
+	// the backends' weights, which clbops applies.
+	WeightedBalance bool
 	// Creation is what the CLB is created with and never changed in
 	// (creation.go).
 	Creation Creation

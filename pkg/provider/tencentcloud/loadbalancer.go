@@ -86,6 +86,10 @@ func (t *clbTranslator) Desired(clusterName string, svc *v1.Service, nodes []*v1
 	// moment while targets are replaced; below a raised quota the documented
 	// default is the bound (quotas are only ever raised).
 	spec.BackendLimit = clbops.DefaultTargetQuota
+	if settings.WeightedBalance && !settings.EndpointNodesOnly {
+		warnings = append(warnings, lbkit.Warning{Reason: "AnnotationIgnored", Message: fmt.Sprintf(
+			"%s needs %s: true; every target keeps CLB's default weight", annotations.TKELocalWeightedBalance, annotations.TKELocalOnlyBindNodeWithPod)})
+	}
 	return &clbops.Desired{Spec: *spec, Settings: settings}, warnings, nil
 }
 
@@ -104,6 +108,13 @@ func readSettings(svc *v1.Service) (clbops.Settings, error) {
 	switch {
 	case err == nil:
 		s.EndpointNodesOnly = v
+	case !errors.Is(err, annotations.ErrNotSet):
+		return s, err
+	}
+	v, err = annotations.TKELocalWeightedBalance.BoolFromService(svc)
+	switch {
+	case err == nil:
+		s.WeightedBalance = v
 	case !errors.Is(err, annotations.ErrNotSet):
 		return s, err
 	}
