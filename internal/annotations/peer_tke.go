@@ -19,7 +19,7 @@ func TKEPeerCatalog() PeerCatalog {
 		Entries: []PeerAnnotation{
 			{Name: TKELoadBalanceID, Supported: true, Note: "written by the CCM, as on TKE"},
 			{Name: TKEInternalSubnetID, Supported: true},
-			{Name: TKEExistedLBID, Supported: true, Note: "the CCM touches only the listeners it created on the CLB and never deletes the CLB"},
+			{Name: TKEExistedLBID, Supported: true, Note: "the CCM touches only the listeners it created on the CLB and never deletes the CLB; several Services may share one CLB, a port another Service holds is a Warning Event on the later one"},
 			{Name: TKELocalOnlyBindNodeWithPod, Supported: true},
 			{Name: TKELocalWeightedBalance, Supported: true, Note: "weight = ready endpoints on the node, at most 100"},
 			{Name: TKEBackendsLabel, Supported: true, Note: "our `lb.ccmkit.io/node-selector` under TKE's name; both set must agree"},
