@@ -349,7 +349,7 @@ func (o *Ops) planSecurityGroups(ctx context.Context, lb *loadBalancer, spec *De
 		p.deletes = owned
 	}
 	p.bind = bindSet(p.managed, spec.SecurityGroups, lb.securityGroups, ownedIDs)
-	p.rebind = p.managed == "" && ingress != nil || !slices.Equal(p.bind, lb.securityGroups)
+	p.rebind = (p.managed == "" && ingress != nil) || !slices.Equal(p.bind, lb.securityGroups)
 	for _, id := range spec.SecurityGroups {
 		if !slices.Contains(lb.securityGroups, id) {
 			p.checkIDs = append(p.checkIDs, id)

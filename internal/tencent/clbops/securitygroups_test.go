@@ -282,7 +282,7 @@ func TestSourceRangesSecurityGroupLifecycle(t *testing.T) {
 	}
 	// The group is filled before it is bound, and bound before listeners.
 	w := env.writes()
-	if i, j, k := slices.Index(w, "ModifySecurityGroupPolicies"), slices.Index(w, "SetLoadBalancerSecurityGroups"), slices.Index(w, "CreateListener"); !(i >= 0 && i < j && j < k) {
+	if i, j, k := slices.Index(w, "ModifySecurityGroupPolicies"), slices.Index(w, "SetLoadBalancerSecurityGroups"), slices.Index(w, "CreateListener"); i < 0 || i >= j || j >= k {
 		t.Errorf("write order %v: want policies, then binding, then listeners", w)
 	}
 
