@@ -34,7 +34,7 @@ func TKEPeerCatalog() PeerCatalog {
 			{Name: "service.cloud.tencent.com/enable-grace-shutdown-tkex", Note: "not supported: it applies to direct access only; for nodes, `lb.ccmkit.io/drain-period` drains a leaving node's target at weight 0"},
 			{Name: TKEInternetChargeType, Supported: true, Note: "applied at creation only, as on TKE; a later change is a Warning Event"},
 			{Name: TKEInternetMaxBandwidthOut, Supported: true, Note: "applied at creation only, as on TKE; a later change is a Warning Event"},
-			{Name: "service.cloud.tencent.com/security-groups", Note: "planned (issue 13 item 2, security groups)"},
+			{Name: TKESecurityGroups, Supported: true, Note: "bound after the CCM's own group for `loadBalancerSourceRanges`; absent keeps groups bound by hand, `\"\"` unbinds them; refused on an adopted CLB"},
 			{Name: TKEPassToTarget, Supported: true, Note: "default `true`, as on TKE"},
 			{Name: TKELegacyInternetChargeType, Supported: true, Note: "the older name; both set must agree"},
 			{Name: TKELegacyInternetMaxBandwidthOut, Supported: true, Note: "the older name; both set must agree"},

@@ -66,4 +66,19 @@ const (
 	// Read-only: written by the CCM
 	// Providers: tencentcloud
 	TKELoadBalanceID Name = "service.kubernetes.io/loadbalance-id"
+
+	// TKESecurityGroups binds security groups to the Service's CLB, as on
+	// managed TKE ("Service Annotation", 457/39142: comma-separated ids, up
+	// to five per CLB, normally used with pass-to-target). The CLB is bound
+	// to exactly these groups, in this order, after the group the CCM
+	// manages for loadBalancerSourceRanges; an id that does not exist is
+	// reported by name and nothing is bound. Without the annotation the
+	// groups bound to the CLB by hand are kept; set to "" it unbinds them.
+	// Not applied to an adopted CLB (tke-existed-lbid): its groups are its
+	// owner's, and the Service gets an error instead.
+	//
+	// Type: list of security group ids (sg-xxxxxxxx,sg-yyyyyyyy)
+	// Default: none (groups bound by hand are kept)
+	// Providers: tencentcloud
+	TKESecurityGroups Name = "service.cloud.tencent.com/security-groups"
 )

@@ -44,6 +44,8 @@ type loadBalancer struct {
 	tags             map[string]string
 	// passToTarget is LoadBalancerPassToTarget (nil in the answer: false).
 	passToTarget bool
+	// securityGroups are the bound groups (SecureGroups), in priority order.
+	securityGroups []string
 	// adopted: found through the adoption annotation, not created for
 	// the Service. Only our listeners on it are ours.
 	adopted bool
@@ -66,6 +68,7 @@ func fromSDK(in *clb.LoadBalancer) *loadBalancer {
 	}
 	lb.passToTarget = deref(in.LoadBalancerPassToTarget)
 	lb.createdWith = createdWithFromSDK(in)
+	lb.securityGroups = common.StringValues(in.SecureGroups)
 	if lb.domain == "" {
 		lb.domain = deref(in.Domain)
 	}
@@ -95,17 +98,15 @@ func (lb *loadBalancer) status() *corev1.LoadBalancerStatus {
 	return st
 }
 
-// checkSupported refuses what CLBs cannot do with plain listeners, before
-// anything is touched.
-func checkSupported(spec *Desired) error {
-	if len(spec.SourceRanges) > 0 {
-		// Restricting clients needs a security group on the CLB. Silently
-		// ignoring the ranges would expose the Service to everyone.
-		return fmt.Errorf("loadBalancerSourceRanges %s: not supported on Tencent CLB by this CCM yet; "+
-			"remove them (and restrict access with a security group bound to the CLB) to proceed",
-			strings.Join(spec.SourceRanges, ","))
+// checkSupported refuses what the CCM cannot do, before anything is
+// touched: source ranges it could not enforce (silently ignoring them
+// would expose the Service to everyone).
+func (o *Ops) checkSupported(spec *Desired) error {
+	if o.sgAPI == nil && (len(spec.SourceRanges) > 0 || spec.SecurityGroups != nil) {
+		return errNoVPCAPI
 	}
-	return nil
+	_, err := desiredIngress(spec)
+	return err
 }
 
 // find returns the Service's CLB: by our service-uid tag, else by the

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,13 +35,13 @@ type clbTranslator struct {
 // loadBalancers is the CLB implementation of cloudprovider.LoadBalancer.
 type loadBalancers = lbkit.LoadBalancer[*clbops.Desired]
 
-func newLoadBalancers(cfg *config.Config, api clbops.API, quotaAPI clbops.QuotaAPI) *clbLoadBalancers {
+func newLoadBalancers(cfg *config.Config, api clbops.API, quotaAPI clbops.QuotaAPI, sgAPI clbops.SecurityGroupAPI) *clbLoadBalancers {
 	quotas := clbops.NewQuotas(quotaAPI, 0)
 	tr := &clbTranslator{quotas: quotas, drainPeriod: cfg.LBDrainPeriod}
 	ids, drift := &foundIDs{}, newCreationDrift()
 	inner := lbkit.New[*clbops.Desired](tr, func(onDrain func(types.UID, time.Time)) lbkit.Ops[*clbops.Desired] {
 		return clbops.New(api, clbops.Config{VpcID: cfg.VpcID, Timing: clbops.Timing{DeleteRetryAfter: cfg.LBDeleteRetryAfter}, OnDrain: onDrain,
-			ListenerQuota: quotas.ListenersPerCLB, OnFound: ids.found, OnCreationDrift: drift.found})
+			ListenerQuota: quotas.ListenersPerCLB, OnFound: ids.found, OnCreationDrift: drift.found, SecurityGroups: sgAPI})
 	}, lbkit.Config{Provider: ProviderName, DriftPeriod: cfg.LBDriftCheckPeriod})
 	return &clbLoadBalancers{loadBalancers: inner, ids: ids, drift: drift}
 }
@@ -118,7 +119,35 @@ func readSettings(svc *v1.Service) (clbops.Settings, error) {
 	case !errors.Is(err, annotations.ErrNotSet):
 		return s, err
 	}
-	return s, nil
+	s.SecurityGroups, err = securityGroups(svc)
+	return s, err
+}
+
+// securityGroupIDPattern: sg- and 8 lower-case letters or digits.
+var securityGroupIDPattern = regexp.MustCompile(`^sg-[a-z0-9]{8}$`)
+
+// securityGroups reads the security-groups annotation: nil when absent,
+// empty when set to "" (unbind the groups bound by hand), else the ids in
+// order, each checked for form (existence is checked against the cloud).
+func securityGroups(svc *v1.Service) ([]string, error) {
+	raw, present := svc.Annotations[string(annotations.TKESecurityGroups)]
+	if !present {
+		return nil, nil
+	}
+	ids := []string{}
+	for id := range strings.SplitSeq(raw, ",") {
+		id = strings.TrimSpace(id)
+		switch {
+		case id == "":
+		case !securityGroupIDPattern.MatchString(id):
+			return nil, annotations.TKESecurityGroups.Invalid(raw, "%q is not a security group id like sg-12345678", id)
+		case slices.Contains(ids, id):
+			return nil, annotations.TKESecurityGroups.Invalid(raw, "%s is listed twice", id)
+		default:
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
 }
 
 // withTKENodeSelector makes managed TKE's name for the node selector
