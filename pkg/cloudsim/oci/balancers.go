@@ -61,8 +61,9 @@ type balancer struct {
 	definedTags      map[string]map[string]interface{}
 	deleteProtection bool
 	vip              netip.Addr
-	reservedIPID     string // the reserved public IP that vip is (publicip.go)
-	version          int    // for the etag
+	reservedIPID     string     // the reserved public IP that vip is (publicip.go)
+	privateIPv4      netip.Addr // NLB: assignedPrivateIpv4 (nlbprivateip.go)
+	version          int        // for the etag
 	seq              int64
 
 	// Load Balancing

@@ -308,6 +308,9 @@ func (d *Dialect) nlbModel(b *balancer) nlb.NetworkLoadBalancer {
 // privateAddrOf is a load balancer's private address in its (first)
 // subnet: the address it sends to backends from (firewall.go).
 func (d *Dialect) privateAddrOf(b *balancer) netip.Addr {
+	if b.privateIPv4.IsValid() {
+		return b.privateIPv4
+	}
 	if len(b.subnetIDs) == 0 {
 		return netip.Addr{}
 	}
@@ -353,8 +356,12 @@ func (d *Dialect) createNLB(c *call) (*reply, error) {
 	if err != nil {
 		return nil, err
 	}
+	priv, err := d.checkAssignedPrivateIPv4(*req.SubnetId, req.AssignedPrivateIpv4)
+	if err != nil {
+		return nil, err
+	}
 	b := &balancer{
-		kind: kindNLB, reservedIPID: reserved, compartmentID: *req.CompartmentId, displayName: *req.DisplayName,
+		kind: kindNLB, reservedIPID: reserved, privateIPv4: priv, compartmentID: *req.CompartmentId, displayName: *req.DisplayName,
 		isPrivate: req.IsPrivate != nil && *req.IsPrivate, subnetIDs: []string{*req.SubnetId},
 		nsgIDs: slices.Clone(req.NetworkSecurityGroupIds), freeformTags: maps.Clone(req.FreeformTags), definedTags: maps.Clone(req.DefinedTags),
 		preserveSourceDest: req.IsPreserveSourceDestination != nil && *req.IsPreserveSourceDestination,
