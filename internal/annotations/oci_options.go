@@ -5,7 +5,7 @@ package annotations
 // Backend set policy, tags at creation, the status' ipMode and the network
 // load balancer's private address, read as the public OCI
 // cloud-controller-manager reads them. spec.loadBalancerIP, which names a
-// reserved public IP, is described in docs/loadbalancers.md.
+// reserved public IP, is described in docs/oci.md (Load balancers).
 const (
 	// OCILBPolicy is the Load Balancer's backend set policy. Changing it
 	// updates the backend sets in place. A network load balancer reads
@@ -16,8 +16,8 @@ const (
 	// Providers: oci (lb)
 	OCILBPolicy Name = "oci.oraclecloud.com/loadbalancer-policy"
 
-	// OCIInitialFreeformTags are freeform tags put on the Load Balancer
-	// when it is created, as a JSON object ({"team": "web"}); later changes
+	// OCIInitialFreeformTags puts freeform tags on the Load Balancer when
+	// it is created, given as a JSON object ({"team": "web"}); later changes
 	// are not applied, as the name says. The CCM's own tags
 	// (ccmkit-service-uid, ccmkit-service) are added and win.
 	//
@@ -26,8 +26,8 @@ const (
 	// Providers: oci (lb)
 	OCIInitialFreeformTags Name = "oci.oraclecloud.com/initial-freeform-tags-override"
 
-	// OCIInitialDefinedTags are defined tags put on the Load Balancer when
-	// it is created, as JSON ({"Operations": {"CostCenter": "42"}}); the
+	// OCIInitialDefinedTags puts defined tags on the Load Balancer when it
+	// is created, given as JSON ({"Operations": {"CostCenter": "42"}}); the
 	// tag namespaces must exist. Later changes are not applied.
 	//
 	// Type: JSON object of objects
