@@ -19,7 +19,7 @@ import (
 // Reserved public IPs: addresses a tenancy keeps for itself and names when
 // it creates a load balancer (CreateLoadBalancerDetails.reservedIps,
 // CreateNetworkLoadBalancerDetails.reservedIps). Only RESERVED ones are
-// modelled: an EPHEMERAL public IP belongs to a private IP, which cloudsim
+// modeled: an EPHEMERAL public IP belongs to a private IP, which cloudsim
 // does not model. A reserved IP's address comes from the data plane's VIP
 // pool (cloudsim's choice: a real one is a public address, but the load
 // balancer that takes it must be reachable on loopback).
