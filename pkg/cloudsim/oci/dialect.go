@@ -122,7 +122,8 @@ type Dialect struct {
 	mux       *http.ServeMux
 
 	net   *network
-	nsgs  *nsgStore // network security groups (nsg.go)
+	nsgs  *nsgStore      // network security groups (nsg.go)
+	pips  *publicIPStore // reserved public IPs (publicip.go)
 	lbs   *balancers
 	wrs   *workRequests
 	queue lbQueues // Load Balancing's queued work requests (queue.go)
@@ -183,6 +184,7 @@ func New(c *core.Core, plane *dataplane.Plane, opts Options) (*Dialect, error) {
 	}
 	d.net = newNetwork(d.region)
 	d.nsgs = newNSGStore()
+	d.pips = newPublicIPStore()
 	if err := d.seedNetwork(opts.Network); err != nil {
 		return nil, fmt.Errorf("oci: Options.Network: %w", err)
 	}
@@ -197,6 +199,7 @@ func New(c *core.Core, plane *dataplane.Plane, opts Options) (*Dialect, error) {
 	d.routeCompute()
 	d.routeNetwork()
 	d.routeNSG()
+	d.routePublicIPs()
 	d.routeLoadBalancer()
 	d.routeNLB()
 	for _, p := range d.Patterns() {
