@@ -166,6 +166,7 @@ func New(c *core.Core, plane *dataplane.Plane, opts Options) (*Dialect, error) {
 		d.latency = DefaultWorkRequestLatency
 	}
 	c.SetDefaultLatency(DialectName, DefaultLatency)
+	registerRateLimits(c)
 	if d.retention <= 0 {
 		d.retention = DefaultDeletedRetention
 	}
@@ -196,6 +197,7 @@ func New(c *core.Core, plane *dataplane.Plane, opts Options) (*Dialect, error) {
 	d.mux = http.NewServeMux()
 	d.routeCompute()
 	d.routeNetwork()
+	d.routeAddresses()
 	d.routeNSG()
 	d.routeLoadBalancer()
 	d.routeNLB()
