@@ -38,6 +38,8 @@ const LabelFaultDomain = "oci.oraclecloud.com/fault-domain"
 type instances struct {
 	reader *computelookup.Reader
 	inv    *inventory.Inventory[core.Instance]
+	// vnics holds the instances' primary VNICs (primaryvnics.go).
+	vnics  *inventory.Inventory[computelookup.InstanceVnic]
 	region string
 	// metadataMaxAge is how old an instance read may be for
 	// InstanceMetadata (initialization, the periodic status sync).
@@ -70,6 +72,7 @@ func newInstances(reader *computelookup.Reader, region string, ttl time.Duration
 		ListAll: func(ctx context.Context) ([]core.Instance, error) { return reader.ListInstances(ctx, "") },
 		ID:      func(ins core.Instance) string { return deref(ins.Id) },
 	}, inventory.Options{Provider: ProviderName, TTL: ttl, MaxBatch: 1, PageSize: computelookup.PageSize})
+	i.vnics = newVnicInventory(reader, ttl)
 	return i
 }
 
@@ -331,7 +334,7 @@ func (i *instances) InstanceMetadata(ctx context.Context, node *v1.Node) (*cloud
 	}
 	ins := f.instance
 	id := deref(ins.Id)
-	vnic, err := i.reader.PrimaryVnic(ctx, id)
+	vnic, err := i.primaryVnic(ctx, id, i.metadataMaxAge)
 	if err != nil {
 		return nil, fmt.Errorf("node %q: %w", node.Name, err)
 	}
