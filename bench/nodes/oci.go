@@ -375,13 +375,7 @@ func (b *ociBench) patchLikeTheOCICCM(ctx context.Context, n ociNode) error {
 // evaluate fills the medians and checks the targets.
 func (r *OCIResult) evaluate() {
 	r.CallBudget = int64(4 * ((r.Nodes + 99) / 100))
-	var ratios []float64
-	for k := range min(len(r.InitRuns), len(r.FloorRuns)) {
-		if r.FloorRuns[k] > 0 {
-			ratios = append(ratios, r.InitRuns[k]/r.FloorRuns[k])
-		}
-	}
-	r.InitStats, r.FloorStats, r.RatioStats = report.Summarize(r.InitRuns), report.Summarize(r.FloorRuns), report.Summarize(ratios)
+	r.InitStats, r.FloorStats, r.RatioStats = pairStats(r.InitRuns, r.FloorRuns)
 	r.InitSeconds, r.FloorSeconds, r.InitVsFloor = r.InitStats.Median, r.FloorStats.Median, r.RatioStats.Median
 	r.Target = "init <= 1.5x floor (median of the pairs); OCI calls to initialize <= 4*ceil(N/100); 0 HTTP 429; peak RSS < 300 MiB"
 	r.Targets = map[string]bool{

@@ -58,19 +58,9 @@ const maxStateAge = 10 * time.Second
 func newInstances(reader *computelookup.Reader, region string, ttl time.Duration) *instances {
 	i := &instances{reader: reader, region: region, metadataMaxAge: ttl, stateMaxAge: min(ttl, maxStateAge)}
 	i.inv = inventory.New(inventory.Source[core.Instance]{
-		FetchByID: func(ctx context.Context, ids []string) ([]core.Instance, error) {
-			var out []core.Instance
-			for _, id := range ids { // MaxBatch is 1: OCI has no batch get
-				ins, err := reader.GetInstance(ctx, id)
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, ins)
-			}
-			return out, nil
-		},
-		ListAll: func(ctx context.Context) ([]core.Instance, error) { return reader.ListInstances(ctx, "") },
-		ID:      func(ins core.Instance) string { return deref(ins.Id) },
+		FetchByID: oneByOne(reader.GetInstance),
+		ListAll:   func(ctx context.Context) ([]core.Instance, error) { return reader.ListInstances(ctx, "") },
+		ID:        func(ins core.Instance) string { return deref(ins.Id) },
 	}, inventory.Options{Provider: ProviderName, TTL: ttl, MaxBatch: 1, PageSize: computelookup.PageSize})
 	i.vnics = newVnicInventory(reader, ttl)
 	return i

@@ -25,19 +25,9 @@ const vnicProvider = ProviderName + "-vnic"
 // (several attached VNICs, attached meanwhile) goes the per-instance way.
 func newVnicInventory(reader *computelookup.Reader, ttl time.Duration) *inventory.Inventory[computelookup.InstanceVnic] {
 	return inventory.New(inventory.Source[computelookup.InstanceVnic]{
-		FetchByID: func(ctx context.Context, ids []string) ([]computelookup.InstanceVnic, error) {
-			var out []computelookup.InstanceVnic
-			for _, id := range ids { // MaxBatch is 1: OCI has no batch get
-				v, err := reader.PrimaryVnicOf(ctx, id)
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, v)
-			}
-			return out, nil
-		},
-		ListAll: reader.PrimaryVnics,
-		ID:      func(v computelookup.InstanceVnic) string { return v.InstanceID },
+		FetchByID: oneByOne(reader.PrimaryVnicOf),
+		ListAll:   reader.PrimaryVnics,
+		ID:        func(v computelookup.InstanceVnic) string { return v.InstanceID },
 	}, inventory.Options{Provider: vnicProvider, TTL: ttl, MaxBatch: 1, PageSize: computelookup.PageSize})
 }
 
@@ -54,4 +44,20 @@ func (i *instances) primaryVnic(ctx context.Context, instanceID string, maxAge t
 		return core.Vnic{}, fmt.Errorf("instance %s: no primary VNIC in the answer", instanceID)
 	}
 	return r.Item.Vnic, nil
+}
+
+// oneByOne is an inventory's FetchByID from a read of one id: OCI has no
+// batch get, so the inventories use MaxBatch 1.
+func oneByOne[T any](get func(context.Context, string) (T, error)) func(context.Context, []string) ([]T, error) {
+	return func(ctx context.Context, ids []string) ([]T, error) {
+		out := make([]T, 0, len(ids))
+		for _, id := range ids {
+			v, err := get(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	}
 }
