@@ -167,6 +167,7 @@ func New(c *core.Core, plane *dataplane.Plane, opts Options) (*Dialect, error) {
 		d.latency = DefaultWorkRequestLatency
 	}
 	c.SetDefaultLatency(DialectName, DefaultLatency)
+	registerRateLimits(c)
 	if d.retention <= 0 {
 		d.retention = DefaultDeletedRetention
 	}
@@ -198,6 +199,7 @@ func New(c *core.Core, plane *dataplane.Plane, opts Options) (*Dialect, error) {
 	d.mux = http.NewServeMux()
 	d.routeCompute()
 	d.routeNetwork()
+	d.routeAddresses()
 	d.routeNSG()
 	d.routePublicIPs()
 	d.routeLoadBalancer()
