@@ -299,7 +299,8 @@ func run(ctx context.Context, cfg Config, syncs int, log io.Writer) (SyncsResult
 // featureAnnotations puts the Tencent features on some of the Services, so
 // that the unchanged resync shows they cost no write either: every fourth
 // (from the second) has TKE's creation-time settings, every fourth (from
-// the third) is Local with endpoint-node binding and weights.
+// the third) is Local with endpoint-node binding and weights (and some have
+// source ranges: sourceRanges).
 func featureAnnotations(i int) map[string]string {
 	switch i % 4 {
 	case 1:
@@ -313,6 +314,17 @@ func featureAnnotations(i int) map[string]string {
 			string(annotations.TKELocalOnlyBindNodeWithPod): "true",
 			string(annotations.TKELocalWeightedBalance):     "true",
 		}
+	}
+	return nil
+}
+
+// sourceRanges restricts every eighth Service (from the fourth) to two
+// client ranges: its CLB gets the CCM's security group (a VPC write each,
+// at creation only; fewer than every fourth, to stay clear of the VPC
+// actions' 20 calls/s at the full 100 Services).
+func sourceRanges(i int) []string {
+	if i%8 == 3 {
+		return []string{"127.0.0.0/8", "10.0.0.0/8"}
 	}
 	return nil
 }
@@ -337,6 +349,7 @@ func createServices(ctx context.Context, cluster *testcluster.Cluster, n int) (m
 			if i%4 == 2 {
 				svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
 			}
+			svc.Spec.LoadBalancerSourceRanges = sourceRanges(i)
 			start := time.Now()
 			if _, err := cluster.Client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 				errs <- err
