@@ -110,8 +110,11 @@ func (d *Dialect) listPublicIps(c *call) (*reply, error) {
 	case !regional && ad == "":
 		return nil, missing("availabilityDomain (required when scope is AVAILABILITY_DOMAIN)")
 	}
+	if regional { // reserved IPs (publicip.go) are the regional ones
+		return page(c, d.reservedPublicIPs(comp, lifetime), nil)
+	}
 	items := []ocicore.PublicIp{}
-	if regional || strings.EqualFold(lifetime, string(ocicore.ListPublicIpsLifetimeReserved)) {
+	if strings.EqualFold(lifetime, string(ocicore.ListPublicIpsLifetimeReserved)) {
 		return page(c, items, nil)
 	}
 	now := d.core.Now()

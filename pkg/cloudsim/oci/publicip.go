@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -54,7 +55,8 @@ func (d *Dialect) routePublicIPs() {
 	const vn = "virtualnetwork"
 	p := PrefixCore + "/publicIps"
 	d.mux.Handle("POST "+p, d.route(vn, "CreatePublicIp", true, d.createPublicIP))
-	d.mux.Handle("GET "+p, d.route(vn, "ListPublicIps", false, d.listPublicIPs))
+	// GET p (ListPublicIps) is addresses.go's: it lists these (scope
+	// REGION) and the instances' ephemeral ones (AVAILABILITY_DOMAIN).
 	d.mux.Handle("POST "+p+"/actions/getByIpAddress", d.route(vn, "GetPublicIpByIpAddress", false, d.getPublicIPByAddress))
 	d.mux.Handle("GET "+p+"/{publicIpId}", d.route(vn, "GetPublicIp", false, d.getPublicIP))
 	d.mux.Handle("DELETE "+p+"/{publicIpId}", d.route(vn, "DeletePublicIp", true, d.deletePublicIP))
@@ -156,32 +158,22 @@ func (d *Dialect) getPublicIPByAddress(c *call) (*reply, error) {
 	return nil, notFound("public IP", addr.String())
 }
 
-// listPublicIPs: scope and compartmentId are mandatory (ListPublicIpsRequest);
-// reserved IPs have scope REGION, so AVAILABILITY_DOMAIN lists none here.
-func (d *Dialect) listPublicIPs(c *call) (*reply, error) {
-	scope := c.query("scope")
-	switch {
-	case scope == "":
-		return nil, missing("scope")
-	case scope != string(ocicore.ListPublicIpsScopeRegion) && scope != string(ocicore.ListPublicIpsScopeAvailabilityDomain):
-		return nil, badRequest("The scope %q must be REGION or AVAILABILITY_DOMAIN.", scope)
-	}
-	comp, err := d.compartmentParam(c)
-	if err != nil {
-		return nil, err
-	}
-	lifetime := c.query("lifetime")
+// reservedPublicIPs lists the reserved public IPs of a compartment for
+// ListPublicIps with scope REGION (reserved IPs are regional), filtered
+// by lifetime ("" or RESERVED: all of them; EPHEMERAL: none).
+func (d *Dialect) reservedPublicIPs(comp, lifetime string) []ocicore.PublicIp {
 	items := []ocicore.PublicIp{}
+	if lifetime != "" && !strings.EqualFold(lifetime, string(ocicore.PublicIpLifetimeReserved)) {
+		return items
+	}
 	d.pips.mu.Lock()
+	defer d.pips.mu.Unlock()
 	for _, id := range slices.Sorted(maps.Keys(d.pips.byID)) {
-		r := d.pips.byID[id]
-		if scope == string(ocicore.ListPublicIpsScopeRegion) && r.compartmentID == comp &&
-			(lifetime == "" || lifetime == string(ocicore.PublicIpLifetimeReserved)) {
+		if r := d.pips.byID[id]; r.compartmentID == comp {
 			items = append(items, publicIPModel(r))
 		}
 	}
-	d.pips.mu.Unlock()
-	return page(c, items, nil)
+	return items
 }
 
 // deletePublicIP refuses a reserved IP a load balancer holds: OCI
