@@ -20,6 +20,9 @@ type TLS struct {
 	// certificate signed by one of them (mutual TLS); a client without one
 	// fails the handshake and reaches no target.
 	ClientCAs *x509.CertPool
+	// ClientOptional, with ClientCAs, verifies a client certificate only
+	// if the client presents one (Tencent's SSLVerifyClient OPTIONAL).
+	ClientOptional bool
 }
 
 // DefaultTLSHandshakeTimeout bounds a client's TLS handshake, so that a
@@ -35,6 +38,9 @@ func (t *TLS) config() *tls.Config {
 	}
 	if t.ClientCAs != nil {
 		c.ClientAuth = tls.RequireAndVerifyClientCert
+		if t.ClientOptional {
+			c.ClientAuth = tls.VerifyClientCertIfGiven
+		}
 		c.ClientCAs = t.ClientCAs
 	}
 	return c

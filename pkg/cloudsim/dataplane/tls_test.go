@@ -97,6 +97,8 @@ func TestTLSTermination(t *testing.T) {
 		{"mutual, client certificate", &TLS{Certificate: server, ClientCAs: ca.Pool()}, ca.Pool(), &client, ""},
 		{"mutual, no client certificate", &TLS{Certificate: server, ClientCAs: ca.Pool()}, ca.Pool(), nil, "certificate"},
 		{"mutual, client certificate of another CA", &TLS{Certificate: server, ClientCAs: ca.Pool()}, ca.Pool(), &strangerClient, "certificate"},
+		{"optional mutual, no client certificate", &TLS{Certificate: server, ClientCAs: ca.Pool(), ClientOptional: true}, ca.Pool(), nil, ""},
+		{"optional mutual, client certificate", &TLS{Certificate: server, ClientCAs: ca.Pool(), ClientOptional: true}, ca.Pool(), &client, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
