@@ -124,6 +124,10 @@ type Settings struct {
 	// (lbsubset) acts on it before clbops sees the backends; clbops itself
 	// ignores it.
 	EndpointNodesOnly bool
+	// Protocols overrides the listener protocol of Service ports, keyed by
+	// lbspec.Listener.Name() (TCP-443): TKE's specify-protocol
+	// (certificates.go).
+	Protocols map[string]PortProtocol
 }
 
 // Ensure makes the Service's CLB match spec, creating it if needed, and
