@@ -159,20 +159,20 @@ func (c *certSecrets) certIDs(namespace, name string) (certID, caID string, err 
 		get = c.get.Load()
 	}
 	if get == nil {
-		return "", "", fmt.Errorf("Secret %s/%s cannot be read: the CCM has no Kubernetes client", namespace, name)
+		return "", "", fmt.Errorf("the Secret %s/%s cannot be read: the CCM has no Kubernetes client", namespace, name)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), secretTimeout)
 	defer cancel()
 	s, err := (*get)(ctx, namespace, name)
 	switch {
 	case apierrors.IsNotFound(err):
-		return "", "", fmt.Errorf("Secret %s/%s (named by \"tls\") does not exist", namespace, name)
+		return "", "", fmt.Errorf("the Secret %s/%s (named by \"tls\") does not exist", namespace, name)
 	case err != nil:
 		return "", "", fmt.Errorf("reading Secret %s/%s: %v", namespace, name, err)
 	}
 	certID = strings.TrimSpace(string(s.Data[secretKeyCertID]))
 	if certID == "" {
-		return "", "", fmt.Errorf("Secret %s/%s has no %s (the server certificate's id)", namespace, name, secretKeyCertID)
+		return "", "", fmt.Errorf("the Secret %s/%s has no %s (the server certificate's id)", namespace, name, secretKeyCertID)
 	}
 	return certID, strings.TrimSpace(string(s.Data[secretKeyCACertID])), nil
 }
