@@ -4,11 +4,8 @@ package e2e
 
 import (
 	"context"
-	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"io"
-	"net/http"
 	"testing"
 	"time"
 
@@ -58,15 +55,7 @@ func certSecret(t *testing.T, name, certID string) {
 // httpsGet GETs url verifying the chain against roots and the name
 // tlsServerName.
 func httpsGet(url string, roots *x509.CertPool) (string, error) {
-	c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil,
-		TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: tlsServerName, MinVersion: tls.VersionTLS12}}}
-	resp, err := c.Get(url)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return string(b), err
+	return testca.Get(url, roots, tlsServerName, nil)
 }
 
 func waitHTTPS(t *testing.T, url string, roots *x509.CertPool, want string, d time.Duration) {

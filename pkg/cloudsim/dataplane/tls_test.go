@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"io"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -17,18 +16,7 @@ import (
 
 // httpsGet GETs url trusting roots, presenting client (if any).
 func httpsGet(url string, roots *x509.CertPool, client *tls.Certificate) (string, error) {
-	conf := &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
-	if client != nil {
-		conf.Certificates = []tls.Certificate{*client}
-	}
-	c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: conf, DisableKeepAlives: true}}
-	resp, err := c.Get(url)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return string(b), err
+	return testca.Get(url, roots, "", client)
 }
 
 // mustLeaf returns a function that turns a testca answer into a

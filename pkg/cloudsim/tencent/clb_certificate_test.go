@@ -1,14 +1,10 @@
 package tencent
 
 import (
-	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
@@ -193,17 +189,7 @@ func TestCLBTCPSSLDataPlane(t *testing.T) {
 		t.Fatal(err)
 	}
 	url := fmt.Sprintf("https://%s:%d/", vip, port)
-	get := func(roots *x509.CertPool) (string, error) {
-		c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true,
-			TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}}}
-		resp, err := c.Get(url)
-		if err != nil {
-			return "", err
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		return string(b), err
-	}
+	get := func(roots *x509.CertPool) (string, error) { return testca.Get(url, roots, "", nil) }
 	eventually(t, "HTTPS through the VIP", func() bool { body, err := get(ca.Pool()); return err == nil && body == "node-1" })
 
 	// Another certificate: ModifyListener switches it for new connections.
