@@ -49,6 +49,8 @@ type NetworkAPI interface {
 	ListSubnets(context.Context, core.ListSubnetsRequest) (core.ListSubnetsResponse, error)
 	GetSecurityList(context.Context, core.GetSecurityListRequest) (core.GetSecurityListResponse, error)
 	UpdateSecurityList(context.Context, core.UpdateSecurityListRequest) (core.UpdateSecurityListResponse, error)
+	// GetPublicIpByIpAddress finds spec.loadBalancerIP's reserved IP (reservedip.go).
+	GetPublicIpByIpAddress(context.Context, core.GetPublicIpByIpAddressRequest) (core.GetPublicIpByIpAddressResponse, error)
 }
 
 // wrState is a work request's state, for both services.
