@@ -225,6 +225,12 @@ func run(ccmBinary string, check bool, timeout time.Duration) error {
 		return err
 	}
 	defer stopServers()
+	curlTLS, stopTLS, err := demoTLS(ctx, cluster, sim, instances, dir, timeout)
+	if err != nil {
+		fmt.Println(lastLines(ccm.Output(), 20))
+		return err
+	}
+	defer stopTLS()
 
 	if check {
 		step("check passed")
@@ -234,6 +240,7 @@ func run(ccmBinary string, check bool, timeout time.Duration) error {
 	fmt.Printf("cloudsim admin API: %s/admin/instances (try: curl -X POST %s/admin/instances/ins-demo0001/stop)\n", simURL, simURL)
 	fmt.Printf("the route table: curl %s/admin/tencent/routetables/%s/routes\n", simURL, demoRouteTable)
 	fmt.Printf("the load balancer: curl http://%s:%d/ (its CLB: curl %s/admin/tencent/loadbalancers)\n", vip, demoServicePort, simURL)
+	fmt.Printf("the HTTPS load balancer, verified with the demo CA: %s\n", curlTLS)
 	fmt.Println("Press Ctrl-C to stop.")
 	<-ctx.Done()
 	return nil

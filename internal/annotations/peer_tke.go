@@ -28,7 +28,7 @@ func TKEPeerCatalog() PeerCatalog {
 			{Name: "service.cloud.tencent.com/tke-service-config-auto", Note: notTKEConfigCR},
 			{Name: "service.kubernetes.io/loadbalance-nat-ipv6", Note: "not supported: it reports the address of a NAT64 IPv6 CLB, which this CCM does not create (IPv4 CLBs only)"},
 			{Name: "service.kubernetes.io/loadbalance-type", Note: "not supported: deprecated by TKE with the classic CLB it selects; the CCM always creates what its default `yunapiv3_forward_clb` names, an application CLB"},
-			{Name: "service.cloud.tencent.com/specify-protocol", Note: "planned (issue 13 item 1, TLS and layer-7 listeners); until then every listener has the Service port's own protocol (TCP or UDP)"},
+			{Name: TKESpecifyProtocol, Supported: true, Note: "TCP_SSL (TLS ended at the CLB, certificate from TKE's Secret with `qcloud_cert_id`), TCP and UDP; HTTP, HTTPS, QUIC and several protocols on one port are refused naming the port (layer 7: not supported yet)"},
 			{Name: TKEExtensiveParameters, Supported: true, Note: "only the documented fields that choose what CLB is created (unknown fields and those the CCM sets are refused, naming the field); applied at creation only, a later change is a Warning Event"},
 			{Name: "service.cloud.tencent.com/enable-grace-shutdown", Note: "not supported: it applies to direct access only (" + notDirectPods + "); for nodes, `lb.ccmkit.io/drain-period` drains a leaving node's target at weight 0"},
 			{Name: "service.cloud.tencent.com/enable-grace-shutdown-tkex", Note: "not supported: it applies to direct access only; for nodes, `lb.ccmkit.io/drain-period` drains a leaving node's target at weight 0"},

@@ -82,3 +82,32 @@ const (
 	// Providers: tencentcloud
 	TKESecurityGroups Name = "service.cloud.tencent.com/security-groups"
 )
+
+// Tencent Cloud: managed TKE's listener protocols
+//
+// TKE's extension of a Service's port protocols ("Service Extension
+// Protocol", Tencent Cloud document 457/39141, 457/51259 in Chinese), with
+// the certificate Secret of TKE's Ingress certificates (457/37016).
+const (
+	// TKESpecifyProtocol sets the CLB listener protocol of some of the
+	// Service's ports, in TKE's JSON form: an object keyed by port, each
+	// value {"protocol": [<one protocol>], "tls": "<Secret name>"}, e.g.
+	// {"443":{"protocol":["TCP_SSL"],"tls":"my-cert"}}. TCP_SSL ends TLS
+	// at the CLB with a certificate from Tencent Cloud's certificate store
+	// and forwards plain TCP to the NodePort. As on TKE, "tls" names an
+	// Opaque Secret in the Service's namespace whose key qcloud_cert_id is
+	// the server certificate's id and, for mutual TLS, qcloud_ca_cert_id
+	// the client CA certificate's id; the CCM reads it (RBAC: get
+	// secrets) on each sync, so changing the id changes the listener's
+	// certificate (ModifyListener). A TCP port may be TCP or TCP_SSL and a
+	// UDP port UDP; HTTP, HTTPS, QUIC and several protocols on one port
+	// (TKE needs direct access for that) are not supported yet. A bad value,
+	// a protocol that is not supported, or a missing Secret or key is an
+	// error Event on the Service naming the port, and the CLB is left as it
+	// is. A port the Service does not have is ignored, as on TKE.
+	//
+	// Type: JSON object ({"<port>":{"protocol":["TCP_SSL"],"tls":"<Secret>"}})
+	// Default: each port's own protocol (spec.ports[].protocol)
+	// Providers: tencentcloud
+	TKESpecifyProtocol Name = "service.cloud.tencent.com/specify-protocol"
+)

@@ -148,6 +148,10 @@ type Settings struct {
 	// order; nil: the annotation is absent (groups bound by hand are
 	// kept), empty: set to "" (they are unbound).
 	SecurityGroups []string
+	// Protocols overrides the listener protocol of Service ports, keyed by
+	// lbspec.Listener.Name() (TCP-443): TKE's specify-protocol
+	// (certificates.go).
+	Protocols map[string]PortProtocol
 }
 
 // Ensure makes the Service's CLB match spec, creating it if needed, and

@@ -258,7 +258,8 @@ type listener struct {
 	id, name, protocol string
 	port               int64
 	hc                 healthCheck
-	session            int64 // SessionExpireTime; 0: no affinity
+	session            int64        // SessionExpireTime; 0: no affinity
+	cert               listenerCert // TCP_SSL (certificates.go)
 }
 
 // wantListener is a listener the Service needs.
@@ -267,6 +268,7 @@ type wantListener struct {
 	port, nodePort int64
 	hc             healthCheck
 	session        int64
+	cert           listenerCert
 }
 
 // boundListener is a wanted listener and the id it has on the CLB.
@@ -306,13 +308,15 @@ func desiredListeners(spec *Desired, suffix string) []wantListener {
 	}
 	out := make([]wantListener, 0, len(spec.Listeners))
 	for _, l := range spec.Listeners {
+		protocol, cert := listenerProtocol(spec, l)
 		out = append(out, wantListener{
-			name:     listenerName(string(l.Protocol), int64(l.Port), suffix),
-			protocol: string(l.Protocol),
+			name:     listenerName(protocol, int64(l.Port), suffix),
+			protocol: protocol,
 			port:     int64(l.Port),
 			nodePort: int64(l.NodePort),
 			hc:       wantHealthCheck(spec.HealthCheck, l.Protocol),
 			session:  session,
+			cert:     cert,
 		})
 	}
 	return out
@@ -330,6 +334,8 @@ type listenerChange struct {
 	id   string
 	want wantListener
 	why  string
+	// cert: the certificate differs, so ModifyListener sends it.
+	cert bool
 }
 
 func (p *listenerPlan) empty() bool {
@@ -386,8 +392,12 @@ func planListeners(want []wantListener, actual []*listener, suffix string) (*lis
 		if l.session != w.session {
 			why = append(why, fmt.Sprintf("session expire time is %ds, want %ds", l.session, w.session))
 		}
+		certChanged := l.cert != w.cert
+		if certChanged {
+			why = append(why, fmt.Sprintf("certificate is %s, want %s", l.cert, w.cert))
+		}
 		if len(why) > 0 {
-			p.modify = append(p.modify, listenerChange{id: l.id, want: w, why: strings.Join(why, "; ")})
+			p.modify = append(p.modify, listenerChange{id: l.id, want: w, why: strings.Join(why, "; "), cert: certChanged})
 		}
 	}
 	if len(conflicts) > 0 {
@@ -425,6 +435,7 @@ func (o *Ops) describeListeners(ctx context.Context, lb *loadBalancer) ([]*liste
 			port:     *in.Port,
 			hc:       healthCheckFromSDK(in.HealthCheck, strings.ToUpper(*in.Protocol)),
 			session:  deref(in.SessionExpireTime),
+			cert:     certFromSDK(in.Certificate),
 		})
 	}
 	return out, nil
@@ -449,6 +460,10 @@ func (o *Ops) reconcileListeners(ctx context.Context, lb *loadBalancer, spec *De
 	if err != nil {
 		return nil, err
 	}
+	// A port changing protocol (TCP to TCP_SSL) is one listener deleted
+	// and another created on the same port, which the CLB takes only once
+	// the first is gone.
+	removeFirst = removeFirst || plan.portClash()
 	remove := func() error {
 		for _, l := range plan.remove {
 			if err := o.deleteListener(ctx, lb, l); err != nil {
@@ -489,11 +504,12 @@ func (o *Ops) createListeners(ctx context.Context, lb *loadBalancer, want []want
 		protocol string
 		hc       healthCheck
 		session  int64
+		cert     listenerCert
 	}
 	var order []group
 	byGroup := map[group][]wantListener{}
 	for _, w := range want {
-		g := group{w.protocol, w.hc, w.session}
+		g := group{w.protocol, w.hc, w.session, w.cert}
 		if _, ok := byGroup[g]; !ok {
 			order = append(order, g)
 		}
@@ -506,6 +522,7 @@ func (o *Ops) createListeners(ctx context.Context, lb *loadBalancer, want []want
 			req.LoadBalancerId = common.StringPtr(lb.id)
 			req.Protocol = common.StringPtr(g.protocol)
 			req.HealthCheck = g.hc.sdk(false)
+			req.Certificate = g.cert.sdk()
 			if g.session > 0 {
 				req.SessionExpireTime = common.Int64Ptr(g.session)
 			}
@@ -544,6 +561,9 @@ func (o *Ops) modifyListener(ctx context.Context, lb *loadBalancer, c listenerCh
 	req.ListenerId = common.StringPtr(c.id)
 	req.HealthCheck = c.want.hc.sdk(true)
 	req.SessionExpireTime = common.Int64Ptr(c.want.session)
+	if c.cert {
+		req.Certificate = c.want.cert.sdk()
+	}
 	target := fmt.Sprintf("%s listener %s (%s)", lb, c.want.name, c.id)
 	logWrite("Updating CLB listener", "clb", lb.id, "listener", c.want.name, "why", c.why)
 	var resp *clb.ModifyListenerResponse

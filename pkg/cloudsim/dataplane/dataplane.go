@@ -75,6 +75,9 @@ type Listener struct {
 	Scheduler   string        // WRR (default), LeastConn or IPHash
 	Stickiness  time.Duration // > 0: a client IP keeps its target while it keeps coming back within this time
 	IdleTimeout time.Duration // 0: DefaultTCPIdleTimeout / DefaultUDPIdleTimeout
+	// TLS, on a TCP listener, terminates TLS at the listener (tls.go); nil
+	// forwards the client's bytes as they come.
+	TLS *TLS
 }
 
 // Target is one backend of a listener. A target with Weight 0 takes no new
@@ -289,6 +292,10 @@ type ListenerStatus struct {
 	// LastDenied is why the firewall last denied a client's flow. Unlike a
 	// target's LastError, a later health check does not clear it.
 	LastDenied string `json:"lastDenied,omitempty"`
+	// TLS: the listener terminates TLS; TLSHandshakeFailures counts the
+	// clients whose handshake failed (and so reached no target).
+	TLS                  bool   `json:"tls,omitempty"`
+	TLSHandshakeFailures uint64 `json:"tlsHandshakeFailures,omitempty"`
 }
 
 // Target health states in TargetStatus.Health.

@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -34,6 +35,10 @@ type listener struct {
 	denied   uint64
 	lastDeny string
 	fw       *fwRef // the load balancer's firewall
+	// tlsConf is the TLS server config of a listener that terminates TLS
+	// (spec.TLS), nil otherwise; tlsFailed counts failed handshakes.
+	tlsConf   *tls.Config
+	tlsFailed uint64
 
 	closer io.Closer          // the listening socket
 	ctx    context.Context    // ends when the listener stops
@@ -131,6 +136,10 @@ func (l *listener) update(spec Listener) {
 func (l *listener) setSpecLocked(spec Listener) {
 	hadCheck := l.spec.HealthCheck != nil
 	l.spec = spec
+	l.tlsConf = nil
+	if spec.TLS != nil {
+		l.tlsConf = spec.TLS.config()
+	}
 	old := map[string]*target{}
 	for _, t := range l.targets {
 		old[t.key()] = t
@@ -376,6 +385,9 @@ func (l *listener) status() ListenerStatus {
 		Refused:     l.refused,
 		Denied:      l.denied,
 		LastDenied:  l.lastDeny,
+		TLS:         l.tlsConf != nil,
+
+		TLSHandshakeFailures: l.tlsFailed,
 	}
 	if st.Scheduler == "" {
 		st.Scheduler = WRR

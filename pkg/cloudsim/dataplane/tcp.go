@@ -56,6 +56,13 @@ func (l *listener) proxyTCP(client net.Conn) {
 		reset(client)
 		return
 	}
+	// A TLS listener completes the handshake before it picks a target, as
+	// a load balancer that holds the certificate does; from here on conn
+	// carries the client's plain bytes.
+	conn, ok := l.terminateTLS(client)
+	if !ok {
+		return
+	}
 	t := l.acquire(from.Addr())
 	if t == nil {
 		reset(client) // RST rather than FIN: the connection is refused
@@ -86,7 +93,7 @@ func (l *listener) proxyTCP(client net.Conn) {
 		return
 	}
 	defer l.unbind(t, client, up)
-	splice(client, up, l.idleTimeout())
+	splice(conn, up, l.idleTimeout())
 }
 
 // reset makes closing the connection send an RST instead of a FIN.

@@ -121,6 +121,7 @@ type CLB struct {
 	dealSeq   int64
 	deletions map[string][]time.Time  // region -> when each accepted deletion was asked for (frequency check)
 	bindFails map[string]*BindFailure // listener id -> injected BatchRegisterTargets failure
+	certs     map[string]*sslCert     // the certificate store, by id (clb_certificate.go)
 }
 
 // clbLB is one load balancer.
@@ -149,7 +150,8 @@ type clbListener struct {
 	sessionExpire      int64
 	idleTimeout        int64
 	created            time.Time
-	targets            []*clbTarget // in registration order
+	targets            []*clbTarget  // in registration order
+	cert               *listenerCert // TCP_SSL: the certificate TLS ends with (clb_certificate.go)
 }
 
 // clbTarget is one backend bound to a listener: an instance's primary
@@ -204,6 +206,7 @@ func NewCLB(c *core.Core, opts CLBOptions) *CLB {
 		nullHC:       opts.NullHealthCheckFields,
 		deletions:    map[string][]time.Time{},
 		bindFails:    map[string]*BindFailure{},
+		certs:        map[string]*sslCert{},
 	}
 	if l.deleteLimit <= 0 {
 		l.deleteLimit = DefaultDeleteFrequencyLimit

@@ -88,6 +88,9 @@ type CLBListener struct {
 	SessionExpireTime int              `json:"sessionExpireTime"`
 	HealthCheck       *clb.HealthCheck `json:"healthCheck"`
 	Targets           []CLBTarget      `json:"targets"`
+	// Certificate is a TCP_SSL listener's certificate (ids of the
+	// certificate store).
+	Certificate *clb.CertificateOutput `json:"certificate,omitempty"`
 }
 
 // ErrCLBNotFound is returned (wrapped) for an unknown load balancer or
@@ -174,7 +177,7 @@ func (l *CLB) buildListenerLocked(lb *clbLB, s CLBListenerSpec) (*clbListener, *
 		return nil, Errorf("InvalidParameterValue", "listener port must be between 1 and 65535, got %d.", s.Port)
 	}
 	for _, li := range lb.listeners {
-		if li.protocol == s.Protocol && li.port == int64(s.Port) {
+		if portFamily(li.protocol) == portFamily(s.Protocol) && li.port == int64(s.Port) {
 			return nil, Errorf("InvalidParameter.PortCheckFailed", "The port %d already has a %s listener (%s).", s.Port, s.Protocol, li.id)
 		}
 	}
@@ -378,6 +381,9 @@ func (li *clbListener) export() CLBListener {
 		ID: li.id, Name: li.name, Protocol: li.protocol, Port: int(li.port), Scheduler: li.scheduler,
 		SessionExpireTime: int(li.sessionExpire), HealthCheck: li.hc.toSDK(false), Targets: []CLBTarget{},
 	}
+	if li.cert != nil {
+		out.Certificate = li.cert.toSDK()
+	}
 	for _, t := range li.targets {
 		w := int(t.weight)
 		out.Targets = append(out.Targets, CLBTarget{InstanceID: t.instanceID, EniIP: t.eniIP, Port: int(t.port), Weight: &w, IP: t.ip})
@@ -438,4 +444,5 @@ func (l *CLB) registerAdmin() {
 		return http.StatusOK, out, err
 	})
 	l.registerBindFailureAdmin()
+	l.registerCertificateAdmin()
 }

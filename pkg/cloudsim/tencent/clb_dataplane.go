@@ -24,7 +24,11 @@ func (l *CLB) syncPlaneLocked(id string) {
 	}
 	want := dataplane.LoadBalancer{ID: lb.id, VIP: lb.vip, Firewall: l.firewall(lb)}
 	for _, li := range lb.listeners {
-		want.Listeners = append(want.Listeners, li.toPlane())
+		pl := li.toPlane()
+		if li.cert != nil { // TCP_SSL: TLS ends at the listener, targets get TCP
+			pl.Protocol, pl.TLS = dataplane.TCP, l.planeTLSLocked(li.cert)
+		}
+		want.Listeners = append(want.Listeners, pl)
 	}
 	l.plane.Sync(want)
 }

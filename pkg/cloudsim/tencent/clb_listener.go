@@ -9,14 +9,15 @@ import (
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 )
 
-// Listener protocols. Only the layer-4 ones are emulated.
+// Listener protocols. The layer-4 ones are emulated, TCP_SSL among them
+// (clb_certificate.go).
 const (
 	protoTCP = "TCP"
 	protoUDP = "UDP"
 )
 
 // layer7 are the protocols the API has but cloudsim does not emulate.
-var layer7 = []string{"HTTP", "HTTPS", "TCP_SSL", "QUIC"}
+var layer7 = []string{"HTTP", "HTTPS", "QUIC"}
 
 // Listener defaults, as documented.
 const (
@@ -246,7 +247,7 @@ func checkListenerOptions(o listenerOptions, schedulers []string) *Error {
 
 // unsupportedListenerParams rejects listener features that cloudsim does
 // not emulate and that would change how traffic flows.
-func unsupportedListenerParams(endPort bool, fullEndPorts bool, targetType, sessionType *string, cert bool) *Error {
+func unsupportedListenerParams(endPort bool, fullEndPorts bool, targetType, sessionType *string) *Error {
 	switch {
 	case endPort || fullEndPorts:
 		return Errorf("UnsupportedOperation", "cloudsim does not emulate port-range listeners (`EndPort`, `FullEndPorts`).")
@@ -254,14 +255,12 @@ func unsupportedListenerParams(endPort bool, fullEndPorts bool, targetType, sess
 		return Errorf("UnsupportedOperation", "cloudsim emulates only `TargetType` NODE, not `%s`.", *targetType)
 	case sessionType != nil && *sessionType != "" && *sessionType != "NORMAL":
 		return Errorf("UnsupportedOperation", "cloudsim emulates only `SessionType` NORMAL, not `%s`.", *sessionType)
-	case cert:
-		return Errorf("InvalidParameter", "Certificates apply only to HTTPS and TCP_SSL listeners; cloudsim emulates TCP and UDP listeners.")
 	}
 	return nil
 }
 
-// createListener implements CreateListener: one TCP or UDP listener per
-// port.
+// createListener implements CreateListener: one TCP, UDP or TCP_SSL
+// listener per port.
 func (l *CLB) createListener(call *Call, body []byte) (any, error) {
 	var req clb.CreateListenerRequestParams
 	if err := Decode(body, &req); err != nil {
@@ -272,8 +271,8 @@ func (l *CLB) createListener(call *Call, body []byte) (any, error) {
 	case proto == "":
 		return nil, errMissing("Protocol")
 	case slices.Contains(layer7, proto):
-		return nil, Errorf("UnsupportedOperation", "cloudsim emulates only TCP and UDP listeners, not %s.", proto)
-	case proto != protoTCP && proto != protoUDP:
+		return nil, Errorf("UnsupportedOperation", "cloudsim emulates only TCP, UDP and TCP_SSL listeners, not %s.", proto)
+	case proto != protoTCP && proto != protoUDP && proto != protoTCPSSL:
 		return nil, Errorf("InvalidParameterValue", "`Protocol` must be one of TCP, UDP, HTTP, HTTPS, TCP_SSL, QUIC; got `%s`.", proto)
 	}
 	if len(req.Ports) == 0 {
@@ -301,7 +300,7 @@ func (l *CLB) createListener(call *Call, body []byte) (any, error) {
 		}
 	}
 	if e := unsupportedListenerParams(req.EndPort != nil && *req.EndPort != 0, len(req.FullEndPorts) > 0,
-		req.TargetType, req.SessionType, req.Certificate != nil || req.MultiCertInfo != nil); e != nil {
+		req.TargetType, req.SessionType); e != nil {
 		return nil, e
 	}
 	opts := listenerOptions{scheduler: req.Scheduler, sessionExpire: req.SessionExpireTime, idleTimeout: req.IdleConnectTimeout}
@@ -321,19 +320,24 @@ func (l *CLB) createListener(call *Call, body []byte) (any, error) {
 			return nil, e
 		}
 		for _, li := range lb.listeners {
-			if li.protocol == proto && slices.Contains(ports, li.port) {
+			if portFamily(li.protocol) == portFamily(proto) && slices.Contains(ports, li.port) {
 				return nil, Errorf("InvalidParameter.PortCheckFailed", "The port %d already has a %s listener (%s) on LoadBalancer `%s`.", li.port, proto, li.id, lbID)
 			}
 		}
 		if len(lb.listeners)+len(ports) > ListenerQuota {
 			return nil, Errorf("LimitExceeded", "LoadBalancer `%s` has %d listeners; the quota is %d per load balancer.", lbID, len(lb.listeners), ListenerQuota)
 		}
+		// Last: an inline certificate is stored only by a call that goes ahead.
+		cert, e := l.listenerCertLocked(proto, req.Certificate, req.MultiCertInfo != nil)
+		if e != nil {
+			return nil, e
+		}
 		now := l.core.Now()
 		var add []*clbListener
 		for i, port := range ports {
 			li := &clbListener{
 				id: l.newListenerIDLocked(), protocol: proto, port: port, hc: hc,
-				scheduler: "WRR", created: now,
+				scheduler: "WRR", created: now, cert: cert,
 			}
 			// A listener id must be unique before the task applies too.
 			for slices.ContainsFunc(add, func(o *clbListener) bool { return o.id == li.id }) {
@@ -386,7 +390,7 @@ func (l *CLB) describeListeners(call *Call, body []byte) (any, error) {
 	if len(ids) > MaxListenerIDs {
 		return nil, Errorf("InvalidParameterValue.Length", "The number of `ListenerIds` (%d) exceeds the limit of %d.", len(ids), MaxListenerIDs)
 	}
-	if p := req.Protocol; p != nil && !slices.Contains(append([]string{protoTCP, protoUDP}, layer7...), *p) {
+	if p := req.Protocol; p != nil && !slices.Contains(append([]string{protoTCP, protoUDP, protoTCPSSL}, layer7...), *p) {
 		return nil, Errorf("InvalidParameterValue", "`Protocol` must be one of TCP, UDP, HTTP, HTTPS, TCP_SSL, QUIC; got `%s`.", *p)
 	}
 	if p := req.Port; p != nil && (*p < 1 || *p > 65535) {
@@ -430,7 +434,17 @@ func (li *clbListener) toSDK(nulls bool) *clb.Listener {
 		MaxConn:             common.Int64Ptr(-1),
 		MaxCps:              common.Int64Ptr(-1),
 		IdleConnectTimeout:  common.Int64Ptr(li.idleTimeout),
+		Certificate:         certOutput(li.cert),
 	}
+}
+
+// certOutput is a listener's Certificate in DescribeListeners: null for a
+// listener without one ("注意：此字段可能返回 null", Listener.Certificate).
+func certOutput(lc *listenerCert) *clb.CertificateOutput {
+	if lc == nil {
+		return nil
+	}
+	return lc.toSDK()
 }
 
 // modifyListener implements ModifyListener: name, health check (fields not
@@ -446,7 +460,7 @@ func (l *CLB) modifyListener(call *Call, body []byte) (any, error) {
 			return nil, e
 		}
 	}
-	if e := unsupportedListenerParams(false, false, req.TargetType, req.SessionType, req.Certificate != nil || req.MultiCertInfo != nil); e != nil {
+	if e := unsupportedListenerParams(false, false, req.TargetType, req.SessionType); e != nil {
 		return nil, e
 	}
 	opts := listenerOptions{scheduler: req.Scheduler, sessionExpire: req.SessionExpireTime, idleTimeout: req.IdleConnectTimeout}
@@ -470,6 +484,15 @@ func (l *CLB) modifyListener(call *Call, body []byte) (any, error) {
 		if e != nil {
 			return nil, e
 		}
+		// A Certificate replaces the listener's, its unset fields taking
+		// their defaults (SSLMode UNIDIRECTIONAL): cloudsim's reading, as
+		// the SDK does not say whether ModifyListener merges it.
+		cert := li.cert
+		if req.Certificate != nil || req.MultiCertInfo != nil {
+			if cert, e = l.listenerCertLocked(li.protocol, req.Certificate, req.MultiCertInfo != nil); e != nil {
+				return nil, e
+			}
+		}
 		return func() error {
 			if lb.listener(lisID) != li {
 				return errListenerNotFound(lbID, lisID)
@@ -478,6 +501,7 @@ func (l *CLB) modifyListener(call *Call, body []byte) (any, error) {
 				li.name = *req.ListenerName
 			}
 			li.hc = hc
+			li.cert = cert
 			applyListenerOptions(li, opts)
 			return nil
 		}, nil

@@ -38,6 +38,11 @@ var badAnnotations = []struct {
 	{annotations.TKELocalOnlyBindNodeWithPod, "only-if-ready"},
 	{annotations.HealthCheckUnhealthyThreshold, "11"},
 	{annotations.TKEPassToTarget, "sometimes"},
+	{annotations.TKESpecifyProtocol, `{"80":"TCP_SSL"}`},
+	{annotations.TKESpecifyProtocol, `{"80":{"protocol":["HTTPS"],"tls":"cert"}}`},
+	{annotations.TKESpecifyProtocol, `{"80":{"protocol":["TCP","UDP"]}}`},
+	{annotations.TKESpecifyProtocol, `{"80":{"protocol":["TCP_SSL"]}}`},
+	{annotations.TKESpecifyProtocol, `{"80":{"protocol":["UDP"]}}`},
 }
 
 func lbTestService(ann map[string]string) *v1.Service {

@@ -31,6 +31,8 @@ type clbLoadBalancers struct {
 	// kube writes the annotation; nil until Initialize (unit tests without
 	// a cluster: nothing is written).
 	kube atomic.Pointer[kubernetes.Interface]
+	// secrets reads specify-protocol's certificate Secrets (protocol.go).
+	secrets *certSecrets
 }
 
 var _ cloudprovider.LoadBalancer = (*clbLoadBalancers)(nil)
@@ -65,6 +67,7 @@ func (l *clbLoadBalancers) Initialize(b cloudprovider.ControllerClientBuilder, s
 		return
 	}
 	l.kube.Store(&client)
+	l.secrets.use(client)
 }
 
 // EnsureLoadBalancer ensures the CLB, then shows its id on the Service.

@@ -30,6 +30,9 @@ type clbTranslator struct {
 	quotas *clbops.Quotas
 	// drainPeriod is lb_drain_period, the default of the drain annotation.
 	drainPeriod time.Duration
+	// secrets reads TKE's certificate Secrets for specify-protocol
+	// (protocol.go); nil in tests without a cluster.
+	secrets *certSecrets
 }
 
 // loadBalancers is the CLB implementation of cloudprovider.LoadBalancer.
@@ -37,13 +40,13 @@ type loadBalancers = lbkit.LoadBalancer[*clbops.Desired]
 
 func newLoadBalancers(cfg *config.Config, api clbops.API, quotaAPI clbops.QuotaAPI, sgAPI clbops.SecurityGroupAPI) *clbLoadBalancers {
 	quotas := clbops.NewQuotas(quotaAPI, 0)
-	tr := &clbTranslator{quotas: quotas, drainPeriod: cfg.LBDrainPeriod}
+	tr := &clbTranslator{quotas: quotas, drainPeriod: cfg.LBDrainPeriod, secrets: &certSecrets{}}
 	ids, drift := &foundIDs{}, newCreationDrift()
 	inner := lbkit.New[*clbops.Desired](tr, func(onDrain func(types.UID, time.Time)) lbkit.Ops[*clbops.Desired] {
 		return clbops.New(api, clbops.Config{VpcID: cfg.VpcID, Timing: clbops.Timing{DeleteRetryAfter: cfg.LBDeleteRetryAfter}, OnDrain: onDrain,
 			ListenerQuota: quotas.ListenersPerCLB, OnFound: ids.found, OnCreationDrift: drift.found, SecurityGroups: sgAPI})
 	}, lbkit.Config{Provider: ProviderName, DriftPeriod: cfg.LBDriftCheckPeriod})
-	return &clbLoadBalancers{loadBalancers: inner, ids: ids, drift: drift}
+	return &clbLoadBalancers{loadBalancers: inner, ids: ids, drift: drift, secrets: tr.secrets}
 }
 
 // clbLimits are CLB's accepted ranges for the neutral settings.
@@ -67,13 +70,14 @@ func (t *clbTranslator) Desired(clusterName string, svc *v1.Service, nodes []*v1
 		// are reported together with the neutral ones.
 		Placement: func(svc *v1.Service) (lbspec.Placement, error) {
 			p, err := placement(clusterName, svc)
-			var serr, cerr error
+			var serr, cerr, perr error
 			settings, serr = readSettings(svc)
 			settings.Creation, extName, warnings, cerr = creation(svc, p)
 			if extName != "" {
 				p.Name = extName // creation() refused a different TencentLBName
 			}
-			return p, errors.Join(err, serr, selErr, cerr)
+			settings.Protocols, perr = t.secrets.readProtocols(svc)
+			return p, errors.Join(err, serr, selErr, cerr, perr)
 		},
 		InstanceID:  nodeInstanceID,
 		Limits:      clbLimits,
