@@ -68,6 +68,7 @@ func lbActual(lb loadbalancer.LoadBalancer) *actual {
 	a := &actual{
 		ID: deref(lb.Id), State: string(lb.LifecycleState), Internal: deref(lb.IsPrivate),
 		Subnets: slices.Sorted(slices.Values(lb.SubnetIds)), Shape: deref(lb.ShapeName),
+		NSGs:      slices.Sorted(slices.Values(lb.NetworkSecurityGroupIds)),
 		Listeners: map[string]listenerModel{}, BackendSets: map[string]backendSetModel{},
 	}
 	if sd := lb.ShapeDetails; sd != nil {
@@ -146,7 +147,7 @@ func (d lbDriver) create(ctx context.Context, want *Desired, ls []listenerModel,
 		CompartmentId: &d.compartment, DisplayName: common.String(want.Name),
 		ShapeName: common.String(want.Shape), SubnetIds: want.Subnets, IsPrivate: common.Bool(want.Internal),
 		Listeners: map[string]loadbalancer.ListenerDetails{}, BackendSets: map[string]loadbalancer.BackendSetDetails{},
-		FreeformTags: freeformTags(want),
+		FreeformTags: freeformTags(want), NetworkSecurityGroupIds: want.attachNSGs,
 	}
 	if want.Shape == ShapeFlexible {
 		details.ShapeDetails = &loadbalancer.ShapeDetails{
