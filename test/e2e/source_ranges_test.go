@@ -18,12 +18,13 @@ import (
 
 // Clients of the source range scenarios: loopback addresses outside the
 // suite's VCN (127.0.0.0/16), so that only the load balancer's ingress
-// rules decide, as for clients on the internet.
+// rules decide, as for clients on the internet (and outside the
+// 127.1.x.y public addresses of the instances).
 const (
-	srcClientA = "127.1.0.10"
-	srcClientB = "127.2.0.10"
-	srcRangeA  = "127.1.0.0/24"
-	srcRangeB  = "127.2.0.0/24"
+	srcClientA = "127.3.0.10"
+	srcClientB = "127.4.0.10"
+	srcRangeA  = "127.3.0.0/24"
+	srcRangeB  = "127.4.0.0/24"
 )
 
 // httpGetFrom GETs url from a connection bound to the local address src.
