@@ -58,6 +58,8 @@ func ociNSG(id string) (simoci.NSG, bool) {
 	return simoci.NSG{}, false
 }
 
+// ociCalls counts the calls of an OCI action (UpdateSecurityList,
+// nlb:CreateBackendSet) cloudsim answered, whatever their result.
 func ociCalls(action string) int {
 	n := 0
 	for _, c := range suite.sim.Calls()["oci:"+action] {

@@ -73,15 +73,6 @@ func assertReach(t *testing.T, src, url string, reach bool) {
 	}
 }
 
-// securityListWrites counts UpdateSecurityList calls cloudsim answered.
-func securityListWrites() int {
-	n := 0
-	for _, c := range suite.sim.Calls()["oci:UpdateSecurityList"] {
-		n += c
-	}
-	return n
-}
-
 // TestOCISourceRanges: spec.loadBalancerSourceRanges on an OCI Load
 // Balancer and a Network Load Balancer in security list mode Frontend. The
 // load balancer subnet's list (ociFrontendLBList) starts with no listener
@@ -138,7 +129,7 @@ func TestOCISourceRanges(t *testing.T) {
 				{[]string{srcRangeB}, srcRangeB, false, true},
 				{nil, "0.0.0.0/0", true, true},
 			} {
-				before := securityListWrites()
+				before := ociCalls("UpdateSecurityList")
 				svc = updateService(t, svc, func(s *corev1.Service) { s.Spec.LoadBalancerSourceRanges = step.ranges })
 				took := waitReach(t, srcClientB, url, step.b, "node", 30*time.Second)
 				took = max(took, waitReach(t, srcClientA, url, step.a, "node", 30*time.Second))
@@ -148,7 +139,7 @@ func TestOCISourceRanges(t *testing.T) {
 				if ours, _ := securityList(t, ociFrontendLBList, uid); !slices.Equal(ours, []string{"in " + step.rule + " 6 8086-8086"}) {
 					t.Errorf("ranges %v: rules %v", step.ranges, ours)
 				}
-				if w := securityListWrites() - before; w != 1 {
+				if w := ociCalls("UpdateSecurityList") - before; w != 1 {
 					t.Errorf("ranges %v: %d UpdateSecurityList calls, want 1 (one sync)", step.ranges, w)
 				}
 			}

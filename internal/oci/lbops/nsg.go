@@ -140,7 +140,8 @@ type protoPort struct {
 }
 
 // backendPorts are the ports a load balancer opens to a node: each
-// listener's NodePort and its health check's port (TCP).
+// listener's NodePort and its backend set's health check port (TCP or
+// HTTP on its port; a UDP set's default check is HTTP on kube-proxy's).
 func backendPorts(d *Desired) []protoPort {
 	var out []protoPort
 	add := func(p protoPort) {
