@@ -26,6 +26,7 @@ type options struct {
 	lb       lb.Config
 	fanout   lb.FanoutConfig
 	burst    nodes.BurstConfig
+	ociNodes nodes.OCIConfig
 }
 
 // quickRequested finds --quick before the flags are parsed: it decides the
@@ -49,7 +50,7 @@ func quickRequested(args []string) bool {
 
 func parseFlags(args []string) (options, error) {
 	o := options{quick: quickRequested(args), nodes: nodes.DefaultConfig(), routes: routes.DefaultConfig(), lb: lb.DefaultConfig(),
-		fanout: lb.DefaultFanoutConfig(), burst: nodes.DefaultBurstConfig()}
+		fanout: lb.DefaultFanoutConfig(), burst: nodes.DefaultBurstConfig(), ociNodes: nodes.DefaultOCIConfig()}
 	defaultSizes, defaultOut := "1000,2000,5000", "bench/results/latest.json"
 	if o.quick {
 		applyQuick(&o)
@@ -106,6 +107,12 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&bu.Nodes, "burst-nodes", bu.Nodes, "burst: nodes per burst")
 	burstRates := fs.String("burst-rates", joinFloats(bu.Rates), "burst: comma-separated rates (nodes per second), one floor and one ours burst each")
 
+	// oci-nodes
+	on := &o.ociNodes
+	fs.IntVar(&on.Nodes, "oci-nodes", on.Nodes, "oci-nodes: nodes the OCI CCM initializes")
+	fs.IntVar(&on.Repeats, "oci-repeats", on.Repeats, "oci-nodes: interleaved (ours, floor) pairs; the ratio is their median")
+	fs.IntVar(&on.PublicEvery, "oci-public-every", on.PublicEvery, "oci-nodes: every N-th instance has a public IP (0: none)")
+
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -159,13 +166,15 @@ func parseFlags(args []string) (options, error) {
 	// The burst runs the node section's CCM command line, --ccm-flag
 	// included.
 	bu.CCMFlags = n.CCMFlags
-	n.CCMBinary, r.CCMBinary, l.CCMBinary, fo.CCMBinary, bu.CCMBinary = *ccmBinary, *ccmBinary, *ccmBinary, *ccmBinary, *ccmBinary
+	on.CCMFlags = n.CCMFlags
+	n.CCMBinary, r.CCMBinary, l.CCMBinary, fo.CCMBinary, bu.CCMBinary, on.CCMBinary = *ccmBinary, *ccmBinary, *ccmBinary, *ccmBinary, *ccmBinary, *ccmBinary
 	if *workDir != "" {
 		n.WorkDir = filepath.Join(*workDir, "nodes")
 		r.WorkDir = filepath.Join(*workDir, "routes")
 		l.WorkDir = filepath.Join(*workDir, "lb")
 		fo.WorkDir = filepath.Join(*workDir, "fanout")
 		bu.WorkDir = filepath.Join(*workDir, "burst")
+		on.WorkDir = filepath.Join(*workDir, "oci-nodes")
 	}
 	return o, nil
 }
@@ -188,6 +197,8 @@ func applyQuick(o *options) {
 	o.fanout.Timeout = 3 * time.Minute
 	o.burst.Nodes = 200
 	o.burst.PhaseTimeout = 3 * time.Minute
+	o.ociNodes.Nodes = 200
+	o.ociNodes.PhaseTimeout = 3 * time.Minute
 }
 
 // appendFlag is a repeatable string flag that appends to a slice.

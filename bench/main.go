@@ -13,7 +13,10 @@
 //     force;
 //   - burst (bench/nodes, burst.go): nodes joining a running cluster at a
 //     steady rate, each node's time from registration to initialized,
-//     against a bare client patching each node as it appears.
+//     against a bare client patching each node as it appears;
+//   - oci-nodes (bench/nodes, oci.go): the OCI provider initializing N
+//     nodes, against the same bare-PATCH floor: OCI calls by action, HTTP
+//     429 answers, peak RSS.
 //
 // It prints each section's table and writes one JSON file (default
 // bench/results/latest.json): the node section's keys at the top level, as
@@ -48,7 +51,7 @@ import (
 	"github.com/ccmkit/ccm/bench/routes"
 )
 
-var allSections = []string{"nodes", "routes", "lb", "fanout", "burst"}
+var allSections = []string{"nodes", "routes", "lb", "fanout", "burst", "oci-nodes"}
 
 // document is latest.json.
 type document struct {
@@ -63,6 +66,7 @@ type document struct {
 	LB        *lb.Result         `json:"lb,omitempty"`
 	Fanout    *lb.FanoutResult   `json:"fanout,omitempty"`
 	Burst     *nodes.BurstResult `json:"burst,omitempty"`
+	OCINodes  *nodes.OCIResult   `json:"oci_nodes,omitempty"`
 	Run       runInfo            `json:"run"`
 }
 
@@ -123,7 +127,8 @@ func run(ctx context.Context, o options) error {
 		doc.Run.WholeRunSeconds = time.Since(begin).Seconds()
 		doc.Run.AllMet = (doc.Result == nil || doc.Result.Met) && (doc.Routes == nil || doc.Routes.Met) && (doc.LB == nil || doc.LB.Met) &&
 			(doc.Fanout == nil || doc.Fanout.Met) &&
-			(doc.Burst == nil || doc.Burst.Met)
+			(doc.Burst == nil || doc.Burst.Met) &&
+			(doc.OCINodes == nil || doc.OCINodes.Met)
 		for _, s := range doc.NodeSizes {
 			doc.Run.AllMet = doc.Run.AllMet && s.Met
 		}
@@ -189,6 +194,13 @@ func run(ctx context.Context, o options) error {
 			}
 			res.Print(os.Stdout)
 			doc.Burst = res
+		case "oci-nodes":
+			res, err := nodes.RunOCI(ctx, o.ociNodes, os.Stdout)
+			if err != nil {
+				return fmt.Errorf("oci-nodes: %w", err)
+			}
+			res.Print(os.Stdout)
+			doc.OCINodes = res
 		}
 		fmt.Printf("bench: section %s took %s\n", section, time.Since(start).Round(time.Second))
 		if err := write(); err != nil {

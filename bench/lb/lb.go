@@ -36,6 +36,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 )
@@ -295,6 +296,39 @@ func run(ctx context.Context, cfg Config, syncs int, log io.Writer) (SyncsResult
 	return res, nil
 }
 
+// featureAnnotations puts the Tencent features on some of the Services, so
+// that the unchanged resync shows they cost no write either: every fourth
+// (from the second) has TKE's creation-time settings, every fourth (from
+// the third) is Local with endpoint-node binding and weights (and some have
+// source ranges: sourceRanges).
+func featureAnnotations(i int) map[string]string {
+	switch i % 4 {
+	case 1:
+		return map[string]string{
+			string(annotations.TKEInternetChargeType):      "TRAFFIC_POSTPAID_BY_HOUR",
+			string(annotations.TKEInternetMaxBandwidthOut): "100",
+			string(annotations.TKEExtensiveParameters):     `{"Tags":[{"TagKey":"bench","TagValue":"lb"}]}`,
+		}
+	case 2:
+		return map[string]string{
+			string(annotations.TKELocalOnlyBindNodeWithPod): "true",
+			string(annotations.TKELocalWeightedBalance):     "true",
+		}
+	}
+	return nil
+}
+
+// sourceRanges restricts every eighth Service (from the fourth) to two
+// client ranges: its CLB gets the CCM's security group (a VPC write each,
+// at creation only; fewer than every fourth, to stay clear of the VPC
+// actions' 20 calls/s at the full 100 Services).
+func sourceRanges(i int) []string {
+	if i%8 == 3 {
+		return []string{"127.0.0.0/8", "10.0.0.0/8"}
+	}
+	return nil
+}
+
 func createServices(ctx context.Context, cluster *testcluster.Cluster, n int) (map[string]time.Time, error) {
 	created := map[string]time.Time{}
 	var mu sync.Mutex
@@ -308,10 +342,14 @@ func createServices(ctx context.Context, cluster *testcluster.Cluster, n int) (m
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			svc := &corev1.Service{
-				ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("svc-%03d", i)},
+				ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("svc-%03d", i), Annotations: featureAnnotations(i)},
 				Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "x"},
 					Ports: []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, TargetPort: intstr.FromInt32(8080)}}},
 			}
+			if i%4 == 2 {
+				svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+			}
+			svc.Spec.LoadBalancerSourceRanges = sourceRanges(i)
 			start := time.Now()
 			if _, err := cluster.Client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 				errs <- err

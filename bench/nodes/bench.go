@@ -157,6 +157,43 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Result, error) {
 
 // setUp starts the control plane and cloudsim, and fills the cloud.
 func (b *bench) setUp(ctx context.Context) error {
+	if err := b.startControlPlane(ctx); err != nil {
+		return err
+	}
+	var err error
+	// Default (documented) rate limits: DescribeInstances 40/s.
+	b.sim = cloudsim.New(cloudsim.Options{
+		Region:           region,
+		OnCall:           b.calls.record,
+		DisableDataPlane: true,
+		Tencent: cloudsim.TencentOptions{
+			Credentials: map[string]string{secretID: secretKey},
+		},
+	})
+	if b.simURL, err = b.sim.Start("127.0.0.1:0"); err != nil {
+		return err
+	}
+	// The burst section starts with an empty cloud (Nodes 0): its
+	// instances appear as they join.
+	b.nodes = makeNodes(b.cfg.Nodes)
+	if len(b.nodes) > 0 {
+		var in []cloudsim.Instance
+		for _, n := range b.nodes {
+			in = append(in, n.instance())
+		}
+		if _, err := b.sim.AddInstances(in...); err != nil {
+			return fmt.Errorf("add %d instances to cloudsim: %w", len(in), err)
+		}
+	}
+	if b.tracker, err = startTracker(ctx, b.client); err != nil {
+		return err
+	}
+	return nil
+}
+
+// startControlPlane starts the apiserver and etcd, the bench's own client
+// and the CCM's ServiceAccount kubeconfig: what every section shares.
+func (b *bench) startControlPlane(ctx context.Context) error {
 	var err error
 	b.dir = b.cfg.WorkDir
 	if b.dir == "" {
@@ -188,34 +225,6 @@ func (b *bench) setUp(ctx context.Context) error {
 		return err
 	}
 	if b.kubeconfig, err = b.cluster.ServiceAccountKubeconfig(setup, "kube-system", "cloud-controller-manager"); err != nil {
-		return err
-	}
-
-	// Default (documented) rate limits: DescribeInstances 40/s.
-	b.sim = cloudsim.New(cloudsim.Options{
-		Region:           region,
-		OnCall:           b.calls.record,
-		DisableDataPlane: true,
-		Tencent: cloudsim.TencentOptions{
-			Credentials: map[string]string{secretID: secretKey},
-		},
-	})
-	if b.simURL, err = b.sim.Start("127.0.0.1:0"); err != nil {
-		return err
-	}
-	// The burst section starts with an empty cloud (Nodes 0): its
-	// instances appear as they join.
-	b.nodes = makeNodes(b.cfg.Nodes)
-	if len(b.nodes) > 0 {
-		var in []cloudsim.Instance
-		for _, n := range b.nodes {
-			in = append(in, n.instance())
-		}
-		if _, err := b.sim.AddInstances(in...); err != nil {
-			return fmt.Errorf("add %d instances to cloudsim: %w", len(in), err)
-		}
-	}
-	if b.tracker, err = startTracker(ctx, b.client); err != nil {
 		return err
 	}
 	return nil

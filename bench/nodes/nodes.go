@@ -53,7 +53,7 @@ func (n nodeInfo) providerID() string { return fmt.Sprintf("tencentcloud:///%s/%
 
 // parallel runs f for each node with the given number of workers and
 // returns the first error.
-func parallel(ctx context.Context, nodes []nodeInfo, workers int, f func(context.Context, nodeInfo) error) error {
+func parallel[T any](ctx context.Context, nodes []T, workers int, f func(context.Context, T) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var next atomic.Int64
@@ -155,6 +155,7 @@ func initialized(n *corev1.Node) bool {
 // the end of a node's join in the burst section.
 type tracker struct {
 	stopCh    chan struct{}
+	isDone    func(*corev1.Node) bool // initialized, or the OCI section's ociInitialized
 	mu        sync.Mutex
 	done      map[string]bool      // name -> initialized
 	untainted map[string]time.Time // name -> first seen without the taint
@@ -163,14 +164,19 @@ type tracker struct {
 type trackerCounts struct{ present, initialized, untainted int }
 
 func startTracker(ctx context.Context, client kubernetes.Interface) (*tracker, error) {
-	t := &tracker{stopCh: make(chan struct{}), done: map[string]bool{}, untainted: map[string]time.Time{}}
+	return startTrackerFor(ctx, client, initialized)
+}
+
+// startTrackerFor is startTracker with isDone deciding "initialized".
+func startTrackerFor(ctx context.Context, client kubernetes.Interface, isDone func(*corev1.Node) bool) (*tracker, error) {
+	t := &tracker{stopCh: make(chan struct{}), isDone: isDone, done: map[string]bool{}, untainted: map[string]time.Time{}}
 	factory := informers.NewSharedInformerFactory(client, 0)
 	inf := factory.Core().V1().Nodes().Informer()
 	set := func(obj any) {
 		if n, ok := obj.(*corev1.Node); ok {
 			now := time.Now()
 			t.mu.Lock()
-			t.done[n.Name] = initialized(n)
+			t.done[n.Name] = t.isDone(n)
 			if _, seen := t.untainted[n.Name]; !seen && !testcluster.HasTaint(n, cloudapi.TaintExternalCloudProvider) {
 				t.untainted[n.Name] = now
 			}

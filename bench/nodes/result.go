@@ -54,13 +54,7 @@ type Result struct {
 func (r *Result) evaluate() {
 	r.CPUs = runtime.NumCPU()
 	r.CallBudget = int64(2 * ((r.Nodes + 99) / 100))
-	var ratios []float64
-	for k := range min(len(r.InitRuns), len(r.FloorRuns)) {
-		if r.FloorRuns[k] > 0 {
-			ratios = append(ratios, r.InitRuns[k]/r.FloorRuns[k])
-		}
-	}
-	r.InitStats, r.FloorStats, r.RatioStats = report.Summarize(r.InitRuns), report.Summarize(r.FloorRuns), report.Summarize(ratios)
+	r.InitStats, r.FloorStats, r.RatioStats = pairStats(r.InitRuns, r.FloorRuns)
 	r.InitSeconds, r.FloorSeconds, r.InitVsFloor = r.InitStats.Median, r.FloorStats.Median, r.RatioStats.Median
 	r.Targets = map[string]bool{
 		"init_within_1.5x_floor":    r.InitVsFloor <= 1.5,
@@ -69,7 +63,7 @@ func (r *Result) evaluate() {
 		"peak_rss_under_300mib":     r.PeakRSSMiB < 300,
 	}
 	r.Target = fmt.Sprintf("init <= 1.5x floor (median of %d pairs), DescribeInstances for init <= %d, 0 throttled, RSS < 300 MiB",
-		len(ratios), r.CallBudget)
+		r.RatioStats.Runs, r.CallBudget)
 	if !r.InitOnly {
 		r.Targets["sync_calls_within_budget"] = r.SyncCalls <= r.CallBudget
 		r.Targets["every_sync_saw_all_nodes"] = r.SyncNodes == r.Nodes
@@ -127,4 +121,16 @@ func seconds(xs []float64) string {
 		parts[k] = fmt.Sprintf("%.1fs", x)
 	}
 	return strings.Join(parts, " ")
+}
+
+// pairStats summarizes interleaved (ours, floor) runs: each side, and the
+// pairs' ratios.
+func pairStats(ours, floor []float64) (oursStats, floorStats, ratioStats report.Stats) {
+	var ratios []float64
+	for k := range min(len(ours), len(floor)) {
+		if floor[k] > 0 {
+			ratios = append(ratios, ours[k]/floor[k])
+		}
+	}
+	return report.Summarize(ours), report.Summarize(floor), report.Summarize(ratios)
 }

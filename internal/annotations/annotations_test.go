@@ -173,6 +173,7 @@ func TestNamesArePrefixed(t *testing.T) {
 	for _, n := range []Name{
 		TencentLBType, TencentLBInternalSubnetID, TencentLBName, TencentLBKind,
 		TKEExistedLBID, TKEInternalSubnetID, TKEBackendsLabel, TKELoadBalanceID, TKELocalOnlyBindNodeWithPod,
+		TKELocalWeightedBalance, TKEInternetChargeType, TKEInternetMaxBandwidthOut, TKELegacyInternetChargeType, TKELegacyInternetMaxBandwidthOut, TKEExtensiveParameters,
 		HealthCheckEnabled, HealthCheckProtocol, HealthCheckPort, HealthCheckPath,
 		HealthCheckInterval, HealthCheckTimeout, HealthCheckHealthyThreshold,
 		HealthCheckUnhealthyThreshold, NodeSelector, SessionAffinityTimeout, DriftDetected, EndpointsChanged,
@@ -180,7 +181,9 @@ func TestNamesArePrefixed(t *testing.T) {
 		s := n.String()
 		if !strings.HasPrefix(s, Prefix) &&
 			!strings.HasPrefix(s, "service.beta.kubernetes.io/tencentcloud-loadbalancer-") &&
-			!strings.HasPrefix(s, "service.kubernetes.io/") {
+			!strings.HasPrefix(s, "service.kubernetes.io/") &&
+			!strings.HasPrefix(s, "kubernetes.io/service.") &&
+			!strings.HasPrefix(s, "service.cloud.tencent.com/") {
 			t.Errorf("%s: unexpected prefix", s)
 		}
 	}

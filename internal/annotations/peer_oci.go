@@ -32,10 +32,10 @@ type PeerCatalog struct {
 // The reasons shared by several entries of the OCI catalog. "planned"
 // names the item of issue 14 that will add the feature.
 const (
-	planTLS            = "planned (issue 14 item 1, TLS); until then terminate TLS in the pods or an ingress controller"
-	planProxyProto     = "planned (issue 14 item 5, proxy protocol)"
-	planTags           = "planned (issue 14 item 6, tags); until then the load balancer carries only the CCM's own tags"
-	planDeprecatedTags = "deprecated upstream replaced by `initial-*-tags-override`, which is " + planTags
+	planTLS           = "planned (issue 14 item 1, TLS); until then terminate TLS in the pods or an ingress controller"
+	planProxyProto    = "planned (issue 14 item 5, proxy protocol)"
+	tagsAtCreation    = "applied when the load balancer is created, as upstream; later changes are not applied. The CCM's own freeform tags are added and win"
+	deprecatedNLBTags = "deprecated upstream for `initial-*-tags-override`; read when that is not set, as upstream: " + tagsAtCreation
 )
 
 // OCIPeerCatalog is the public OCI cloud-controller-manager's Service
@@ -69,9 +69,9 @@ func OCIPeerCatalog() PeerCatalog {
 			{Name: OCILBHealthCheckTimeout, Supported: true, Note: "default 2000 ms here (upstream 3000)"},
 			{Name: OCILBBackendProtocol, Supported: true, Note: "`TCP` and `HTTP`; `GRPC`, which needs TLS, is planned with issue 14 item 1"},
 			{Name: OCINetworkSecurityGroups, Supported: true, Note: "the whole list, as upstream: an NSG taken off it is detached; an NSG OCID is checked for its form, and OCI says whether it exists in the load balancer's VCN"},
-			{Name: "oci.oraclecloud.com/loadbalancer-policy", Note: "planned (issue 14 item 6); until then `ROUND_ROBIN`, or `IP_HASH` with `sessionAffinity: ClientIP`"},
-			{Name: "oci.oraclecloud.com/initial-defined-tags-override", Note: planTags},
-			{Name: "oci.oraclecloud.com/initial-freeform-tags-override", Note: planTags},
+			{Name: OCILBPolicy, Supported: true, Note: "a change updates the backend sets in place; without it `IP_HASH` with `sessionAffinity: ClientIP` (upstream `ROUND_ROBIN`)"},
+			{Name: OCIInitialDefinedTags, Supported: true, Note: tagsAtCreation},
+			{Name: OCIInitialFreeformTags, Supported: true, Note: tagsAtCreation},
 			{Name: OCILoadBalancerType, Supported: true},
 			{Name: OCINodeLabelSelector, Supported: true, Note: "our `lb.ccmkit.io/node-selector` under upstream's name (Load Balancer only, as upstream)"},
 			{Name: "oci.oraclecloud.com/workload-service-account", Note: "not applicable: workload identity exchanges a service account token through OKE; this CCM signs every call with the cloud config's API key, so grant that user the policies in docs/oci.md"},
@@ -79,7 +79,7 @@ func OCIPeerCatalog() PeerCatalog {
 			{Name: OCIBackendNetworkSecurityGroup, Supported: true, Note: "rules on the NodePorts and health check ports, by the listener's protocol (upstream: TCP only); an NSG taken off the list keeps our rules (their description names the Service UID) until you remove them"},
 			{Name: "oci.oraclecloud.com/oci-load-balancer-listener-ssl-config", Note: planTLS},
 			{Name: "oci.oraclecloud.com/oci-load-balancer-backendset-ssl-config", Note: "planned (issue 14 item 1, TLS to the backends)"},
-			{Name: "oci.oraclecloud.com/ingress-ip-mode", Note: "planned (issue 14 item 6); until then the status has no `ipMode`, which Kubernetes reads as `VIP` (upstream's default)"},
+			{Name: OCIIngressIPMode, Supported: true, Note: "Load Balancer and Network Load Balancer; without it the status has no `ipMode`, which Kubernetes reads as `VIP`"},
 			{Name: "oci.oraclecloud.com/oci-load-balancer-rule-sets", Note: "planned (issue 14 item 6, rule sets)"},
 
 			// Network Load Balancer.
@@ -91,15 +91,15 @@ func OCIPeerCatalog() PeerCatalog {
 			{Name: OCINLBHealthCheckTimeout, Supported: true, Note: "default 2000 ms here (upstream 3000)"},
 			{Name: OCINLBBackendPolicy, Supported: true, Note: "`TWO_TUPLE` by default with `sessionAffinity: ClientIP`, which upstream refuses"},
 			{Name: OCINLBSecurityListManagementMode, Supported: true},
-			{Name: OCINLBPrefix + "defined-tags", Note: planDeprecatedTags},
-			{Name: OCINLBPrefix + "freeform-tags", Note: planDeprecatedTags},
-			{Name: OCINLBPrefix + "initial-defined-tags-override", Note: planTags},
-			{Name: OCINLBPrefix + "initial-freeform-tags-override", Note: planTags},
+			{Name: OCINLBDefinedTags, Supported: true, Note: deprecatedNLBTags},
+			{Name: OCINLBFreeformTags, Supported: true, Note: deprecatedNLBTags},
+			{Name: OCINLBInitialDefinedTags, Supported: true, Note: tagsAtCreation},
+			{Name: OCINLBInitialFreeformTags, Supported: true, Note: tagsAtCreation},
 			{Name: OCINLBNodeLabelSelector, Supported: true, Note: "our `lb.ccmkit.io/node-selector` under upstream's name (Network Load Balancer only, as upstream)"},
 			{Name: OCINLBIsPreserveSource, Supported: true, Note: "default `false` here; upstream defaults to `true` with `externalTrafficPolicy: Local` and refuses the annotation with `Cluster`"},
 			{Name: OCINLBPrefix + "is-ppv2-enabled", Note: planProxyProto},
 			{Name: OCINLBExternalIPOnly, Supported: true, Note: "default `true` here (upstream `false`), so that the first address in the status is reachable"},
-			{Name: OCINLBPrefix + "assigned-private-ipv4", Note: "planned (issue 14 item 6)"},
+			{Name: OCINLBAssignedPrivateIPv4, Supported: true, Note: "at creation only, as upstream (a later change is not applied); an error on a Load Balancer, as upstream"},
 			{Name: OCINLBPrefix + "assigned-ipv6", Note: "planned (issue 14 items 6-7, dual-stack)"},
 		},
 	}

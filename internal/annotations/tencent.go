@@ -41,6 +41,20 @@ const (
 	// Providers: tencentcloud
 	TKELocalOnlyBindNodeWithPod Name = "service.kubernetes.io/local-svc-only-bind-node-with-pod"
 
+	// TKELocalWeightedBalance, with TKELocalOnlyBindNodeWithPod and
+	// externalTrafficPolicy: Local, gives each node's CLB targets a weight
+	// equal to the number of the Service's ready endpoints on that node (at
+	// most 100, CLB's largest weight), so that every pod gets about the same
+	// share of connections however they are spread over the nodes. When the
+	// counts change, the CCM asks for a re-ensure, as for the nodes. Without
+	// TKELocalOnlyBindNodeWithPod it does nothing (a Warning Event says so),
+	// as on managed TKE, where it is documented for use with it.
+	//
+	// Type: bool
+	// Default: false (every target at CLB's default weight, 10)
+	// Providers: tencentcloud
+	TKELocalWeightedBalance Name = "service.cloud.tencent.com/local-svc-weighted-balance"
+
 	// TKELoadBalanceID is written by the CCM, as TKE's service controller
 	// does: the id of the Service's CLB (created or adopted), set once the
 	// CLB exists and removed when the Service stops being a LoadBalancer.
@@ -52,4 +66,19 @@ const (
 	// Read-only: written by the CCM
 	// Providers: tencentcloud
 	TKELoadBalanceID Name = "service.kubernetes.io/loadbalance-id"
+
+	// TKESecurityGroups binds security groups to the Service's CLB, as on
+	// managed TKE ("Service Annotation", 457/39142: comma-separated ids, up
+	// to five per CLB, normally used with pass-to-target). The CLB is bound
+	// to exactly these groups, in this order, after the group the CCM
+	// manages for loadBalancerSourceRanges; an id that does not exist is
+	// reported by name and nothing is bound. Without the annotation the
+	// groups bound to the CLB by hand are kept; set to "" it unbinds them.
+	// Not applied to an adopted CLB (tke-existed-lbid): its groups are its
+	// owner's, and the Service gets an error instead.
+	//
+	// Type: list of security group ids (sg-xxxxxxxx,sg-yyyyyyyy)
+	// Default: none (groups bound by hand are kept)
+	// Providers: tencentcloud
+	TKESecurityGroups Name = "service.cloud.tencent.com/security-groups"
 )

@@ -244,6 +244,20 @@ func (inv *Inventory[T]) GetFresh(ctx context.Context, id string) (Result[T], er
 	return b.result(ctx, id, true)
 }
 
+// Warm starts a listing now if a lookup arriving now would start one (the
+// calls spent within a TTL have reached its price) and there is no listing
+// at most maxAge old. A caller that will look up only after other work
+// (the OCI addresses, after the instance) calls it first, so that the
+// listing runs meanwhile instead of after. It costs no call the next
+// lookup would not have made.
+func (inv *Inventory[T]) Warm(maxAge time.Duration) {
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	if !inv.listingFresh(maxAge) {
+		inv.listingToJoin()
+	}
+}
+
 // Match returns the instances for which match is true, from a complete
 // listing at most maxAge old when there is one (or one worth starting).
 // Otherwise, or when the listing has no match (the instance may be newer

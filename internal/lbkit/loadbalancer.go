@@ -148,6 +148,11 @@ func (l *LoadBalancer[D]) chooseBackends(ctx context.Context, svc *corev1.Servic
 	return dec
 }
 
+// Warn records warnings a provider learns of outside its translator (from
+// the cloud's answers) the way the translator's are: logged, and as
+// Warning Events on the Service.
+func (l *LoadBalancer[D]) Warn(svc *corev1.Service, warnings ...Warning) { l.warn(svc, warnings) }
+
 // warn logs each warning and records it as a Warning Event on the Service.
 func (l *LoadBalancer[D]) warn(svc *corev1.Service, warnings []Warning) {
 	events := l.events.Load()

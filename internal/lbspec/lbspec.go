@@ -60,6 +60,11 @@ type Backend struct {
 	// controller has not set its addresses), for clouds whose backends are
 	// IP:port rather than instances.
 	Address string
+	// Weight is the backend's share of new connections relative to the
+	// others; 0 leaves it to the ops layer (the cloud's default weight).
+	// Build leaves it 0; the subset choice may set it (lbsubset.Limit.
+	// WeightCap).
+	Weight int
 }
 
 // HealthCheckProtocol is how a health check probes a backend.

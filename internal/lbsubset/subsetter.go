@@ -2,6 +2,7 @@ package lbsubset
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -34,6 +35,13 @@ type Limit struct {
 	// provider's choice, e.g. managed TKE's local-svc-only-bind-node-with-pod);
 	// What then says why when N is 0.
 	EndpointNodesOnly bool
+	// WeightCap, when positive with EndpointNodesOnly, weights each backend
+	// of a Local Service by the ready endpoints on its node, at most
+	// WeightCap (the cloud's largest weight): a node running three pods
+	// takes three times the connections of a node running one, as
+	// kube-proxy then spreads them evenly over the pods (managed TKE's
+	// local-svc-weighted-balance).
+	WeightCap int
 }
 
 // Decision is the backends chosen for one Service.
@@ -47,7 +55,8 @@ type Decision struct {
 	Local bool
 	// EndpointNodes is how many eligible nodes run a ready endpoint (Local).
 	EndpointNodes int
-	// endpointNodes are the node names with a ready endpoint, sorted (Local).
+	// endpointNodes are the node names with a ready endpoint, sorted (Local);
+	// with weights, each as name=count.
 	endpointNodes []string
 }
 
@@ -74,8 +83,11 @@ type Subsetter struct {
 // endpoint nodes its backends were chosen from.
 type tracked struct {
 	uid   types.UID
-	nodes string // sorted node names, comma-separated
+	nodes string // endpointKey, comma-separated
 	count int
+	// weighted: the backends are weighted by endpoint count, so a change
+	// of the counts matters too, not only of the nodes.
+	weighted bool
 }
 
 // New returns a Subsetter; set Recorder, call Use and run Run to have it
@@ -106,14 +118,18 @@ func (s *Subsetter) Choose(svc *corev1.Service, backends []lbspec.Backend, limit
 	}
 	candidates := backends
 	if lister := s.lister(); lister != nil && local {
-		nodes, err := readyEndpointNodes(lister, svc)
+		counts, err := readyEndpoints(lister, svc)
 		if err != nil {
 			klog.ErrorS(err, "Listing EndpointSlices; choosing among all eligible nodes", "service", klog.KObj(svc))
 		} else {
-			d.Local, d.endpointNodes = true, nodes
+			weighted := limit.EndpointNodesOnly && limit.WeightCap > 0
+			d.Local, d.endpointNodes = true, endpointKey(counts, weighted)
 			var on []lbspec.Backend
 			for _, b := range backends {
-				if _, ok := slices.BinarySearch(nodes, b.NodeName); ok {
+				if n := counts[b.NodeName]; n > 0 {
+					if weighted {
+						b.Weight = min(n, limit.WeightCap)
+					}
 					on = append(on, b)
 				}
 			}
@@ -137,7 +153,8 @@ func (s *Subsetter) Record(svc *corev1.Service, d Decision) {
 		s.tracked, s.announced = map[types.NamespacedName]tracked{}, map[types.UID]string{}
 	}
 	if d.Local {
-		s.tracked[key] = tracked{uid: svc.UID, nodes: strings.Join(d.endpointNodes, ","), count: len(d.endpointNodes)}
+		s.tracked[key] = tracked{uid: svc.UID, nodes: strings.Join(d.endpointNodes, ","), count: len(d.endpointNodes),
+			weighted: d.Limit.EndpointNodesOnly && d.Limit.WeightCap > 0}
 	} else {
 		delete(s.tracked, key)
 	}
@@ -197,23 +214,37 @@ func (s *Subsetter) lister() discoverylisters.EndpointSliceLister {
 	return s.endpoints
 }
 
-// readyEndpointNodes returns the sorted names of the nodes running a ready
-// endpoint of svc. An endpoint with an unknown Ready condition counts as
-// ready, as the EndpointConditions API says consumers should take it.
-func readyEndpointNodes(lister discoverylisters.EndpointSliceLister, svc *corev1.Service) ([]string, error) {
+// readyEndpoints counts the ready endpoints of svc per node. An endpoint
+// with an unknown Ready condition counts as ready, as the
+// EndpointConditions API says consumers should take it. Slices of one
+// Service never repeat an endpoint (EndpointSlice API), so counting
+// addresses counts pods.
+func readyEndpoints(lister discoverylisters.EndpointSliceLister, svc *corev1.Service) (map[string]int, error) {
 	list, err := lister.EndpointSlices(svc.Namespace).List(labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: svc.Name}))
 	if err != nil {
 		return nil, err
 	}
-	var out []string
+	out := map[string]int{}
 	for _, slice := range list {
 		for _, ep := range slice.Endpoints {
 			if ep.NodeName == nil || *ep.NodeName == "" || (ep.Conditions.Ready != nil && !*ep.Conditions.Ready) {
 				continue
 			}
-			out = append(out, *ep.NodeName)
+			out[*ep.NodeName]++
 		}
 	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
+	return out, nil
+}
+
+// endpointKey is what the watch compares: the sorted node names with a
+// ready endpoint, each as name=count when the backends are weighted.
+func endpointKey(counts map[string]int, weighted bool) []string {
+	out := make([]string, 0, len(counts))
+	for _, node := range slices.Sorted(maps.Keys(counts)) {
+		if weighted {
+			node = fmt.Sprintf("%s=%d", node, counts[node])
+		}
+		out = append(out, node)
+	}
+	return out
 }

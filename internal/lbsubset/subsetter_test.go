@@ -279,3 +279,44 @@ func TestWatchAnnotatesOnEndpointChange(t *testing.T) {
 		t.Fatalf("%d patches after Forget, want still 1", n)
 	}
 }
+
+// With WeightCap, each endpoint node's backend weighs its ready endpoints
+// (at most the cap); without it, or without endpoints, nothing is weighted.
+func TestChooseWeights(t *testing.T) {
+	local := service(corev1.ServiceExternalTrafficPolicyLocal)
+	// node-001 runs three ready endpoints, node-002 one (and one not ready),
+	// node-003 five.
+	eps := slice(local, "web-a", []string{"node-001", "node-001", "node-001", "node-002", "node-002", "node-003", "node-003", "node-003", "node-003", "node-003"}, "node-002")
+	// slice marks every endpoint on node-002 not ready; add a ready one.
+	n2, yes := "node-002", true
+	eps.Endpoints = append(eps.Endpoints, discoveryv1.Endpoint{Addresses: []string{"10.244.9.9"}, NodeName: &n2, Conditions: discoveryv1.EndpointConditions{Ready: &yes}})
+	for _, tt := range []struct {
+		name  string
+		limit Limit
+		want  map[string]int
+	}{
+		{"weighted", Limit{EndpointNodesOnly: true, WeightCap: 100}, map[string]int{"node-001": 3, "node-002": 1, "node-003": 5}},
+		{"capped", Limit{EndpointNodesOnly: true, WeightCap: 4}, map[string]int{"node-001": 3, "node-002": 1, "node-003": 4}},
+		{"no cap: not weighted", Limit{EndpointNodesOnly: true}, map[string]int{"node-001": 0, "node-002": 0, "node-003": 0}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, _, _ := subsetterWith(t, eps)
+			d := s.Choose(local, backends(10), tt.limit)
+			got := map[string]int{}
+			for _, b := range d.Backends {
+				got[b.NodeName] = b.Weight
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("weights %v, want %v", got, tt.want)
+			}
+		})
+	}
+	// The watch's key sees a count change only when weighted.
+	counts := map[string]int{"node-001": 3, "node-002": 1}
+	if got := strings.Join(endpointKey(counts, true), ","); got != "node-001=3,node-002=1" {
+		t.Errorf("weighted key %q", got)
+	}
+	if got := strings.Join(endpointKey(counts, false), ","); got != "node-001,node-002" {
+		t.Errorf("unweighted key %q", got)
+	}
+}

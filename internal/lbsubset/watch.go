@@ -112,10 +112,11 @@ func (s *Subsetter) check(ctx context.Context, client kubernetes.Interface, key 
 		return nil
 	}
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
-	nodes, err := readyEndpointNodes(lister, svc)
+	counts, err := readyEndpoints(lister, svc)
 	if err != nil {
 		return err
 	}
+	nodes := endpointKey(counts, t.weighted)
 	joined := strings.Join(nodes, ",")
 	if joined == t.nodes {
 		return nil
@@ -148,6 +149,6 @@ func (s *Subsetter) check(ctx context.Context, client kubernetes.Interface, key 
 		return err
 	}
 	// Until the re-ensure records its choice, compare with what was asked for.
-	s.tracked[key] = tracked{uid: t.uid, nodes: joined, count: len(nodes)}
+	s.tracked[key] = tracked{uid: t.uid, nodes: joined, count: len(nodes), weighted: t.weighted}
 	return nil
 }

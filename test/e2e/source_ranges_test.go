@@ -4,9 +4,6 @@ package e2e
 
 import (
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"slices"
 	"testing"
 	"time"
@@ -26,19 +23,6 @@ const (
 	srcRangeA  = "127.3.0.0/24"
 	srcRangeB  = "127.4.0.0/24"
 )
-
-// httpGetFrom GETs url from a connection bound to the local address src.
-func httpGetFrom(src, url string) (string, error) {
-	d := &net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}
-	c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil, DialContext: d.DialContext}}
-	resp, err := c.Get(url)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return string(b), err
-}
 
 // waitReach waits until a GET of url from src answers want (reach) or
 // fails (!reach), and returns how long that took.

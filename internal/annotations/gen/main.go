@@ -36,7 +36,7 @@ import (
 )
 
 // peers are the catalogs documented after our own annotations.
-var peers = []annotations.PeerCatalog{annotations.OCIPeerCatalog()}
+var peers = []annotations.PeerCatalog{annotations.OCIPeerCatalog(), annotations.TKEPeerCatalog()}
 
 func main() {
 	in := flag.String("in", defaultInput(), "the package directory (or one Go file) declaring the annotations")

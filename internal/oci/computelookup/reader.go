@@ -30,10 +30,16 @@ type ComputeAPI interface {
 type NetworkAPI interface {
 	GetVnic(context.Context, core.GetVnicRequest) (core.GetVnicResponse, error)
 	GetSubnet(context.Context, core.GetSubnetRequest) (core.GetSubnetResponse, error)
+	// The batched address listings (primaryvnics.go).
+	ListPrivateIps(context.Context, core.ListPrivateIpsRequest) (core.ListPrivateIpsResponse, error)
+	ListPublicIps(context.Context, core.ListPublicIpsRequest) (core.ListPublicIpsResponse, error)
 }
 
-// PageSize is the page size of every list call: OCI's list APIs accept it
-// everywhere, and it keeps each answer small.
+// PageSize is the page size of every list call. The SDK's request models
+// (core.ListInstancesRequest, ListVnicAttachmentsRequest,
+// ListPrivateIpsRequest, ListPublicIpsRequest: Limit) document no maximum,
+// only "Example: `50`"; 100 is accepted everywhere and keeps each answer
+// small.
 const PageSize = 100
 
 // maxPages bounds a listing, so that an API that keeps answering

@@ -59,6 +59,8 @@ type NetworkAPI interface {
 	ListNetworkSecurityGroupSecurityRules(context.Context, core.ListNetworkSecurityGroupSecurityRulesRequest) (core.ListNetworkSecurityGroupSecurityRulesResponse, error)
 	AddNetworkSecurityGroupSecurityRules(context.Context, core.AddNetworkSecurityGroupSecurityRulesRequest) (core.AddNetworkSecurityGroupSecurityRulesResponse, error)
 	RemoveNetworkSecurityGroupSecurityRules(context.Context, core.RemoveNetworkSecurityGroupSecurityRulesRequest) (core.RemoveNetworkSecurityGroupSecurityRulesResponse, error)
+	// GetPublicIpByIpAddress finds spec.loadBalancerIP's reserved IP (reservedip.go).
+	GetPublicIpByIpAddress(context.Context, core.GetPublicIpByIpAddressRequest) (core.GetPublicIpByIpAddressResponse, error)
 }
 
 // wrState is a work request's state, for both services.

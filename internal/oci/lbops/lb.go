@@ -76,7 +76,7 @@ func lbActual(lb loadbalancer.LoadBalancer) *actual {
 	}
 	for _, ip := range lb.IpAddresses {
 		if v := deref(ip.IpAddress); v != "" {
-			a.IPs = append(a.IPs, ipModel{IP: v, Public: isPublic(ip.IsPublic, a.Internal)})
+			a.IPs = append(a.IPs, ipModel{IP: v, Public: isPublic(ip.IsPublic, a.Internal), Reserved: ip.ReservedIp != nil})
 		}
 	}
 	for name, l := range lb.Listeners {
@@ -147,7 +147,11 @@ func (d lbDriver) create(ctx context.Context, want *Desired, ls []listenerModel,
 		CompartmentId: &d.compartment, DisplayName: common.String(want.Name),
 		ShapeName: common.String(want.Shape), SubnetIds: want.Subnets, IsPrivate: common.Bool(want.Internal),
 		Listeners: map[string]loadbalancer.ListenerDetails{}, BackendSets: map[string]loadbalancer.BackendSetDetails{},
-		FreeformTags: freeformTags(want), NetworkSecurityGroupIds: want.attachNSGs,
+		FreeformTags: createFreeformTags(want), DefinedTags: want.InitialDefinedTags,
+		NetworkSecurityGroupIds: want.attachNSGs,
+	}
+	if want.reservedIPID != "" {
+		details.ReservedIps = []loadbalancer.ReservedIp{{Id: common.String(want.reservedIPID)}}
 	}
 	if want.Shape == ShapeFlexible {
 		details.ShapeDetails = &loadbalancer.ShapeDetails{

@@ -143,7 +143,7 @@ func (o *Ops) Get(ctx context.Context, ref *Desired) (*corev1.LoadBalancerStatus
 			return nil, false, fmt.Errorf("lbops: Service %s: %w", ref.Service, err)
 		}
 		if a != nil {
-			return status(a, ref.PublishPrivate), true, nil
+			return withIPMode(status(a, ref.PublishPrivate), ref.IngressIPMode), true, nil
 		}
 	}
 	return nil, false, nil
@@ -230,9 +230,9 @@ func (o *Ops) reconcile(ctx context.Context, d *Desired, create bool) (*corev1.L
 	// What OCI cannot change in place is reported after the rest is
 	// reconciled, so that traffic keeps reaching the current nodes.
 	if err := immutableDiff(d, a); err != nil {
-		return status(a, d.PublishPrivate), fmt.Errorf("lbops: Service %s: %s %s: %w", svc, d.Kind, a.ID, err)
+		return withIPMode(status(a, d.PublishPrivate), d.IngressIPMode), fmt.Errorf("lbops: Service %s: %s %s: %w", svc, d.Kind, a.ID, err)
 	}
-	return status(a, d.PublishPrivate), nil
+	return withIPMode(status(a, d.PublishPrivate), d.IngressIPMode), nil
 }
 
 // create starts the load balancer with everything inline and waits for it.
@@ -255,6 +255,9 @@ func (o *Ops) create(ctx context.Context, drv driver, d *Desired, ls []listenerM
 		return nil, errors.New("no subnet to create the load balancer in")
 	}
 	svc := d.Ref.Service.String()
+	if err := o.resolveReservedIP(ctx, d); err != nil {
+		return nil, err
+	}
 	klog.InfoS("Creating load balancer", "service", svc, "kind", d.Kind, "displayName", d.Name,
 		"listeners", len(ls), "backends", len(d.Backends))
 	tokens := []string{retryToken(d, 0), retryToken(d, 1), fmt.Sprintf("%s-%x", d.Ref.UID, time.Now().UnixNano())}
@@ -495,6 +498,9 @@ func immutableDiff(d *Desired, a *actual) error {
 	}
 	if want := slices.Sorted(slices.Values(d.Subnets)); len(want) > 0 && len(a.Subnets) > 0 && !slices.Equal(want, a.Subnets) {
 		diffs = append(diffs, fmt.Sprintf("subnets are %v but the Service asks for %v", a.Subnets, want))
+	}
+	if diff := reservedIPDiff(d, a); diff != "" {
+		diffs = append(diffs, diff)
 	}
 	if d.Kind == KindLB && a.Shape != "" && (d.FixedShape == "" || a.Shape != d.FixedShape) {
 		if a.Shape != d.Shape {

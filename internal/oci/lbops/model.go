@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/ccmkit/ccm/internal/lbspec"
 )
 
@@ -72,6 +74,21 @@ type Settings struct {
 	// BackendNSGs are the nodes' NSGs that mode SecurityRuleNSG opens to
 	// the frontend NSG (oci-backend-network-security-group).
 	BackendNSGs []string
+
+	// The options of issue 14 items 4 and 6 (reservedip.go, options.go).
+	// LoadBalancerIP is spec.loadBalancerIP, the address of a reserved
+	// public IP the load balancer takes at creation; reservedIPID is that
+	// public IP's OCID, looked up just before the creation.
+	LoadBalancerIP string
+	reservedIPID   string
+	// AssignedPrivateIPv4 is the NLB's private address, at creation.
+	AssignedPrivateIPv4 string
+	// InitialFreeformTags and InitialDefinedTags go on the load balancer
+	// at creation, besides our own freeform tags.
+	InitialFreeformTags map[string]string
+	InitialDefinedTags  map[string]map[string]interface{}
+	// IngressIPMode is the status' ipMode (VIP or Proxy); "" leaves it out.
+	IngressIPMode corev1.LoadBalancerIPMode
 }
 
 // ---- the neutral model of what is (or should be) on the load balancer ----
@@ -91,6 +108,8 @@ type listenerModel struct {
 type ipModel struct {
 	IP     string
 	Public bool
+	// Reserved: the address is a reserved IP (IpAddress.reservedIp).
+	Reserved bool
 }
 
 // backendModel is one backend of a backend set. Drain marks one that is

@@ -64,7 +64,7 @@ func (d nlbDriver) get(ctx context.Context, id string) (*actual, error) {
 	}
 	for _, ip := range n.IpAddresses {
 		if v := deref(ip.IpAddress); v != "" {
-			a.IPs = append(a.IPs, ipModel{IP: v, Public: isPublic(ip.IsPublic, a.Internal)})
+			a.IPs = append(a.IPs, ipModel{IP: v, Public: isPublic(ip.IsPublic, a.Internal), Reserved: ip.ReservedIp != nil})
 		}
 	}
 	for name, l := range n.Listeners {
@@ -113,8 +113,15 @@ func (d nlbDriver) create(ctx context.Context, want *Desired, ls []listenerModel
 	details := networkloadbalancer.CreateNetworkLoadBalancerDetails{
 		CompartmentId: &d.compartment, DisplayName: common.String(want.Name), SubnetId: common.String(want.Subnets[0]),
 		IsPrivate: common.Bool(want.Internal), Listeners: map[string]networkloadbalancer.ListenerDetails{},
-		BackendSets: map[string]networkloadbalancer.BackendSetDetails{}, FreeformTags: freeformTags(want),
+		BackendSets: map[string]networkloadbalancer.BackendSetDetails{}, FreeformTags: createFreeformTags(want),
+		DefinedTags:             want.InitialDefinedTags,
 		NetworkSecurityGroupIds: want.attachNSGs,
+	}
+	if want.reservedIPID != "" {
+		details.ReservedIps = []networkloadbalancer.ReservedIp{{Id: common.String(want.reservedIPID)}}
+	}
+	if want.AssignedPrivateIPv4 != "" {
+		details.AssignedPrivateIpv4 = common.String(want.AssignedPrivateIPv4)
 	}
 	for _, bs := range bss {
 		hc := nlbHealth(bs.Health)

@@ -22,6 +22,7 @@ type API interface {
 	DescribeLoadBalancersWithContext(context.Context, *clb.DescribeLoadBalancersRequest) (*clb.DescribeLoadBalancersResponse, error)
 	DeleteLoadBalancerWithContext(context.Context, *clb.DeleteLoadBalancerRequest) (*clb.DeleteLoadBalancerResponse, error)
 	ModifyLoadBalancerAttributesWithContext(context.Context, *clb.ModifyLoadBalancerAttributesRequest) (*clb.ModifyLoadBalancerAttributesResponse, error)
+	SetLoadBalancerSecurityGroupsWithContext(context.Context, *clb.SetLoadBalancerSecurityGroupsRequest) (*clb.SetLoadBalancerSecurityGroupsResponse, error)
 
 	CreateListenerWithContext(context.Context, *clb.CreateListenerRequest) (*clb.CreateListenerResponse, error)
 	DescribeListenersWithContext(context.Context, *clb.DescribeListenersRequest) (*clb.DescribeListenersResponse, error)

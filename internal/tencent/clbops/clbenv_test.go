@@ -31,6 +31,7 @@ type clbEnv struct {
 	sim *cloudsim.Sim
 	api *clb.Client // recorded: the operations' client
 	own *clb.Client // unrecorded: the test's own API calls
+	url string      // cloudsim's API endpoint
 
 	mu    sync.Mutex
 	calls []recordedCall
@@ -73,6 +74,7 @@ func newCLBEnvWith(t *testing.T, mod func(*cloudsim.Options)) *clbEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.sim.Close() })
+	e.url = url
 	e.api, e.own = e.client(url, e), e.client(url, nil)
 	e.addInstances(testInstances...)
 	return e

@@ -66,6 +66,14 @@ type Config struct {
 	// fails: the provider shows it on the Service (TKE's read-only
 	// service.kubernetes.io/loadbalance-id).
 	OnFound func(uid types.UID, lbID string)
+	// OnCreationDrift, if set, is told after each find how the Service's
+	// CLB differs from its creation-time settings (Desired.Creation): one
+	// phrase per field, nil when it does not or the CLB is adopted.
+	OnCreationDrift func(uid types.UID, lbID string, drift []string)
+	// SecurityGroups is the VPC API for the security group of
+	// loadBalancerSourceRanges (securitygroups.go); nil refuses source
+	// ranges and the security-groups annotation.
+	SecurityGroups SecurityGroupAPI
 }
 
 // Ops runs CLB operations. It holds no state between calls but the
@@ -85,8 +93,11 @@ type Ops struct {
 	drains  *drain.Tracker
 	onDrain func(uid types.UID, at time.Time)
 	// listenerQuota and onFound are Config.ListenerQuota and OnFound.
-	listenerQuota func(context.Context) int
-	onFound       func(uid types.UID, lbID string)
+	listenerQuota   func(context.Context) int
+	onFound         func(uid types.UID, lbID string)
+	onCreationDrift func(uid types.UID, lbID string, drift []string)
+	// sgAPI is Config.SecurityGroups.
+	sgAPI SecurityGroupAPI
 }
 
 // New returns Ops calling api.
@@ -102,8 +113,10 @@ func New(api API, cfg Config) *Ops {
 		drains:  drain.NewTracker(nil),
 		onDrain: cfg.OnDrain,
 
-		listenerQuota: cfg.ListenerQuota,
-		onFound:       cfg.OnFound,
+		listenerQuota:   cfg.ListenerQuota,
+		onFound:         cfg.OnFound,
+		onCreationDrift: cfg.OnCreationDrift,
+		sgAPI:           cfg.SecurityGroups,
 	}
 }
 
@@ -124,6 +137,17 @@ type Settings struct {
 	// (lbsubset) acts on it before clbops sees the backends; clbops itself
 	// ignores it.
 	EndpointNodesOnly bool
+	// WeightedBalance, with EndpointNodesOnly, weights each node's targets
+	// by its ready endpoints (lbsubset.Limit.WeightCap); the choice sets
+	// the backends' weights, which clbops applies.
+	WeightedBalance bool
+	// Creation is what the CLB is created with and never changed in
+	// (creation.go).
+	Creation Creation
+	// SecurityGroups are the groups the annotation binds to the CLB, in
+	// order; nil: the annotation is absent (groups bound by hand are
+	// kept), empty: set to "" (they are unbound).
+	SecurityGroups []string
 }
 
 // Ensure makes the Service's CLB match spec, creating it if needed, and
@@ -153,7 +177,7 @@ func (o *Ops) reconcile(ctx context.Context, op string, spec *Desired, create bo
 // pipeline: find, else create; then the CLB's attributes; then listeners;
 // then targets; then status.
 func (o *Ops) pipeline(ctx context.Context, spec *Desired, create bool) (*corev1.LoadBalancerStatus, error) {
-	if err := checkSupported(spec); err != nil {
+	if err := o.checkSupported(spec); err != nil {
 		return nil, err
 	}
 	// Before any call: a Service with more ports than a CLB holds gets
@@ -168,7 +192,12 @@ func (o *Ops) pipeline(ctx context.Context, spec *Desired, create bool) (*corev1
 	if o.onFound != nil {
 		o.onFound(spec.UID, lb.id)
 	}
+	o.reportCreationDrift(spec.UID, lb, spec.Creation)
 	if err := o.reconcileAttributes(ctx, lb, spec); err != nil {
+		return nil, err
+	}
+	// Before the listeners: a new port is restricted from its first moment.
+	if err := o.reconcileSecurityGroups(ctx, lb, spec); err != nil {
 		return nil, err
 	}
 	listeners, err := o.reconcileListeners(ctx, lb, spec)
@@ -247,6 +276,10 @@ func (o *Ops) Delete(ctx context.Context, d *Desired) error {
 			return fmt.Errorf("%s: Service %s: %w", op, ref.Service, err)
 		}
 		o.drains.ForgetPrefix(adopted.id + "/")
+	}
+	// After the CLB, which was bound to them.
+	if err := o.deleteOwnedGroups(ctx, ref); err != nil {
+		return fmt.Errorf("%s: Service %s: %w", op, ref.Service, err)
 	}
 	return nil
 }
@@ -356,7 +389,12 @@ func (o *Ops) drift(ctx context.Context, lb *loadBalancer, spec *Desired) ([]str
 	if err != nil {
 		return nil, err
 	}
-	diffs := append(attributeDiffs(lb, spec), lp.describe()...)
+	sp, err := o.planSecurityGroups(ctx, lb, spec)
+	if err != nil {
+		return nil, err
+	}
+	diffs := append(attributeDiffs(lb, spec), sp.describe(lb)...)
+	diffs = append(diffs, lp.describe()...)
 	existing := lp.keep()
 	if len(existing) == 0 {
 		return diffs, nil

@@ -274,8 +274,8 @@ func TestEnsureErrors(t *testing.T) {
 			testSpec(), "(listeners TCP-80, TCP-443): asynchronous task failed: task "},
 		{"other errors are not retried", func(env *clbEnv) { env.fail("CreateLoadBalancer", "LimitExceeded", 1) },
 			testSpec(), "CreateLoadBalancer on Service default/web (name \"kubernetes-default-web\", OPEN): [LimitExceeded] "},
-		{"source ranges are refused before any call", nil,
-			testSpec(func(s *Desired) { s.SourceRanges = []string{"10.0.0.0/8"} }), "loadBalancerSourceRanges 10.0.0.0/8: not supported"},
+		{"source ranges without the VPC API are refused before any call", nil,
+			testSpec(func(s *Desired) { s.SourceRanges = []string{"10.0.0.0/8"} }), "loadBalancerSourceRanges and the security-groups annotation need the VPC API"},
 		{"internal without subnet", nil,
 			testSpec(func(s *Desired) { s.Internal = true }), "an internal CLB needs a subnet"},
 	}

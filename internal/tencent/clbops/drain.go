@@ -67,15 +67,12 @@ func (o *Ops) drainEndsAt(spec *Desired, at time.Time) {
 	}
 }
 
-// setWeights sets targets to weight with BatchModifyTargetWeight, one rule
-// per listener, within the call's limits, and waits for each task.
-func (o *Ops) setWeights(ctx context.Context, lb *loadBalancer, plan *targetPlan, targets []target, weight int64) error {
+// setWeights sets each target to weight(target) with
+// BatchModifyTargetWeight, one rule per listener, within the call's limits,
+// and waits for each task. verb says why, for the log.
+func (o *Ops) setWeights(ctx context.Context, lb *loadBalancer, plan *targetPlan, targets []target, weight func(target) int64, verb string) error {
 	if len(targets) == 0 {
 		return nil
-	}
-	verb := "Draining CLB targets (weight 0)"
-	if weight > 0 {
-		verb = "Restoring CLB target weights"
 	}
 	logWrite(verb, "clb", lb.id, "targets", summarize(plan, targets))
 	for _, call := range weightCalls(targets, weight) {
@@ -101,7 +98,7 @@ func (o *Ops) setWeights(ctx context.Context, lb *loadBalancer, plan *targetPlan
 // weightCalls packs targets into BatchModifyTargetWeight ModifyLists: a
 // rule per listener of at most 50 targets, at most 100 rules and 500
 // targets a call.
-func weightCalls(targets []target, weight int64) [][]*clb.RsWeightRule {
+func weightCalls(targets []target, weight func(target) int64) [][]*clb.RsWeightRule {
 	var order []string
 	byListener := map[string][]target{}
 	for _, t := range targets {
@@ -121,7 +118,7 @@ func weightCalls(targets []target, weight int64) [][]*clb.RsWeightRule {
 			rule := &clb.RsWeightRule{ListenerId: common.StringPtr(id)}
 			for _, t := range chunk {
 				st := t.single()
-				st.Weight = common.Int64Ptr(weight)
+				st.Weight = common.Int64Ptr(weight(t))
 				rule.Targets = append(rule.Targets, st)
 			}
 			cur, n = append(cur, rule), n+len(chunk)

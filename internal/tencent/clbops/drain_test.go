@@ -117,7 +117,7 @@ func TestWeightCallsKeepTheLimits(t *testing.T) {
 				ts = append(ts, targetsOn(string(rune('a'+l%26))+string(rune('a'+l/26)), 0, tc.per)...)
 			}
 			var got []int
-			for _, call := range weightCalls(ts, 0) {
+			for _, call := range weightCalls(ts, func(target) int64 { return 0 }) {
 				if len(call) > maxWeightRules {
 					t.Errorf("a call with %d rules", len(call))
 				}

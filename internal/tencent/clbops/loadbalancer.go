@@ -44,9 +44,13 @@ type loadBalancer struct {
 	tags             map[string]string
 	// passToTarget is LoadBalancerPassToTarget (nil in the answer: false).
 	passToTarget bool
+	// securityGroups are the bound groups (SecureGroups), in priority order.
+	securityGroups []string
 	// adopted: found through the adoption annotation, not created for
 	// the Service. Only our listeners on it are ours.
 	adopted bool
+	// createdWith is what the CLB was created with (creation.go).
+	createdWith createdWith
 }
 
 func (lb *loadBalancer) String() string { return "CLB " + lb.id }
@@ -63,6 +67,8 @@ func fromSDK(in *clb.LoadBalancer) *loadBalancer {
 		tags:     map[string]string{},
 	}
 	lb.passToTarget = deref(in.LoadBalancerPassToTarget)
+	lb.createdWith = createdWithFromSDK(in)
+	lb.securityGroups = common.StringValues(in.SecureGroups)
 	if lb.domain == "" {
 		lb.domain = deref(in.Domain)
 	}
@@ -92,17 +98,15 @@ func (lb *loadBalancer) status() *corev1.LoadBalancerStatus {
 	return st
 }
 
-// checkSupported refuses what CLBs cannot do with plain listeners, before
-// anything is touched.
-func checkSupported(spec *Desired) error {
-	if len(spec.SourceRanges) > 0 {
-		// Restricting clients needs a security group on the CLB. Silently
-		// ignoring the ranges would expose the Service to everyone.
-		return fmt.Errorf("loadBalancerSourceRanges %s: not supported on Tencent CLB by this CCM yet; "+
-			"remove them (and restrict access with a security group bound to the CLB) to proceed",
-			strings.Join(spec.SourceRanges, ","))
+// checkSupported refuses what the CCM cannot do, before anything is
+// touched: source ranges it could not enforce (silently ignoring them
+// would expose the Service to everyone).
+func (o *Ops) checkSupported(spec *Desired) error {
+	if o.sgAPI == nil && (len(spec.SourceRanges) > 0 || spec.SecurityGroups != nil) {
+		return errNoVPCAPI
 	}
-	return nil
+	_, err := desiredIngress(spec)
+	return err
 }
 
 // find returns the Service's CLB: by our service-uid tag, else by the
@@ -288,6 +292,7 @@ func (o *Ops) createWithToken(ctx context.Context, spec *Desired, token string) 
 	for _, k := range sortedKeys(tagMap) {
 		req.Tags = append(req.Tags, &clb.TagInfo{TagKey: common.StringPtr(k), TagValue: common.StringPtr(tagMap[k])})
 	}
+	spec.Creation.apply(req)
 	target := fmt.Sprintf("Service %s (name %q, %s)", spec.Service, spec.Name, *req.LoadBalancerType)
 	logWrite("Creating CLB", "service", spec.Service, "name", spec.Name, "type", *req.LoadBalancerType, "passToTarget", spec.PassToTarget)
 	var resp *clb.CreateLoadBalancerResponse

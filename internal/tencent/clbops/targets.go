@@ -12,8 +12,13 @@ import (
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 )
 
-// defaultWeight is CLB's default target weight.
-const defaultWeight = 10
+// defaultWeight is CLB's default target weight; MaxWeight its largest
+// (Target.Weight, "后端服务的转发权重，取值范围：[0, 100]", clb@v1.3.105
+// models.go).
+const (
+	defaultWeight = 10
+	MaxWeight     = 100
+)
 
 // target is one backend of a listener: a CVM instance (or, for targets
 // someone else added, an ENI IP) and a port.
@@ -60,11 +65,26 @@ type targetPlan struct {
 	// alone; restore: wanted targets at weight 0 (a node back before its
 	// drain ended), set back to the default weight (drain.go).
 	drain, draining, restore []target
-	names                    map[string]string // listener id -> name, for messages
+	// reweight: wanted targets whose weight is not the one their backend
+	// asks for (lbspec.Backend.Weight; only a backend that asks is
+	// corrected, so a weight set by hand on an unweighted Service stays).
+	reweight []target
+	// weight is the weight each wanted target is registered or restored
+	// with: its backend's, else defaultWeight.
+	weight map[target]int64
+	names  map[string]string // listener id -> name, for messages
 }
 
 func (p *targetPlan) empty() bool {
-	return len(p.register) == 0 && len(p.deregister) == 0 && len(p.drain) == 0 && len(p.restore) == 0
+	return len(p.register) == 0 && len(p.deregister) == 0 && len(p.drain) == 0 && len(p.restore) == 0 && len(p.reweight) == 0
+}
+
+// weightOf is the weight t is registered or restored with.
+func (p *targetPlan) weightOf(t target) int64 {
+	if w, ok := p.weight[t]; ok {
+		return w
+	}
+	return defaultWeight
 }
 
 func (p *targetPlan) describe() []string {
@@ -81,6 +101,9 @@ func (p *targetPlan) describe() []string {
 	for _, t := range p.restore {
 		out = append(out, fmt.Sprintf("listener %s: target %s at weight 0", p.names[t.listenerID], t))
 	}
+	for _, t := range p.reweight {
+		out = append(out, fmt.Sprintf("listener %s: target %s not at weight %d", p.names[t.listenerID], t, p.weightOf(t)))
+	}
 	return out
 }
 
@@ -89,12 +112,17 @@ func (p *targetPlan) describe() []string {
 // unwanted target goes to weight 0 first and is deregistered once drained
 // (due says whether a target at weight 0 has drained for the period).
 func planTargets(spec *Desired, listeners []boundListener, actual targetState, due func(target) bool) *targetPlan {
-	p := &targetPlan{names: map[string]string{}}
+	p := &targetPlan{names: map[string]string{}, weight: map[target]int64{}}
 	for _, l := range listeners {
 		p.names[l.id] = l.name
 		want := map[target]bool{}
+		asks := map[target]bool{} // the backend asks for its weight
 		for _, b := range spec.Backends {
-			want[target{listenerID: l.id, instanceID: b.InstanceID, port: l.nodePort}] = true
+			t := target{listenerID: l.id, instanceID: b.InstanceID, port: l.nodePort}
+			want[t] = true
+			if b.Weight > 0 {
+				p.weight[t], asks[t] = int64(b.Weight), true
+			}
 		}
 		have := map[target]bool{}
 		for _, t := range actual.byListener[l.id] {
@@ -103,6 +131,8 @@ func planTargets(spec *Desired, listeners []boundListener, actual targetState, d
 			switch {
 			case want[t] && drained:
 				p.restore = append(p.restore, t)
+			case want[t] && asks[t] && actual.weight[t] != p.weight[t]:
+				p.reweight = append(p.reweight, t)
 			case want[t]:
 			case spec.DrainPeriod <= 0 || (drained && due(t)):
 				p.deregister = append(p.deregister, t)
@@ -206,10 +236,10 @@ func (o *Ops) reconcileTargets(ctx context.Context, lb *loadBalancer, spec *Desi
 	if err := o.changeTargets(ctx, lb, plan, plan.register, true); err != nil {
 		return err
 	}
-	if err := o.setWeights(ctx, lb, plan, plan.restore, defaultWeight); err != nil {
+	if err := o.setWeights(ctx, lb, plan, append(slices.Clip(plan.restore), plan.reweight...), plan.weightOf, "Setting CLB target weights"); err != nil {
 		return err
 	}
-	if err := o.setWeights(ctx, lb, plan, plan.drain, 0); err != nil {
+	if err := o.setWeights(ctx, lb, plan, plan.drain, func(target) int64 { return 0 }, "Draining CLB targets (weight 0)"); err != nil {
 		return err
 	}
 	for _, t := range plan.drain { // their drain starts now
@@ -238,9 +268,9 @@ func (o *Ops) changeTargets(ctx context.Context, lb *loadBalancer, plan *targetP
 	}
 	logWrite(verb+" CLB targets", "clb", lb.id, "targets", summarize(plan, targets))
 	for chunk := range slices.Chunk(targets, maxBatchTargets) {
-		failed, err := o.batchTargets(ctx, lb, chunk, register)
+		failed, err := o.batchTargets(ctx, lb, plan, chunk, register)
 		if c := Code(err); c == codeInvalidAction || strings.HasPrefix(c, codeUnsupportedOp) {
-			return o.singleTargets(ctx, lb, targets, register)
+			return o.singleTargets(ctx, lb, plan, targets, register)
 		}
 		if err != nil {
 			return err
@@ -283,7 +313,7 @@ func (o *Ops) retryFailedListeners(ctx context.Context, lb *loadBalancer, plan *
 		return callError(action, lb.String(), fmt.Errorf("failed for listeners %s: %s",
 			listenerNames(plan, failed.listeners), failed.message))
 	}
-	still, err := o.batchTargets(ctx, lb, again, register)
+	still, err := o.batchTargets(ctx, lb, plan, again, register)
 	if err != nil {
 		return err
 	}
@@ -310,7 +340,7 @@ func listenerNames(plan *targetPlan, ids []string) string {
 // the call failed for (FailListenerIdSet: "如为空表示全部绑定成功", empty means
 // all bound, BatchRegisterTargetsResponseParams in clb@v1.3.105 models.go)
 // come back with the answer's Message; the task binds the others.
-func (o *Ops) batchTargets(ctx context.Context, lb *loadBalancer, chunk []target, register bool) (*partialFailure, error) {
+func (o *Ops) batchTargets(ctx context.Context, lb *loadBalancer, plan *targetPlan, chunk []target, register bool) (*partialFailure, error) {
 	action := "BatchDeregisterTargets"
 	if register {
 		action = "BatchRegisterTargets"
@@ -319,7 +349,7 @@ func (o *Ops) batchTargets(ctx context.Context, lb *loadBalancer, chunk []target
 	for i, t := range chunk {
 		batch[i] = t.batch()
 		if register {
-			batch[i].Weight = common.Int64Ptr(defaultWeight)
+			batch[i].Weight = common.Int64Ptr(plan.weightOf(t))
 		}
 	}
 	var requestID, message string
@@ -363,7 +393,7 @@ func (o *Ops) batchTargets(ctx context.Context, lb *loadBalancer, chunk []target
 }
 
 // singleTargets registers or deregisters per listener, 20 targets a call.
-func (o *Ops) singleTargets(ctx context.Context, lb *loadBalancer, targets []target, register bool) error {
+func (o *Ops) singleTargets(ctx context.Context, lb *loadBalancer, plan *targetPlan, targets []target, register bool) error {
 	action := "DeregisterTargets"
 	if register {
 		action = "RegisterTargets"
@@ -382,7 +412,7 @@ func (o *Ops) singleTargets(ctx context.Context, lb *loadBalancer, targets []tar
 			for i, t := range chunk {
 				list[i] = t.single()
 				if register {
-					list[i].Weight = common.Int64Ptr(defaultWeight)
+					list[i].Weight = common.Int64Ptr(plan.weightOf(t))
 				}
 			}
 			target := fmt.Sprintf("%s listener %s", lb, id)

@@ -61,7 +61,9 @@ type balancer struct {
 	definedTags      map[string]map[string]interface{}
 	deleteProtection bool
 	vip              netip.Addr
-	version          int // for the etag
+	reservedIPID     string     // the reserved public IP that vip is (publicip.go)
+	privateIPv4      netip.Addr // NLB: assignedPrivateIpv4 (nlbprivateip.go)
+	version          int        // for the etag
 	seq              int64
 
 	// Load Balancing
@@ -230,14 +232,14 @@ func (d *Dialect) create(c *call, b *balancer, op, nlbOp string) (string, error)
 		prefix = "networkloadbalancer"
 	}
 	b.id = core.NewOCID(prefix)
-	vip, err := d.plane.AllocVIP(b.id)
+	vip, err := d.takeVIP(b)
 	if err != nil {
-		return "", Errorf(http.StatusBadRequest, CodeLimitExceeded, "cloudsim: no free address left for the %s: %v", kindName(b.kind), err)
+		return "", err
 	}
 	b.vip = vip
 	res, err := d.tasks.Reserve(c.action, busyKey(b.id))
 	if err != nil {
-		d.plane.ReleaseVIP(vip)
+		d.releaseVIP(b)
 		return "", err
 	}
 	now := d.core.Now()
@@ -437,7 +439,29 @@ func (d *Dialect) deleteLocked(b *balancer) {
 	b.lifecycle, b.deleted, b.updated = stateDeleted, d.core.Now(), d.core.Now()
 	b.version++
 	d.plane.Remove(b.id)
-	if b.vip.IsValid() {
+	d.releaseVIP(b)
+}
+
+// takeVIP gives a new load balancer its address: its reserved public IP's
+// (publicip.go), else a free one of the pool.
+func (d *Dialect) takeVIP(b *balancer) (netip.Addr, error) {
+	if b.reservedIPID != "" {
+		return d.assignReservedIP(b.id, b.reservedIPID)
+	}
+	vip, err := d.plane.AllocVIP(b.id)
+	if err != nil {
+		return netip.Addr{}, Errorf(http.StatusBadRequest, CodeLimitExceeded, "cloudsim: no free address left for the %s: %v", kindName(b.kind), err)
+	}
+	return vip, nil
+}
+
+// releaseVIP returns a load balancer's address: a reserved public IP
+// becomes AVAILABLE again and keeps its address.
+func (d *Dialect) releaseVIP(b *balancer) {
+	switch {
+	case b.reservedIPID != "":
+		d.unassignReservedIP(b.reservedIPID)
+	case b.vip.IsValid():
 		d.plane.ReleaseVIP(b.vip)
 	}
 	// A deleted load balancer is no longer in its NSGs, which can then be

@@ -122,7 +122,8 @@ type Dialect struct {
 	mux       *http.ServeMux
 
 	net   *network
-	nsgs  *nsgStore // network security groups (nsg.go)
+	nsgs  *nsgStore      // network security groups (nsg.go)
+	pips  *publicIPStore // reserved public IPs (publicip.go)
 	lbs   *balancers
 	wrs   *workRequests
 	queue lbQueues // Load Balancing's queued work requests (queue.go)
@@ -166,6 +167,7 @@ func New(c *core.Core, plane *dataplane.Plane, opts Options) (*Dialect, error) {
 		d.latency = DefaultWorkRequestLatency
 	}
 	c.SetDefaultLatency(DialectName, DefaultLatency)
+	registerRateLimits(c)
 	if d.retention <= 0 {
 		d.retention = DefaultDeletedRetention
 	}
@@ -183,6 +185,7 @@ func New(c *core.Core, plane *dataplane.Plane, opts Options) (*Dialect, error) {
 	}
 	d.net = newNetwork(d.region)
 	d.nsgs = newNSGStore()
+	d.pips = newPublicIPStore()
 	if err := d.seedNetwork(opts.Network); err != nil {
 		return nil, fmt.Errorf("oci: Options.Network: %w", err)
 	}
@@ -196,7 +199,9 @@ func New(c *core.Core, plane *dataplane.Plane, opts Options) (*Dialect, error) {
 	d.mux = http.NewServeMux()
 	d.routeCompute()
 	d.routeNetwork()
+	d.routeAddresses()
 	d.routeNSG()
+	d.routePublicIPs()
 	d.routeLoadBalancer()
 	d.routeNLB()
 	d.routeBalancerNSGs()

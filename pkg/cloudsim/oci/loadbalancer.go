@@ -295,6 +295,9 @@ func (d *Dialect) lbModel(b *balancer) loadbalancer.LoadBalancer {
 	// The address is assigned when provisioning completes.
 	if b.vip.IsValid() && (b.lifecycle == stateActive || b.lifecycle == stateDeleting) {
 		m.IpAddresses = []loadbalancer.IpAddress{{IpAddress: common.String(b.vip.String()), IsPublic: common.Bool(!b.isPrivate)}}
+		if b.reservedIPID != "" {
+			m.IpAddresses[0].ReservedIp = &loadbalancer.ReservedIp{Id: common.String(b.reservedIPID)}
+		}
 	}
 	return m
 }
@@ -340,8 +343,6 @@ func (d *Dialect) createLoadBalancer(c *call) (*reply, error) {
 		return nil, badRequest("A public load balancer takes 1 or 2 subnets, a private one exactly 1 (got %d).", len(req.SubnetIds))
 	case len(req.NetworkSecurityGroupIds) > MaxNSGs:
 		return nil, Errorf(http.StatusBadRequest, CodeLimitExceeded, "A load balancer takes at most %d network security groups.", MaxNSGs)
-	case len(req.ReservedIps) > 0:
-		return nil, badRequest("cloudsim does not emulate reserved public IPs (reservedIps).")
 	case len(req.Certificates) > 0 || len(req.Hostnames) > 0 || len(req.PathRouteSets) > 0 || len(req.RuleSets) > 0 || len(req.SslCipherSuites) > 0:
 		return nil, badRequest("cloudsim does not emulate certificates, hostnames, path route sets, rule sets or SSL cipher suites.")
 	case req.IpMode != "" && req.IpMode != loadbalancer.CreateLoadBalancerDetailsIpModeIpv4:
@@ -353,8 +354,12 @@ func (d *Dialect) createLoadBalancer(c *call) (*reply, error) {
 	if err := d.checkBalancerNSGs(req.SubnetIds[0], req.NetworkSecurityGroupIds); err != nil {
 		return nil, err
 	}
+	reserved, err := reservedIPOf(lbReservedIDs(req.ReservedIps), private)
+	if err != nil {
+		return nil, err
+	}
 	b := &balancer{
-		kind: kindLB, compartmentID: *req.CompartmentId, displayName: *req.DisplayName, isPrivate: private,
+		kind: kindLB, reservedIPID: reserved, compartmentID: *req.CompartmentId, displayName: *req.DisplayName, isPrivate: private,
 		subnetIDs: slices.Clone(req.SubnetIds), nsgIDs: slices.Clone(req.NetworkSecurityGroupIds),
 		freeformTags: maps.Clone(req.FreeformTags), definedTags: maps.Clone(req.DefinedTags),
 		deleteProtection: req.IsDeleteProtectionEnabled != nil && *req.IsDeleteProtectionEnabled,

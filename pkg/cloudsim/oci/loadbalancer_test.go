@@ -245,8 +245,11 @@ func TestCreateLoadBalancerValidation(t *testing.T) {
 			bs.HealthChecker = &loadbalancer.HealthCheckerDetails{Protocol: common.String("HTTP")}
 			d.BackendSets["TCP-80"] = bs
 		}, 400, CodeInvalidParameter},
-		{"reserved ip", func(d *loadbalancer.CreateLoadBalancerDetails) {
+		{"unknown reserved ip", func(d *loadbalancer.CreateLoadBalancerDetails) {
 			d.ReservedIps = []loadbalancer.ReservedIp{{Id: common.String("ocid1.publicip.oc1..x")}}
+		}, 400, CodeRelatedResourceNotFound},
+		{"two reserved ips", func(d *loadbalancer.CreateLoadBalancerDetails) {
+			d.ReservedIps = []loadbalancer.ReservedIp{{Id: common.String("ocid1.publicip.oc1..x")}, {Id: common.String("ocid1.publicip.oc1..y")}}
 		}, 400, CodeInvalidParameter},
 	}
 	for _, tt := range tests {

@@ -283,6 +283,9 @@ func (d *Dialect) nlbModel(b *balancer) nlb.NetworkLoadBalancer {
 	}
 	if b.vip.IsValid() && b.lifecycle != stateCreating && b.lifecycle != stateFailed && b.lifecycle != stateDeleted {
 		vip := nlb.IpAddress{IpAddress: common.String(b.vip.String()), IsPublic: common.Bool(!b.isPrivate), IpVersion: nlb.IpVersionIpv4}
+		if b.reservedIPID != "" {
+			vip.ReservedIp = &nlb.ReservedIp{Id: common.String(b.reservedIPID)}
+		}
 		m.IpAddresses = []nlb.IpAddress{vip}
 		if !b.isPrivate {
 			// A public NLB lists its private address in its subnet too,
@@ -305,6 +308,9 @@ func (d *Dialect) nlbModel(b *balancer) nlb.NetworkLoadBalancer {
 // privateAddrOf is a load balancer's private address in its (first)
 // subnet: the address it sends to backends from (firewall.go).
 func (d *Dialect) privateAddrOf(b *balancer) netip.Addr {
+	if b.privateIPv4.IsValid() {
+		return b.privateIPv4
+	}
 	if len(b.subnetIDs) == 0 {
 		return netip.Addr{}
 	}
@@ -335,8 +341,6 @@ func (d *Dialect) createNLB(c *call) (*reply, error) {
 		return nil, missing("displayName")
 	case req.SubnetId == nil || *req.SubnetId == "":
 		return nil, missing("subnetId")
-	case len(req.ReservedIps) > 0:
-		return nil, badRequest("cloudsim does not emulate reserved public IPs (reservedIps).")
 	case req.NlbIpVersion != "" && req.NlbIpVersion != nlb.NlbIpVersionIpv4:
 		return nil, badRequest("cloudsim emulates only IPV4 network load balancers (nlbIpVersion %s).", req.NlbIpVersion)
 	case len(req.NetworkSecurityGroupIds) > MaxNSGs:
@@ -348,8 +352,16 @@ func (d *Dialect) createNLB(c *call) (*reply, error) {
 	if err := d.checkBalancerNSGs(*req.SubnetId, req.NetworkSecurityGroupIds); err != nil {
 		return nil, err
 	}
+	reserved, err := reservedIPOf(nlbReservedIDs(req.ReservedIps), req.IsPrivate != nil && *req.IsPrivate)
+	if err != nil {
+		return nil, err
+	}
+	priv, err := d.checkAssignedPrivateIPv4(*req.SubnetId, req.AssignedPrivateIpv4)
+	if err != nil {
+		return nil, err
+	}
 	b := &balancer{
-		kind: kindNLB, compartmentID: *req.CompartmentId, displayName: *req.DisplayName,
+		kind: kindNLB, reservedIPID: reserved, privateIPv4: priv, compartmentID: *req.CompartmentId, displayName: *req.DisplayName,
 		isPrivate: req.IsPrivate != nil && *req.IsPrivate, subnetIDs: []string{*req.SubnetId},
 		nsgIDs: slices.Clone(req.NetworkSecurityGroupIds), freeformTags: maps.Clone(req.FreeformTags), definedTags: maps.Clone(req.DefinedTags),
 		preserveSourceDest: req.IsPreserveSourceDestination != nil && *req.IsPreserveSourceDestination,

@@ -131,7 +131,8 @@ type clbLB struct {
 	status                uint64 // 0 creating, 1 normal
 	tags                  []clbTag
 	passToTarget          bool
-	securityGroups        []string // bound security groups, in priority order
+	internet              clbInternet // creation-time network settings (clb_internet.go)
+	securityGroups        []string    // bound security groups, in priority order
 	created, statusTime   time.Time
 	seq                   int64
 	listeners             []*clbListener // in creation order

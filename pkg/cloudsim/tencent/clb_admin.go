@@ -67,7 +67,10 @@ type CLBLoadBalancer struct {
 	Status   int    `json:"status"` // 0 creating, 1 normal
 	// InOperation is the action of the task running on it, if any: another
 	// mutation now gets FailedOperation.ResourceInOperating.
-	InOperation    string            `json:"inOperation,omitempty"`
+	InOperation string `json:"inOperation,omitempty"`
+	// Internet is what a public load balancer was created with (nil for a
+	// private one).
+	Internet       *CLBInternet      `json:"internet,omitempty"`
 	Tags           map[string]string `json:"tags,omitempty"`
 	PassToTarget   bool              `json:"passToTarget"`
 	SecurityGroups []string          `json:"securityGroups,omitempty"`
@@ -357,6 +360,7 @@ func (l *CLB) exportLocked(lb *clbLB) CLBLoadBalancer {
 	if h, busy := l.tasks.Busy(lb.id); busy {
 		out.InOperation = h
 	}
+	out.Internet = lb.internet.export(lb.typ)
 	if len(lb.tags) > 0 {
 		out.Tags = map[string]string{}
 		for _, t := range lb.tags {

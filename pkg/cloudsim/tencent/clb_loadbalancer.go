@@ -134,7 +134,7 @@ func (l *CLB) createLoadBalancer(call *Call, body []byte) (any, error) {
 		lb := &clbLB{
 			id: l.newLBIDLocked(), typ: spec.typ, region: call.Region,
 			vpcID: spec.vpcID, subnetID: spec.subnetID, tags: slices.Clone(spec.tags),
-			passToTarget: spec.passToTarget, created: now, statusTime: now,
+			passToTarget: spec.passToTarget, internet: spec.internet, created: now, statusTime: now,
 		}
 		vip, verr := l.plane.AllocVIP(lb.id)
 		if verr != nil {
@@ -217,6 +217,7 @@ type createSpec struct {
 	tags                       []clbTag
 	number                     int
 	passToTarget               bool
+	internet                   clbInternet
 }
 
 func (l *CLB) checkCreate(req *clb.CreateLoadBalancerRequestParams) (createSpec, *Error) {
@@ -284,6 +285,9 @@ func (l *CLB) checkCreate(req *clb.CreateLoadBalancerRequestParams) (createSpec,
 		return s, Errorf("UnsupportedOperation", "cloudsim emulates only the default project (ProjectId 0).")
 	}
 	s.passToTarget = req.LoadBalancerPassToTarget != nil && *req.LoadBalancerPassToTarget
+	if s.internet, e = checkInternet(req, s.typ); e != nil {
+		return s, e
+	}
 	return s, nil
 }
 
@@ -605,9 +609,8 @@ func toSDKLoadBalancer(lb *clbLB, withTargetCount bool) *clb.LoadBalancer {
 	}
 	if lb.typ == lbTypeInternal {
 		out.SubnetId = common.StringPtr(lb.subnetID)
-	} else {
-		out.VipIsp = common.StringPtr("BGP")
 	}
+	lb.internet.describe(out, lb.typ)
 	if withTargetCount {
 		out.TargetCount = common.Uint64Ptr(uint64(lbTargetCount(lb)))
 	}

@@ -29,7 +29,10 @@ const (
 	CreateRoutesQPS        = 20
 	DeleteRoutesQPS        = 20
 
-	// MaxRoutesPerTable is the default quota of route entries per table.
+	// MaxRoutesPerTable is the quota of route entries per table. Tencent
+	// publishes a per-table quota on the VPC use-limits page, but neither
+	// the SDK nor docs at hand here state its value: 200 is cloudsim's
+	// choice (LimitExceeded is the SDK's code for a quota, errors.go).
 	MaxRoutesPerTable = 200
 	// GatewayTypeNormalCVM routes to an instance's private IP.
 	GatewayTypeNormalCVM = "NORMAL_CVM"

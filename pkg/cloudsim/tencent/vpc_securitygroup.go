@@ -67,6 +67,7 @@ const (
 	CodeSGVersionMismatch  = "UnsupportedOperation.VersionMismatch"
 	CodeSGDuplicatePolicy  = "UnsupportedOperation.DuplicatePolicy"
 	CodeSGPolicyLimit      = "LimitExceeded.SecurityGroupPolicySet"
+	CodeSGModifyLimit      = "LimitExceeded" // ModifySecurityGroupPolicies' code for the same limit
 	CodeSGEmpty            = "InvalidParameterValue.Empty"
 	CodeSGRange            = "InvalidParameterValue.Range"
 	CodeSGTooLong          = "InvalidParameterValue.TooLong"
@@ -175,7 +176,11 @@ func (s *SecurityGroups) Actions() map[string]Action {
 // ---- validation ----
 
 // compilePolicy validates one policy as CreateSecurityGroupPolicies
-// documents it. Callers hold s.mu (a referenced group must exist).
+// documents it. Callers hold s.mu (a referenced group must exist). A
+// missing field is InvalidParameterValue.Empty, which Create, Delete and
+// ModifySecurityGroupPolicies document (MissingParameter none of them,
+// vpc@v1.3.83 client.go); templates and MY_PUBLIC_IP are refused with
+// UnsupportedOperation as cloudsim's choice (not emulated).
 func (s *SecurityGroups) compilePolicy(where, region string, p *vpc.SecurityGroupPolicy, now time.Time) (sgPolicy, *Error) {
 	if p == nil {
 		return sgPolicy{}, Errorf(CodeSGEmpty, "%s is empty.", where)
@@ -188,7 +193,7 @@ func (s *SecurityGroups) compilePolicy(where, region string, p *vpc.SecurityGrou
 	out.proto = strings.ToUpper(str(p.Protocol))
 	switch {
 	case out.proto == "":
-		return sgPolicy{}, Errorf(CodeVPCMissingParameter, "%s.Protocol is required (one of %s).", where, strings.Join(sgProtocols, ", "))
+		return sgPolicy{}, Errorf(CodeSGEmpty, "%s.Protocol is required (one of %s).", where, strings.Join(sgProtocols, ", "))
 	case !slices.Contains(sgProtocols, out.proto):
 		return sgPolicy{}, Errorf(CodeVPCMalformed, "%s.Protocol `%s` must be one of %s.", where, str(p.Protocol), strings.Join(sgProtocols, ", "))
 	}
@@ -221,7 +226,7 @@ func (s *SecurityGroups) compilePolicy(where, region string, p *vpc.SecurityGrou
 	// "CidrBlock, Ipv6CidrBlock, SecurityGroupId, AddressTemplate 四者是排他关系".
 	switch len(sources) {
 	case 0:
-		return sgPolicy{}, Errorf(CodeVPCMissingParameter, "%s needs one of CidrBlock, Ipv6CidrBlock or SecurityGroupId.", where)
+		return sgPolicy{}, Errorf(CodeSGEmpty, "%s needs one of CidrBlock, Ipv6CidrBlock or SecurityGroupId.", where)
 	case 1:
 	default:
 		return sgPolicy{}, Errorf(CodeVPCCoexist, "%s: %s cannot be given together.", where, strings.Join(sources, " and "))
@@ -263,7 +268,7 @@ func (s *SecurityGroups) compilePolicy(where, region string, p *vpc.SecurityGrou
 		out.accept = true
 	case sgDrop:
 	case "":
-		return sgPolicy{}, Errorf(CodeVPCMissingParameter, "%s.Action is required (ACCEPT or DROP).", where)
+		return sgPolicy{}, Errorf(CodeSGEmpty, "%s.Action is required (ACCEPT or DROP).", where)
 	default:
 		return sgPolicy{}, Errorf(CodeVPCMalformed, "%s.Action `%s` must be ACCEPT or DROP.", where, str(p.Action))
 	}
@@ -294,7 +299,8 @@ func parseSGCidr(s string) (netip.Prefix, error) {
 	return p.Masked(), nil
 }
 
-// parsePorts reads "80", "8000-8010" or "80,443,8000-8010".
+// parsePorts reads "80", "8000-8010" or "80,443,8000-8010"
+// (SecurityGroupPolicy.Port: "端口(all, 离散port, range)").
 func parsePorts(s string) ([]portRange, error) {
 	var out []portRange
 	for part := range strings.SplitSeq(s, ",") {
@@ -476,6 +482,9 @@ func (s *SecurityGroups) describeSecurityGroups(call *Call, body []byte) (any, e
 		}
 		return "", false
 	}
+	// An id that names no group is left out of the answer, not refused:
+	// ResourceNotFound is among DescribeSecurityGroups' documented codes,
+	// but not for which case; cloudsim's choice (the CCM handles both).
 	var match []*sgRec
 	for _, g := range s.sortedLocked() {
 		if g.region != call.Region || (len(ids) > 0 && !slices.Contains(ids, g.id)) {
@@ -915,7 +924,10 @@ func (s *SecurityGroups) replace(region, id string, set *vpc.SecurityGroupPolicy
 }
 
 // modifyPolicies resets both directions ("用于重置安全组出站和入站规则"); Version
-// "0" clears every policy ("表示清空所有规则，并忽略 Egress 和 Ingress").
+// "0" clears every policy ("表示清空所有规则，并忽略 Egress 和 Ingress"). The
+// policies keep the order given, as SortPolicys true promises ("严格按照
+// SecurityGroupPolicySet参数传入的安全组规则及顺序进行重置"); what false does
+// to the order is not documented, and cloudsim keeps it too (its choice).
 func (s *SecurityGroups) modifyPolicies(call *Call, body []byte) (any, error) {
 	var req vpc.ModifySecurityGroupPoliciesRequestParams
 	if err := Decode(body, &req); err != nil {
@@ -958,8 +970,10 @@ func (s *SecurityGroups) modifyPolicies(call *Call, body []byte) (any, error) {
 			next[k] = append(next[k], c)
 		}
 	}
+	// ModifySecurityGroupPolicies documents plain LimitExceeded, not
+	// LimitExceeded.SecurityGroupPolicySet (vpc@v1.3.83 client.go).
 	if n := len(next[0]) + len(next[1]); n > MaxSecurityGroupPolicies {
-		return nil, Errorf(CodeSGPolicyLimit, "%d policies; a security group holds at most %d.", n, MaxSecurityGroupPolicies)
+		return nil, Errorf(CodeSGModifyLimit, "%d policies; a security group holds at most %d.", n, MaxSecurityGroupPolicies)
 	}
 	g.ingress, g.egress = next[0], next[1]
 	g.changed(now)

@@ -144,7 +144,7 @@ func TestSecurityGroupPolicies(t *testing.T) {
 			}
 			_, err := cl.ModifySecurityGroupPolicies(req)
 			return err
-		}, CodeSGPolicyLimit},
+		}, CodeSGModifyLimit},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

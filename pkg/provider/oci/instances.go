@@ -38,6 +38,8 @@ const LabelFaultDomain = "oci.oraclecloud.com/fault-domain"
 type instances struct {
 	reader *computelookup.Reader
 	inv    *inventory.Inventory[core.Instance]
+	// vnics holds the instances' primary VNICs (primaryvnics.go).
+	vnics  *inventory.Inventory[computelookup.InstanceVnic]
 	region string
 	// metadataMaxAge is how old an instance read may be for
 	// InstanceMetadata (initialization, the periodic status sync).
@@ -53,23 +55,26 @@ type instances struct {
 // fresh read on every check.
 const maxStateAge = 10 * time.Second
 
+// indexDisplayName is the instance inventory's index of live instances of
+// the compartment by display name.
+const indexDisplayName = "display-name"
+
 func newInstances(reader *computelookup.Reader, region string, ttl time.Duration) *instances {
 	i := &instances{reader: reader, region: region, metadataMaxAge: ttl, stateMaxAge: min(ttl, maxStateAge)}
 	i.inv = inventory.New(inventory.Source[core.Instance]{
-		FetchByID: func(ctx context.Context, ids []string) ([]core.Instance, error) {
-			var out []core.Instance
-			for _, id := range ids { // MaxBatch is 1: OCI has no batch get
-				ins, err := reader.GetInstance(ctx, id)
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, ins)
+		FetchByID: oneByOne(reader.GetInstance),
+		ListAll:   func(ctx context.Context) ([]core.Instance, error) { return reader.ListInstances(ctx, "") },
+		ID:        func(ins core.Instance) string { return deref(ins.Id) },
+		// findByDisplayName's lookup, O(1) per node instead of a scan of
+		// the listing: the live instances of the compartment by name.
+		Indexes: map[string]func(core.Instance) []string{indexDisplayName: func(ins core.Instance) []string {
+			if isGone(&ins) || deref(ins.CompartmentId) != reader.Compartment() {
+				return nil
 			}
-			return out, nil
-		},
-		ListAll: func(ctx context.Context) ([]core.Instance, error) { return reader.ListInstances(ctx, "") },
-		ID:      func(ins core.Instance) string { return deref(ins.Id) },
+			return []string{deref(ins.DisplayName)}
+		}},
 	}, inventory.Options{Provider: ProviderName, TTL: ttl, MaxBatch: 1, PageSize: computelookup.PageSize})
+	i.vnics = newVnicInventory(reader, ttl)
 	return i
 }
 
@@ -158,9 +163,7 @@ func (i *instances) findByID(ctx context.Context, node *v1.Node, id string, maxA
 func (i *instances) findByDisplayName(ctx context.Context, node *v1.Node, maxAge time.Duration) (found, error) {
 	f := found{query: "displayName=" + node.Name}
 	live := func(ins core.Instance) bool { return !isGone(&ins) }
-	set, err := i.inv.Match(ctx, maxAge, func(ins core.Instance) bool {
-		return deref(ins.DisplayName) == node.Name && deref(ins.CompartmentId) == i.reader.Compartment() && live(ins)
-	}, func(ctx context.Context) ([]core.Instance, error) {
+	set, err := i.inv.MatchIndex(ctx, maxAge, indexDisplayName, []string{node.Name}, func(ctx context.Context) ([]core.Instance, error) {
 		all, err := i.reader.ListInstances(ctx, node.Name)
 		return slices.DeleteFunc(all, func(ins core.Instance) bool { return !live(ins) }), err
 	})
@@ -318,6 +321,9 @@ func (i *instances) InstanceShutdown(ctx context.Context, node *v1.Node) (bool, 
 // An instance whose primary VNIC is outside the cluster's VCN is not ours:
 // the node stays uninitialized, with an error saying why.
 func (i *instances) InstanceMetadata(ctx context.Context, node *v1.Node) (*cloudprovider.InstanceMetadata, error) {
+	// The addresses are read after the instance; when many nodes are
+	// being initialized, their listing runs meanwhile, not after.
+	i.vnics.Warm(i.metadataMaxAge)
 	f, err := i.find(ctx, node, i.metadataMaxAge)
 	if err != nil {
 		return nil, err
@@ -331,7 +337,7 @@ func (i *instances) InstanceMetadata(ctx context.Context, node *v1.Node) (*cloud
 	}
 	ins := f.instance
 	id := deref(ins.Id)
-	vnic, err := i.reader.PrimaryVnic(ctx, id)
+	vnic, err := i.primaryVnic(ctx, id, i.metadataMaxAge)
 	if err != nil {
 		return nil, fmt.Errorf("node %q: %w", node.Name, err)
 	}

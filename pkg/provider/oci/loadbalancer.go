@@ -66,6 +66,7 @@ func (t *ociTranslator) Ref(svc *corev1.Service) *lbops.Desired {
 	if v, err := annotations.OCINLBExternalIPOnly.BoolFromService(svc); err == nil {
 		d.PublishPrivate = !v
 	}
+	d.IngressIPMode, _ = ingressIPMode(svc) // for Get's status, as Ensure's
 	d.SecurityListMode = t.cfg.SecurityListMode()
 	for _, n := range []annotations.Name{annotations.OCILBSecurityListManagementMode, annotations.OCINLBSecurityListManagementMode} {
 		if m, err := securityListMode(svc, n); err == nil && m != "" && m != config.SecurityListModeNone {
@@ -114,6 +115,7 @@ func (t *ociTranslator) Desired(_ string, svc *corev1.Service, nodes []*corev1.N
 		// reported together with the neutral ones.
 		Placement: func(svc *corev1.Service) (lbspec.Placement, error) {
 			internal, errs := t.readOCI(svc, &s, &warnings)
+			errs = append(errs, readOptions(svc, &s, internal)...)
 			errs = append(errs, hco.read(svc, s.Kind)...)
 			sel, w, err := nodeLabelSelector(svc, s.Kind)
 			if err != nil {
@@ -141,7 +143,10 @@ func (t *ociTranslator) Desired(_ string, svc *corev1.Service, nodes []*corev1.N
 	if len(problems) > 0 {
 		return nil, nil, &lbspec.Error{Service: spec.Service, Problems: problems}
 	}
-	if spec.SessionAffinity.ClientIP && !annotations.OCINLBBackendPolicy.IsSet(svc) {
+	// sessionAffinity ClientIP picks the policy unless the kind's policy
+	// annotation does.
+	policyAnnotation := map[lbops.Kind]annotations.Name{lbops.KindLB: annotations.OCILBPolicy, lbops.KindNLB: annotations.OCINLBBackendPolicy}[s.Kind]
+	if spec.SessionAffinity.ClientIP && !policyAnnotation.IsSet(svc) {
 		s.Policy = map[lbops.Kind]string{lbops.KindLB: "IP_HASH", lbops.KindNLB: "TWO_TUPLE"}[s.Kind]
 	}
 	// OCI backends are IP:NodePort: a node without an IPv4 InternalIP is not

@@ -74,7 +74,11 @@ func New(cfg *config.Config) (*Cloud, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.lb = newLoadBalancers(cfg, clbClient, clbClient)
+	vpcClient, err := clients.VPC()
+	if err != nil {
+		return nil, err
+	}
+	c.lb = newLoadBalancers(cfg, clbClient, clbClient, vpcClient)
 	return c, nil
 }
 

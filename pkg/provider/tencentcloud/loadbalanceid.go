@@ -25,6 +25,9 @@ import (
 type clbLoadBalancers struct {
 	*loadBalancers
 	ids *foundIDs
+	// drift is how each Service's CLB differs from its creation-time
+	// settings (creation_drift.go).
+	drift *creationDrift
 	// kube writes the annotation; nil until Initialize (unit tests without
 	// a cluster: nothing is written).
 	kube atomic.Pointer[kubernetes.Interface]
@@ -68,6 +71,7 @@ func (l *clbLoadBalancers) Initialize(b cloudprovider.ControllerClientBuilder, s
 func (l *clbLoadBalancers) EnsureLoadBalancer(ctx context.Context, clusterName string, svc *v1.Service, nodes []*v1.Node) (*v1.LoadBalancerStatus, error) {
 	st, err := l.loadBalancers.EnsureLoadBalancer(ctx, clusterName, svc, nodes)
 	l.showID(ctx, svc)
+	l.reportDrift(svc)
 	return st, err
 }
 
@@ -76,6 +80,7 @@ func (l *clbLoadBalancers) EnsureLoadBalancer(ctx context.Context, clusterName s
 func (l *clbLoadBalancers) UpdateLoadBalancer(ctx context.Context, clusterName string, svc *v1.Service, nodes []*v1.Node) error {
 	err := l.loadBalancers.UpdateLoadBalancer(ctx, clusterName, svc, nodes)
 	l.showID(ctx, svc)
+	l.reportDrift(svc)
 	return err
 }
 
@@ -86,6 +91,7 @@ func (l *clbLoadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, cluste
 		return err
 	}
 	l.ids.take(svc.UID)
+	l.drift.forget(svc.UID)
 	if _, set := svc.Annotations[string(annotations.TKELoadBalanceID)]; set && svc.DeletionTimestamp == nil {
 		l.patchID(ctx, svc, nil)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,15 +35,15 @@ type clbTranslator struct {
 // loadBalancers is the CLB implementation of cloudprovider.LoadBalancer.
 type loadBalancers = lbkit.LoadBalancer[*clbops.Desired]
 
-func newLoadBalancers(cfg *config.Config, api clbops.API, quotaAPI clbops.QuotaAPI) *clbLoadBalancers {
+func newLoadBalancers(cfg *config.Config, api clbops.API, quotaAPI clbops.QuotaAPI, sgAPI clbops.SecurityGroupAPI) *clbLoadBalancers {
 	quotas := clbops.NewQuotas(quotaAPI, 0)
 	tr := &clbTranslator{quotas: quotas, drainPeriod: cfg.LBDrainPeriod}
-	ids := &foundIDs{}
+	ids, drift := &foundIDs{}, newCreationDrift()
 	inner := lbkit.New[*clbops.Desired](tr, func(onDrain func(types.UID, time.Time)) lbkit.Ops[*clbops.Desired] {
 		return clbops.New(api, clbops.Config{VpcID: cfg.VpcID, Timing: clbops.Timing{DeleteRetryAfter: cfg.LBDeleteRetryAfter}, OnDrain: onDrain,
-			ListenerQuota: quotas.ListenersPerCLB, OnFound: ids.found})
+			ListenerQuota: quotas.ListenersPerCLB, OnFound: ids.found, OnCreationDrift: drift.found, SecurityGroups: sgAPI})
 	}, lbkit.Config{Provider: ProviderName, DriftPeriod: cfg.LBDriftCheckPeriod})
-	return &clbLoadBalancers{loadBalancers: inner, ids: ids}
+	return &clbLoadBalancers{loadBalancers: inner, ids: ids, drift: drift}
 }
 
 // clbLimits are CLB's accepted ranges for the neutral settings.
@@ -54,19 +55,25 @@ var clbLimits = lbspec.Limits{
 }
 
 // Desired builds the Service's CLB; every problem is reported before any
-// cloud call, so a bad annotation leaves the CLB as it is. CLB changes
-// nothing in a request, so there are no warnings.
+// cloud call, so a bad annotation leaves the CLB as it is. The only
+// warnings are creation-time settings that cannot apply (creation.go).
 func (t *clbTranslator) Desired(clusterName string, svc *v1.Service, nodes []*v1.Node) (*clbops.Desired, []lbkit.Warning, error) {
 	var settings clbops.Settings
+	var warnings []lbkit.Warning
+	var extName string
 	svc, selErr := withTKENodeSelector(svc)
 	spec, err := lbspec.Build(svc, nodes, lbspec.Options{
 		// The Tencent annotations are read here, so that their problems
 		// are reported together with the neutral ones.
 		Placement: func(svc *v1.Service) (lbspec.Placement, error) {
 			p, err := placement(clusterName, svc)
-			var serr error
+			var serr, cerr error
 			settings, serr = readSettings(svc)
-			return p, errors.Join(err, serr, selErr)
+			settings.Creation, extName, warnings, cerr = creation(svc, p)
+			if extName != "" {
+				p.Name = extName // creation() refused a different TencentLBName
+			}
+			return p, errors.Join(err, serr, selErr, cerr)
 		},
 		InstanceID:  nodeInstanceID,
 		Limits:      clbLimits,
@@ -80,7 +87,11 @@ func (t *clbTranslator) Desired(clusterName string, svc *v1.Service, nodes []*v1
 	// moment while targets are replaced; below a raised quota the documented
 	// default is the bound (quotas are only ever raised).
 	spec.BackendLimit = clbops.DefaultTargetQuota
-	return &clbops.Desired{Spec: *spec, Settings: settings}, nil, nil
+	if settings.WeightedBalance && !settings.EndpointNodesOnly {
+		warnings = append(warnings, lbkit.Warning{Reason: "AnnotationIgnored", Message: fmt.Sprintf(
+			"%s needs %s: true; every target keeps CLB's default weight", annotations.TKELocalWeightedBalance, annotations.TKELocalOnlyBindNodeWithPod)})
+	}
+	return &clbops.Desired{Spec: *spec, Settings: settings}, warnings, nil
 }
 
 // readSettings reads what only CLB has. pass-to-target defaults to true, as
@@ -101,7 +112,42 @@ func readSettings(svc *v1.Service) (clbops.Settings, error) {
 	case !errors.Is(err, annotations.ErrNotSet):
 		return s, err
 	}
-	return s, nil
+	v, err = annotations.TKELocalWeightedBalance.BoolFromService(svc)
+	switch {
+	case err == nil:
+		s.WeightedBalance = v
+	case !errors.Is(err, annotations.ErrNotSet):
+		return s, err
+	}
+	s.SecurityGroups, err = securityGroups(svc)
+	return s, err
+}
+
+// securityGroupIDPattern: sg- and 8 lower-case letters or digits.
+var securityGroupIDPattern = regexp.MustCompile(`^sg-[a-z0-9]{8}$`)
+
+// securityGroups reads the security-groups annotation: nil when absent,
+// empty when set to "" (unbind the groups bound by hand), else the ids in
+// order, each checked for form (existence is checked against the cloud).
+func securityGroups(svc *v1.Service) ([]string, error) {
+	raw, present := svc.Annotations[string(annotations.TKESecurityGroups)]
+	if !present {
+		return nil, nil
+	}
+	ids := []string{}
+	for id := range strings.SplitSeq(raw, ",") {
+		id = strings.TrimSpace(id)
+		switch {
+		case id == "":
+		case !securityGroupIDPattern.MatchString(id):
+			return nil, annotations.TKESecurityGroups.Invalid(raw, "%q is not a security group id like sg-12345678", id)
+		case slices.Contains(ids, id):
+			return nil, annotations.TKESecurityGroups.Invalid(raw, "%s is listed twice", id)
+		default:
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
 }
 
 // withTKENodeSelector makes managed TKE's name for the node selector
@@ -150,6 +196,9 @@ func (t *clbTranslator) Ref(svc *v1.Service) *clbops.Desired {
 func (t *clbTranslator) Name(clusterName string, svc *v1.Service) string {
 	if name, err := annotations.TencentLBName.StringFromService(svc); err == nil && clbNamePattern.MatchString(name) {
 		return name
+	}
+	if ext, err := readExtensive(svc); err == nil && ext != nil && ext.LoadBalancerName != nil && clbNamePattern.MatchString(*ext.LoadBalancerName) {
+		return *ext.LoadBalancerName
 	}
 	return defaultLBName(clusterName, svc)
 }

@@ -19,11 +19,20 @@ import (
 func (t *clbTranslator) BackendLimit(ctx context.Context, d *clbops.Desired) lbsubset.Limit {
 	if t.quotas == nil || len(d.Backends) <= clbops.DefaultTargetQuota {
 		if d.EndpointNodesOnly {
-			return lbsubset.Limit{EndpointNodesOnly: true, What: string(annotations.TKELocalOnlyBindNodeWithPod)}
+			return lbsubset.Limit{EndpointNodesOnly: true, WeightCap: weightCap(d), What: string(annotations.TKELocalOnlyBindNodeWithPod)}
 		}
 		return lbsubset.Limit{}
 	}
 	n := t.quotas.TargetsPerListener(ctx)
 	return lbsubset.Limit{N: n, What: fmt.Sprintf("%s, %d targets per CLB listener", clbops.QuotaTargetBind, n),
-		EndpointNodesOnly: d.EndpointNodesOnly}
+		EndpointNodesOnly: d.EndpointNodesOnly, WeightCap: weightCap(d)}
+}
+
+// weightCap is CLB's largest weight with local-svc-weighted-balance (and
+// local-svc-only-bind-node-with-pod), else 0: no weights.
+func weightCap(d *clbops.Desired) int {
+	if d.WeightedBalance && d.EndpointNodesOnly {
+		return clbops.MaxWeight
+	}
+	return 0
 }

@@ -1,0 +1,140 @@
+package computelookup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/oracle/oci-go-sdk/v65/common"
+	"github.com/oracle/oci-go-sdk/v65/core"
+)
+
+// fakeAPI answers the listings from fixed slices, one item per page, so
+// that every listing pages; the per-instance reads are not used here.
+type fakeAPI struct {
+	atts    []core.VnicAttachment
+	private map[string][]core.PrivateIp // subnet -> IPs
+	public  map[string][]core.PublicIp  // "REGION" or the AD -> IPs
+	calls   map[string]int
+}
+
+var errNotFaked = errors.New("not faked")
+
+func onePage[T any](items []T, page *string) ([]T, *string) {
+	k := 0
+	if page != nil {
+		_, _ = fmt.Sscan(*page, &k)
+	}
+	if k >= len(items) {
+		return nil, nil
+	}
+	if k+1 < len(items) {
+		return items[k : k+1], common.String(fmt.Sprint(k + 1))
+	}
+	return items[k:], nil
+}
+
+func (f *fakeAPI) GetInstance(context.Context, core.GetInstanceRequest) (core.GetInstanceResponse, error) {
+	return core.GetInstanceResponse{}, errNotFaked
+}
+func (f *fakeAPI) ListInstances(context.Context, core.ListInstancesRequest) (core.ListInstancesResponse, error) {
+	return core.ListInstancesResponse{}, errNotFaked
+}
+func (f *fakeAPI) GetVnic(context.Context, core.GetVnicRequest) (core.GetVnicResponse, error) {
+	return core.GetVnicResponse{}, errNotFaked
+}
+func (f *fakeAPI) GetSubnet(context.Context, core.GetSubnetRequest) (core.GetSubnetResponse, error) {
+	return core.GetSubnetResponse{}, errNotFaked
+}
+func (f *fakeAPI) ListVnicAttachments(_ context.Context, req core.ListVnicAttachmentsRequest) (core.ListVnicAttachmentsResponse, error) {
+	f.calls["ListVnicAttachments"]++
+	items, next := onePage(f.atts, req.Page)
+	return core.ListVnicAttachmentsResponse{Items: items, OpcNextPage: next}, nil
+}
+func (f *fakeAPI) ListPrivateIps(_ context.Context, req core.ListPrivateIpsRequest) (core.ListPrivateIpsResponse, error) {
+	f.calls["ListPrivateIps"]++
+	items, next := onePage(f.private[*req.SubnetId], req.Page)
+	return core.ListPrivateIpsResponse{Items: items, OpcNextPage: next}, nil
+}
+func (f *fakeAPI) ListPublicIps(_ context.Context, req core.ListPublicIpsRequest) (core.ListPublicIpsResponse, error) {
+	f.calls["ListPublicIps"]++
+	key := string(req.Scope)
+	if req.AvailabilityDomain != nil {
+		key = *req.AvailabilityDomain
+	}
+	items, next := onePage(f.public[key], req.Page)
+	return core.ListPublicIpsResponse{Items: items, OpcNextPage: next}, nil
+}
+
+func att(instance, vnic, subnet, ad string, state core.VnicAttachmentLifecycleStateEnum) core.VnicAttachment {
+	return core.VnicAttachment{InstanceId: common.String(instance), VnicId: common.String(vnic), SubnetId: common.String(subnet),
+		AvailabilityDomain: common.String(ad), LifecycleState: state}
+}
+
+func privIP(id, vnic, addr, label string, primary bool) core.PrivateIp {
+	return core.PrivateIp{Id: common.String(id), VnicId: common.String(vnic), IpAddress: common.String(addr),
+		HostnameLabel: common.String(label), IsPrimary: common.Bool(primary)}
+}
+
+func pubIP(addr, to string, typ core.PublicIpAssignedEntityTypeEnum, state core.PublicIpLifecycleStateEnum) core.PublicIp {
+	return core.PublicIp{IpAddress: common.String(addr), AssignedEntityId: common.String(to), AssignedEntityType: typ, LifecycleState: state}
+}
+
+func TestPrimaryVnics(t *testing.T) {
+	attached := core.VnicAttachmentLifecycleStateAttached
+	f := &fakeAPI{
+		atts: []core.VnicAttachment{
+			att("i-eph", "v-eph", "s1", "AD-1", attached),
+			att("i-res", "v-res", "s1", "AD-1", attached),
+			att("i-two", "v-two-a", "s1", "AD-1", attached), // two attached VNICs: per-instance path
+			att("i-two", "v-two-b", "s2", "AD-1", attached),
+			att("i-sec", "v-sec", "s2", "AD-2", attached),
+			att("i-att", "v-att", "s2", "AD-2", core.VnicAttachmentLifecycleStateAttaching),
+			att("i-late", "v-late", "s2", "AD-2", attached), // private IP not listed yet
+			att("i-pend", "v-pend", "s1", "AD-1", attached),
+			att("i-nat", "v-nat", "s1", "AD-1", attached),
+		},
+		private: map[string][]core.PrivateIp{
+			"s1": {privIP("p-eph", "v-eph", "10.0.0.1", "eph", true), privIP("p-res", "v-res", "10.0.0.2", "res", true),
+				privIP("p-two", "v-two-a", "10.0.0.3", "two", true), privIP("p-pend", "v-pend", "10.0.0.5", "pend", true),
+				privIP("p-nat", "v-nat", "10.0.0.6", "nat", true), privIP("p-lb", "v-lb", "10.0.0.9", "", true)},
+			"s2": {privIP("p-sec2", "v-sec", "10.0.1.9", "", false), privIP("p-sec", "v-sec", "10.0.1.4", "sec", true)},
+		},
+		public: map[string][]core.PublicIp{
+			"REGION": {pubIP("198.51.100.2", "p-res", core.PublicIpAssignedEntityTypePrivateIp, core.PublicIpLifecycleStateAssigned),
+				pubIP("198.51.100.6", "p-nat", core.PublicIpAssignedEntityTypeNatGateway, core.PublicIpLifecycleStateAssigned)},
+			"AD-1": {pubIP("203.0.113.1", "p-eph", core.PublicIpAssignedEntityTypePrivateIp, core.PublicIpLifecycleStateAssigned),
+				pubIP("203.0.113.5", "p-pend", core.PublicIpAssignedEntityTypePrivateIp, core.PublicIpLifecycleStateAssigning)},
+			"AD-2": {pubIP("203.0.113.4", "p-sec2", core.PublicIpAssignedEntityTypePrivateIp, core.PublicIpLifecycleStateAssigned)},
+		},
+		calls: map[string]int{},
+	}
+	r := New(f, f, "comp", "vcn")
+	got, err := r.PrimaryVnics(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"i-eph v-eph s1 10.0.0.1 203.0.113.1 eph",
+		"i-nat v-nat s1 10.0.0.6  nat",             // a NAT gateway's public IP is not the VNIC's
+		"i-pend v-pend s1 10.0.0.5  pend",          // ASSIGNING: not yet
+		"i-res v-res s1 10.0.0.2 198.51.100.2 res", // reserved, regional
+		"i-sec v-sec s2 10.0.1.4  sec",             // the public IP is on a secondary private IP
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d VNICs, want %d: %+v", len(got), len(want), got)
+	}
+	for k, v := range got {
+		s := fmt.Sprintf("%s %s %s %s %s %s", v.InstanceID, deref(v.Vnic.Id), deref(v.Vnic.SubnetId), deref(v.Vnic.PrivateIp),
+			deref(v.Vnic.PublicIp), deref(v.Vnic.HostnameLabel))
+		if s != want[k] || !deref(v.Vnic.IsPrimary) {
+			t.Errorf("VNIC %d = %q (primary %v), want %q", k, s, deref(v.Vnic.IsPrimary), want[k])
+		}
+	}
+	// Every page of: the attachments; the private IPs of s1 and s2; the
+	// region's public IPs and those of AD-1 and AD-2.
+	if f.calls["ListVnicAttachments"] != 9 || f.calls["ListPrivateIps"] != 8 || f.calls["ListPublicIps"] != 5 {
+		t.Errorf("calls %v", f.calls)
+	}
+}
