@@ -225,3 +225,52 @@ const (
 	// Providers: oci (nlb)
 	OCINLBNodeLabelSelector Name = OCINLBPrefix + "node-label-selector"
 )
+
+// OCI network security groups (lbops/nsg.go): the public OCI CCM's names.
+const (
+	// OCINetworkSecurityGroups is the load balancer's (lb) whole list of
+	// network security groups: comma-separated NSG OCIDs, at most 5 (4
+	// with security-rule-management-mode NSG, whose managed NSG counts).
+	// Set at creation and replaced in place when it changes; an NSG taken
+	// off the list is detached.
+	//
+	// Type: string (comma-separated NSG OCIDs)
+	// Default: none (the load balancer is in no NSG but the managed one)
+	// Providers: oci (lb)
+	OCINetworkSecurityGroups Name = "oci.oraclecloud.com/oci-network-security-groups"
+
+	// OCINLBNetworkSecurityGroups is OCINetworkSecurityGroups for a
+	// network load balancer (nlb).
+	//
+	// Type: string (comma-separated NSG OCIDs)
+	// Default: none
+	// Providers: oci (nlb)
+	OCINLBNetworkSecurityGroups Name = OCINLBPrefix + "oci-network-security-groups"
+
+	// OCISecurityRuleManagementMode chooses how the CCM opens the network
+	// to the load balancer, for both kinds, over
+	// security-list-management-mode: SL-All and SL-Frontend are the
+	// security list modes All and Frontend, None writes no rule, and NSG
+	// has the CCM create a frontend NSG for the Service (rules from
+	// loadBalancerSourceRanges, or 0.0.0.0/0, to the listener ports),
+	// attach it to the load balancer, and delete it with the Service; with
+	// oci-backend-network-security-group it also opens those NSGs to the
+	// frontend NSG on the NodePorts and health check ports.
+	//
+	// Type: enum (NSG, SL-All, SL-Frontend, None)
+	// Default: the security-list-management-mode annotation, else the cloud config's
+	// Providers: oci
+	OCISecurityRuleManagementMode Name = "oci.oraclecloud.com/security-rule-management-mode"
+
+	// OCIBackendNetworkSecurityGroup names the nodes' NSGs (comma-separated
+	// OCIDs) that security-rule-management-mode NSG opens to the managed
+	// frontend NSG: ingress from it on the NodePorts and health check ports
+	// (and from loadBalancerSourceRanges for an NLB that preserves the
+	// client's address). Our rules there are removed with the Service;
+	// nothing else in those NSGs is touched. Read only in mode NSG.
+	//
+	// Type: string (comma-separated NSG OCIDs)
+	// Default: none
+	// Providers: oci
+	OCIBackendNetworkSecurityGroup Name = "oci.oraclecloud.com/oci-backend-network-security-group"
+)

@@ -33,7 +33,6 @@ type PeerCatalog struct {
 // names the item of issue 14 that will add the feature.
 const (
 	planTLS           = "planned (issue 14 item 1, TLS); until then terminate TLS in the pods or an ingress controller"
-	planNSG           = "planned (issue 14 item 2, network security groups); until then use security lists (`…security-list-management-mode`)"
 	planProxyProto    = "planned (issue 14 item 5, proxy protocol)"
 	tagsAtCreation    = "applied when the load balancer is created, as upstream; later changes are not applied. The CCM's own freeform tags are added and win"
 	deprecatedNLBTags = "deprecated upstream for `initial-*-tags-override`; read when that is not set, as upstream: " + tagsAtCreation
@@ -69,15 +68,15 @@ func OCIPeerCatalog() PeerCatalog {
 			{Name: OCILBHealthCheckInterval, Supported: true, Note: "default 5000 ms here (upstream 10000); a duration such as `10s` is accepted too"},
 			{Name: OCILBHealthCheckTimeout, Supported: true, Note: "default 2000 ms here (upstream 3000)"},
 			{Name: OCILBBackendProtocol, Supported: true, Note: "`TCP` and `HTTP`; `GRPC`, which needs TLS, is planned with issue 14 item 1"},
-			{Name: "oci.oraclecloud.com/oci-network-security-groups", Note: planNSG},
+			{Name: OCINetworkSecurityGroups, Supported: true, Note: "the whole list, as upstream: an NSG taken off it is detached; an NSG OCID is checked for its form, and OCI says whether it exists in the load balancer's VCN"},
 			{Name: OCILBPolicy, Supported: true, Note: "a change updates the backend sets in place; without it `IP_HASH` with `sessionAffinity: ClientIP` (upstream `ROUND_ROBIN`)"},
 			{Name: OCIInitialDefinedTags, Supported: true, Note: tagsAtCreation},
 			{Name: OCIInitialFreeformTags, Supported: true, Note: tagsAtCreation},
 			{Name: OCILoadBalancerType, Supported: true},
 			{Name: OCINodeLabelSelector, Supported: true, Note: "our `lb.ccmkit.io/node-selector` under upstream's name (Load Balancer only, as upstream)"},
 			{Name: "oci.oraclecloud.com/workload-service-account", Note: "not applicable: workload identity exchanges a service account token through OKE; this CCM signs every call with the cloud config's API key, so grant that user the policies in docs/oci.md"},
-			{Name: "oci.oraclecloud.com/security-rule-management-mode", Note: "planned (issue 14 items 2-3, NSG mode); until then its `SL-All`, `SL-Frontend` and `None` are `…security-list-management-mode` `All`, `Frontend` and `None`"},
-			{Name: "oci.oraclecloud.com/oci-backend-network-security-group", Note: planNSG},
+			{Name: OCISecurityRuleManagementMode, Supported: true, Note: "`SL-All`, `SL-Frontend` and `None` are the security list modes; `NSG` manages a frontend NSG per Service (display name `<namespace>/<name>/<uid>/nsg` as upstream; an NSG upstream created for the Service is taken over); an invalid value is an error here, where upstream falls back"},
+			{Name: OCIBackendNetworkSecurityGroup, Supported: true, Note: "rules on the NodePorts and health check ports, by the listener's protocol (upstream: TCP only); an NSG taken off the list keeps our rules (their description names the Service UID) until you remove them"},
 			{Name: "oci.oraclecloud.com/oci-load-balancer-listener-ssl-config", Note: planTLS},
 			{Name: "oci.oraclecloud.com/oci-load-balancer-backendset-ssl-config", Note: "planned (issue 14 item 1, TLS to the backends)"},
 			{Name: OCIIngressIPMode, Supported: true, Note: "Load Balancer and Network Load Balancer; without it the status has no `ipMode`, which Kubernetes reads as `VIP`"},
@@ -86,7 +85,7 @@ func OCIPeerCatalog() PeerCatalog {
 			// Network Load Balancer.
 			{Name: OCINLBInternal, Supported: true},
 			{Name: OCINLBSubnet, Supported: true},
-			{Name: OCINLBPrefix + "oci-network-security-groups", Note: planNSG},
+			{Name: OCINLBNetworkSecurityGroups, Supported: true, Note: "the whole list, as upstream: an NSG taken off it is detached"},
 			{Name: OCINLBHealthCheckRetries, Supported: true},
 			{Name: OCINLBHealthCheckInterval, Supported: true, Note: "default 5000 ms and minimum 1000 here (upstream 10000 and 10000); a duration such as `10s` is accepted too"},
 			{Name: OCINLBHealthCheckTimeout, Supported: true, Note: "default 2000 ms here (upstream 3000)"},

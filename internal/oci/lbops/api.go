@@ -23,6 +23,7 @@ type LBAPI interface {
 	UpdateListener(context.Context, loadbalancer.UpdateListenerRequest) (loadbalancer.UpdateListenerResponse, error)
 	DeleteListener(context.Context, loadbalancer.DeleteListenerRequest) (loadbalancer.DeleteListenerResponse, error)
 	GetWorkRequest(context.Context, loadbalancer.GetWorkRequestRequest) (loadbalancer.GetWorkRequestResponse, error)
+	UpdateNetworkSecurityGroups(context.Context, loadbalancer.UpdateNetworkSecurityGroupsRequest) (loadbalancer.UpdateNetworkSecurityGroupsResponse, error)
 }
 
 // NLBAPI is the slice of the OCI Network Load Balancer API the operations
@@ -40,6 +41,7 @@ type NLBAPI interface {
 	DeleteListener(context.Context, networkloadbalancer.DeleteListenerRequest) (networkloadbalancer.DeleteListenerResponse, error)
 	GetWorkRequest(context.Context, networkloadbalancer.GetWorkRequestRequest) (networkloadbalancer.GetWorkRequestResponse, error)
 	ListWorkRequestErrors(context.Context, networkloadbalancer.ListWorkRequestErrorsRequest) (networkloadbalancer.ListWorkRequestErrorsResponse, error)
+	UpdateNetworkSecurityGroups(context.Context, networkloadbalancer.UpdateNetworkSecurityGroupsRequest) (networkloadbalancer.UpdateNetworkSecurityGroupsResponse, error)
 }
 
 // NetworkAPI is the slice of the VirtualNetwork API that security list
@@ -49,6 +51,14 @@ type NetworkAPI interface {
 	ListSubnets(context.Context, core.ListSubnetsRequest) (core.ListSubnetsResponse, error)
 	GetSecurityList(context.Context, core.GetSecurityListRequest) (core.GetSecurityListResponse, error)
 	UpdateSecurityList(context.Context, core.UpdateSecurityListRequest) (core.UpdateSecurityListResponse, error)
+
+	// Network security groups (nsg.go).
+	ListNetworkSecurityGroups(context.Context, core.ListNetworkSecurityGroupsRequest) (core.ListNetworkSecurityGroupsResponse, error)
+	CreateNetworkSecurityGroup(context.Context, core.CreateNetworkSecurityGroupRequest) (core.CreateNetworkSecurityGroupResponse, error)
+	DeleteNetworkSecurityGroup(context.Context, core.DeleteNetworkSecurityGroupRequest) (core.DeleteNetworkSecurityGroupResponse, error)
+	ListNetworkSecurityGroupSecurityRules(context.Context, core.ListNetworkSecurityGroupSecurityRulesRequest) (core.ListNetworkSecurityGroupSecurityRulesResponse, error)
+	AddNetworkSecurityGroupSecurityRules(context.Context, core.AddNetworkSecurityGroupSecurityRulesRequest) (core.AddNetworkSecurityGroupSecurityRulesResponse, error)
+	RemoveNetworkSecurityGroupSecurityRules(context.Context, core.RemoveNetworkSecurityGroupSecurityRulesRequest) (core.RemoveNetworkSecurityGroupSecurityRulesResponse, error)
 	// GetPublicIpByIpAddress finds spec.loadBalancerIP's reserved IP (reservedip.go).
 	GetPublicIpByIpAddress(context.Context, core.GetPublicIpByIpAddressRequest) (core.GetPublicIpByIpAddressResponse, error)
 }
@@ -79,4 +89,7 @@ type driver interface {
 	// workRequest reads a work request: its state, a message when it
 	// failed, and the load balancer it is about.
 	workRequest(ctx context.Context, id string) (wrState, string, string, error)
+	// setNSGs replaces the load balancer's NSGs and returns the work
+	// request (nsg.go).
+	setNSGs(ctx context.Context, lbID string, ids []string) (string, error)
 }

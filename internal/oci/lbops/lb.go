@@ -68,6 +68,7 @@ func lbActual(lb loadbalancer.LoadBalancer) *actual {
 	a := &actual{
 		ID: deref(lb.Id), State: string(lb.LifecycleState), Internal: deref(lb.IsPrivate),
 		Subnets: slices.Sorted(slices.Values(lb.SubnetIds)), Shape: deref(lb.ShapeName),
+		NSGs:      slices.Sorted(slices.Values(lb.NetworkSecurityGroupIds)),
 		Listeners: map[string]listenerModel{}, BackendSets: map[string]backendSetModel{},
 	}
 	if sd := lb.ShapeDetails; sd != nil {
@@ -147,6 +148,7 @@ func (d lbDriver) create(ctx context.Context, want *Desired, ls []listenerModel,
 		ShapeName: common.String(want.Shape), SubnetIds: want.Subnets, IsPrivate: common.Bool(want.Internal),
 		Listeners: map[string]loadbalancer.ListenerDetails{}, BackendSets: map[string]loadbalancer.BackendSetDetails{},
 		FreeformTags: createFreeformTags(want), DefinedTags: want.InitialDefinedTags,
+		NetworkSecurityGroupIds: want.attachNSGs,
 	}
 	if want.reservedIPID != "" {
 		details.ReservedIps = []loadbalancer.ReservedIp{{Id: common.String(want.reservedIPID)}}

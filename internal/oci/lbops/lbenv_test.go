@@ -138,6 +138,10 @@ func writeName(method, path string, body []byte) string {
 	seg := strings.Split(strings.Trim(path, "/"), "/")[1:] // without the API version
 	last := seg[len(seg)-1]
 	switch {
+	case seg[0] == "networkSecurityGroups":
+		return nsgWriteName(method, seg)
+	case last == "networkSecurityGroups":
+		return "UpdateNetworkSecurityGroups"
 	case len(seg) == 1 && method == http.MethodPost: // POST /loadBalancers
 		return "Create" + kindOf(seg[0])
 	case len(seg) == 2 && method == http.MethodDelete:

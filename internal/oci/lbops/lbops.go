@@ -191,6 +191,9 @@ func (o *Ops) reconcile(ctx context.Context, d *Desired, create bool) (*corev1.L
 		a = nil
 	}
 	ls, bss := desiredSets(d)
+	if err := o.ensureNSGs(ctx, d); err != nil {
+		return nil, fmt.Errorf("lbops: Service %s: network security groups: %w", svc, err)
+	}
 	if a == nil {
 		if !create {
 			return nil, fmt.Errorf("lbops: Service %s: no %s named %s in compartment %s yet", svc, d.Kind, d.Name, o.compartment)
@@ -212,6 +215,9 @@ func (o *Ops) reconcile(ctx context.Context, d *Desired, create bool) (*corev1.L
 	}
 	if !nextDrain.IsZero() && o.onDrain != nil {
 		o.onDrain(d.Ref.UID, nextDrain)
+	}
+	if err := o.attachNSGs(ctx, drv, d, a); err != nil {
+		return nil, fmt.Errorf("lbops: Service %s: %s %s: network security groups: %w", svc, d.Kind, a.ID, err)
 	}
 	if err := o.ensureSecurityRules(ctx, d, a.Subnets, false); err != nil {
 		return nil, fmt.Errorf("lbops: Service %s: security lists: %w", svc, err)
@@ -445,13 +451,16 @@ func (o *Ops) wait(ctx context.Context, drv driver, lbID, wr string) (string, er
 	}
 }
 
-// Delete removes the Service's load balancer, of either kind, and our
-// security list rules. A missing one is fine.
+// Delete removes the Service's load balancer, of either kind, our
+// security list rules, and its managed NSG. A missing one is fine.
 func (o *Ops) Delete(ctx context.Context, d *Desired) error {
 	for _, drv := range []driver{o.lb, o.nlb} {
 		if err := o.deleteWith(ctx, drv, d); err != nil {
 			return fmt.Errorf("lbops: Service %s: %w", d.Ref.Service, err)
 		}
+	}
+	if err := o.deleteNSGs(ctx, d); err != nil {
+		return fmt.Errorf("lbops: Service %s: network security groups: %w", d.Ref.Service, err)
 	}
 	return nil
 }

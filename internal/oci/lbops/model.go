@@ -31,6 +31,10 @@ const (
 type Desired struct {
 	lbspec.Spec
 	Settings
+
+	// attachNSGs are the NSGs the load balancer is created with: NSGs and
+	// the managed frontend NSG (set by reconcile, nsg.go).
+	attachNSGs []string
 }
 
 // Settings are OCI's own settings of a load balancer.
@@ -60,9 +64,16 @@ type Settings struct {
 	// its public one (external-ip-only: false); by default a public load
 	// balancer publishes only its public addresses.
 	PublishPrivate bool
-	// SecurityListMode is None, Frontend or All (see seclist.go); the
-	// rules allow Spec.SourceRanges in.
+	// SecurityListMode is None, Frontend or All (see seclist.go), or
+	// SecurityRuleNSG (nsg.go); the rules allow Spec.SourceRanges in.
 	SecurityListMode string
+	// NSGs are the network security groups the Service attaches to the
+	// load balancer (the oci-network-security-groups annotations); in mode
+	// SecurityRuleNSG the managed frontend NSG is added to them.
+	NSGs []string
+	// BackendNSGs are the nodes' NSGs that mode SecurityRuleNSG opens to
+	// the frontend NSG (oci-backend-network-security-group).
+	BackendNSGs []string
 
 	// The options of issue 14 items 4 and 6 (reservedip.go, options.go).
 	// LoadBalancerIP is spec.loadBalancerIP, the address of a reserved
@@ -139,6 +150,7 @@ type actual struct {
 	FlexMinMbps int
 	FlexMaxMbps int
 	IPs         []ipModel
+	NSGs        []string // sorted
 	Listeners   map[string]listenerModel
 	BackendSets map[string]backendSetModel
 }

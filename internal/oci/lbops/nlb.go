@@ -3,6 +3,7 @@ package lbops
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/oracle/oci-go-sdk/v65/common"
@@ -56,7 +57,7 @@ func (d nlbDriver) get(ctx context.Context, id string) (*actual, error) {
 	n := resp.NetworkLoadBalancer
 	a := &actual{
 		ID: deref(n.Id), State: string(n.LifecycleState), Internal: deref(n.IsPrivate),
-		Listeners: map[string]listenerModel{}, BackendSets: map[string]backendSetModel{},
+		NSGs: slices.Sorted(slices.Values(n.NetworkSecurityGroupIds)), Listeners: map[string]listenerModel{}, BackendSets: map[string]backendSetModel{},
 	}
 	if s := deref(n.SubnetId); s != "" {
 		a.Subnets = []string{s}
@@ -113,7 +114,8 @@ func (d nlbDriver) create(ctx context.Context, want *Desired, ls []listenerModel
 		CompartmentId: &d.compartment, DisplayName: common.String(want.Name), SubnetId: common.String(want.Subnets[0]),
 		IsPrivate: common.Bool(want.Internal), Listeners: map[string]networkloadbalancer.ListenerDetails{},
 		BackendSets: map[string]networkloadbalancer.BackendSetDetails{}, FreeformTags: createFreeformTags(want),
-		DefinedTags: want.InitialDefinedTags,
+		DefinedTags:             want.InitialDefinedTags,
+		NetworkSecurityGroupIds: want.attachNSGs,
 	}
 	if want.reservedIPID != "" {
 		details.ReservedIps = []networkloadbalancer.ReservedIp{{Id: common.String(want.reservedIPID)}}

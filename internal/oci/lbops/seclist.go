@@ -150,27 +150,9 @@ func (o *Ops) backendRules(ctx context.Context, d *Desired, lbSubnets []subnetIn
 			nodeSubnets = append(nodeSubnets, vcnSubnets[i])
 		}
 	}
-	// The ports the load balancer opens to a node: each listener's
-	// NodePort, and its backend set's health check port.
-	type portKey struct {
-		protocol string
-		port     int
-	}
-	var backendPorts []portKey
-	add := func(k portKey) {
-		if !slices.Contains(backendPorts, k) {
-			backendPorts = append(backendPorts, k)
-		}
-	}
-	for _, l := range d.Listeners {
-		add(portKey{protocolNumber(l.Protocol), int(l.NodePort)})
-		// The backend set's health check: TCP or HTTP, on its port (a UDP
-		// set's default check is HTTP on kube-proxy's port).
-		add(portKey{"6", healthFor(d, l).Port})
-	}
 	for _, lb := range lbSubnets {
 		for _, n := range nodeSubnets {
-			for _, p := range backendPorts {
+			for _, p := range backendPorts(d) {
 				rulesOf(lb.list).egress[ruleKey{peer: n.cidr, protocol: p.protocol, port: p.port}] = true
 				rulesOf(n.list).ingress[ruleKey{peer: lb.cidr, protocol: p.protocol, port: p.port}] = true
 			}

@@ -25,6 +25,7 @@ type LoadBalancer struct {
 	MaxMbps        int               `json:"maximumBandwidthInMbps,omitempty"`
 	IsPrivate      bool              `json:"isPrivate"`
 	SubnetIDs      []string          `json:"subnetIds"`
+	NSGIDs         []string          `json:"networkSecurityGroupIds,omitempty"`
 	IPAddress      string            `json:"ipAddress"` // the VIP; traffic to it reaches the backends once ACTIVE
 	Listeners      []Listener        `json:"listeners"`
 	BackendSets    []BackendSet      `json:"backendSets"`
@@ -91,7 +92,7 @@ func deref[T any](p *T) T {
 func (d *Dialect) view(b *balancer) LoadBalancer {
 	v := LoadBalancer{
 		ID: b.id, Kind: kindName(b.kind), CompartmentID: b.compartmentID, DisplayName: b.displayName,
-		LifecycleState: b.lifecycle, Shape: b.shapeName, IsPrivate: b.isPrivate, SubnetIDs: slices.Clone(b.subnetIDs),
+		LifecycleState: b.lifecycle, Shape: b.shapeName, IsPrivate: b.isPrivate, SubnetIDs: slices.Clone(b.subnetIDs), NSGIDs: slices.Clone(b.nsgIDs),
 		FreeformTags: maps.Clone(b.freeformTags), TimeCreated: b.created, Listeners: []Listener{}, BackendSets: []BackendSet{},
 	}
 	if b.vip.IsValid() && b.lifecycle != stateDeleted {

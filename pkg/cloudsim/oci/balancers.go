@@ -464,6 +464,9 @@ func (d *Dialect) releaseVIP(b *balancer) {
 	case b.vip.IsValid():
 		d.plane.ReleaseVIP(b.vip)
 	}
+	// A deleted load balancer is no longer in its NSGs, which can then be
+	// deleted (deleteNSG refuses an NSG with members).
+	d.nsgs.bindLB(b.id, netip.Addr{}, nil)
 }
 
 // subnetsOf validates the subnets of a new load balancer.

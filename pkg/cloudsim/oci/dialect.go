@@ -204,6 +204,7 @@ func New(c *core.Core, plane *dataplane.Plane, opts Options) (*Dialect, error) {
 	d.routePublicIPs()
 	d.routeLoadBalancer()
 	d.routeNLB()
+	d.routeBalancerNSGs()
 	for _, p := range d.Patterns() {
 		d.mux.Handle(p, d.route("", "(unknown)", false, d.unknownOperation))
 	}

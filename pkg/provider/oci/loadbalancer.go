@@ -73,6 +73,7 @@ func (t *ociTranslator) Ref(svc *corev1.Service) *lbops.Desired {
 			d.SecurityListMode = m // rules written under a per-Service mode are removed too
 		}
 	}
+	_ = readNSGs(svc, &d.Settings) // mode NSG: the managed NSG and our backend rules go too
 	return d
 }
 
@@ -251,6 +252,7 @@ func (t *ociTranslator) readOCI(svc *corev1.Service, d *lbops.Settings, warnings
 	if m, err := securityListMode(svc, modeAnnotation); collect(err) {
 		d.SecurityListMode = m
 	}
+	errs = append(errs, readNSGs(svc, d)...)
 	if d.Kind == lbops.KindNLB {
 		if v, err := annotations.OCINLBInternal.BoolFromService(svc); collect(err) {
 			internal = v
