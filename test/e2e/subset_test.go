@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -270,4 +271,94 @@ func TestLoadBalancerLocalOnlyBindNodeWithPod(t *testing.T) {
 		return slices.Equal(targetIDs(t, lb.ID, "TCP-8093"), []string{insts[2].ID})
 	})
 	waitAnswers(t, url, 30*time.Second, insts[2].ID)
+}
+
+// Managed TKE's local-svc-weighted-balance: with local-svc-only-bind-node-
+// with-pod, each endpoint node's target weighs its ready endpoints, so the
+// CLB sends a node with three pods three times the connections of a node
+// with one; when the pods move, the weights follow.
+func TestLoadBalancerLocalWeightedBalance(t *testing.T) {
+	const sel = "local-weighted"
+	insts := []cloudsim.Instance{lbNode(t, sel), lbNode(t, sel)}
+	spec := lbServiceSpec("local-weighted", sel, 8094)
+	spec.Annotations[string(annotations.TKELocalOnlyBindNodeWithPod)] = "true"
+	spec.Annotations[string(annotations.TKELocalWeightedBalance)] = "true"
+	spec.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+	spec.Spec.HealthCheckNodePort = nextNodePort()
+	for _, in := range insts {
+		serve(t, in.PrivateIP, nodePort(spec, 8094), 200, in.ID)
+		serve(t, in.PrivateIP, spec.Spec.HealthCheckNodePort, 200, "ok")
+	}
+	// No endpoint controller runs here: the test writes the EndpointSlice,
+	// perNode[i] ready endpoints on node i.
+	slice := func(rv string, perNode ...int) *discoveryv1.EndpointSlice {
+		es := &discoveryv1.EndpointSlice{
+			ObjectMeta: metav1.ObjectMeta{Namespace: spec.Namespace, Name: spec.Name + "-e2e", ResourceVersion: rv, Labels: map[string]string{
+				discoveryv1.LabelServiceName: spec.Name, discoveryv1.LabelManagedBy: "e2e.ccmkit.io",
+			}},
+			AddressType: discoveryv1.AddressTypeIPv4,
+		}
+		for i, n := range perNode {
+			name, ready := insts[i].PrivateIP, true
+			for j := range n {
+				es.Endpoints = append(es.Endpoints, discoveryv1.Endpoint{Addresses: []string{fmt.Sprintf("10.244.%d.%d", 20+i, j+1)}, NodeName: &name,
+					Conditions: discoveryv1.EndpointConditions{Ready: &ready}})
+			}
+		}
+		return es
+	}
+	weights := func(lbID string) map[string]int {
+		lb, err := suite.sim.CLB(lbID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]int{}
+		if l, ok := listenerNamed(lb, "TCP-8094"); ok {
+			for _, tg := range l.Targets {
+				out[tg.InstanceID] = 10 // CLB's default
+				if tg.Weight != nil {
+					out[tg.InstanceID] = *tg.Weight
+				}
+			}
+		}
+		return out
+	}
+	slicesAPI := suite.cluster.Client.DiscoveryV1().EndpointSlices(spec.Namespace)
+	es, err := slicesAPI.Create(context.Background(), slice("", 3, 1), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = slicesAPI.Delete(context.Background(), es.Name, metav1.DeleteOptions{}) })
+	svc := createService(t, spec)
+	vip := waitIngress(t, svc, 60*time.Second)
+	lbID := clbsOf(getService(t, svc).UID)[0].ID
+	if got, want := weights(lbID), map[string]int{insts[0].ID: 3, insts[1].ID: 1}; !maps.Equal(got, want) {
+		t.Fatalf("target weights %v, want %v", got, want)
+	}
+	url := fmt.Sprintf("http://%s:8094/", vip)
+	waitAnswers(t, url, 30*time.Second, insts[0].ID, insts[1].ID)
+	count := func() map[string]int {
+		seen := map[string]int{}
+		for range 40 {
+			if body, err := httpGet(url); err == nil {
+				seen[body]++
+			}
+		}
+		return seen
+	}
+	// Weighted round robin, 3:1: about 30 of 40 to the first node.
+	if seen := count(); seen[insts[0].ID] < 24 || seen[insts[0].ID] > 36 {
+		t.Errorf("40 GETs answered %v, want about 30 from %s (weight 3) and 10 from %s (weight 1)", seen, insts[0].ID, insts[1].ID)
+	}
+
+	// The pods move: one on the first node, two on the second.
+	if _, err := slicesAPI.Update(context.Background(), slice(es.ResourceVersion, 1, 2), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitCLB(t, lbID, "the weights follow the endpoints", 30*time.Second, func(cloudsim.CLBLoadBalancer) bool {
+		return maps.Equal(weights(lbID), map[string]int{insts[0].ID: 1, insts[1].ID: 2})
+	})
+	if seen := count(); seen[insts[1].ID] < 20 || seen[insts[1].ID] > 33 {
+		t.Errorf("40 GETs answered %v, want about 27 from %s (weight 2)", seen, insts[1].ID)
+	}
 }
