@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 
 	"github.com/ccmkit/ccm/bench/report"
 )
@@ -14,6 +16,8 @@ const (
 	plotCallsRoutes = "calls-routes.svg"
 	plotCallsLB     = "calls-lb.svg"
 	plotBurstCDF    = "burst-join-cdf.svg"
+	plotFanout      = "fanout.svg"
+	plotCallsOCI    = "calls-oci-nodes.svg"
 )
 
 // writePlots draws what the document holds into dir and returns the files
@@ -107,6 +111,31 @@ func writePlots(dir string, doc document) ([]string, error) {
 		}
 		if err := draw(plotBurstCDF, func(path string) error {
 			return report.CDFPlot(path, fmt.Sprintf("Burst: %d nodes join, registration to taint removed", r.Nodes), "seconds", samples)
+		}); err != nil {
+			return written, err
+		}
+	}
+	if r := doc.Fanout; r != nil {
+		bars := []report.Bar{
+			{Label: "seconds, ours (median)", Value: r.Seconds.Median},
+			{Label: "seconds, floor", Value: r.FloorSeconds},
+			{Label: "CLB writes, ours (median)", Value: r.Writes.Median},
+			{Label: "CLB writes, floor", Value: float64(r.FloorWrites)},
+		}
+		if err := draw(plotFanout, func(path string) error {
+			return report.BarPlot(path, fmt.Sprintf("LB fan-out: %d nodes join %d Services' CLBs (cloudsim default latency)", r.BurstNodes, r.Services), "seconds / writes", bars)
+		}); err != nil {
+			return written, err
+		}
+	}
+	if r := doc.OCINodes; r != nil {
+		var bars []report.Bar
+		for _, action := range slices.Sorted(maps.Keys(r.CallsByAction)) {
+			bars = append(bars, report.Bar{Label: action, Value: float64(r.CallsByAction[action])})
+		}
+		bars = append(bars, report.Bar{Label: "budget 4*ceil(N/100)", Value: float64(r.CallBudget)})
+		if err := draw(plotCallsOCI, func(path string) error {
+			return report.BarPlot(path, fmt.Sprintf("OCI node section: calls to initialize %d nodes", r.Nodes), "calls", bars)
 		}); err != nil {
 			return written, err
 		}
