@@ -82,20 +82,28 @@ func parallel[T any](ctx context.Context, nodes []T, workers int, f func(context
 // does (uninitialized taint, host addresses, Ready) and waits until the
 // tracker has seen them all.
 func (b *bench) register(ctx context.Context) error {
+	return registerAll(ctx, b, "", b.nodes, func(n nodeInfo) testcluster.NodeSpec {
+		return testcluster.NodeSpec{Name: n.privateIP, InternalIP: n.privateIP}
+	})
+}
+
+// registerAll registers one Node per item of nodes (spec says which) and
+// waits until the tracker sees every one; prefix marks the log line.
+func registerAll[N any](ctx context.Context, b *bench, prefix string, nodes []N, spec func(N) testcluster.NodeSpec) error {
 	start := time.Now()
-	err := parallel(ctx, b.nodes, 32, func(ctx context.Context, n nodeInfo) error {
-		_, err := b.cluster.RegisterNode(ctx, testcluster.NodeSpec{Name: n.privateIP, InternalIP: n.privateIP})
+	err := parallel(ctx, nodes, 32, func(ctx context.Context, n N) error {
+		_, err := b.cluster.RegisterNode(ctx, spec(n))
 		return err
 	})
 	if err != nil {
 		return err
 	}
 	if err := b.tracker.waitFor(ctx, b.cfg.PhaseTimeout, "registered", func(s trackerCounts) bool {
-		return s.present == len(b.nodes)
+		return s.present == len(nodes)
 	}); err != nil {
 		return err
 	}
-	b.logf("registered %d nodes in %s", len(b.nodes), time.Since(start).Round(time.Millisecond))
+	b.logf("%sregistered %d nodes in %s", prefix, len(nodes), time.Since(start).Round(time.Millisecond))
 	return nil
 }
 

@@ -238,21 +238,7 @@ func ociInitialized(n *corev1.Node) bool {
 // registerOCI creates every Node without addresses and waits until the
 // tracker has seen them all.
 func (b *ociBench) registerOCI(ctx context.Context) error {
-	start := time.Now()
-	err := parallel(ctx, b.nodes, 32, func(ctx context.Context, n ociNode) error {
-		_, err := b.cluster.RegisterNode(ctx, testcluster.NodeSpec{Name: n.name})
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	if err := b.tracker.waitFor(ctx, b.cfg.PhaseTimeout, "registered", func(s trackerCounts) bool {
-		return s.present == len(b.nodes)
-	}); err != nil {
-		return err
-	}
-	b.logf("oci: registered %d nodes in %s", len(b.nodes), time.Since(start).Round(time.Millisecond))
-	return nil
+	return registerAll(ctx, b.bench, "oci: ", b.nodes, func(n ociNode) testcluster.NodeSpec { return testcluster.NodeSpec{Name: n.name} })
 }
 
 // oursOCI: register, start the OCI CCM, wait until every node is
@@ -323,23 +309,12 @@ func (b *ociBench) startOCICCM(name string) (*testcluster.Process, error) {
 // floorOCI: a bare client PATCHes the registered nodes with what the OCI
 // CCM writes.
 func (b *ociBench) floorOCI(ctx context.Context, res *OCIResult) error {
-	b.logf("oci floor: registering %d nodes, then patching them as fast as the apiserver allows", len(b.nodes))
-	if err := b.registerOCI(ctx); err != nil {
+	secs, err := floorRun(ctx, b.bench, "oci floor", b.nodes, b.registerOCI, b.patchLikeTheOCICCM)
+	if err != nil {
 		return err
 	}
-	start := time.Now()
-	if err := parallel(ctx, b.nodes, b.cfg.FloorWorkers, b.patchLikeTheOCICCM); err != nil {
-		return err
-	}
-	if err := b.tracker.waitFor(ctx, b.cfg.PhaseTimeout, "patched", func(c trackerCounts) bool {
-		return c.initialized == len(b.nodes)
-	}); err != nil {
-		return err
-	}
-	secs := time.Since(start).Seconds()
 	res.FloorRuns = append(res.FloorRuns, secs)
-	b.logf("oci floor: %.1fs", secs)
-	return b.deleteAll(ctx)
+	return nil
 }
 
 // patchLikeTheOCICCM makes the OCI CCM's writes: providerID, labels and

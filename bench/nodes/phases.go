@@ -10,23 +10,34 @@ import (
 
 // floor: a bare client PATCHes the N registered nodes with the CCM's fields.
 func (b *bench) floor(ctx context.Context, res *Result) error {
-	b.logf("floor: registering %d nodes, then patching them as fast as the apiserver allows", len(b.nodes))
-	if err := b.register(ctx); err != nil {
+	secs, err := floorRun(ctx, b, "floor", b.nodes, b.register, b.patchLikeTheCCM)
+	if err != nil {
 		return err
+	}
+	res.FloorRuns = append(res.FloorRuns, secs)
+	return nil
+}
+
+// floorRun registers the nodes, then PATCHes each with patch as fast as
+// the apiserver allows, and returns the seconds until the tracker saw every
+// one initialized; it deletes the nodes after. name marks the log lines.
+func floorRun[N any](ctx context.Context, b *bench, name string, nodes []N, register func(context.Context) error, patch func(context.Context, N) error) (float64, error) {
+	b.logf("%s: registering %d nodes, then patching them as fast as the apiserver allows", name, len(nodes))
+	if err := register(ctx); err != nil {
+		return 0, err
 	}
 	start := time.Now()
-	if err := parallel(ctx, b.nodes, b.cfg.FloorWorkers, b.patchLikeTheCCM); err != nil {
-		return err
+	if err := parallel(ctx, nodes, b.cfg.FloorWorkers, patch); err != nil {
+		return 0, err
 	}
 	if err := b.tracker.waitFor(ctx, b.cfg.PhaseTimeout, "patched", func(c trackerCounts) bool {
-		return c.initialized == len(b.nodes)
+		return c.initialized == len(nodes)
 	}); err != nil {
-		return err
+		return 0, err
 	}
 	secs := time.Since(start).Seconds()
-	res.FloorRuns = append(res.FloorRuns, secs)
-	b.logf("floor: %.1fs", secs)
-	return b.deleteAll(ctx)
+	b.logf("%s: %.1fs", name, secs)
+	return secs, b.deleteAll(ctx)
 }
 
 // initialize registers the N nodes, starts the CCM and waits until every
