@@ -39,6 +39,7 @@ import (
 	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/testca"
 )
 
 const (
@@ -204,6 +205,10 @@ func run(ctx context.Context, cfg Config, syncs int, log io.Writer) (SyncsResult
 	}
 	defer sim.Close()
 
+	if err := tlsSecret(ctx, cluster, sim); err != nil {
+		return res, err
+	}
+
 	step("registering %d initialized nodes", cfg.Nodes)
 	for i := range cfg.Nodes {
 		ip := fmt.Sprintf("10.1.%d.%d", i/250, 1+i%250)
@@ -299,8 +304,9 @@ func run(ctx context.Context, cfg Config, syncs int, log io.Writer) (SyncsResult
 // featureAnnotations puts the Tencent features on some of the Services, so
 // that the unchanged resync shows they cost no write either: every fourth
 // (from the second) has TKE's creation-time settings, every fourth (from
-// the third) is Local with endpoint-node binding and weights (and some have
-// source ranges: sourceRanges).
+// the third) is Local with endpoint-node binding and weights, every fourth
+// (from the fourth) ends TLS at the CLB (and some have source ranges:
+// sourceRanges).
 func featureAnnotations(i int) map[string]string {
 	switch i % 4 {
 	case 1:
@@ -314,8 +320,38 @@ func featureAnnotations(i int) map[string]string {
 			string(annotations.TKELocalOnlyBindNodeWithPod): "true",
 			string(annotations.TKELocalWeightedBalance):     "true",
 		}
+	case 3:
+		// TLS ended at the CLB on port 80.
+		return map[string]string{
+			string(annotations.TKESpecifyProtocol): `{"80":{"protocol":["TCP_SSL"],"tls":"` + benchTLSSecret + `"}}`,
+		}
 	}
 	return nil
+}
+
+// benchTLSSecret is TKE's certificate Secret the TLS Services name: its
+// qcloud_cert_id is a certificate in cloudsim's store.
+const benchTLSSecret = "bench-tls"
+
+// tlsSecret puts a server certificate into cloudsim's certificate store and
+// its id into benchTLSSecret, as a user does before using specify-protocol.
+func tlsSecret(ctx context.Context, cluster *testcluster.Cluster, sim *cloudsim.Sim) error {
+	ca, err := testca.New("bench CA")
+	if err != nil {
+		return err
+	}
+	leaf, err := ca.Server("bench.example")
+	if err != nil {
+		return err
+	}
+	cert, err := sim.UploadCertificate(cloudsim.CertificateSpec{Name: "bench", Certificate: string(leaf.CertPEM), Key: string(leaf.KeyPEM)})
+	if err != nil {
+		return fmt.Errorf("upload the bench certificate: %w", err)
+	}
+	_, err = cluster.Client.CoreV1().Secrets("default").Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: benchTLSSecret}, Type: corev1.SecretTypeOpaque,
+		StringData: map[string]string{"qcloud_cert_id": cert.ID}}, metav1.CreateOptions{})
+	return err
 }
 
 // sourceRanges restricts every eighth Service (from the fourth) to two
