@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 	cvm "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm/v20170312"
@@ -46,6 +47,8 @@ func TestByFilterPages(t *testing.T) {
 	if len(calls) != 3 {
 		t.Fatalf("%d calls, want 3", len(calls))
 	}
+	// The pages after the first go out together: any order.
+	slices.SortFunc(calls, func(a, b *cvm.DescribeInstancesRequest) int { return int(*a.Offset - *b.Offset) })
 	for n, req := range calls {
 		if *req.Offset != int64(n*100) || *req.Limit != 100 {
 			t.Errorf("call %d: offset %d limit %d", n, *req.Offset, *req.Limit)
@@ -53,6 +56,55 @@ func TestByFilterPages(t *testing.T) {
 		if f := filters(req); f != "vpc-id="+cvmlookuptest.VPC+";instance-name=same" {
 			t.Errorf("call %d: filters %s", n, f)
 		}
+	}
+}
+
+// After a full first page, the other pages are in flight together (up to
+// four), and the answer keeps offset order whatever order they come back in.
+func TestPagesInParallel(t *testing.T) {
+	env := cvmlookuptest.Start(t, nil)
+	const total = 450
+	arrived, release := make(chan struct{}, 10), make(chan struct{})
+	env.API.AnswerWith(func(req *cvm.DescribeInstancesRequest) (*cvm.DescribeInstancesResponse, error) {
+		if *req.Offset > 0 {
+			arrived <- struct{}{}
+			<-release
+			// Later pages answer first.
+			time.Sleep(time.Duration(500-*req.Offset) * time.Millisecond / 20)
+		}
+		var set []*cvm.Instance
+		for n := *req.Offset; n < min(*req.Offset+*req.Limit, total); n++ {
+			set = append(set, cvmlookuptest.Instance(fmt.Sprintf("ins-%08d", n)))
+		}
+		return cvmlookuptest.Answer(total, set...), nil
+	})
+	together := 0
+	go func() {
+		// Count the pages in flight at once before letting any answer.
+		defer close(release)
+		for together < 4 {
+			select {
+			case <-arrived:
+				together++
+			case <-time.After(5 * time.Second):
+				return
+			}
+		}
+	}()
+	got, err := cvmlookup.New(env.API, cvmlookuptest.VPC).InVPC(context.Background())
+	if err != nil || len(got) != total {
+		t.Fatalf("InVPC = %d instances, %v; want %d", len(got), err, total)
+	}
+	if together != 4 {
+		t.Errorf("%d pages were in flight together, want the 4 after the first", together)
+	}
+	for n, ins := range got {
+		if want := fmt.Sprintf("ins-%08d", n); *ins.InstanceId != want {
+			t.Fatalf("instance %d is %s, want %s: pages out of order", n, *ins.InstanceId, want)
+		}
+	}
+	if calls := len(env.API.Calls()); calls != 5 {
+		t.Errorf("%d calls, want 5", calls)
 	}
 }
 

@@ -50,6 +50,9 @@ func TestWorkRequestErrors(t *testing.T) {
 		}
 	})
 	t.Run("lb, and a queued change that no longer applies", func(t *testing.T) {
+		// The update must reach cloudsim while the create still runs: on a
+		// loaded machine (-race, two cores) 50 ms was not always enough.
+		e := newTestEnv(t, Options{WorkRequestLatency: time.Second}, core.Config{})
 		c := e.lb()
 		created, err := c.CreateLoadBalancer(ctx(t), loadbalancer.CreateLoadBalancerRequest{CreateLoadBalancerDetails: lbDetails("wr-errors")})
 		if err != nil {
