@@ -20,6 +20,7 @@ type options struct {
 	sections []string
 	quick    bool
 	out      string
+	update   bool // keep the sections of an existing out that this run does not run
 	sizes    []int // node section sizes, ascending; the largest runs every phase
 	nodes    nodes.Config
 	routes   routes.Config
@@ -62,6 +63,7 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.quick, "quick", o.quick, "a small version of every section (a few minutes); other flags still override it")
 	sections := fs.String("sections", strings.Join(allSections, ","), "comma-separated sections to run: "+strings.Join(allSections, ", "))
 	fs.StringVar(&o.out, "out", defaultOut, "the JSON results; plots are written next to it")
+	fs.BoolVar(&o.update, "update", false, "keep the sections already in --out that this run does not run (run.kept says which, and when they ran)")
 	ccmBinary := fs.String("ccm-binary", "bin/cloud-controller-manager", "the cloud-controller-manager binary (make build)")
 	workDir := fs.String("work-dir", "", "directory for logs and kubeconfigs, one subdirectory per section (default: new temporary directories)")
 

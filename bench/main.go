@@ -29,14 +29,17 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"syscall"
 	"text/tabwriter"
@@ -90,12 +93,54 @@ func summarizeSize(r *nodes.Result) sizeSummary {
 }
 
 type runInfo struct {
-	Sections        []string `json:"sections"`
-	Quick           bool     `json:"quick"`
-	Started         string   `json:"started"`
-	WholeRunSeconds float64  `json:"whole_run_seconds"`
-	AllMet          bool     `json:"all_met"`
-	CPUs            int      `json:"cpus"`
+	Sections []string `json:"sections"`
+	// Kept are the sections an --update run took over from the file it
+	// updated, each with the start of the run that measured it.
+	Kept            []keptSection `json:"kept,omitempty"`
+	Quick           bool          `json:"quick"`
+	Started         string        `json:"started"`
+	WholeRunSeconds float64       `json:"whole_run_seconds"`
+	AllMet          bool          `json:"all_met"`
+	CPUs            int           `json:"cpus"`
+}
+
+type keptSection struct {
+	Section string `json:"section"`
+	Started string `json:"started"`
+}
+
+// previous reads the document at path for --update: the sections this run
+// does not run stay as they were, and say when they ran. A missing file is
+// an empty document.
+func previous(path string, run []string) (document, []keptSection, error) {
+	var doc document
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return doc, nil, nil
+	}
+	if err == nil {
+		err = json.Unmarshal(data, &doc)
+	}
+	if err != nil {
+		return doc, nil, fmt.Errorf("--update: %s: %w", path, err)
+	}
+	started := func(name string) keptSection {
+		for _, k := range doc.Run.Kept {
+			if k.Section == name {
+				return k // kept before: it keeps its own date
+			}
+		}
+		return keptSection{Section: name, Started: doc.Run.Started}
+	}
+	var kept []keptSection
+	present := map[string]bool{"nodes": doc.Result != nil, "routes": doc.Routes != nil, "lb": doc.LB != nil,
+		"fanout": doc.Fanout != nil, "burst": doc.Burst != nil, "oci-nodes": doc.OCINodes != nil}
+	for _, name := range allSections {
+		if present[name] && !slices.Contains(run, name) {
+			kept = append(kept, started(name))
+		}
+	}
+	return doc, kept, nil
 }
 
 func main() {
@@ -120,7 +165,15 @@ func main() {
 
 func run(ctx context.Context, o options) error {
 	begin := time.Now()
-	doc := document{Run: runInfo{Sections: o.sections, Quick: o.quick, Started: begin.UTC().Format(time.RFC3339), CPUs: runtime.NumCPU()}}
+	var doc document
+	var kept []keptSection
+	if o.update {
+		var err error
+		if doc, kept, err = previous(o.out, o.sections); err != nil {
+			return err
+		}
+	}
+	doc.Run = runInfo{Sections: o.sections, Kept: kept, Quick: o.quick, Started: begin.UTC().Format(time.RFC3339), CPUs: runtime.NumCPU()}
 	// Written after every section, so that a later section's failure keeps
 	// the earlier numbers.
 	write := func() error {
@@ -146,6 +199,7 @@ func run(ctx context.Context, o options) error {
 		fmt.Printf("bench: section %s\n", section)
 		switch section {
 		case "nodes":
+			doc.NodeSizes = nil // an --update run replaces the whole curve
 			for _, size := range o.sizes {
 				cfg := o.nodes
 				cfg.Nodes = size
