@@ -20,7 +20,7 @@ type options struct {
 	sections []string
 	quick    bool
 	out      string
-	update   bool // keep the sections of an existing out that this run does not run
+	update   bool  // keep the sections of an existing out that this run does not run
 	sizes    []int // node section sizes, ascending; the largest runs every phase
 	nodes    nodes.Config
 	routes   routes.Config
