@@ -76,8 +76,12 @@ type Config struct {
 	CacheTTL        string
 	NotReadyFor     time.Duration
 	SkipBaseline    bool
-	InitOnly        bool     // skip the status sync and lifecycle phases
-	CCMFlags        []string // extra CCM flags; they override the recommended set
+	InitOnly        bool // skip the status sync and lifecycle phases
+	// UpstreamFloor adds a third series to each pair: a bare client making
+	// the writes upstream's node controller makes per node (the PATCHes and
+	// the "Synced" Event), to tell our costs from upstream's.
+	UpstreamFloor bool
+	CCMFlags      []string // extra CCM flags; they override the recommended set
 	// Repeats is how many (ours, floor) pairs run, interleaved: ours, floor,
 	// ours, floor, ... The machine is shared, so one pair can be off by a
 	// third; the ratio reported is the median of the pairs' ratios. Only
@@ -143,6 +147,11 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Result, error) {
 		}
 		if err := b.floor(ctx, res); err != nil {
 			return nil, err
+		}
+		if cfg.UpstreamFloor {
+			if err := b.upstreamFloor(ctx, res); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if !cfg.SkipBaseline {

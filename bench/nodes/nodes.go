@@ -144,6 +144,24 @@ func (b *bench) patchLikeTheCCM(ctx context.Context, n nodeInfo) error {
 	return nil
 }
 
+// postSyncedEvent creates the Event upstream's node controller records for
+// each node it initializes (cloud-provider node_controller.go: Normal,
+// "Synced", "Node synced successfully").
+func (b *bench) postSyncedEvent(ctx context.Context, node string) error {
+	now := metav1.Now()
+	ev := &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{GenerateName: node + ".", Namespace: metav1.NamespaceDefault},
+		InvolvedObject: corev1.ObjectReference{Kind: "Node", Name: node, UID: types.UID(node), APIVersion: "v1"},
+		Type:           corev1.EventTypeNormal, Reason: "Synced", Message: "Node synced successfully",
+		Source:         corev1.EventSource{Component: "cloud-node-controller"},
+		FirstTimestamp: now, LastTimestamp: now, Count: 1,
+	}
+	if _, err := b.client.CoreV1().Events(metav1.NamespaceDefault).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("upstream floor: event for node %s: %w", node, err)
+	}
+	return nil
+}
+
 // initialized: what the CCM does to a node is done: taint gone, providerID
 // and the cloud's addresses set.
 func initialized(n *corev1.Node) bool {
