@@ -235,6 +235,11 @@ func runFanout(ctx context.Context, cfg FanoutConfig, res *FanoutResult, dir str
 		return run, fmt.Errorf("fanout: cloudsim has no BatchRegisterTargets rate limit to compute the floor with")
 	}
 
+	// Every fourth Service ends TLS at the CLB, as in the lb section.
+	if err := tlsSecret(ctx, cluster, sim); err != nil {
+		return run, err
+	}
+
 	step("registering %d initialized nodes", cfg.InitialNodes)
 	for k := range cfg.InitialNodes {
 		in := fanoutInstance(k)
