@@ -33,7 +33,6 @@ type PeerCatalog struct {
 // names the item of issue 14 that will add the feature.
 const (
 	planTLS           = "planned (issue 14 item 1, TLS); until then terminate TLS in the pods or an ingress controller"
-	planProxyProto    = "planned (issue 14 item 5, proxy protocol)"
 	tagsAtCreation    = "applied when the load balancer is created, as upstream; later changes are not applied. The CCM's own freeform tags are added and win"
 	deprecatedNLBTags = "deprecated upstream for `initial-*-tags-override`; read when that is not set, as upstream: " + tagsAtCreation
 )
@@ -62,7 +61,7 @@ func OCIPeerCatalog() PeerCatalog {
 			{Name: OCILBPrefix + "tls-secret", Note: planTLS},
 			{Name: OCILBPrefix + "tls-backendset-secret", Note: "planned (issue 14 item 1, TLS to the backends)"},
 			{Name: OCILBConnectionIdleTimeout, Supported: true, Note: "a duration such as `5m` is accepted too"},
-			{Name: OCILBPrefix + "connection-proxy-protocol-version", Note: planProxyProto},
+			{Name: OCILBConnectionProxyProtocolVersion, Supported: true, Note: "1 or 2, refused otherwise before any change (upstream passes any number to OCI); with no idle timeout set, OCI's default for the protocol goes with it, as upstream"},
 			{Name: OCILBSecurityListManagementMode, Supported: true, Note: "without it the cloud config's mode applies (`None` unless set; upstream `All`); an invalid value is an error here, where upstream falls back to `All`"},
 			{Name: OCILBHealthCheckRetries, Supported: true},
 			{Name: OCILBHealthCheckInterval, Supported: true, Note: "default 5000 ms here (upstream 10000); a duration such as `10s` is accepted too"},
@@ -97,7 +96,7 @@ func OCIPeerCatalog() PeerCatalog {
 			{Name: OCINLBInitialFreeformTags, Supported: true, Note: tagsAtCreation},
 			{Name: OCINLBNodeLabelSelector, Supported: true, Note: "our `lb.ccmkit.io/node-selector` under upstream's name (Network Load Balancer only, as upstream)"},
 			{Name: OCINLBIsPreserveSource, Supported: true, Note: "default `false` here; upstream defaults to `true` with `externalTrafficPolicy: Local` and refuses the annotation with `Cluster`"},
-			{Name: OCINLBPrefix + "is-ppv2-enabled", Note: planProxyProto},
+			{Name: OCINLBIsPpv2Enabled, Supported: true, Note: "on TCP listeners only (upstream sets it on UDP listeners too); any spelling of true/false is read, anything else is an error (upstream ignores it)"},
 			{Name: OCINLBExternalIPOnly, Supported: true, Note: "default `true` here (upstream `false`), so that the first address in the status is reachable"},
 			{Name: OCINLBAssignedPrivateIPv4, Supported: true, Note: "at creation only, as upstream (a later change is not applied); an error on a Load Balancer, as upstream"},
 			{Name: OCINLBPrefix + "assigned-ipv6", Note: "planned (issue 14 items 6-7, dual-stack)"},

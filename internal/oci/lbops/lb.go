@@ -84,6 +84,7 @@ func lbActual(lb loadbalancer.LoadBalancer) *actual {
 		if cc := l.ConnectionConfiguration; cc != nil {
 			m.IdleTimeoutSec = deref(cc.IdleTimeout)
 		}
+		m.ProxyVersion = lbProxyVersion(l.ConnectionConfiguration)
 		a.Listeners[name] = m
 	}
 	for name, bs := range lb.BackendSets {
@@ -116,11 +117,7 @@ func isPublic(flag *bool, internal bool) bool {
 }
 
 func lbListenerDetails(l listenerModel) (string, int, *loadbalancer.ConnectionConfiguration) {
-	var cc *loadbalancer.ConnectionConfiguration
-	if l.IdleTimeoutSec > 0 {
-		cc = &loadbalancer.ConnectionConfiguration{IdleTimeout: common.Int64(l.IdleTimeoutSec)}
-	}
-	return l.Protocol, l.Port, cc
+	return l.Protocol, l.Port, lbConnection(l)
 }
 
 func lbHealth(h healthModel) *loadbalancer.HealthCheckerDetails {

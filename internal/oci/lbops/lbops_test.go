@@ -3,6 +3,7 @@ package lbops
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -49,11 +50,16 @@ func desired(kind Kind, ips ...string) *Desired {
 }
 
 func TestEnsureCreatesThenResyncWritesNothing(t *testing.T) {
-	for _, kind := range []Kind{KindLB, KindNLB} {
-		t.Run(string(kind), func(t *testing.T) {
+	for _, tc := range []struct {
+		kind  Kind
+		proxy int // Settings.ProxyProtocol (proxyprotocol.go)
+	}{{KindLB, 0}, {KindNLB, 0}, {KindLB, 2}, {KindNLB, 2}} {
+		kind := tc.kind
+		t.Run(fmt.Sprintf("%s proxy protocol %d", kind, tc.proxy), func(t *testing.T) {
 			env := newLBEnv(t)
 			o := newTestOps(env)
 			d := desired(kind, "10.0.0.1", "10.0.0.2")
+			d.ProxyProtocol = tc.proxy
 			st, err := o.Ensure(context.Background(), d)
 			if err != nil {
 				t.Fatal(err)

@@ -54,6 +54,10 @@ type Settings struct {
 	ListenerProtocol string // LB: TCP or HTTP (backend-protocol annotation)
 	// IdleTimeout is the listeners' idle timeout; 0 leaves OCI's default.
 	IdleTimeout time.Duration
+	// ProxyProtocol is the PROXY protocol version the listeners send to
+	// the backends (proxyprotocol.go): LB 1 or 2, NLB 2 (isPpv2Enabled,
+	// TCP listeners); 0 sends none.
+	ProxyProtocol int
 
 	// Policy is the backend set policy: LB ROUND_ROBIN, LEAST_CONNECTIONS,
 	// IP_HASH; NLB FIVE_TUPLE, THREE_TUPLE, TWO_TUPLE.
@@ -101,6 +105,13 @@ type listenerModel struct {
 	BackendSet string
 	// IdleTimeoutSec is 0 when not managed (LB only).
 	IdleTimeoutSec int64
+	// ProxyVersion is the PROXY protocol version, 0 for none
+	// (proxyprotocol.go).
+	ProxyVersion int
+	// idleNow is the listener's idle timeout in OCI when an update is
+	// planned: an LB update that must send a connection configuration
+	// keeps it when the Service leaves the idle timeout unmanaged.
+	idleNow int64
 }
 
 // ipModel is one address of a load balancer. OCI says whether each is
@@ -179,7 +190,7 @@ func desiredSets(d *Desired) ([]listenerModel, []backendSetModel) {
 		}
 		ls = append(ls, listenerModel{
 			Name: name, Protocol: proto, Port: int(l.Port), BackendSet: name,
-			IdleTimeoutSec: int64(d.IdleTimeout / time.Second),
+			IdleTimeoutSec: int64(d.IdleTimeout / time.Second), ProxyVersion: proxyVersionFor(d, proto),
 		})
 		bs := backendSetModel{Name: name, Policy: d.Policy, Health: healthFor(d, l), PreserveSource: d.PreserveSource}
 		for _, b := range d.Backends {
@@ -229,7 +240,8 @@ func equalListener(want, got listenerModel) bool {
 	if want.IdleTimeoutSec != 0 && want.IdleTimeoutSec != got.IdleTimeoutSec {
 		return false
 	}
-	return want.Protocol == got.Protocol && want.Port == got.Port && want.BackendSet == got.BackendSet
+	return want.Protocol == got.Protocol && want.Port == got.Port && want.BackendSet == got.BackendSet &&
+		want.ProxyVersion == got.ProxyVersion
 }
 
 // equalBackendSet compares what we manage of a backend set.
@@ -276,6 +288,7 @@ func plan(a *actual, ls []listenerModel, bss []backendSetModel) []step {
 		case !ok:
 			steps = append(steps, step{verb: "create", what: "listener", name: l.Name, ls: l})
 		case !equalListener(l, got):
+			l.idleNow = got.IdleTimeoutSec
 			steps = append(steps, step{verb: "update", what: "listener", name: l.Name, ls: l})
 		}
 	}

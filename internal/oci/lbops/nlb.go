@@ -68,7 +68,8 @@ func (d nlbDriver) get(ctx context.Context, id string) (*actual, error) {
 		}
 	}
 	for name, l := range n.Listeners {
-		a.Listeners[name] = listenerModel{Name: name, Protocol: string(l.Protocol), Port: deref(l.Port), BackendSet: deref(l.DefaultBackendSetName)}
+		a.Listeners[name] = listenerModel{Name: name, Protocol: string(l.Protocol), Port: deref(l.Port), BackendSet: deref(l.DefaultBackendSetName),
+			ProxyVersion: nlbProxyVersion(l.IsPpv2Enabled)}
 	}
 	for name, bs := range n.BackendSets {
 		m := backendSetModel{Name: name, Policy: string(bs.Policy), PreserveSource: deref(bs.IsPreserveSource)}
@@ -135,7 +136,7 @@ func (d nlbDriver) create(ctx context.Context, want *Desired, ls []listenerModel
 	for _, l := range ls {
 		details.Listeners[l.Name] = networkloadbalancer.ListenerDetails{
 			Name: common.String(l.Name), DefaultBackendSetName: common.String(l.BackendSet), Port: common.Int(l.Port),
-			Protocol: networkloadbalancer.ListenerProtocolsEnum(l.Protocol),
+			Protocol: networkloadbalancer.ListenerProtocolsEnum(l.Protocol), IsPpv2Enabled: nlbPpv2(l),
 		}
 	}
 	resp, err := d.api.CreateNetworkLoadBalancer(ctx, networkloadbalancer.CreateNetworkLoadBalancerRequest{
@@ -181,13 +182,13 @@ func (d nlbDriver) write(ctx context.Context, id string, s step) (string, error)
 		var resp networkloadbalancer.CreateListenerResponse
 		resp, err = d.api.CreateListener(ctx, networkloadbalancer.CreateListenerRequest{NetworkLoadBalancerId: &id,
 			CreateListenerDetails: networkloadbalancer.CreateListenerDetails{Name: common.String(s.name), DefaultBackendSetName: common.String(s.ls.BackendSet),
-				Port: common.Int(s.ls.Port), Protocol: networkloadbalancer.ListenerProtocolsEnum(s.ls.Protocol)}})
+				Port: common.Int(s.ls.Port), Protocol: networkloadbalancer.ListenerProtocolsEnum(s.ls.Protocol), IsPpv2Enabled: nlbPpv2(s.ls)}})
 		wr = resp.OpcWorkRequestId
 	case "update listener":
 		var resp networkloadbalancer.UpdateListenerResponse
 		resp, err = d.api.UpdateListener(ctx, networkloadbalancer.UpdateListenerRequest{NetworkLoadBalancerId: &id, ListenerName: common.String(s.name),
 			UpdateListenerDetails: networkloadbalancer.UpdateListenerDetails{DefaultBackendSetName: common.String(s.ls.BackendSet),
-				Port: common.Int(s.ls.Port), Protocol: networkloadbalancer.ListenerProtocolsEnum(s.ls.Protocol)}})
+				Port: common.Int(s.ls.Port), Protocol: networkloadbalancer.ListenerProtocolsEnum(s.ls.Protocol), IsPpv2Enabled: nlbPpv2(s.ls)}})
 		wr = resp.OpcWorkRequestId
 	case "delete listener":
 		var resp networkloadbalancer.DeleteListenerResponse

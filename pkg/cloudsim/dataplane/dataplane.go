@@ -78,6 +78,10 @@ type Listener struct {
 	// TLS, on a TCP listener, terminates TLS at the listener (tls.go); nil
 	// forwards the client's bytes as they come.
 	TLS *TLS
+	// ProxyProtocol, on a TCP listener, is the PROXY protocol version
+	// (ProxyV1, ProxyV2) whose header each target connection starts with
+	// (proxyproto.go); ProxyOff sends none.
+	ProxyProtocol int
 }
 
 // Target is one backend of a listener. A target with Weight 0 takes no new

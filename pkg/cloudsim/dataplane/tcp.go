@@ -93,6 +93,11 @@ func (l *listener) proxyTCP(client net.Conn) {
 		return
 	}
 	defer l.unbind(t, client, up)
+	if err := l.sendProxyHeader(up, from); err != nil {
+		l.noteDialError(t, err)
+		reset(client)
+		return
+	}
 	splice(conn, up, l.idleTimeout())
 }
 

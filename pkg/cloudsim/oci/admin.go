@@ -131,7 +131,7 @@ func (d *Dialect) view(b *balancer) LoadBalancer {
 	for _, name := range slices.Sorted(maps.Keys(b.nlbListeners)) {
 		l := b.nlbListeners[name]
 		v.Listeners = append(v.Listeners, Listener{Name: name, Protocol: string(l.Protocol), Port: deref(l.Port),
-			DefaultBackendSetName: deref(l.DefaultBackendSetName), IdleTimeoutSeconds: int64(deref(l.TcpIdleTimeout))})
+			DefaultBackendSetName: deref(l.DefaultBackendSetName), IdleTimeoutSeconds: int64(deref(l.TcpIdleTimeout)), ProxyProtocolVersion: nlbProxyProtocol(l)})
 	}
 	for _, name := range slices.Sorted(maps.Keys(b.nlbBackendSets)) {
 		bs := b.nlbBackendSets[name]

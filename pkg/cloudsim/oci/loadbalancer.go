@@ -255,8 +255,8 @@ func lbListener(name string, in loadbalancer.ListenerDetails, backendSets map[st
 		if cc.IdleTimeout == nil || *cc.IdleTimeout < 1 || *cc.IdleTimeout > 7200 {
 			return loadbalancer.Listener{}, badRequest("%s.connectionConfiguration.idleTimeout must be from 1 to 7200 seconds.", where)
 		}
-		if v := cc.BackendTcpProxyProtocolVersion; v != nil && *v != 1 && *v != 2 {
-			return loadbalancer.Listener{}, badRequest("%s.connectionConfiguration.backendTcpProxyProtocolVersion must be 1 or 2.", where)
+		if err := checkProxyProtocol(where, cc); err != nil {
+			return loadbalancer.Listener{}, err
 		}
 	}
 	return loadbalancer.Listener{

@@ -213,6 +213,7 @@ type nlbListenerSpec struct {
 	protocol          nlb.ListenerProtocolsEnum
 	ipVersion         nlb.IpVersionEnum
 	tcpIdle, udpIdle  *int
+	ppv2              *bool // isPpv2Enabled (proxyprotocol.go)
 }
 
 func nlbListener(name string, s nlbListenerSpec, backendSets map[string]nlb.BackendSet) (nlb.Listener, error) {
@@ -244,6 +245,7 @@ func nlbListener(name string, s nlbListenerSpec, backendSets map[string]nlb.Back
 	return nlb.Listener{
 		Name: common.String(name), DefaultBackendSetName: s.defaultBackendSet, Port: s.port,
 		Protocol: nlb.ListenerProtocolsEnum(proto), IpVersion: nlb.IpVersionIpv4, TcpIdleTimeout: s.tcpIdle, UdpIdleTimeout: s.udpIdle,
+		IsPpv2Enabled: ppv2OrOff(s.ppv2),
 	}, nil
 }
 
@@ -399,7 +401,7 @@ func (d *Dialect) createNLB(c *call) (*reply, error) {
 			return nil, badRequest("listeners[%s]: the name must equal the map key.", key)
 		}
 		l, err := nlbListener(key, nlbListenerSpec{defaultBackendSet: in.DefaultBackendSetName, port: in.Port, protocol: in.Protocol,
-			ipVersion: in.IpVersion, tcpIdle: in.TcpIdleTimeout, udpIdle: in.UdpIdleTimeout}, b.nlbBackendSets)
+			ipVersion: in.IpVersion, tcpIdle: in.TcpIdleTimeout, udpIdle: in.UdpIdleTimeout, ppv2: in.IsPpv2Enabled}, b.nlbBackendSets)
 		if err != nil {
 			return nil, err
 		}
@@ -641,7 +643,7 @@ func (d *Dialect) createNLBListener(c *call) (*reply, error) {
 	}
 	name := *req.Name
 	spec := nlbListenerSpec{defaultBackendSet: req.DefaultBackendSetName, port: req.Port, protocol: req.Protocol,
-		ipVersion: req.IpVersion, tcpIdle: req.TcpIdleTimeout, udpIdle: req.UdpIdleTimeout}
+		ipVersion: req.IpVersion, tcpIdle: req.TcpIdleTimeout, udpIdle: req.UdpIdleTimeout, ppv2: req.IsPpv2Enabled}
 	build := func(b *balancer) error {
 		if _, dup := b.nlbListeners[name]; dup {
 			return Errorf(http.StatusConflict, CodeAlreadyExists, "The listener %s already exists in network load balancer %s.", name, id)
@@ -675,7 +677,10 @@ func (d *Dialect) updateNLBListener(c *call) (*reply, error) {
 			return notFound("listener", name)
 		}
 		s := nlbListenerSpec{defaultBackendSet: cur.DefaultBackendSetName, port: cur.Port, protocol: cur.Protocol,
-			tcpIdle: cur.TcpIdleTimeout, udpIdle: cur.UdpIdleTimeout}
+			tcpIdle: cur.TcpIdleTimeout, udpIdle: cur.UdpIdleTimeout, ppv2: cur.IsPpv2Enabled}
+		if req.IsPpv2Enabled != nil {
+			s.ppv2 = req.IsPpv2Enabled
+		}
 		if req.DefaultBackendSetName != nil {
 			s.defaultBackendSet = req.DefaultBackendSetName
 		}
@@ -720,7 +725,7 @@ func (d *Dialect) listNLBListeners(c *call) (*reply, error) {
 	for _, name := range slices.Sorted(maps.Keys(b.nlbListeners)) {
 		l := b.nlbListeners[name]
 		items = append(items, nlb.ListenerSummary{Name: l.Name, DefaultBackendSetName: l.DefaultBackendSetName, Port: l.Port,
-			Protocol: l.Protocol, IpVersion: l.IpVersion, TcpIdleTimeout: l.TcpIdleTimeout, UdpIdleTimeout: l.UdpIdleTimeout})
+			Protocol: l.Protocol, IpVersion: l.IpVersion, TcpIdleTimeout: l.TcpIdleTimeout, UdpIdleTimeout: l.UdpIdleTimeout, IsPpv2Enabled: l.IsPpv2Enabled})
 	}
 	rp, err := page(c, items, func(p []nlb.ListenerSummary) any { return nlb.ListenerCollection{Items: p} })
 	if err != nil {

@@ -50,6 +50,7 @@ func lbPlaneListener(l loadbalancer.Listener, bs loadbalancer.BackendSet) datapl
 	if l.ConnectionConfiguration != nil && l.ConnectionConfiguration.IdleTimeout != nil {
 		out.IdleTimeout = time.Duration(*l.ConnectionConfiguration.IdleTimeout) * time.Second
 	}
+	out.ProxyProtocol = lbProxyProtocol(l)
 	if bs.Policy != nil {
 		switch *bs.Policy {
 		case "LEAST_CONNECTIONS":
@@ -151,6 +152,9 @@ func (d *Dialect) nlbPlaneListeners(l nlb.Listener, bs nlb.BackendSet) []datapla
 		}
 		if p == dataplane.TCP && l.TcpIdleTimeout != nil {
 			dl.IdleTimeout = time.Duration(*l.TcpIdleTimeout) * time.Second
+		}
+		if p == dataplane.TCP {
+			dl.ProxyProtocol = nlbProxyProtocol(l)
 		}
 		if p == dataplane.UDP && l.UdpIdleTimeout != nil {
 			dl.IdleTimeout = time.Duration(*l.UdpIdleTimeout) * time.Second
