@@ -78,6 +78,9 @@ type Listener struct {
 	// TLS, on a TCP listener, terminates TLS at the listener (tls.go); nil
 	// forwards the client's bytes as they come.
 	TLS *TLS
+	// HTTP, on a TCP listener, makes it a layer-7 proxy that routes each
+	// request by its rules (http.go); nil forwards connections.
+	HTTP *HTTP
 }
 
 // Target is one backend of a listener. A target with Weight 0 takes no new
