@@ -116,13 +116,14 @@ func TestEnsureLayer7(t *testing.T) {
 		}},
 		{"weighted, resync", testSpec(l7(certA), weighted), nil, nil},
 		{"node 2 leaves with a drain period: weight 0", testSpec(l7(certA), draining, withBackends("ins-00000001")), []string{"BatchModifyTargetWeight"}, func(t *testing.T) {
-			if got, want := env.ruleTargetsOf(id, "HTTP-80"), rt(30080, "10", "0"); !reflect.DeepEqual(got, want) {
+			if got, want := env.ruleTargetsOf(id, "HTTP-80"), rt(30080, "30", "0"); !reflect.DeepEqual(got, want) {
 				t.Errorf("HTTP-80 rule targets = %v, want %v", got, want)
 			}
 		}},
 		{"no drain period: deregistered; node 3 joins", testSpec(l7(certA), withBackends("ins-00000001", "ins-00000003")),
 			[]string{"BatchRegisterTargets", "BatchDeregisterTargets"}, func(t *testing.T) {
-				want := []string{vip + "/: ins-00000001:30080/10", vip + "/: ins-00000003:30080/10"}
+				// A weight no backend asks for any more stays (targets.go).
+				want := []string{vip + "/: ins-00000001:30080/30", vip + "/: ins-00000003:30080/10"}
 				if got := env.ruleTargetsOf(id, "HTTP-80"); !reflect.DeepEqual(got, want) {
 					t.Errorf("HTTP-80 rule targets = %v, want %v", got, want)
 				}
@@ -142,7 +143,7 @@ func TestEnsureLayer7(t *testing.T) {
 				}
 			}},
 		{"TCP to HTTP", testSpec(l7(certB), httpCheck),
-			[]string{"DeleteListener", "DeleteListener", "CreateListener", "CreateRule", "CreateListener", "CreateRule", "BatchRegisterTargets"}, nil},
+			[]string{"DeleteListener", "DeleteListener", "CreateListener", "CreateListener", "CreateRule", "CreateRule", "BatchRegisterTargets"}, nil},
 		{"layer 7 again, resync", testSpec(l7(certB), httpCheck), nil, nil},
 	}
 	for _, st := range steps {
