@@ -137,7 +137,8 @@ func TestCLBRules(t *testing.T) {
 		{"no LocationId on a layer-7 listener", bt(lis, "", "ins-node0002", 30080), "MissingParameter"},
 		{"unknown LocationId", bt(lis, "loc-nothere1", "ins-node0002", 30080), "InvalidParameter.LocationNotFound"},
 		{"LocationId on a layer-4 listener", bt(tcp, locs[0], "ins-node0002", 30080), "InvalidParameter"},
-		{"already bound to the rule", bt(lis, locs[0], "ins-node0001", 30080), "InvalidParameter"},
+		// InvalidParameterValue.Duplicate is not documented for BatchRegisterTargets (clb_codes.go).
+		{"already bound to the rule", bt(lis, locs[0], "ins-node0001", 30080), "InvalidParameterValue"},
 	} {
 		if got := sdkCode(batch(true, c.t)); got != c.code {
 			t.Errorf("%s: code %q, want %q", c.name, got, c.code)
