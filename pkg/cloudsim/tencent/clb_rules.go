@@ -85,6 +85,11 @@ func errLocationNotFound(listenerID, id string) *Error {
 	return Errorf("InvalidParameter.LocationNotFound", "The rule `%s` does not exist in listener `%s`.", id, listenerID)
 }
 
+// domainChars are the characters a rule domain may hold (cloudsim's
+// reading of 214/9032: letters, digits, "-", "." and the wildcard; "_"
+// anywhere but first).
+const domainChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-*_"
+
 // checkRuleDomain validates a rule domain: 1-80 characters (RuleInput.Domain),
 // not starting with "_" (Tencent CLB "Layer-7 Domain Name Forwarding and URL
 // Rules", 214/9032), and at most one "*", as the whole first or last label.
@@ -101,7 +106,7 @@ func checkRuleDomain(where, d string) *Error {
 		return Errorf("InvalidParameterValue", "`%s` `%s`: a wildcard is one `*` as the whole first or last label.", where, d)
 	}
 	for _, r := range d {
-		if !(r == '.' || r == '-' || r == '*' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+		if !strings.ContainsRune(domainChars, r) {
 			return Errorf("InvalidParameter.FormatError", "`%s` `%s` contains %q; a domain has letters, digits, `-`, `.` and one `*`.", where, d, r)
 		}
 	}
