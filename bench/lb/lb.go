@@ -305,9 +305,18 @@ func run(ctx context.Context, cfg Config, syncs int, log io.Writer) (SyncsResult
 // that the unchanged resync shows they cost no write either: every fourth
 // (from the second) has TKE's creation-time settings, every fourth (from
 // the third) is Local with endpoint-node binding and weights, every fourth
-// (from the fourth) ends TLS at the CLB (and some have source ranges:
-// sourceRanges).
+// (from the fourth) ends TLS at the CLB, every eighth of those (from the
+// eighth) as an HTTPS listener with its one rule (and some have source
+// ranges: sourceRanges), and the first is an HTTP listener with its rule.
 func featureAnnotations(i int) map[string]string {
+	switch {
+	case i == 0:
+		return map[string]string{string(annotations.TKESpecifyProtocol): `{"80":{"protocol":["HTTP"]}}`}
+	case i%8 == 7:
+		return map[string]string{
+			string(annotations.TKESpecifyProtocol): `{"80":{"protocol":["HTTPS"],"tls":"` + benchTLSSecret + `"}}`,
+		}
+	}
 	switch i % 4 {
 	case 1:
 		return map[string]string{

@@ -99,9 +99,12 @@ const (
 	// the server certificate's id and, for mutual TLS, qcloud_ca_cert_id
 	// the client CA certificate's id; the CCM reads it (RBAC: get
 	// secrets) on each sync, so changing the id changes the listener's
-	// certificate (ModifyListener). A TCP port may be TCP or TCP_SSL and a
-	// UDP port UDP; HTTP, HTTPS, QUIC and several protocols on one port
-	// (TKE needs direct access for that) are not supported yet. A bad value,
+	// certificate (ModifyListener). A TCP port may be TCP, TCP_SSL, HTTP or
+	// HTTPS (with "tls" as for TCP_SSL) and a UDP port UDP. An HTTP or HTTPS
+	// listener gets one default forwarding rule, the CLB's VIP as domain and
+	// "/" as path, as TKE does for a port without "hosts"; "hosts" (rules
+	// per domain, an Ingress controller's job), QUIC and several protocols
+	// on one port (TKE needs direct access for that) are not supported. A bad value,
 	// a protocol that is not supported, or a missing Secret or key is an
 	// error Event on the Service naming the port, and the CLB is left as it
 	// is. A port the Service does not have is ignored, as on TKE.

@@ -149,12 +149,12 @@ func TestTencentTLSListener(t *testing.T) {
 		waitHTTPS(t, url, ca.Pool(), "node-1 over plain HTTP", 5*time.Second)
 	})
 
-	t.Run("HTTPS is refused naming the port", func(t *testing.T) {
+	t.Run("hosts (rules per domain) are refused naming the port", func(t *testing.T) {
 		updateService(t, svc, func(s *corev1.Service) {
 			s.Annotations[string(annotations.TKESpecifyProtocol)] = `{"8443":{"protocol":["HTTPS"],"hosts":{"a.example.test":{"tls":"tls-cert-a"}}}}`
 		})
 		waitEvent(t, svc, "SyncLoadBalancerFailed", []string{string(annotations.TKESpecifyProtocol), "port 8443/TCP",
-			"HTTPS is not supported yet"}, 30*time.Second)
+			`"hosts" (rules per domain) is not supported`}, 30*time.Second)
 		waitHTTPS(t, url, ca.Pool(), "node-1 over plain HTTP", 5*time.Second)
 	})
 }

@@ -29,6 +29,11 @@ type API interface {
 	ModifyListenerWithContext(context.Context, *clb.ModifyListenerRequest) (*clb.ModifyListenerResponse, error)
 	DeleteListenerWithContext(context.Context, *clb.DeleteListenerRequest) (*clb.DeleteListenerResponse, error)
 
+	// Forwarding rules of HTTP and HTTPS listeners (rules.go).
+	CreateRuleWithContext(context.Context, *clb.CreateRuleRequest) (*clb.CreateRuleResponse, error)
+	ModifyRuleWithContext(context.Context, *clb.ModifyRuleRequest) (*clb.ModifyRuleResponse, error)
+	DeleteRuleWithContext(context.Context, *clb.DeleteRuleRequest) (*clb.DeleteRuleResponse, error)
+
 	DescribeTargetsWithContext(context.Context, *clb.DescribeTargetsRequest) (*clb.DescribeTargetsResponse, error)
 	BatchRegisterTargetsWithContext(context.Context, *clb.BatchRegisterTargetsRequest) (*clb.BatchRegisterTargetsResponse, error)
 	BatchDeregisterTargetsWithContext(context.Context, *clb.BatchDeregisterTargetsRequest) (*clb.BatchDeregisterTargetsResponse, error)

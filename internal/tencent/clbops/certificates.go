@@ -10,7 +10,8 @@ import (
 )
 
 // Listener protocols beyond the Service's own TCP and UDP. TCP_SSL ends
-// TLS at the CLB and forwards plain TCP to the targets.
+// TLS at the CLB and forwards plain TCP to the targets; HTTPS ends it and
+// forwards HTTP (rules.go).
 const ProtocolTCPSSL = "TCP_SSL"
 
 // SSL modes of a listener's Certificate (clb@v1.3.105 models.go,
@@ -24,8 +25,8 @@ const (
 // own (TKE's service.cloud.tencent.com/specify-protocol), with the
 // certificate of a TCP_SSL listener.
 type PortProtocol struct {
-	Protocol string // TCP, UDP or ProtocolTCPSSL
-	// CertID is the server certificate's id (TCP_SSL); CACertID, if set,
+	Protocol string // TCP, UDP, ProtocolTCPSSL, ProtocolHTTP or ProtocolHTTPS
+	// CertID is the server certificate's id (TCP_SSL, HTTPS); CACertID, if set,
 	// the client CA certificate's, which makes the listener mutual TLS.
 	CertID, CACertID string
 }
@@ -47,7 +48,7 @@ func (c listenerCert) String() string {
 }
 
 func wantCert(p PortProtocol) listenerCert {
-	if p.Protocol != ProtocolTCPSSL {
+	if p.Protocol != ProtocolTCPSSL && p.Protocol != ProtocolHTTPS {
 		return listenerCert{}
 	}
 	if p.CACertID != "" {

@@ -28,6 +28,9 @@ const (
 
 // drainKey names a target of a CLB for the drain tracker.
 func drainKey(lb *loadBalancer, t target) string {
+	if t.locationID != "" {
+		return lb.id + "/" + t.listenerID + "/" + t.locationID + "/" + t.String()
+	}
 	return lb.id + "/" + t.listenerID + "/" + t.String()
 }
 
@@ -99,23 +102,29 @@ func (o *Ops) setWeights(ctx context.Context, lb *loadBalancer, plan *targetPlan
 // rule per listener of at most 50 targets, at most 100 rules and 500
 // targets a call.
 func weightCalls(targets []target, weight func(target) int64) [][]*clb.RsWeightRule {
-	var order []string
-	byListener := map[string][]target{}
+	// A rule per listener, and per rule of a layer-7 one (LocationId).
+	type key struct{ listener, location string }
+	var order []key
+	byListener := map[key][]target{}
 	for _, t := range targets {
-		if _, ok := byListener[t.listenerID]; !ok {
-			order = append(order, t.listenerID)
+		k := key{t.listenerID, t.locationID}
+		if _, ok := byListener[k]; !ok {
+			order = append(order, k)
 		}
-		byListener[t.listenerID] = append(byListener[t.listenerID], t)
+		byListener[k] = append(byListener[k], t)
 	}
 	var calls [][]*clb.RsWeightRule
 	var cur []*clb.RsWeightRule
 	n := 0
-	for _, id := range order {
-		for chunk := range slices.Chunk(byListener[id], maxWeightTargetsPerRule) {
+	for _, k := range order {
+		for chunk := range slices.Chunk(byListener[k], maxWeightTargetsPerRule) {
 			if len(cur) == maxWeightRules || n+len(chunk) > maxWeightTargets {
 				calls, cur, n = append(calls, cur), nil, 0
 			}
-			rule := &clb.RsWeightRule{ListenerId: common.StringPtr(id)}
+			rule := &clb.RsWeightRule{ListenerId: common.StringPtr(k.listener)}
+			if k.location != "" {
+				rule.LocationId = common.StringPtr(k.location)
+			}
 			for _, t := range chunk {
 				st := t.single()
 				st.Weight = common.Int64Ptr(weight(t))

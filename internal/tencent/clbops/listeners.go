@@ -259,7 +259,8 @@ type listener struct {
 	port               int64
 	hc                 healthCheck
 	session            int64        // SessionExpireTime; 0: no affinity
-	cert               listenerCert // TCP_SSL (certificates.go)
+	cert               listenerCert // TCP_SSL, HTTPS (certificates.go)
+	rules              []rule       // HTTP, HTTPS (rules.go)
 }
 
 // wantListener is a listener the Service needs.
@@ -275,8 +276,13 @@ type wantListener struct {
 type boundListener struct {
 	id string
 	wantListener
-	// fresh: created in this reconcile, so it has no targets yet.
+	// fresh: created in this reconcile (or, layer 7, its rule), so it
+	// has no targets yet.
 	fresh bool
+	// Layer 7 (rules.go): rules are the listener's as found; locationID
+	// is the rule its targets bind to, once reconcileRules has run.
+	rules      []rule
+	locationID string
 }
 
 // ownerSuffix is what our listener names end with. A CLB we created is
@@ -384,12 +390,15 @@ func planListeners(want []wantListener, actual []*listener, suffix string) (*lis
 			continue
 		}
 		delete(owned, w.name)
-		p.bound = append(p.bound, boundListener{id: l.id, wantListener: w})
+		p.bound = append(p.bound, boundListener{id: l.id, wantListener: w, rules: l.rules})
 		var why []string
-		if !l.hc.equal(w.hc) {
+		// A layer-7 listener's health check and affinity are its rule's
+		// (rules.go).
+		l7 := isLayer7(w.protocol)
+		if !l7 && !l.hc.equal(w.hc) {
 			why = append(why, fmt.Sprintf("health check is %s, want %s", l.hc, w.hc))
 		}
-		if l.session != w.session {
+		if !l7 && l.session != w.session {
 			why = append(why, fmt.Sprintf("session expire time is %ds, want %ds", l.session, w.session))
 		}
 		certChanged := l.cert != w.cert
@@ -436,6 +445,7 @@ func (o *Ops) describeListeners(ctx context.Context, lb *loadBalancer) ([]*liste
 			hc:       healthCheckFromSDK(in.HealthCheck, strings.ToUpper(*in.Protocol)),
 			session:  deref(in.SessionExpireTime),
 			cert:     certFromSDK(in.Certificate),
+			rules:    rulesFromSDK(in.Rules),
 		})
 	}
 	return out, nil
@@ -454,7 +464,7 @@ func (o *Ops) reconcileListeners(ctx context.Context, lb *loadBalancer, spec *De
 		return nil, fmt.Errorf("%s: %w", lb, err)
 	}
 	if plan.empty() {
-		return plan.bound, nil
+		return plan.bound, o.reconcileRules(ctx, lb, plan.bound)
 	}
 	removeFirst, err := o.listenerRoom(ctx, lb, plan, len(actual))
 	if err != nil {
@@ -494,7 +504,7 @@ func (o *Ops) reconcileListeners(ctx context.Context, lb *loadBalancer, spec *De
 		}
 	}
 	slices.SortFunc(bound, func(a, b boundListener) int { return strings.Compare(a.name, b.name) })
-	return bound, nil
+	return bound, o.reconcileRules(ctx, lb, bound)
 }
 
 // createListeners creates listeners with identical settings in one call
@@ -521,9 +531,11 @@ func (o *Ops) createListeners(ctx context.Context, lb *loadBalancer, want []want
 			req := clb.NewCreateListenerRequest()
 			req.LoadBalancerId = common.StringPtr(lb.id)
 			req.Protocol = common.StringPtr(g.protocol)
-			req.HealthCheck = g.hc.sdk(false)
 			req.Certificate = g.cert.sdk()
-			if g.session > 0 {
+			if !isLayer7(g.protocol) { // else the rule's (rules.go)
+				req.HealthCheck = g.hc.sdk(false)
+			}
+			if g.session > 0 && !isLayer7(g.protocol) {
 				req.SessionExpireTime = common.Int64Ptr(g.session)
 			}
 			var names []string
@@ -559,8 +571,10 @@ func (o *Ops) modifyListener(ctx context.Context, lb *loadBalancer, c listenerCh
 	req := clb.NewModifyListenerRequest()
 	req.LoadBalancerId = common.StringPtr(lb.id)
 	req.ListenerId = common.StringPtr(c.id)
-	req.HealthCheck = c.want.hc.sdk(true)
-	req.SessionExpireTime = common.Int64Ptr(c.want.session)
+	if !isLayer7(c.want.protocol) { // else the rule's (rules.go)
+		req.HealthCheck = c.want.hc.sdk(true)
+		req.SessionExpireTime = common.Int64Ptr(c.want.session)
+	}
 	if c.cert {
 		req.Certificate = c.want.cert.sdk()
 	}

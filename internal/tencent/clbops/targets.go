@@ -24,6 +24,7 @@ const (
 // someone else added, an ENI IP) and a port.
 type target struct {
 	listenerID string
+	locationID string // the rule of a layer-7 listener (rules.go)
 	instanceID string
 	eniIP      string
 	port       int64
@@ -39,6 +40,9 @@ func (t target) String() string {
 
 func (t target) batch() *clb.BatchTarget {
 	bt := &clb.BatchTarget{ListenerId: common.StringPtr(t.listenerID), Port: common.Int64Ptr(t.port)}
+	if t.locationID != "" {
+		bt.LocationId = common.StringPtr(t.locationID)
+	}
 	if t.instanceID != "" {
 		bt.InstanceId = common.StringPtr(t.instanceID)
 	} else {
@@ -118,7 +122,7 @@ func planTargets(spec *Desired, listeners []boundListener, actual targetState, d
 		want := map[target]bool{}
 		asks := map[target]bool{} // the backend asks for its weight
 		for _, b := range spec.Backends {
-			t := target{listenerID: l.id, instanceID: b.InstanceID, port: l.nodePort}
+			t := target{listenerID: l.id, locationID: l.locationID, instanceID: b.InstanceID, port: l.nodePort}
 			want[t] = true
 			if b.Weight > 0 {
 				p.weight[t], asks[t] = int64(b.Weight), true
@@ -143,7 +147,7 @@ func planTargets(spec *Desired, listeners []boundListener, actual targetState, d
 			}
 		}
 		for _, b := range spec.Backends {
-			t := target{listenerID: l.id, instanceID: b.InstanceID, port: l.nodePort}
+			t := target{listenerID: l.id, locationID: l.locationID, instanceID: b.InstanceID, port: l.nodePort}
 			if !have[t] {
 				p.register = append(p.register, t)
 			}
@@ -162,9 +166,11 @@ type targetState struct {
 func (o *Ops) describeTargets(ctx context.Context, lb *loadBalancer, listeners []boundListener) (targetState, error) {
 	out := targetState{byListener: map[string][]target{}, weight: map[target]int64{}}
 	var ids []string
+	rule := map[string]string{} // listener id -> its rule, layer 7
 	for _, l := range listeners {
 		if !l.fresh { // a listener created just now has no targets
 			ids = append(ids, l.id)
+			rule[l.id] = l.locationID
 		}
 	}
 	for chunk := range slices.Chunk(ids, maxTargetsListeners) {
@@ -185,11 +191,15 @@ func (o *Ops) describeTargets(ctx context.Context, lb *loadBalancer, listeners [
 			if l == nil || l.ListenerId == nil {
 				continue
 			}
-			for _, b := range l.Targets {
+			backends, locationID := l.Targets, ""
+			if loc := rule[*l.ListenerId]; loc != "" { // layer 7: the targets of our rule
+				backends, locationID = ruleTargets(l.Rules, loc), loc
+			}
+			for _, b := range backends {
 				if b == nil || b.Port == nil {
 					continue
 				}
-				t := target{listenerID: *l.ListenerId, instanceID: deref(b.InstanceId), port: *b.Port}
+				t := target{listenerID: *l.ListenerId, locationID: locationID, instanceID: deref(b.InstanceId), port: *b.Port}
 				if t.instanceID == "" && len(b.PrivateIpAddresses) > 0 {
 					t.eniIP = deref(b.PrivateIpAddresses[0])
 				}
@@ -398,16 +408,20 @@ func (o *Ops) singleTargets(ctx context.Context, lb *loadBalancer, plan *targetP
 	if register {
 		action = "RegisterTargets"
 	}
-	byListener := map[string][]target{}
-	var order []string
+	// Per listener, and per rule of a layer-7 one (the call's LocationId).
+	type key struct{ listener, location string }
+	byListener := map[key][]target{}
+	var order []key
 	for _, t := range targets {
-		if _, ok := byListener[t.listenerID]; !ok {
-			order = append(order, t.listenerID)
+		k := key{t.listenerID, t.locationID}
+		if _, ok := byListener[k]; !ok {
+			order = append(order, k)
 		}
-		byListener[t.listenerID] = append(byListener[t.listenerID], t)
+		byListener[k] = append(byListener[k], t)
 	}
-	for _, id := range order {
-		for chunk := range slices.Chunk(byListener[id], maxTargetsPerCall) {
+	for _, k := range order {
+		id := k.listener
+		for chunk := range slices.Chunk(byListener[k], maxTargetsPerCall) {
 			list := make([]*clb.Target, len(chunk))
 			for i, t := range chunk {
 				list[i] = t.single()
@@ -421,6 +435,9 @@ func (o *Ops) singleTargets(ctx context.Context, lb *loadBalancer, plan *targetP
 				if register {
 					req := clb.NewRegisterTargetsRequest()
 					req.LoadBalancerId, req.ListenerId, req.Targets = common.StringPtr(lb.id), common.StringPtr(id), list
+					if k.location != "" {
+						req.LocationId = common.StringPtr(k.location)
+					}
 					resp, err := o.api.RegisterTargetsWithContext(ctx, req)
 					if err == nil && resp != nil && resp.Response != nil {
 						requestID = deref(resp.Response.RequestId)
@@ -429,6 +446,9 @@ func (o *Ops) singleTargets(ctx context.Context, lb *loadBalancer, plan *targetP
 				}
 				req := clb.NewDeregisterTargetsRequest()
 				req.LoadBalancerId, req.ListenerId, req.Targets = common.StringPtr(lb.id), common.StringPtr(id), list
+				if k.location != "" {
+					req.LocationId = common.StringPtr(k.location)
+				}
 				resp, err := o.api.DeregisterTargetsWithContext(ctx, req)
 				if err == nil && resp != nil && resp.Response != nil {
 					requestID = deref(resp.Response.RequestId)

@@ -82,6 +82,9 @@ type Listener struct {
 	// (ProxyV1, ProxyV2) whose header each target connection starts with
 	// (proxyproto.go); ProxyOff sends none.
 	ProxyProtocol int
+	// HTTP, on a TCP listener, makes it a layer-7 proxy that routes each
+	// request by its rules (http.go); nil forwards connections.
+	HTTP *HTTP
 }
 
 // Target is one backend of a listener. A target with Weight 0 takes no new

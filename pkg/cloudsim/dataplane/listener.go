@@ -286,9 +286,15 @@ func (l *listener) release(t *target) {
 // pickLocked chooses a target: the client's sticky target if it is still in
 // service, else by the listener's scheduler.
 func (l *listener) pickLocked(client netip.Addr, now time.Time) *target {
+	return l.pickAmongLocked(client, now, nil)
+}
+
+// pickAmongLocked is pickLocked among the targets allow accepts (nil: all),
+// e.g. those of one layer-7 rule (http.go).
+func (l *listener) pickAmongLocked(client netip.Addr, now time.Time, allow func(*target) bool) *target {
 	var in []*target
 	for _, t := range l.targets {
-		if t.inService() {
+		if t.inService() && (allow == nil || allow(t)) {
 			in = append(in, t)
 		}
 	}
@@ -297,7 +303,7 @@ func (l *listener) pickLocked(client netip.Addr, now time.Time) *target {
 	}
 	stick := l.spec.Stickiness
 	if stick > 0 {
-		if e, ok := l.sticky[client]; ok && now.Before(e.expires) && e.t.inService() && l.hasTargetLocked(e.t) {
+		if e, ok := l.sticky[client]; ok && now.Before(e.expires) && e.t.inService() && l.hasTargetLocked(e.t) && (allow == nil || allow(e.t)) {
 			l.sticky[client] = stickyEntry{e.t, now.Add(stick)}
 			return e.t
 		}

@@ -63,6 +63,10 @@ func (l *listener) proxyTCP(client net.Conn) {
 	if !ok {
 		return
 	}
+	if l.httpSpec() != nil { // layer 7: per request (http.go)
+		l.serveHTTP(conn, from)
+		return
+	}
 	t := l.acquire(from.Addr())
 	if t == nil {
 		reset(client) // RST rather than FIN: the connection is refused

@@ -152,6 +152,7 @@ type clbListener struct {
 	created            time.Time
 	targets            []*clbTarget  // in registration order
 	cert               *listenerCert // TCP_SSL: the certificate TLS ends with (clb_certificate.go)
+	rules              []*clbRule    // HTTP, HTTPS: forwarding rules, which hold the targets (clb_rules.go)
 }
 
 // clbTarget is one backend bound to a listener: an instance's primary
@@ -259,6 +260,9 @@ func (l *CLB) Service() *Service {
 		"BatchModifyTargetWeight":          l.batchModifyTargetWeight,
 		"DescribeTargets":                  l.describeTargets,
 		"DescribeTargetHealth":             l.describeTargetHealth,
+		"CreateRule":                       l.createRule,
+		"ModifyRule":                       l.modifyRule,
+		"DeleteRule":                       l.deleteRule,
 		"DescribeTaskStatus":               l.describeTaskStatus,
 		"SetLoadBalancerSecurityGroups":    l.setLoadBalancerSecurityGroups,
 		"SetSecurityGroupForLoadbalancers": l.setSecurityGroupForLoadbalancers,

@@ -243,7 +243,7 @@ func (l *CLB) listenerCertLocked(proto string, in *clb.CertificateInput, multi b
 	if multi {
 		return nil, Errorf("UnsupportedOperation", "cloudsim does not emulate `MultiCertInfo`; give one certificate in `Certificate`.")
 	}
-	if proto != protoTCPSSL {
+	if proto != protoTCPSSL && proto != protoHTTPS {
 		if in != nil {
 			return nil, Errorf("InvalidParameter", "`Certificate` applies only to HTTPS, TCP_SSL and QUIC listeners, not %s.", proto)
 		}

@@ -59,6 +59,9 @@ var clbDocumentedCodes = map[string][]string{
 	"DescribeTargets":         {"InvalidParameter.FormatError", "InvalidParameterValue.InvalidFilter", "InvalidParameterValue.Length"},
 	"DescribeTargetHealth":    {"InvalidParameter.FormatError", "InvalidParameter.LBIdNotFound", "InvalidParameterValue.Length"},
 	"DescribeTaskStatus":      {"InvalidParameter.RegionNotFound"},
+	"CreateRule":              {codeResourceInOperating, "InvalidParameter.FormatError", "InvalidParameterValue.Length"},
+	"ModifyRule":              {codeResourceInOperating, "InvalidParameter.FormatError", "InvalidParameterValue.Length"},
+	"DeleteRule":              {codeResourceInOperating, "InvalidParameter.FormatError", "InvalidParameterValue.Length"},
 }
 
 // documentedCode returns the code action answers for code: code itself if

@@ -25,7 +25,10 @@ func (l *CLB) syncPlaneLocked(id string) {
 	want := dataplane.LoadBalancer{ID: lb.id, VIP: lb.vip, Firewall: l.firewall(lb)}
 	for _, li := range lb.listeners {
 		pl := li.toPlane()
-		if li.cert != nil { // TCP_SSL: TLS ends at the listener, targets get TCP
+		if isLayer7(li.protocol) { // HTTP proxy by rules (clb_rules.go)
+			li.layer7Plane(&pl)
+		}
+		if li.cert != nil { // TCP_SSL, HTTPS: TLS ends at the listener, targets get TCP (HTTP)
 			pl.Protocol, pl.TLS = dataplane.TCP, l.planeTLSLocked(li.cert)
 		}
 		want.Listeners = append(want.Listeners, pl)

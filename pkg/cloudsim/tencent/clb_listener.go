@@ -16,7 +16,8 @@ const (
 	protoUDP = "UDP"
 )
 
-// layer7 are the protocols the API has but cloudsim does not emulate.
+// layer7 are the protocols of the API beyond the layer-4 ones; all but
+// QUIC are emulated (HTTP and HTTPS: clb_rules.go).
 var layer7 = []string{"HTTP", "HTTPS", "QUIC"}
 
 // Listener defaults, as documented.
@@ -270,9 +271,13 @@ func (l *CLB) createListener(call *Call, body []byte) (any, error) {
 	switch {
 	case proto == "":
 		return nil, errMissing("Protocol")
-	case slices.Contains(layer7, proto):
-		return nil, Errorf("UnsupportedOperation", "cloudsim emulates only TCP, UDP and TCP_SSL listeners, not %s.", proto)
-	case proto != protoTCP && proto != protoUDP && proto != protoTCPSSL:
+	case proto == "QUIC":
+		return nil, Errorf("UnsupportedOperation", "cloudsim emulates TCP, UDP, TCP_SSL, HTTP and HTTPS listeners, not %s.", proto)
+	case isLayer7(proto):
+		if e := checkLayer7ListenerParams(&req); e != nil {
+			return nil, e
+		}
+	case proto != protoTCP && proto != protoUDP && proto != protoTCPSSL && !isLayer7(proto):
 		return nil, Errorf("InvalidParameterValue", "`Protocol` must be one of TCP, UDP, HTTP, HTTPS, TCP_SSL, QUIC; got `%s`.", proto)
 	}
 	if len(req.Ports) == 0 {
@@ -416,7 +421,7 @@ func (l *CLB) describeListeners(call *Call, body []byte) (any, error) {
 }
 
 func (li *clbListener) toSDK(nulls bool) *clb.Listener {
-	return &clb.Listener{
+	out := &clb.Listener{
 		ListenerId:          common.StringPtr(li.id),
 		Protocol:            common.StringPtr(li.protocol),
 		Port:                common.Int64Ptr(li.port),
@@ -436,6 +441,10 @@ func (li *clbListener) toSDK(nulls bool) *clb.Listener {
 		IdleConnectTimeout:  common.Int64Ptr(li.idleTimeout),
 		Certificate:         certOutput(li.cert),
 	}
+	if isLayer7(li.protocol) { // rules hold these (clb_rules.go)
+		out.HealthCheck, out.Scheduler, out.SessionExpireTime, out.Rules = nil, nil, nil, li.rulesToSDK(nulls)
+	}
+	return out
 }
 
 // certOutput is a listener's Certificate in DescribeListeners: null for a

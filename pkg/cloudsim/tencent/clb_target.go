@@ -16,11 +16,14 @@ import (
 type targetInput struct {
 	where      string // "Targets.3", for messages
 	listenerID string
-	instanceID string
-	eniIP      string
-	port       *int64
-	weight     *int64
-	tag        *string
+	// locationID, or domain and url, select the rule of a layer-7
+	// listener (clb_rules.go).
+	locationID, domain, url string
+	instanceID              string
+	eniIP                   string
+	port                    *int64
+	weight                  *int64
+	tag                     *string
 }
 
 func (in targetInput) key() string {
@@ -37,10 +40,11 @@ func (in targetInput) String() string {
 	return fmt.Sprintf("%s:%d", in.eniIP, *in.port)
 }
 
-func fromTargets(listenerID string, ts []*clb.Target) []targetInput {
+func fromTargets(listenerID string, rule ruleSelector, ts []*clb.Target) []targetInput {
 	out := make([]targetInput, len(ts))
 	for i, t := range ts {
-		out[i] = targetInput{where: fmt.Sprintf("Targets.%d", i), listenerID: listenerID}
+		out[i] = targetInput{where: fmt.Sprintf("Targets.%d", i), listenerID: listenerID,
+			locationID: ptrStr(rule.locationID), domain: ptrStr(rule.domain), url: ptrStr(rule.url)}
 		if t != nil {
 			out[i].instanceID, out[i].eniIP = ptrStr(t.InstanceId), ptrStr(t.EniIp)
 			out[i].port, out[i].weight, out[i].tag = t.Port, t.Weight, t.Tag
@@ -56,10 +60,7 @@ func fromBatchTargets(ts []*clb.BatchTarget) ([]targetInput, *Error) {
 		if t == nil {
 			continue
 		}
-		if ptrStr(t.LocationId) != "" {
-			return nil, Errorf("InvalidParameter", "`%s.LocationId` applies to layer-7 rules; cloudsim emulates TCP and UDP listeners only.", out[i].where)
-		}
-		out[i].listenerID = ptrStr(t.ListenerId)
+		out[i].listenerID, out[i].locationID = ptrStr(t.ListenerId), ptrStr(t.LocationId)
 		out[i].instanceID, out[i].eniIP = ptrStr(t.InstanceId), ptrStr(t.EniIp)
 		out[i].port, out[i].weight, out[i].tag = t.Port, t.Weight, t.Tag
 	}
@@ -95,7 +96,7 @@ func checkTargetShapes(in []targetInput, max int, register bool) *Error {
 		if register && t.weight != nil && (*t.weight < 0 || *t.weight > 100) {
 			return Errorf("InvalidParameterValue", "`%s.Weight` must be between 0 and 100, got %d.", t.where, *t.weight)
 		}
-		k := t.listenerID + " " + t.key()
+		k := t.listenerID + " " + t.locationID + " " + t.domain + t.url + " " + t.key()
 		if seen[k] {
 			return Errorf("InvalidParameterValue.Duplicate", "The target %s appears more than once in `Targets`.", t)
 		}
@@ -112,15 +113,15 @@ func (l *CLB) prepareRegister(region, lbID string, in []targetInput) (func() err
 		return nil, e
 	}
 	now := l.core.Now()
-	adds := map[*clbListener][]*clbTarget{}
-	var order []*clbListener
+	adds := map[targetSet][]*clbTarget{}
+	var order []targetSet
 	for _, t := range in {
-		li, e := lbListener(lb, t.listenerID)
+		set, e := targetSetOf(lb, t)
 		if e != nil {
 			return nil, e
 		}
-		if slices.ContainsFunc(li.targets, func(x *clbTarget) bool { return x.key() == t.key() }) {
-			return nil, Errorf("InvalidParameterValue.Duplicate", "The target %s is already bound to listener `%s`.", t, li.id)
+		if slices.ContainsFunc(*set.list(), func(x *clbTarget) bool { return x.key() == t.key() }) {
+			return nil, Errorf("InvalidParameterValue.Duplicate", "The target %s is already bound to %s.", t, set)
 		}
 		nt := &clbTarget{instanceID: t.instanceID, eniIP: t.eniIP, port: *t.port, weight: DefaultTargetWeight, registered: now}
 		if t.weight != nil {
@@ -138,27 +139,28 @@ func (l *CLB) prepareRegister(region, lbID string, in []targetInput) (func() err
 		} else {
 			nt.ip = t.eniIP
 		}
-		if _, ok := adds[li]; !ok {
-			order = append(order, li)
+		if _, ok := adds[set]; !ok {
+			order = append(order, set)
 		}
-		adds[li] = append(adds[li], nt)
+		adds[set] = append(adds[set], nt)
 	}
-	for _, li := range order {
+	for _, set := range order {
 		// TOTAL_TARGET_BIND_QUOTA (see DefaultTargetQuota); LimitExceeded is in
 		// the documented codes of RegisterTargets and BatchRegisterTargets
 		// (clb@v1.3.105 client.go: "LIMITEXCEEDED = \"LimitExceeded\"").
-		if n := len(li.targets) + len(adds[li]); n > l.targetQuota {
-			return nil, Errorf("LimitExceeded", "Listener `%s` would have %d targets; the quota (TOTAL_TARGET_BIND_QUOTA) is %d per listener.", li.id, n, l.targetQuota)
+		// A rule counts as a listener here (cloudsim's choice).
+		if n := len(*set.list()) + len(adds[set]); n > l.targetQuota {
+			return nil, Errorf("LimitExceeded", "%s would have %d targets; the quota (TOTAL_TARGET_BIND_QUOTA) is %d per listener.", set, n, l.targetQuota)
 		}
 	}
 	return func() error {
-		for _, li := range order {
-			if lb.listener(li.id) != li {
-				return errListenerNotFound(lb.id, li.id)
+		for _, set := range order {
+			if e := set.stillIn(lb); e != nil {
+				return e
 			}
 		}
-		for _, li := range order {
-			li.targets = append(li.targets, adds[li]...)
+		for _, set := range order {
+			*set.list() = append(*set.list(), adds[set]...)
 		}
 		return nil
 	}, nil
@@ -197,18 +199,19 @@ func (l *CLB) instanceIP(lb *clbLB, id string) (string, *Error) {
 
 // findBound maps each input to its binding; every one must be bound.
 // Callers hold l.mu.
-func findBound(lb *clbLB, in []targetInput) (map[*clbListener][]*clbTarget, *Error) {
-	out := map[*clbListener][]*clbTarget{}
+func findBound(lb *clbLB, in []targetInput) (map[targetSet][]*clbTarget, *Error) {
+	out := map[targetSet][]*clbTarget{}
 	for _, t := range in {
-		li, e := lbListener(lb, t.listenerID)
+		set, e := targetSetOf(lb, t)
 		if e != nil {
 			return nil, e
 		}
-		i := slices.IndexFunc(li.targets, func(x *clbTarget) bool { return x.key() == t.key() })
+		list := *set.list()
+		i := slices.IndexFunc(list, func(x *clbTarget) bool { return x.key() == t.key() })
 		if i < 0 {
-			return nil, Errorf("InvalidParameter", "The target %s is not bound to listener `%s`.", t, li.id)
+			return nil, Errorf("InvalidParameter", "The target %s is not bound to %s.", t, set)
 		}
-		out[li] = append(out[li], li.targets[i])
+		out[set] = append(out[set], list[i])
 	}
 	return out, nil
 }
@@ -224,8 +227,8 @@ func (l *CLB) prepareDeregister(region, lbID string, in []targetInput) (func() e
 		return nil, e
 	}
 	return func() error {
-		for li, ts := range bound {
-			li.targets = slices.DeleteFunc(li.targets, func(x *clbTarget) bool { return slices.Contains(ts, x) })
+		for set, ts := range bound {
+			*set.list() = slices.DeleteFunc(*set.list(), func(x *clbTarget) bool { return slices.Contains(ts, x) })
 		}
 		return nil
 	}, nil
@@ -237,10 +240,7 @@ func (l *CLB) registerTargets(call *Call, body []byte) (any, error) {
 	if err := Decode(body, &req); err != nil {
 		return nil, err
 	}
-	if err := checkNoRule(req.LocationId, req.Domain, req.Url); err != nil {
-		return nil, err
-	}
-	in := fromTargets(ptrStr(req.ListenerId), req.Targets)
+	in := fromTargets(ptrStr(req.ListenerId), ruleSelector{req.LocationId, req.Domain, req.Url}, req.Targets)
 	if err := l.changeTargets(call, ptrStr(req.LoadBalancerId), in, MaxTargetsPerCall, true); err != nil {
 		return nil, err
 	}
@@ -253,10 +253,7 @@ func (l *CLB) deregisterTargets(call *Call, body []byte) (any, error) {
 	if err := Decode(body, &req); err != nil {
 		return nil, err
 	}
-	if err := checkNoRule(req.LocationId, req.Domain, req.Url); err != nil {
-		return nil, err
-	}
-	in := fromTargets(ptrStr(req.ListenerId), req.Targets)
+	in := fromTargets(ptrStr(req.ListenerId), ruleSelector{req.LocationId, req.Domain, req.Url}, req.Targets)
 	if err := l.changeTargets(call, ptrStr(req.LoadBalancerId), in, MaxTargetsPerCall, false); err != nil {
 		return nil, err
 	}
@@ -338,10 +335,7 @@ func (l *CLB) modifyTargetWeight(call *Call, body []byte) (any, error) {
 	if err := Decode(body, &req); err != nil {
 		return nil, err
 	}
-	if err := checkNoRule(req.LocationId, req.Domain, req.Url); err != nil {
-		return nil, err
-	}
-	in := fromTargets(ptrStr(req.ListenerId), req.Targets)
+	in := fromTargets(ptrStr(req.ListenerId), ruleSelector{req.LocationId, req.Domain, req.Url}, req.Targets)
 	if e := checkTargetShapes(in, MaxBatchTargets, true); e != nil {
 		return nil, e
 	}
@@ -388,18 +382,15 @@ func (l *CLB) batchModifyTargetWeight(call *Call, body []byte) (any, error) {
 		if r == nil {
 			return nil, Errorf("InvalidParameter", "`ModifyList.%d` is empty.", i)
 		}
-		// Domain and Url are deprecated in the SDK but still on the wire:
-		// a client that sends them selects a layer-7 rule.
-		if err := checkNoRule(r.LocationId, r.Domain, r.Url); err != nil { //nolint:staticcheck // see above
-			return nil, err
-		}
 		if len(r.Targets) > MaxWeightTargetsPerRule {
 			return nil, Errorf("InvalidParameterValue.Length", "`ModifyList.%d.Targets` has %d targets; at most %d are allowed.", i, len(r.Targets), MaxWeightTargetsPerRule)
 		}
 		if r.Weight != nil && (*r.Weight < 0 || *r.Weight > 100) {
 			return nil, Errorf("InvalidParameterValue", "`ModifyList.%d.Weight` must be between 0 and 100, got %d.", i, *r.Weight)
 		}
-		rule := fromTargets(ptrStr(r.ListenerId), r.Targets)
+		// Domain and Url are deprecated in the SDK but still on the wire:
+		// a client that sends them selects a layer-7 rule.
+		rule := fromTargets(ptrStr(r.ListenerId), ruleSelector{r.LocationId, r.Domain, r.Url}, r.Targets) //nolint:staticcheck // see above
 		for j := range rule {
 			rule[j].where = fmt.Sprintf("ModifyList.%d.Targets.%d", i, j)
 			if rule[j].weight == nil {
@@ -437,8 +428,8 @@ func (l *CLB) setWeights(call *Call, lbID string, in []targetInput, def int64) e
 		}
 		weights := map[*clbTarget]int64{}
 		for _, t := range in {
-			li := lb.listener(t.listenerID)
-			for _, b := range bound[li] {
+			set, _ := targetSetOf(lb, t) // found by findBound
+			for _, b := range bound[set] {
 				if b.key() == t.key() {
 					weights[b] = def
 					if t.weight != nil {
@@ -457,14 +448,6 @@ func (l *CLB) setWeights(call *Call, lbID string, in []targetInput, def int64) e
 	return err
 }
 
-// checkNoRule rejects layer-7 rule selectors.
-func checkNoRule(locationID, domain, url *string) *Error {
-	if ptrStr(locationID) != "" || ptrStr(domain) != "" || ptrStr(url) != "" {
-		return Errorf("InvalidParameter", "`LocationId`, `Domain` and `Url` select layer-7 rules; cloudsim emulates TCP and UDP listeners only.")
-	}
-	return nil
-}
-
 // describeTargets implements DescribeTargets.
 func (l *CLB) describeTargets(call *Call, body []byte) (any, error) {
 	var req clb.DescribeTargetsRequestParams
@@ -475,7 +458,7 @@ func (l *CLB) describeTargets(call *Call, body []byte) (any, error) {
 	if len(ids) > MaxTargetsListenerIDs {
 		return nil, Errorf("InvalidParameterValue.Length", "The number of `ListenerIds` (%d) exceeds the limit of %d.", len(ids), MaxTargetsListenerIDs)
 	}
-	var ipFilter, tagFilter []string
+	var ipFilter, tagFilter, locFilter []string
 	for _, f := range req.Filters {
 		name := ""
 		if f != nil {
@@ -487,8 +470,8 @@ func (l *CLB) describeTargets(call *Call, body []byte) (any, error) {
 		case "tag":
 			tagFilter = append(tagFilter, ptrStrs(f.Values)...)
 		case "location-id":
-			// Layer-4 listeners have no rules: nothing matches.
-			ipFilter = append(ipFilter, "\x00")
+			// Layer-4 listeners have no rules: nothing of theirs matches.
+			locFilter = append(locFilter, ptrStrs(f.Values)...)
 		default:
 			return nil, Errorf("InvalidParameterValue.InvalidFilter", "The filter `%s` is not supported (private-ip-address, tag, location-id).", name)
 		}
@@ -517,14 +500,18 @@ func (l *CLB) describeTargets(call *Call, body []byte) (any, error) {
 			Targets:    []*clb.Backend{},
 			EndPort:    common.Int64Ptr(0),
 		}
+		keep := func(t *clbTarget) bool {
+			return (len(ipFilter) == 0 || slices.Contains(ipFilter, t.ip)) && (len(tagFilter) == 0 || slices.Contains(tagFilter, t.tag))
+		}
+		if isLayer7(li.protocol) { // targets per rule (clb_rules.go)
+			lbk.Targets, lbk.Rules = nil, li.ruleTargetsToSDK(locFilter, keep, instances)
+			out.Listeners = append(out.Listeners, lbk)
+			continue
+		}
 		for _, t := range li.targets {
-			if len(ipFilter) > 0 && !slices.Contains(ipFilter, t.ip) {
-				continue
+			if keep(t) && len(locFilter) == 0 {
+				lbk.Targets = append(lbk.Targets, t.toSDK(instances))
 			}
-			if len(tagFilter) > 0 && !slices.Contains(tagFilter, t.tag) {
-				continue
-			}
-			lbk.Targets = append(lbk.Targets, t.toSDK(instances))
 		}
 		out.Listeners = append(out.Listeners, lbk)
 	}
@@ -600,36 +587,50 @@ func (l *CLB) describeTargetHealth(call *Call, body []byte) (any, error) {
 				continue
 			}
 			health := l.plane.TargetHealth(lb.id, li.id)
-			rule := &clb.RuleHealth{LocationId: common.StringPtr(""), Targets: []*clb.TargetHealth{}}
-			for _, t := range li.targets {
-				addr := netip.AddrPortFrom(netip.MustParseAddr(t.ip), uint16(t.port)).String()
-				st, known := health[t.backend()+"|"+addr]
-				ok, detail := false, "Unknown"
-				switch {
-				case !known:
-				case st.Health == dataplane.HealthHealthy:
-					ok, detail = true, "Alive"
-				case st.Health == dataplane.HealthUnhealthy:
-					detail = "Dead"
-				case st.Health == dataplane.HealthOff:
-					ok, detail = true, "Close"
+			sets := []targetSet{{li: li}}
+			if isLayer7(li.protocol) {
+				sets = sets[:0]
+				for _, r := range li.rules {
+					sets = append(sets, targetSet{li: li, rule: r})
 				}
-				th := &clb.TargetHealth{
-					IP:                 common.StringPtr(t.ip),
-					Port:               common.Int64Ptr(t.port),
-					HealthStatus:       common.BoolPtr(ok),
-					TargetId:           common.StringPtr(t.backend()),
-					HealthStatusDetail: common.StringPtr(detail),
-					Weight:             common.Uint64Ptr(uint64(t.weight)),
+			}
+			var rules []*clb.RuleHealth
+			for _, set := range sets {
+				rule := &clb.RuleHealth{LocationId: common.StringPtr(""), Targets: []*clb.TargetHealth{}}
+				if set.rule != nil {
+					rule.LocationId, rule.Domain, rule.Url = common.StringPtr(set.rule.id), common.StringPtr(set.rule.domain), common.StringPtr(set.rule.url)
 				}
-				rule.Targets = append(rule.Targets, th)
+				for _, t := range *set.list() {
+					addr := netip.AddrPortFrom(netip.MustParseAddr(t.ip), uint16(t.port)).String()
+					st, known := health[t.backend()+"|"+addr]
+					ok, detail := false, "Unknown"
+					switch {
+					case !known:
+					case st.Health == dataplane.HealthHealthy:
+						ok, detail = true, "Alive"
+					case st.Health == dataplane.HealthUnhealthy:
+						detail = "Dead"
+					case st.Health == dataplane.HealthOff:
+						ok, detail = true, "Close"
+					}
+					th := &clb.TargetHealth{
+						IP:                 common.StringPtr(t.ip),
+						Port:               common.Int64Ptr(t.port),
+						HealthStatus:       common.BoolPtr(ok),
+						TargetId:           common.StringPtr(t.backend()),
+						HealthStatusDetail: common.StringPtr(detail),
+						Weight:             common.Uint64Ptr(uint64(t.weight)),
+					}
+					rule.Targets = append(rule.Targets, th)
+				}
+				rules = append(rules, rule)
 			}
 			lh.Listeners = append(lh.Listeners, &clb.ListenerHealth{
 				ListenerId:   common.StringPtr(li.id),
 				ListenerName: common.StringPtr(li.name),
 				Protocol:     common.StringPtr(li.protocol),
 				Port:         common.Int64Ptr(li.port),
-				Rules:        []*clb.RuleHealth{rule},
+				Rules:        rules,
 			})
 		}
 		out.LoadBalancers = append(out.LoadBalancers, lh)

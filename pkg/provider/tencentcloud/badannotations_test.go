@@ -39,7 +39,7 @@ var badAnnotations = []struct {
 	{annotations.HealthCheckUnhealthyThreshold, "11"},
 	{annotations.TKEPassToTarget, "sometimes"},
 	{annotations.TKESpecifyProtocol, `{"80":"TCP_SSL"}`},
-	{annotations.TKESpecifyProtocol, `{"80":{"protocol":["HTTPS"],"tls":"cert"}}`},
+	{annotations.TKESpecifyProtocol, `{"80":{"protocol":["HTTP"],"hosts":{"a.example.com":{}}}}`},
 	{annotations.TKESpecifyProtocol, `{"80":{"protocol":["TCP","UDP"]}}`},
 	{annotations.TKESpecifyProtocol, `{"80":{"protocol":["TCP_SSL"]}}`},
 	{annotations.TKESpecifyProtocol, `{"80":{"protocol":["UDP"]}}`},

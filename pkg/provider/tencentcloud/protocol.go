@@ -40,8 +40,9 @@ const (
 const secretTimeout = 10 * time.Second
 
 // portProtocol is one port's entry of the annotation. hosts is TKE's
-// per-domain form of HTTP and HTTPS listeners, parsed only to say that
-// layer 7 is not supported yet.
+// per-domain form of HTTP and HTTPS listeners, parsed only to say that it
+// is not supported: an HTTP or HTTPS listener gets one default rule
+// (clbops/rules.go), and routing by domain is an Ingress controller's job.
 type portProtocol struct {
 	Protocol []string                   `json:"protocol"`
 	TLS      string                     `json:"tls,omitempty"`
@@ -123,25 +124,28 @@ func (c *certSecrets) portProtocol(svc *v1.Service, sp v1.ServicePort, e portPro
 		return clbops.PortProtocol{}, fmt.Errorf("give exactly one protocol, got %d (TKE mixes protocols on one port only in direct-access mode, which this CCM does not support)", len(e.Protocol))
 	}
 	proto := e.Protocol[0]
-	allowed := map[v1.Protocol][]string{v1.ProtocolTCP: {"TCP", clbops.ProtocolTCPSSL}, v1.ProtocolUDP: {"UDP"}}[sp.Protocol]
+	allowed := map[v1.Protocol][]string{
+		v1.ProtocolTCP: {"TCP", clbops.ProtocolTCPSSL, clbops.ProtocolHTTP, clbops.ProtocolHTTPS},
+		v1.ProtocolUDP: {"UDP"},
+	}[sp.Protocol]
 	switch {
 	case slices.Contains(allowed, proto):
-	case slices.Contains([]string{"HTTP", "HTTPS", "QUIC"}, proto):
-		return clbops.PortProtocol{}, fmt.Errorf("protocol %s is not supported yet (layer-7 and QUIC listeners); use TCP_SSL to end TLS at the CLB, or TCP", proto)
+	case proto == "QUIC":
+		return clbops.PortProtocol{}, errors.New("protocol QUIC is not supported; use UDP")
 	default:
 		return clbops.PortProtocol{}, fmt.Errorf("protocol %q cannot serve a %s port; use one of %s", proto, sp.Protocol, strings.Join(allowed, ", "))
 	}
 	if len(e.Hosts) > 0 {
-		return clbops.PortProtocol{}, errors.New(`"hosts" applies to HTTP and HTTPS listeners only`)
+		return clbops.PortProtocol{}, errors.New(`"hosts" (rules per domain) is not supported: an HTTP or HTTPS listener gets one default rule for every host and path; route by domain or path with an Ingress controller`)
 	}
-	if proto != clbops.ProtocolTCPSSL {
+	if proto != clbops.ProtocolTCPSSL && proto != clbops.ProtocolHTTPS {
 		if e.TLS != "" {
-			return clbops.PortProtocol{}, fmt.Errorf(`"tls" applies to TCP_SSL only, not %s`, proto)
+			return clbops.PortProtocol{}, fmt.Errorf(`"tls" applies to TCP_SSL and HTTPS only, not %s`, proto)
 		}
 		return clbops.PortProtocol{Protocol: proto}, nil
 	}
 	if e.TLS == "" {
-		return clbops.PortProtocol{}, errors.New(`TCP_SSL needs "tls": the name of a Secret with the certificate id in ` + secretKeyCertID)
+		return clbops.PortProtocol{}, fmt.Errorf(`%s needs "tls": the name of a Secret with the certificate id in %s`, proto, secretKeyCertID)
 	}
 	certID, caID, err := c.certIDs(svc.Namespace, e.TLS)
 	if err != nil {
