@@ -124,6 +124,13 @@ func (r *Reader) ListInstances(ctx context.Context, displayName string) ([]core.
 // vnicAttachments lists the compartment's VNIC attachments, of one
 // instance or (instanceID "") of all, through every page.
 func (r *Reader) vnicAttachments(ctx context.Context, instanceID string) ([]core.VnicAttachment, error) {
+	return r.vnicAttachmentPages(ctx, instanceID, nil)
+}
+
+// vnicAttachmentPages is vnicAttachments calling onPage (when set) with
+// each page as it arrives, so that the caller can start dependent reads
+// before the last page.
+func (r *Reader) vnicAttachmentPages(ctx context.Context, instanceID string, onPage func([]core.VnicAttachment)) ([]core.VnicAttachment, error) {
 	what := "compartment " + r.compartment
 	req := core.ListVnicAttachmentsRequest{CompartmentId: &r.compartment, Limit: common.Int(PageSize)}
 	if instanceID != "" {
@@ -135,6 +142,9 @@ func (r *Reader) vnicAttachments(ctx context.Context, instanceID string) ([]core
 		resp, err := r.compute.ListVnicAttachments(ctx, req)
 		if err != nil {
 			return nil, ocierr.Wrap("ListVnicAttachments", what, err)
+		}
+		if onPage != nil {
+			onPage(resp.Items)
 		}
 		out = append(out, resp.Items...)
 		if resp.OpcNextPage == nil || *resp.OpcNextPage == "" {
