@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -19,7 +18,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/ccmkit/ccm/bench/nodes"
 	"github.com/ccmkit/ccm/bench/report"
@@ -124,52 +122,25 @@ func RunOCIFanout(ctx context.Context, cfg FanoutConfig, log io.Writer) (*OCIFan
 	}
 	res := &OCIFanoutResult{Services: cfg.Services, InitialNodes: cfg.InitialNodes, BurstNodes: cfg.BurstNodes,
 		ConcurrentServiceSyncs: cfg.Syncs, Latency: "cloudsim's realistic default", WorkRequestSeconds: simoci.DefaultWorkRequestLatency.Seconds()}
-	dir := cfg.WorkDir
-	if dir == "" {
-		var err error
-		if dir, err = os.MkdirTemp("", "ccm-bench-oci-fanout-"); err != nil {
-			return nil, err
-		}
+	runs, err := repeatFanout(cfg, "oci-fanout", log, func(dir string, step func(string, ...any)) (FanoutRun, error) {
+		return runOCIFanout(ctx, cfg, res, dir, step)
+	})
+	if err != nil {
+		return nil, err
 	}
-	for k := range max(1, cfg.Repeats) {
-		step := func(format string, args ...any) {
-			fmt.Fprintf(log, "[%s oci-fanout run %d] %s\n", time.Now().Format("15:04:05"), k+1, fmt.Sprintf(format, args...))
-		}
-		run, err := runOCIFanout(ctx, cfg, res, filepath.Join(dir, fmt.Sprintf("run-%d", k+1)), step)
-		if err != nil {
-			return nil, fmt.Errorf("run %d: %w", k+1, err)
-		}
-		res.Runs = append(res.Runs, run)
-	}
+	res.Runs = runs
 	res.evaluate()
 	return res, nil
 }
 
 func runOCIFanout(ctx context.Context, cfg FanoutConfig, res *OCIFanoutResult, dir string, step func(string, ...any)) (FanoutRun, error) {
 	run := FanoutRun{Throttled: map[string]int{}, Busy: map[string]int{}, LogDir: dir}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return run, err
-	}
-	step("starting etcd and kube-apiserver %s", testcluster.K8sVersion)
-	cluster, err := testcluster.Start(dir)
+	cluster, kubeconfig, err := startFanoutCluster(ctx, dir, step)
 	if err != nil {
-		return run, err
+		return run, fmt.Errorf("oci-fanout: %w", err)
 	}
 	defer func() { _ = cluster.Stop() }() // at exit: nothing is left to do about a failed stop
-	fast := rest.CopyConfig(cluster.Admin)
-	fast.QPS, fast.Burst = -1, 0
-	client, err := kubernetes.NewForConfig(fast)
-	if err != nil {
-		return run, fmt.Errorf("oci-fanout: bench client: %w", err)
-	}
-	cluster.Client = client
-	if err := cluster.ApplyFile(ctx, filepath.Join("deploy", "rbac.yaml")); err != nil {
-		return run, err
-	}
-	kubeconfig, err := cluster.ServiceAccountKubeconfig(ctx, "kube-system", "cloud-controller-manager")
-	if err != nil {
-		return run, err
-	}
+	client := cluster.Client
 
 	der, err := x509.MarshalPKIXPublicKey(&configtest.Key().PublicKey)
 	if err != nil {
@@ -184,10 +155,10 @@ func runOCIFanout(ctx context.Context, cfg FanoutConfig, res *OCIFanoutResult, d
 				Type: "PUBLIC KEY", Bytes: der}))},
 			Network: cloudsim.OCINetworkSeed{
 				Compartments: []string{configtest.Compartment},
-				VCNs:         []simoci.VCN{{ID: configtest.VCN, CompartmentID: configtest.Compartment, CIDRBlock: "10.0.0.0/8"}},
+				VCNs:         []simoci.VCN{{ID: configtest.VCN, CompartmentID: configtest.Compartment, CIDRBlock: "10.0.0.0/16"}},
 				Subnets: []simoci.Subnet{
-					{ID: configtest.Subnet, VCNID: configtest.VCN, CompartmentID: configtest.Compartment, CIDRBlock: "10.0.0.0/16"},
-					{ID: ociFanoutLBSubnet, VCNID: configtest.VCN, CompartmentID: configtest.Compartment, CIDRBlock: "10.1.0.0/24"},
+					{ID: configtest.Subnet, VCNID: configtest.VCN, CompartmentID: configtest.Compartment, CIDRBlock: "10.0.0.0/17"},
+					{ID: ociFanoutLBSubnet, VCNID: configtest.VCN, CompartmentID: configtest.Compartment, CIDRBlock: "10.0.200.0/24"},
 				},
 			},
 		},
@@ -290,7 +261,7 @@ func runOCIFanout(ctx context.Context, cfg FanoutConfig, res *OCIFanoutResult, d
 	go func() { initialized <- waitInitializedByName(ictx, client, burst, cfg.Timeout) }()
 	registered := make(chan error, 1)
 	go func() {
-		err := registerOCI(ctx, sim, cluster, burst, 32)
+		err := register(ctx, sim, cluster, burst, 32, func(in cloudsim.Instance) string { return in.Name })
 		run.RegisterSeconds = round(time.Since(start).Seconds())
 		registered <- err
 	}()
@@ -356,36 +327,6 @@ func createPlainServices(ctx context.Context, cluster *testcluster.Cluster, n in
 	return created, <-errs
 }
 
-// registerOCI adds each machine to cloudsim and registers its Node (named
-// by the display name, tainted, as a kubelet with --cloud-provider=external).
-func registerOCI(ctx context.Context, sim *cloudsim.Sim, cluster *testcluster.Cluster, machines []cloudsim.Instance, workers int) error {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, workers)
-	for range workers {
-		wg.Go(func() {
-			for {
-				k := int(next.Add(1) - 1)
-				if k >= len(machines) || ctx.Err() != nil {
-					return
-				}
-				in := machines[k]
-				if _, err := sim.AddInstances(in); err != nil {
-					errs <- fmt.Errorf("oci-fanout: add instance %s: %w", in.Name, err)
-					return
-				}
-				if _, err := cluster.RegisterNode(ctx, testcluster.NodeSpec{Name: in.Name, InternalIP: in.PrivateIP}); err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	return <-errs
-}
-
 // waitInitializedByName is waitInitialized for Nodes named by the
 // instances' display names.
 func waitInitializedByName(ctx context.Context, client kubernetes.Interface, machines []cloudsim.Instance, timeout time.Duration) time.Time {
@@ -399,8 +340,7 @@ func waitInitializedByName(ctx context.Context, client kubernetes.Interface, mac
 // waitBackends polls cloudsim until there are n load balancers and every
 // backend set of each has a backend at every IP in want.
 func waitBackends(ctx context.Context, sim *cloudsim.Sim, n int, want []string, timeout time.Duration) (time.Time, error) {
-	deadline := time.Now().Add(timeout)
-	for {
+	return waitAll(ctx, timeout, "load balancers", "backends", n, func() (int, int) {
 		lbs := sim.OCILoadBalancers()
 		missing := 0
 		for _, lb := range lbs {
@@ -409,26 +349,11 @@ func waitBackends(ctx context.Context, sim *cloudsim.Sim, n int, want []string, 
 				for _, b := range bs.Backends {
 					have[b.IPAddress] = true
 				}
-				for _, ip := range want {
-					if !have[ip] {
-						missing++
-					}
-				}
+				missing += countMissing(have, want)
 			}
 		}
-		now := time.Now()
-		if len(lbs) == n && missing == 0 {
-			return now, nil
-		}
-		if now.After(deadline) {
-			return now, fmt.Errorf("%d of %d load balancers; %d backends still missing after %s", len(lbs), n, missing, timeout)
-		}
-		select {
-		case <-ctx.Done():
-			return now, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+		return len(lbs), missing
+	})
 }
 
 // splitOCICalls returns the OCI calls by operation (without the "oci:"
