@@ -60,7 +60,9 @@ type Reader struct {
 
 	mu        sync.Mutex
 	subnetVCN map[string]string // subnet OCID -> VCN OCID; a subnet never changes VCN
-	vnics     map[string]cachedVnic
+	// subnetFlights are the GetSubnet calls in progress, by subnet.
+	subnetFlights map[string]*subnetFlight
+	vnics         map[string]cachedVnic
 }
 
 type cachedVnic struct {
@@ -80,7 +82,7 @@ func New(compute ComputeAPI, network NetworkAPI, compartment, vcn string) *Reade
 	return &Reader{
 		compute: compute, network: network, compartment: compartment, vcn: vcn,
 		vnicTTL: vnicScanTTL, now: time.Now,
-		subnetVCN: map[string]string{}, vnics: map[string]cachedVnic{},
+		subnetVCN: map[string]string{}, subnetFlights: map[string]*subnetFlight{}, vnics: map[string]cachedVnic{},
 	}
 }
 
@@ -175,25 +177,57 @@ func (r *Reader) getVnic(ctx context.Context, id string, maxAge time.Duration) (
 }
 
 // VCNOf returns the VCN of a subnet. Answers are kept for good: a subnet
-// never moves to another VCN.
+// never moves to another VCN. Concurrent lookups of one subnet share one
+// GetSubnet: when a listing answers every node at once, each node's
+// lookup would otherwise miss and call.
 func (r *Reader) VCNOf(ctx context.Context, subnetID string) (string, error) {
 	r.mu.Lock()
-	vcn, ok := r.subnetVCN[subnetID]
-	r.mu.Unlock()
-	if ok {
+	if vcn, ok := r.subnetVCN[subnetID]; ok {
+		r.mu.Unlock()
 		return vcn, nil
 	}
+	f, joined := r.subnetFlights[subnetID]
+	if !joined {
+		f = &subnetFlight{done: make(chan struct{})}
+		r.subnetFlights[subnetID] = f
+	}
+	r.mu.Unlock()
+	if !joined {
+		// The call serves every waiter, so no waiter's context ends it;
+		// the SDK's request timeout bounds it.
+		f.vcn, f.err = r.getSubnetVCN(context.WithoutCancel(ctx), subnetID)
+		r.mu.Lock()
+		if f.err == nil {
+			r.subnetVCN[subnetID] = f.vcn
+		}
+		delete(r.subnetFlights, subnetID)
+		r.mu.Unlock()
+		close(f.done)
+	}
+	select {
+	case <-f.done:
+		return f.vcn, f.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// subnetFlight is one GetSubnet in progress; done closes when it ends.
+type subnetFlight struct {
+	done chan struct{}
+	vcn  string
+	err  error
+}
+
+func (r *Reader) getSubnetVCN(ctx context.Context, subnetID string) (string, error) {
 	resp, err := r.network.GetSubnet(ctx, core.GetSubnetRequest{SubnetId: &subnetID})
 	if err != nil {
 		return "", ocierr.Wrap("GetSubnet", subnetID, err)
 	}
-	vcn = deref(resp.VcnId)
+	vcn := deref(resp.VcnId)
 	if vcn == "" {
 		return "", fmt.Errorf("OCI GetSubnet %s: the answer has no vcnId", subnetID)
 	}
-	r.mu.Lock()
-	r.subnetVCN[subnetID] = vcn
-	r.mu.Unlock()
 	return vcn, nil
 }
 
