@@ -28,6 +28,9 @@ type options struct {
 	fanout   lb.FanoutConfig
 	burst    nodes.BurstConfig
 	ociNodes nodes.OCIConfig
+	// ociFanout is the fanout section's config (its --fanout-* sizes) run
+	// on OCI.
+	ociFanout lb.FanoutConfig
 }
 
 // quickRequested finds --quick before the flags are parsed: it decides the
@@ -99,11 +102,11 @@ func parseFlags(args []string) (options, error) {
 
 	// fanout
 	fo := &o.fanout
-	fs.IntVar(&fo.Services, "fanout-services", fo.Services, "fanout: LoadBalancer Services, created and converged before the burst")
-	fs.IntVar(&fo.InitialNodes, "fanout-nodes", fo.InitialNodes, "fanout: initialized nodes before the burst")
-	fs.IntVar(&fo.BurstNodes, "fanout-burst-nodes", fo.BurstNodes, "fanout: nodes joining at once, each initialized by the CCM")
-	fs.IntVar(&fo.Syncs, "fanout-syncs", fo.Syncs, "fanout: the CCM's --concurrent-service-syncs")
-	fs.IntVar(&fo.Repeats, "fanout-repeats", fo.Repeats, "fanout: runs, each on a fresh cluster; the ratios are their medians")
+	fs.IntVar(&fo.Services, "fanout-services", fo.Services, "fanout and oci-fanout: LoadBalancer Services, created and converged before the burst")
+	fs.IntVar(&fo.InitialNodes, "fanout-nodes", fo.InitialNodes, "fanout and oci-fanout: initialized nodes before the burst")
+	fs.IntVar(&fo.BurstNodes, "fanout-burst-nodes", fo.BurstNodes, "fanout and oci-fanout: nodes joining at once, each initialized by the CCM")
+	fs.IntVar(&fo.Syncs, "fanout-syncs", fo.Syncs, "fanout and oci-fanout: the CCM's --concurrent-service-syncs")
+	fs.IntVar(&fo.Repeats, "fanout-repeats", fo.Repeats, "fanout and oci-fanout: runs, each on a fresh cluster; the ratios are their medians")
 
 	// burst
 	bu := &o.burst
@@ -171,6 +174,7 @@ func parseFlags(args []string) (options, error) {
 	bu.CCMFlags = n.CCMFlags
 	on.CCMFlags = n.CCMFlags
 	n.CCMBinary, r.CCMBinary, l.CCMBinary, fo.CCMBinary, bu.CCMBinary, on.CCMBinary = *ccmBinary, *ccmBinary, *ccmBinary, *ccmBinary, *ccmBinary, *ccmBinary
+	o.ociFanout = *fo
 	if *workDir != "" {
 		n.WorkDir = filepath.Join(*workDir, "nodes")
 		r.WorkDir = filepath.Join(*workDir, "routes")
@@ -178,6 +182,7 @@ func parseFlags(args []string) (options, error) {
 		fo.WorkDir = filepath.Join(*workDir, "fanout")
 		bu.WorkDir = filepath.Join(*workDir, "burst")
 		on.WorkDir = filepath.Join(*workDir, "oci-nodes")
+		o.ociFanout.WorkDir = filepath.Join(*workDir, "oci-fanout")
 	}
 	return o, nil
 }

@@ -16,7 +16,10 @@
 //     against a bare client patching each node as it appears;
 //   - oci-nodes (bench/nodes, oci.go): the OCI provider initializing N
 //     nodes, against the same bare-PATCH floor: OCI calls by action, HTTP
-//     429 answers, peak RSS.
+//     429 answers, peak RSS;
+//   - oci-fanout (bench/lb, fanout_oci.go): the fan-out on OCI Load
+//     Balancing (the fanout section's sizes), against one UpdateBackendSet
+//     per backend set at cloudsim's work-request pace.
 //
 // It prints each section's table and writes one JSON file (default
 // bench/results/latest.json): the node section's keys at the top level, as
@@ -54,7 +57,7 @@ import (
 	"github.com/ccmkit/ccm/bench/routes"
 )
 
-var allSections = []string{"nodes", "routes", "lb", "fanout", "burst", "oci-nodes"}
+var allSections = []string{"nodes", "routes", "lb", "fanout", "burst", "oci-nodes", "oci-fanout"}
 
 // document is latest.json.
 type document struct {
@@ -64,13 +67,14 @@ type document struct {
 	*nodes.Result
 	// NodeSizes summarizes the node section at each --sizes value (the
 	// largest is also the top level); init-vs-nodes.svg draws it.
-	NodeSizes []sizeSummary      `json:"node_sizes,omitempty"`
-	Routes    *routes.Result     `json:"routes,omitempty"`
-	LB        *lb.Result         `json:"lb,omitempty"`
-	Fanout    *lb.FanoutResult   `json:"fanout,omitempty"`
-	Burst     *nodes.BurstResult `json:"burst,omitempty"`
-	OCINodes  *nodes.OCIResult   `json:"oci_nodes,omitempty"`
-	Run       runInfo            `json:"run"`
+	NodeSizes []sizeSummary       `json:"node_sizes,omitempty"`
+	Routes    *routes.Result      `json:"routes,omitempty"`
+	LB        *lb.Result          `json:"lb,omitempty"`
+	Fanout    *lb.FanoutResult    `json:"fanout,omitempty"`
+	Burst     *nodes.BurstResult  `json:"burst,omitempty"`
+	OCINodes  *nodes.OCIResult    `json:"oci_nodes,omitempty"`
+	OCIFanout *lb.OCIFanoutResult `json:"oci_fanout,omitempty"`
+	Run       runInfo             `json:"run"`
 }
 
 // sizeSummary is the node section at one size.
@@ -181,7 +185,8 @@ func run(ctx context.Context, o options) error {
 		doc.Run.AllMet = (doc.Result == nil || doc.Result.Met) && (doc.Routes == nil || doc.Routes.Met) && (doc.LB == nil || doc.LB.Met) &&
 			(doc.Fanout == nil || doc.Fanout.Met) &&
 			(doc.Burst == nil || doc.Burst.Met) &&
-			(doc.OCINodes == nil || doc.OCINodes.Met)
+			(doc.OCINodes == nil || doc.OCINodes.Met) &&
+			(doc.OCIFanout == nil || doc.OCIFanout.Met)
 		for _, s := range doc.NodeSizes {
 			doc.Run.AllMet = doc.Run.AllMet && s.Met
 		}
@@ -255,6 +260,13 @@ func run(ctx context.Context, o options) error {
 			}
 			res.Print(os.Stdout)
 			doc.OCINodes = res
+		case "oci-fanout":
+			res, err := lb.RunOCIFanout(ctx, o.ociFanout, os.Stdout)
+			if err != nil {
+				return fmt.Errorf("oci-fanout: %w", err)
+			}
+			res.Print(os.Stdout)
+			doc.OCIFanout = res
 		}
 		fmt.Printf("bench: section %s took %s\n", section, time.Since(start).Round(time.Second))
 		if err := write(); err != nil {

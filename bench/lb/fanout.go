@@ -164,57 +164,85 @@ func RunFanout(ctx context.Context, cfg FanoutConfig, log io.Writer) (*FanoutRes
 	}
 	res := &FanoutResult{Services: cfg.Services, InitialNodes: cfg.InitialNodes, BurstNodes: cfg.BurstNodes,
 		ConcurrentServiceSyncs: cfg.Syncs, TargetQuota: max(100, cfg.InitialNodes+cfg.BurstNodes), Latency: "cloudsim's realistic default"}
+	runs, err := repeatFanout(cfg, "fanout", log, func(dir string, step func(string, ...any)) (FanoutRun, error) {
+		return runFanout(ctx, cfg, res, dir, step)
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.Runs = runs
+	res.evaluate()
+	return res, nil
+}
+
+// repeatFanout runs one section's run Repeats times, each in its own
+// directory under WorkDir (a new temporary one when unset), and returns
+// the runs.
+func repeatFanout(cfg FanoutConfig, name string, log io.Writer, one func(dir string, step func(string, ...any)) (FanoutRun, error)) ([]FanoutRun, error) {
 	dir := cfg.WorkDir
 	if dir == "" {
 		var err error
-		if dir, err = os.MkdirTemp("", "ccm-bench-fanout-"); err != nil {
+		if dir, err = os.MkdirTemp("", "ccm-bench-"+name+"-"); err != nil {
 			return nil, err
 		}
 	}
+	var runs []FanoutRun
 	for k := range max(1, cfg.Repeats) {
 		step := func(format string, args ...any) {
-			fmt.Fprintf(log, "[%s fanout run %d] %s\n", time.Now().Format("15:04:05"), k+1, fmt.Sprintf(format, args...))
+			fmt.Fprintf(log, "[%s %s run %d] %s\n", time.Now().Format("15:04:05"), name, k+1, fmt.Sprintf(format, args...))
 		}
-		run, err := runFanout(ctx, cfg, res, filepath.Join(dir, fmt.Sprintf("run-%d", k+1)), step)
+		run, err := one(filepath.Join(dir, fmt.Sprintf("run-%d", k+1)), step)
 		if err != nil {
 			return nil, fmt.Errorf("run %d: %w", k+1, err)
 		}
-		res.Runs = append(res.Runs, run)
+		runs = append(runs, run)
 	}
-	res.evaluate()
-	return res, nil
+	return runs, nil
+}
+
+// startFanoutCluster starts a run's etcd and kube-apiserver in dir, with
+// an unthrottled bench client (the burst's Nodes are created as fast as
+// the apiserver allows) and the CCM's RBAC, and returns the CCM's
+// kubeconfig. The caller stops the cluster.
+func startFanoutCluster(ctx context.Context, dir string, step func(string, ...any)) (*testcluster.Cluster, string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, "", err
+	}
+	step("starting etcd and kube-apiserver %s", testcluster.K8sVersion)
+	cluster, err := testcluster.Start(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	fast := rest.CopyConfig(cluster.Admin)
+	fast.QPS, fast.Burst = -1, 0
+	client, err := kubernetes.NewForConfig(fast)
+	if err != nil {
+		_ = cluster.Stop()
+		return nil, "", fmt.Errorf("bench client: %w", err)
+	}
+	cluster.Client = client
+	if err := cluster.ApplyFile(ctx, filepath.Join("deploy", "rbac.yaml")); err != nil {
+		_ = cluster.Stop()
+		return nil, "", err
+	}
+	kubeconfig, err := cluster.ServiceAccountKubeconfig(ctx, "kube-system", "cloud-controller-manager")
+	if err != nil {
+		_ = cluster.Stop()
+		return nil, "", err
+	}
+	return cluster, kubeconfig, nil
 }
 
 // runFanout is one run on a fresh control plane and cloudsim; it fills
 // res's floor (the same every run).
 func runFanout(ctx context.Context, cfg FanoutConfig, res *FanoutResult, dir string, step func(string, ...any)) (FanoutRun, error) {
 	run := FanoutRun{Throttled: map[string]int{}, Busy: map[string]int{}, LogDir: dir}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return run, err
-	}
-
-	step("starting etcd and kube-apiserver %s", testcluster.K8sVersion)
-	cluster, err := testcluster.Start(dir)
+	cluster, kubeconfig, err := startFanoutCluster(ctx, dir, step)
 	if err != nil {
-		return run, err
+		return run, fmt.Errorf("fanout: %w", err)
 	}
 	defer func() { _ = cluster.Stop() }() // at exit: nothing is left to do about a failed stop
-	// The burst's Nodes are created as fast as the apiserver allows: the
-	// bench's own client is not rate limited.
-	fast := rest.CopyConfig(cluster.Admin)
-	fast.QPS, fast.Burst = -1, 0
-	client, err := kubernetes.NewForConfig(fast)
-	if err != nil {
-		return run, fmt.Errorf("fanout: bench client: %w", err)
-	}
-	cluster.Client = client
-	if err := cluster.ApplyFile(ctx, filepath.Join("deploy", "rbac.yaml")); err != nil {
-		return run, err
-	}
-	kubeconfig, err := cluster.ServiceAccountKubeconfig(ctx, "kube-system", "cloud-controller-manager")
-	if err != nil {
-		return run, err
-	}
+	client := cluster.Client
 
 	// The documented CLB limits and cloudsim's realistic latency (Latency
 	// nil); the target quota raised to the cluster's size (see above).
@@ -328,7 +356,7 @@ func runFanout(ctx context.Context, cfg FanoutConfig, res *FanoutResult, dir str
 	go func() { initialized <- waitInitialized(ictx, client, burst, cfg.Timeout) }()
 	registered := make(chan error, 1)
 	go func() {
-		err := register(ctx, sim, cluster, burst, 32)
+		err := register(ctx, sim, cluster, burst, 32, func(in cloudsim.Instance) string { return in.PrivateIP })
 		run.RegisterSeconds = round(time.Since(start).Seconds())
 		registered <- err
 	}()
@@ -390,7 +418,9 @@ func waitInitialized(ctx context.Context, client kubernetes.Interface, machines 
 
 // register adds each machine to cloudsim and registers its Node (tainted,
 // as a kubelet with --cloud-provider=external), with the given workers.
-func register(ctx context.Context, sim *cloudsim.Sim, cluster *testcluster.Cluster, machines []cloudsim.Instance, workers int) error {
+// The Node is named by nodeName (the CCM's mapping rule of each cloud).
+func register(ctx context.Context, sim *cloudsim.Sim, cluster *testcluster.Cluster, machines []cloudsim.Instance, workers int,
+	nodeName func(cloudsim.Instance) string) error {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
@@ -403,10 +433,10 @@ func register(ctx context.Context, sim *cloudsim.Sim, cluster *testcluster.Clust
 				}
 				in := machines[k]
 				if _, err := sim.AddInstances(in); err != nil {
-					errs <- fmt.Errorf("fanout: add instance %s: %w", in.ID, err)
+					errs <- fmt.Errorf("add instance %s: %w", nodeName(in), err)
 					return
 				}
-				if _, err := cluster.RegisterNode(ctx, testcluster.NodeSpec{Name: in.PrivateIP, InternalIP: in.PrivateIP}); err != nil {
+				if _, err := cluster.RegisterNode(ctx, testcluster.NodeSpec{Name: nodeName(in), InternalIP: in.PrivateIP}); err != nil {
 					errs <- err
 					return
 				}
@@ -422,8 +452,7 @@ func register(ctx context.Context, sim *cloudsim.Sim, cluster *testcluster.Clust
 // each has every instance in want as a target, and returns when it saw
 // that.
 func waitTargets(ctx context.Context, sim *cloudsim.Sim, clbs int, want []string, timeout time.Duration) (time.Time, error) {
-	deadline := time.Now().Add(timeout)
-	for {
+	return waitAll(ctx, timeout, "CLBs", "targets", clbs, func() (int, int) {
 		lbs := sim.CLBs()
 		missing := 0
 		for _, lb := range lbs {
@@ -432,19 +461,37 @@ func waitTargets(ctx context.Context, sim *cloudsim.Sim, clbs int, want []string
 				for _, t := range l.Targets {
 					have[t.InstanceID] = true
 				}
-				for _, id := range want {
-					if !have[id] {
-						missing++
-					}
-				}
+				missing += countMissing(have, want)
 			}
 		}
+		return len(lbs), missing
+	})
+}
+
+// countMissing counts the items of want not in have.
+func countMissing(have map[string]bool, want []string) int {
+	n := 0
+	for _, w := range want {
+		if !have[w] {
+			n++
+		}
+	}
+	return n
+}
+
+// waitAll polls check (load balancers seen, members missing) every 50 ms
+// until it sees n load balancers and nothing missing, and returns when it
+// saw that.
+func waitAll(ctx context.Context, timeout time.Duration, lbsName, membersName string, n int, check func() (int, int)) (time.Time, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		lbs, missing := check()
 		now := time.Now()
-		if len(lbs) == clbs && missing == 0 {
+		if lbs == n && missing == 0 {
 			return now, nil
 		}
 		if now.After(deadline) {
-			return now, fmt.Errorf("%d of %d CLBs; %d targets still missing after %s", len(lbs), clbs, missing, timeout)
+			return now, fmt.Errorf("%d of %d %s; %d %s still missing after %s", lbs, n, lbsName, missing, membersName, timeout)
 		}
 		select {
 		case <-ctx.Done():

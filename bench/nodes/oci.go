@@ -40,7 +40,7 @@ import (
 // HTTP 429 answers, and the CCM's peak RSS. cloudsim answers with its
 // realistic default latency and limits the node reads to
 // simoci.NodeReadRateLimit per operation; the CCM keeps its default client
-// rate limiter (20 reads per second, the public OCI CCM's).
+// rate limiter (20 reads per second per read operation, burst 5).
 
 // OCIConfig is what one OCI node run measures.
 type OCIConfig struct {

@@ -358,6 +358,7 @@ func (inv *Inventory[T]) match(ctx context.Context, maxAge time.Duration, find f
 // false when there is none or it has no match.
 func (inv *Inventory[T]) fromListing(ctx context.Context, maxAge time.Duration, find func() []T) (found []T, ok bool, err error) {
 	inv.mu.Lock()
+	joined := false
 	if !inv.listingFresh(maxAge) {
 		f := inv.listingToJoin()
 		if f == nil {
@@ -368,10 +369,27 @@ func (inv *Inventory[T]) fromListing(ctx context.Context, maxAge time.Duration, 
 		if err := wait(ctx, f.done); err != nil {
 			return nil, false, err
 		}
+		joined = true
 		inv.mu.Lock()
 	}
 	if inv.listingFresh(maxAge) {
 		found = find()
+	}
+	if len(found) == 0 && !joined {
+		// A fresh listing without a match may predate the instance (nodes
+		// joining while their machines are created). The misses' direct
+		// calls are rent like any other: once they reach a listing's
+		// price, a new listing answers the rest of them.
+		if f := inv.listingToJoin(); f != nil {
+			inv.mu.Unlock()
+			if err := wait(ctx, f.done); err != nil {
+				return nil, false, err
+			}
+			inv.mu.Lock()
+			if inv.listingFresh(maxAge) {
+				found = find()
+			}
+		}
 	}
 	inv.mu.Unlock()
 	if len(found) == 0 {

@@ -552,3 +552,54 @@ func TestIndexFollowsChanges(t *testing.T) {
 		t.Errorf("an unknown index matched: %v", got)
 	}
 }
+
+// Instances created after a fresh listing (nodes joining while their
+// machines are created) are not in it: their lookups call direct until
+// those calls reach a listing's price, and then a new listing answers the
+// rest, instead of one direct call each.
+func TestMatchMissesOnAFreshListingBuyANewOne(t *testing.T) {
+	c := newCloud(300)
+	clk := &clock{t: time.Unix(0, 0)}
+	inv := newInventory(c, clk, uniq("test-match-relist"), time.Minute)
+	ctx := context.Background()
+	directCalls := 0
+	direct := func(ip string) func(context.Context) ([]vm, error) {
+		return func(context.Context) ([]vm, error) {
+			directCalls++
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			var out []vm
+			for _, v := range c.vms {
+				if v.ip == ip {
+					out = append(out, v)
+				}
+			}
+			return out, nil
+		}
+	}
+	// A listing (one rent, then the buy).
+	for _, ip := range []string{"10.0.0.1", "10.0.0.2"} {
+		if got, err := inv.MatchIndex(ctx, time.Minute, "ip", []string{ip}, direct(ip)); err != nil || len(got) != 1 {
+			t.Fatalf("Match %s = %v, %v", ip, got, err)
+		}
+	}
+	if c.listings != 1 {
+		t.Fatalf("listings %d, want 1", c.listings)
+	}
+	directBefore, cost := directCalls, inv.listCost
+	// 100 new instances, each looked up once, the listing still fresh.
+	c.mu.Lock()
+	for i := range 100 {
+		c.vms[fmt.Sprintf("ins-new%05d", i)] = vm{id: fmt.Sprintf("ins-new%05d", i), ip: fmt.Sprintf("10.9.0.%d", i)}
+	}
+	c.mu.Unlock()
+	for i := range 100 {
+		ip := fmt.Sprintf("10.9.0.%d", i)
+		if got, err := inv.MatchIndex(ctx, time.Minute, "ip", []string{ip}, direct(ip)); err != nil || len(got) != 1 {
+			t.Fatalf("Match %s = %v, %v", ip, got, err)
+		}
+	}
+	if d := directCalls - directBefore; d != cost || c.listings != 2 {
+		t.Errorf("100 new instances: %d direct calls and %d listings; want %d (a listing's price) and 2", d, c.listings, cost)
+	}
+}

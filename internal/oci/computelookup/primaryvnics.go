@@ -40,74 +40,63 @@ func (r *Reader) PrimaryVnicOf(ctx context.Context, instanceID string) (Instance
 //     IPs, scope AVAILABILITY_DOMAIN) and for the region (reserved ones),
 //     every page: a public IP names the private IP it is assigned to.
 //
+// The listings run side by side: a subnet's private IPs and an
+// availability domain's public IPs are listed from the first attachment
+// page that names them, while later attachment pages arrive, and the
+// regional listing from the start. Their pages are chains (each needs the
+// last one's opc-next-page), so one after the other they would take the
+// sum of the chains instead of the longest.
+//
 // Only instances with exactly one ATTACHED VNIC are answered: every
 // instance has one primary VNIC, created at launch and never detached (the
 // SDK's Vnic.IsPrimary: "the VNIC that is automatically created and
 // attached during instance launch"), so a lone attached VNIC is it; with
 // more, only GetVnic tells which, and the caller takes the per-instance
 // path (PrimaryVnicOf). The same for an instance whose private IP the
-// listing did not show (it was attached between the calls).
+// listing did not show (attached after its subnet's listing read that
+// page).
 //
 // Limit: a reserved public IP kept in another compartment than the
 // cluster's (OCI allows it) is not seen here; see docs/oci.md.
 func (r *Reader) PrimaryVnics(ctx context.Context) ([]InstanceVnic, error) {
-	atts, err := r.vnicAttachments(ctx, "")
+	l := newAddressListings(ctx, r)
+	atts, err := r.vnicAttachmentPages(l.ctx, "", func(page []core.VnicAttachment) {
+		for _, a := range page {
+			if isAttached(a) {
+				l.subnet(deref(a.SubnetId))
+				l.availabilityDomain(deref(a.AvailabilityDomain))
+			}
+		}
+	})
 	if err != nil {
+		l.fail(err)
+	}
+	if err := l.wait(); err != nil {
 		return nil, err
 	}
 	attached := map[string][]core.VnicAttachment{} // instance -> its ATTACHED VNIC attachments
 	for _, a := range atts {
-		if a.LifecycleState == core.VnicAttachmentLifecycleStateAttached && a.VnicId != nil && deref(a.InstanceId) != "" {
+		if isAttached(a) {
 			attached[*a.InstanceId] = append(attached[*a.InstanceId], a)
 		}
 	}
 	lone := map[string]core.VnicAttachment{} // VNIC -> attachment, for instances with one attached VNIC
-	var subnets, ads []string
 	for _, as := range attached {
-		if len(as) != 1 {
-			continue
-		}
-		a := as[0]
-		lone[*a.VnicId] = a
-		if s := deref(a.SubnetId); s != "" && !slices.Contains(subnets, s) {
-			subnets = append(subnets, s)
-		}
-		if ad := deref(a.AvailabilityDomain); ad != "" && !slices.Contains(ads, ad) {
-			ads = append(ads, ad)
+		if len(as) == 1 {
+			lone[*as[0].VnicId] = as[0]
 		}
 	}
-	slices.Sort(subnets)
-	slices.Sort(ads)
-
 	primaryIP := map[string]core.PrivateIp{} // VNIC -> its primary private IP
-	for _, subnet := range subnets {
-		ips, err := r.privateIPs(ctx, subnet)
-		if err != nil {
-			return nil, err
-		}
-		for _, ip := range ips {
-			vnic := deref(ip.VnicId)
-			if _, ours := lone[vnic]; ours && deref(ip.IsPrimary) && deref(ip.Id) != "" && deref(ip.IpAddress) != "" {
-				primaryIP[vnic] = ip
-			}
+	for _, ip := range l.privateIPs {
+		vnic := deref(ip.VnicId)
+		if _, ours := lone[vnic]; ours && deref(ip.IsPrimary) && deref(ip.Id) != "" && deref(ip.IpAddress) != "" {
+			primaryIP[vnic] = ip
 		}
 	}
-
 	public := map[string]string{} // private IP OCID -> public IP address
-	lists := []core.ListPublicIpsRequest{{Scope: core.ListPublicIpsScopeRegion, Lifetime: core.ListPublicIpsLifetimeReserved}}
-	for _, ad := range ads {
-		lists = append(lists, core.ListPublicIpsRequest{Scope: core.ListPublicIpsScopeAvailabilityDomain,
-			AvailabilityDomain: common.String(ad), Lifetime: core.ListPublicIpsLifetimeEphemeral})
-	}
-	for _, req := range lists {
-		ips, err := r.publicIPs(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		for _, ip := range ips {
-			if to := assignedPrivateIP(ip); to != "" && ip.LifecycleState == core.PublicIpLifecycleStateAssigned && deref(ip.IpAddress) != "" {
-				public[to] = *ip.IpAddress
-			}
+	for _, ip := range l.publicIPs {
+		if to := assignedPrivateIP(ip); to != "" && ip.LifecycleState == core.PublicIpLifecycleStateAssigned && deref(ip.IpAddress) != "" {
+			public[to] = *ip.IpAddress
 		}
 	}
 
@@ -131,6 +120,11 @@ func (r *Reader) PrimaryVnics(ctx context.Context) ([]InstanceVnic, error) {
 	}
 	slices.SortFunc(out, func(a, b InstanceVnic) int { return strings.Compare(a.InstanceID, b.InstanceID) })
 	return out, nil
+}
+
+// isAttached: an ATTACHED attachment of a VNIC to an instance.
+func isAttached(a core.VnicAttachment) bool {
+	return a.LifecycleState == core.VnicAttachmentLifecycleStateAttached && a.VnicId != nil && deref(a.InstanceId) != ""
 }
 
 // assignedPrivateIP is the private IP a public IP is assigned to, "" if

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/oracle/oci-go-sdk/v65/common"
 	"github.com/oracle/oci-go-sdk/v65/core"
@@ -12,11 +15,25 @@ import (
 
 // fakeAPI answers the listings from fixed slices, one item per page, so
 // that every listing pages; the per-instance reads are not used here.
+// PrimaryVnics lists concurrently, so the call counts are locked.
 type fakeAPI struct {
 	atts    []core.VnicAttachment
 	private map[string][]core.PrivateIp // subnet -> IPs
 	public  map[string][]core.PublicIp  // "REGION" or the AD -> IPs
-	calls   map[string]int
+	// privateErr, if set, answers every ListPrivateIps.
+	privateErr error
+	// beforeAttachmentPage, if set, runs before each attachment page
+	// after the first (k: the page's index).
+	beforeAttachmentPage func(k int)
+
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (f *fakeAPI) count(op string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls[op]++
 }
 
 var errNotFaked = errors.New("not faked")
@@ -48,17 +65,25 @@ func (f *fakeAPI) GetSubnet(context.Context, core.GetSubnetRequest) (core.GetSub
 	return core.GetSubnetResponse{}, errNotFaked
 }
 func (f *fakeAPI) ListVnicAttachments(_ context.Context, req core.ListVnicAttachmentsRequest) (core.ListVnicAttachmentsResponse, error) {
-	f.calls["ListVnicAttachments"]++
+	f.count("ListVnicAttachments")
+	if f.beforeAttachmentPage != nil && req.Page != nil {
+		var k int
+		_, _ = fmt.Sscan(*req.Page, &k)
+		f.beforeAttachmentPage(k)
+	}
 	items, next := onePage(f.atts, req.Page)
 	return core.ListVnicAttachmentsResponse{Items: items, OpcNextPage: next}, nil
 }
 func (f *fakeAPI) ListPrivateIps(_ context.Context, req core.ListPrivateIpsRequest) (core.ListPrivateIpsResponse, error) {
-	f.calls["ListPrivateIps"]++
+	f.count("ListPrivateIps")
+	if f.privateErr != nil {
+		return core.ListPrivateIpsResponse{}, f.privateErr
+	}
 	items, next := onePage(f.private[*req.SubnetId], req.Page)
 	return core.ListPrivateIpsResponse{Items: items, OpcNextPage: next}, nil
 }
 func (f *fakeAPI) ListPublicIps(_ context.Context, req core.ListPublicIpsRequest) (core.ListPublicIpsResponse, error) {
-	f.calls["ListPublicIps"]++
+	f.count("ListPublicIps")
 	key := string(req.Scope)
 	if req.AvailabilityDomain != nil {
 		key = *req.AvailabilityDomain
@@ -136,5 +161,63 @@ func TestPrimaryVnics(t *testing.T) {
 	// region's public IPs and those of AD-1 and AD-2.
 	if f.calls["ListVnicAttachments"] != 9 || f.calls["ListPrivateIps"] != 8 || f.calls["ListPublicIps"] != 5 {
 		t.Errorf("calls %v", f.calls)
+	}
+}
+
+// The private-IP listing of a subnet starts from the first attachment page
+// that names it, not after the last page: the last attachment page waits
+// here until the subnet's listing has begun.
+func TestPrimaryVnicsListsAddressesAlongsideAttachments(t *testing.T) {
+	attached := core.VnicAttachmentLifecycleStateAttached
+	privateStarted := make(chan struct{})
+	var once sync.Once
+	f := &fakeAPI{
+		atts: []core.VnicAttachment{att("i-1", "v-1", "s1", "AD-1", attached), att("i-2", "v-2", "s1", "AD-1", attached),
+			att("i-3", "v-3", "s1", "AD-1", attached)},
+		private: map[string][]core.PrivateIp{"s1": {privIP("p-1", "v-1", "10.0.0.1", "a", true),
+			privIP("p-2", "v-2", "10.0.0.2", "b", true), privIP("p-3", "v-3", "10.0.0.3", "c", true)}},
+		calls: map[string]int{},
+	}
+	f.beforeAttachmentPage = func(k int) {
+		if k != len(f.atts)-1 {
+			return
+		}
+		select {
+		case <-privateStarted:
+		case <-time.After(5 * time.Second):
+			t.Error("the last attachment page was asked for before any ListPrivateIps")
+		}
+	}
+	api := &startSignal{fakeAPI: f, started: func() { once.Do(func() { close(privateStarted) }) }}
+	got, err := New(api, api, "comp", "vcn").PrimaryVnics(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 {
+		t.Errorf("got %d VNICs, want 3: %+v", len(got), got)
+	}
+}
+
+// startSignal calls started on the first ListPrivateIps.
+type startSignal struct {
+	*fakeAPI
+	started func()
+}
+
+func (s *startSignal) ListPrivateIps(ctx context.Context, req core.ListPrivateIpsRequest) (core.ListPrivateIpsResponse, error) {
+	s.started()
+	return s.fakeAPI.ListPrivateIps(ctx, req)
+}
+
+// A failed listing fails the whole call, naming the operation and subnet.
+func TestPrimaryVnicsListingError(t *testing.T) {
+	f := &fakeAPI{
+		atts:       []core.VnicAttachment{att("i-1", "v-1", "s1", "AD-1", core.VnicAttachmentLifecycleStateAttached)},
+		privateErr: errors.New("boom"),
+		calls:      map[string]int{},
+	}
+	_, err := New(f, f, "comp", "vcn").PrimaryVnics(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "ListPrivateIps") || !strings.Contains(err.Error(), "s1") {
+		t.Errorf("err = %v, want a ListPrivateIps error for subnet s1", err)
 	}
 }

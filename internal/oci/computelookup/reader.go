@@ -60,7 +60,9 @@ type Reader struct {
 
 	mu        sync.Mutex
 	subnetVCN map[string]string // subnet OCID -> VCN OCID; a subnet never changes VCN
-	vnics     map[string]cachedVnic
+	// subnetFlights are the GetSubnet calls in progress, by subnet.
+	subnetFlights map[string]*subnetFlight
+	vnics         map[string]cachedVnic
 }
 
 type cachedVnic struct {
@@ -80,7 +82,7 @@ func New(compute ComputeAPI, network NetworkAPI, compartment, vcn string) *Reade
 	return &Reader{
 		compute: compute, network: network, compartment: compartment, vcn: vcn,
 		vnicTTL: vnicScanTTL, now: time.Now,
-		subnetVCN: map[string]string{}, vnics: map[string]cachedVnic{},
+		subnetVCN: map[string]string{}, subnetFlights: map[string]*subnetFlight{}, vnics: map[string]cachedVnic{},
 	}
 }
 
@@ -124,6 +126,13 @@ func (r *Reader) ListInstances(ctx context.Context, displayName string) ([]core.
 // vnicAttachments lists the compartment's VNIC attachments, of one
 // instance or (instanceID "") of all, through every page.
 func (r *Reader) vnicAttachments(ctx context.Context, instanceID string) ([]core.VnicAttachment, error) {
+	return r.vnicAttachmentPages(ctx, instanceID, nil)
+}
+
+// vnicAttachmentPages is vnicAttachments calling onPage (when set) with
+// each page as it arrives, so that the caller can start dependent reads
+// before the last page.
+func (r *Reader) vnicAttachmentPages(ctx context.Context, instanceID string, onPage func([]core.VnicAttachment)) ([]core.VnicAttachment, error) {
 	what := "compartment " + r.compartment
 	req := core.ListVnicAttachmentsRequest{CompartmentId: &r.compartment, Limit: common.Int(PageSize)}
 	if instanceID != "" {
@@ -135,6 +144,9 @@ func (r *Reader) vnicAttachments(ctx context.Context, instanceID string) ([]core
 		resp, err := r.compute.ListVnicAttachments(ctx, req)
 		if err != nil {
 			return nil, ocierr.Wrap("ListVnicAttachments", what, err)
+		}
+		if onPage != nil {
+			onPage(resp.Items)
 		}
 		out = append(out, resp.Items...)
 		if resp.OpcNextPage == nil || *resp.OpcNextPage == "" {
@@ -165,25 +177,57 @@ func (r *Reader) getVnic(ctx context.Context, id string, maxAge time.Duration) (
 }
 
 // VCNOf returns the VCN of a subnet. Answers are kept for good: a subnet
-// never moves to another VCN.
+// never moves to another VCN. Concurrent lookups of one subnet share one
+// GetSubnet: when a listing answers every node at once, each node's
+// lookup would otherwise miss and call.
 func (r *Reader) VCNOf(ctx context.Context, subnetID string) (string, error) {
 	r.mu.Lock()
-	vcn, ok := r.subnetVCN[subnetID]
-	r.mu.Unlock()
-	if ok {
+	if vcn, ok := r.subnetVCN[subnetID]; ok {
+		r.mu.Unlock()
 		return vcn, nil
 	}
+	f, joined := r.subnetFlights[subnetID]
+	if !joined {
+		f = &subnetFlight{done: make(chan struct{})}
+		r.subnetFlights[subnetID] = f
+	}
+	r.mu.Unlock()
+	if !joined {
+		// The call serves every waiter, so no waiter's context ends it;
+		// the SDK's request timeout bounds it.
+		f.vcn, f.err = r.getSubnetVCN(context.WithoutCancel(ctx), subnetID)
+		r.mu.Lock()
+		if f.err == nil {
+			r.subnetVCN[subnetID] = f.vcn
+		}
+		delete(r.subnetFlights, subnetID)
+		r.mu.Unlock()
+		close(f.done)
+	}
+	select {
+	case <-f.done:
+		return f.vcn, f.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// subnetFlight is one GetSubnet in progress; done closes when it ends.
+type subnetFlight struct {
+	done chan struct{}
+	vcn  string
+	err  error
+}
+
+func (r *Reader) getSubnetVCN(ctx context.Context, subnetID string) (string, error) {
 	resp, err := r.network.GetSubnet(ctx, core.GetSubnetRequest{SubnetId: &subnetID})
 	if err != nil {
 		return "", ocierr.Wrap("GetSubnet", subnetID, err)
 	}
-	vcn = deref(resp.VcnId)
+	vcn := deref(resp.VcnId)
 	if vcn == "" {
 		return "", fmt.Errorf("OCI GetSubnet %s: the answer has no vcnId", subnetID)
 	}
-	r.mu.Lock()
-	r.subnetVCN[subnetID] = vcn
-	r.mu.Unlock()
 	return vcn, nil
 }
 

@@ -156,13 +156,31 @@ type RateLimiterConfig struct {
 	RateLimitQPSWrite    float64 `json:"rateLimitQPSWrite,omitempty"`
 	RateLimitBucketWrite int     `json:"rateLimitBucketWrite,omitempty"`
 	DisableRateLimiter   bool    `json:"disableRateLimiter,omitempty"`
+	// RateLimitReadScope (a ccmkit extension) is what one read bucket
+	// covers: "operation" (default), one bucket per read operation, so
+	// that the node listings' page walks (ListInstances,
+	// ListVnicAttachments, ListPrivateIps) run side by side; "process",
+	// one bucket for every read, as the public OCI CCM has.
+	RateLimitReadScope string `json:"rateLimitReadScope,omitempty"`
 }
 
-// Rate limiter defaults: the public OCI CCM's.
+// Rate limiter defaults: the public OCI CCM's rate and burst.
 const (
 	DefaultRateLimitQPS    = 20.0
 	DefaultRateLimitBucket = 5
 )
+
+// Read bucket scopes (rateLimiter.rateLimitReadScope).
+const (
+	ReadScopeOperation = "operation"
+	ReadScopeProcess   = "process"
+)
+
+// ReadPerOperation reports whether every read operation has its own
+// bucket: the default, measured with the OCI node benchmark (docs/scale.md).
+func (c *RateLimiterConfig) ReadPerOperation() bool {
+	return c.RateLimitReadScope != ReadScopeProcess
+}
 
 // Security list management modes.
 const (
@@ -630,5 +648,8 @@ func (l *loader) checkRateLimiter(r *RateLimiterConfig) {
 		if b.v < 0 {
 			l.Addf("%s %d: must be a positive burst size (0 or unset: %d)", b.key, b.v, DefaultRateLimitBucket)
 		}
+	}
+	if s := r.RateLimitReadScope; s != "" && s != ReadScopeOperation && s != ReadScopeProcess {
+		l.Addf("rateLimiter.rateLimitReadScope %q: must be %q (default) or %q", s, ReadScopeOperation, ReadScopeProcess)
 	}
 }

@@ -28,6 +28,7 @@ rateLimiter:
   rateLimitBucketRead: 10
   rateLimitQPSWrite: 2.5
   rateLimitBucketWrite: 1
+  rateLimitReadScope: process
 endpoint: http://127.0.0.1:8080
 instanceCacheTTL: 2m
 lbDriftCheckPeriod: 0s
@@ -54,6 +55,9 @@ lbDriftCheckPeriod: 0s
 	if q, b := cfg.RateLimiter.WriteLimit(); q != 2.5 || b != 1 {
 		t.Errorf("write limit = %v/%v", q, b)
 	}
+	if cfg.RateLimiter.ReadPerOperation() {
+		t.Error("rateLimitReadScope process: reads limited per operation")
+	}
 	if cfg.InstanceCacheTTL != 2*time.Minute || cfg.LBDriftCheckPeriod != 0 {
 		t.Errorf("durations = %s, %s; want 2m and 0s (off)", cfg.InstanceCacheTTL, cfg.LBDriftCheckPeriod)
 	}
@@ -70,6 +74,9 @@ func TestLoadConfigMinimal(t *testing.T) {
 	}
 	if q, b := cfg.RateLimiter.ReadLimit(); q != config.DefaultRateLimitQPS || b != config.DefaultRateLimitBucket {
 		t.Errorf("read limit defaults = %v/%v", q, b)
+	}
+	if !cfg.RateLimiter.ReadPerOperation() {
+		t.Error("reads are not limited per operation by default")
 	}
 	if cfg.InstanceCacheTTL != config.DefaultInstanceCacheTTL || cfg.LBDriftCheckPeriod != config.DefaultLBDriftCheckPeriod || cfg.LBDrainPeriod != 30*time.Second {
 		t.Errorf("duration defaults = %s, %s", cfg.InstanceCacheTTL, cfg.LBDriftCheckPeriod)
@@ -143,6 +150,8 @@ lbDrainPeriod: 2h
 				`securityLists: key "nope" must be a subnet OCID`}},
 		{name: "negative rates", file: configtest.Valid("rateLimiter:\n  rateLimitQPSWrite: -1\n  rateLimitBucketWrite: -2\n"),
 			want: []string{"rateLimiter.rateLimitQPSWrite -1: must be a positive", "rateLimiter.rateLimitBucketWrite -2: must be a positive"}},
+		{name: "unknown read scope", file: configtest.Valid("rateLimiter:\n  rateLimitReadScope: tenancy\n"),
+			want: []string{`rateLimiter.rateLimitReadScope "tenancy": must be "operation" (default) or "process"`}},
 		{name: "wrong fingerprint", file: strings.Replace(configtest.Valid(""), configtest.Fingerprint(), "00:11:22:33:44:55:66:77:88:99:aa:bb:cc:dd:ee:ff", 1),
 			want: []string{`auth.fingerprint "00:11:22:33:44:55:66:77:88:99:aa:bb:cc:dd:ee:ff": is not the fingerprint of auth.key (` + configtest.Fingerprint() + ")"}},
 		{name: "key and key_file", file: strings.Replace(configtest.Valid(""), "  key: |", "  key_file: /etc/x\n  key: |", 1),

@@ -79,6 +79,11 @@ var Keys = []cloudconfig.KeyDoc{
 		Doc:      "the read (GET) and write token buckets; default 20/s, burst 5",
 	},
 	{
+		Keys:     []string{"rateLimiter.rateLimitReadScope"},
+		Required: "no",
+		Doc:      "`operation` (default): each read operation has its own read bucket; `process`: one read bucket for all, as the public OCI CCM; a ccmkit extension",
+	},
+	{
 		Keys:     []string{"endpoint"},
 		Required: "no",
 		Doc:      "`http[s]://host[:port]`, no path: the host of every OCI client (cloudsim, private endpoints); a ccmkit extension",

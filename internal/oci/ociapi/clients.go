@@ -73,7 +73,11 @@ type Options struct {
 type Limits struct {
 	ReadQPS, WriteQPS     float64
 	ReadBurst, WriteBurst int
-	Disabled              bool // no client-side limiting
+	// ReadPerOperation gives every read operation ("GET /instances",
+	// "GET /privateIps", ...) its own ReadQPS bucket instead of one shared
+	// by all reads (readbuckets.go).
+	ReadPerOperation bool
+	Disabled         bool // no client-side limiting
 }
 
 // New builds every client. It makes no API call.
@@ -137,18 +141,30 @@ func newBaseTransport() http.RoundTripper {
 // limiter disabled) let every request through.
 type limiters struct {
 	read, write *rate.Limiter
+	// perOp, when set, replaces read (Limits.ReadPerOperation).
+	perOp *operationBuckets
 }
 
 func newLimiters(l Limits) *limiters {
 	if l.Disabled {
 		return &limiters{}
 	}
-	return &limiters{read: rate.NewLimiter(rate.Limit(l.ReadQPS), l.ReadBurst), write: rate.NewLimiter(rate.Limit(l.WriteQPS), l.WriteBurst)}
+	out := &limiters{write: rate.NewLimiter(rate.Limit(l.WriteQPS), l.WriteBurst)}
+	if l.ReadPerOperation {
+		out.perOp = newOperationBuckets(l.ReadQPS, l.ReadBurst)
+	} else {
+		out.read = rate.NewLimiter(rate.Limit(l.ReadQPS), l.ReadBurst)
+	}
+	return out
 }
 
-// forMethod picks the bucket: GET and HEAD read, everything else writes.
-func (l *limiters) forMethod(method string) (*rate.Limiter, string) {
+// forRequest picks the bucket: GET and HEAD read (the operation's own
+// bucket when reads are limited per operation), everything else writes.
+func (l *limiters) forRequest(method, op string) (*rate.Limiter, string) {
 	if method == http.MethodGet || method == http.MethodHead {
+		if l.perOp != nil {
+			return l.perOp.get(op), "read"
+		}
 		return l.read, "read"
 	}
 	return l.write, "write"
@@ -167,7 +183,7 @@ type dispatcher struct {
 
 func (d *dispatcher) Do(req *http.Request) (*http.Response, error) {
 	op := operationOf(req)
-	lim, kind := d.limits.forMethod(req.Method)
+	lim, kind := d.limits.forRequest(req.Method, op)
 	if lim != nil {
 		start := time.Now()
 		err := lim.Wait(req.Context())

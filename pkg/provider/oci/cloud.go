@@ -115,7 +115,7 @@ func clientOptions(cfg *config.Config) ociapi.Options {
 		Tenancy: cfg.Auth.Tenancy, User: cfg.Auth.User, Region: cfg.Auth.Region, Fingerprint: cfg.Auth.Fingerprint,
 		Key: string(cfg.Auth.Key), Passphrase: string(cfg.Auth.EffectivePassphrase()),
 		Endpoint: cfg.Endpoint,
-		Limits:   ociapi.Limits{Disabled: cfg.RateLimiter.DisableRateLimiter},
+		Limits:   ociapi.Limits{Disabled: cfg.RateLimiter.DisableRateLimiter, ReadPerOperation: cfg.RateLimiter.ReadPerOperation()},
 	}
 	o.Limits.ReadQPS, o.Limits.ReadBurst = cfg.RateLimiter.ReadLimit()
 	o.Limits.WriteQPS, o.Limits.WriteBurst = cfg.RateLimiter.WriteLimit()

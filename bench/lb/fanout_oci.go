@@ -1,0 +1,413 @@
+package lb
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/ccmkit/ccm/bench/nodes"
+	"github.com/ccmkit/ccm/bench/report"
+	"github.com/ccmkit/ccm/internal/oci/config/configtest"
+	"github.com/ccmkit/ccm/internal/testcluster"
+	"github.com/ccmkit/ccm/pkg/cloudsim"
+	simoci "github.com/ccmkit/ccm/pkg/cloudsim/oci"
+)
+
+// The OCI fan-out section (oci-fanout): the fan-out section on OCI Load
+// Balancing. S LoadBalancer Services (one TCP port each, so one listener
+// and one backend set each) on N initialized nodes, all converged; then N2
+// more nodes join in one burst, and the measure is the time from the
+// burst's start until every load balancer's backend set has every new
+// node's private IP as a backend (read from cloudsim's state), and the
+// Load Balancing write calls in that interval.
+//
+// Load Balancing runs a load balancer's work requests one at a time (a
+// change while one runs answers 409), so the cheapest way to add N2 nodes
+// to a backend set is one UpdateBackendSet carrying the whole backend list
+// (lbops does that: a backend set's backends are replaced, never added one
+// by one). The floor is that: one UpdateBackendSet per backend set, the
+// load balancers side by side, each taking one work request at cloudsim's
+// work-request latency. It has no node initialization, no reads and no
+// client-side rate limit in it.
+
+// OCIFanoutResult is the section's numbers. Durations are in seconds.
+type OCIFanoutResult struct {
+	Services               int     `json:"services"`
+	InitialNodes           int     `json:"initial_nodes"`
+	BurstNodes             int     `json:"burst_nodes"`
+	ConcurrentServiceSyncs int     `json:"concurrent_service_syncs"`
+	BackendSets            int     `json:"backend_sets"`
+	Latency                string  `json:"cloudsim_latency"`
+	WorkRequestSeconds     float64 `json:"cloudsim_work_request_seconds"`
+	// The floor: one UpdateBackendSet per backend set, serial per load
+	// balancer at the work-request latency, load balancers in parallel.
+	FloorWrites  int     `json:"floor_writes"`
+	FloorSeconds float64 `json:"floor_seconds"`
+	// ClientWriteLimitSeconds is how long the floor's writes take through
+	// the CCM's default write bucket alone (20/s, burst 5): not part of
+	// the floor, which is the cloud's, but what bounds ours.
+	ClientWriteLimitSeconds float64         `json:"client_write_limit_seconds"`
+	Seconds                 report.Stats    `json:"seconds"`
+	TimeRatio               report.Stats    `json:"time_vs_floor"`
+	Writes                  report.Stats    `json:"writes"`
+	WriteRatio              report.Stats    `json:"writes_vs_floor"`
+	Initialized             report.Stats    `json:"initialized_seconds"`
+	Throttled               int             `json:"http_429"` // TooManyRequests answers, every run
+	Busy                    int             `json:"http_409_busy"`
+	Runs                    []FanoutRun     `json:"runs"`
+	Target                  string          `json:"target"`
+	Targets                 map[string]bool `json:"targets"`
+	Met                     bool            `json:"met"`
+}
+
+func (r *OCIFanoutResult) evaluate() {
+	r.Target = "time <= 1.5x floor, writes <= 1.2x floor (medians), 0 HTTP 429"
+	var secs, ratios, writes, wratios, inits []float64
+	r.Throttled, r.Busy = 0, 0
+	for _, run := range r.Runs {
+		secs = append(secs, run.Seconds)
+		ratios = append(ratios, round(run.Seconds/r.FloorSeconds))
+		writes = append(writes, float64(run.WritesTotal))
+		wratios = append(wratios, round(float64(run.WritesTotal)/float64(r.FloorWrites)))
+		inits = append(inits, run.InitializedSeconds)
+		r.Throttled += sum(run.Throttled)
+		r.Busy += sum(run.Busy)
+	}
+	r.Seconds, r.TimeRatio = report.Summarize(secs), report.Summarize(ratios)
+	r.Writes, r.WriteRatio = report.Summarize(writes), report.Summarize(wratios)
+	r.Initialized = report.Summarize(inits)
+	r.Targets = map[string]bool{
+		"time_within_1.5x_floor":   r.TimeRatio.Median <= 1.5,
+		"writes_within_1.2x_floor": r.WriteRatio.Median <= 1.2,
+		"no_http_429":              r.Throttled == 0,
+	}
+	r.Met = true
+	for _, ok := range r.Targets {
+		r.Met = r.Met && ok
+	}
+}
+
+// ociFanoutLBSubnet is the load balancers' subnet (config subnet1); the
+// nodes live in configtest.Subnet.
+const ociFanoutLBSubnet = "ocid1.subnet.oc1.iad.aaaafanoutlbsubnet"
+
+// ociFanoutNode is machine k: its instance (the Node's name is its
+// display name, the first rule of the OCI node mapping).
+func ociFanoutNode(k int, ads []string) cloudsim.Instance {
+	name := fmt.Sprintf("oci-fan-%05d", k)
+	return cloudsim.Instance{Name: name, HostnameLabel: name, PrivateIP: fmt.Sprintf("10.0.%d.%d", k/250, 1+k%250),
+		CompartmentID: configtest.Compartment, VpcID: configtest.VCN, SubnetID: configtest.Subnet, AvailabilityDomain: ads[k%len(ads)],
+		Shape: simoci.DefaultShape, FaultDomain: simoci.DefaultFaultDomain, State: "RUNNING"}
+}
+
+// RunOCIFanout runs the OCI section Repeats times, each on a fresh control
+// plane and cloudsim.
+func RunOCIFanout(ctx context.Context, cfg FanoutConfig, log io.Writer) (*OCIFanoutResult, error) {
+	if cfg.Services < 1 || cfg.InitialNodes < 1 || cfg.BurstNodes < 1 {
+		return nil, fmt.Errorf("oci-fanout: need Services, initial and burst nodes, not %d, %d, %d", cfg.Services, cfg.InitialNodes, cfg.BurstNodes)
+	}
+	res := &OCIFanoutResult{Services: cfg.Services, InitialNodes: cfg.InitialNodes, BurstNodes: cfg.BurstNodes,
+		ConcurrentServiceSyncs: cfg.Syncs, Latency: "cloudsim's realistic default", WorkRequestSeconds: simoci.DefaultWorkRequestLatency.Seconds()}
+	runs, err := repeatFanout(cfg, "oci-fanout", log, func(dir string, step func(string, ...any)) (FanoutRun, error) {
+		return runOCIFanout(ctx, cfg, res, dir, step)
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.Runs = runs
+	res.evaluate()
+	return res, nil
+}
+
+func runOCIFanout(ctx context.Context, cfg FanoutConfig, res *OCIFanoutResult, dir string, step func(string, ...any)) (FanoutRun, error) {
+	run := FanoutRun{Throttled: map[string]int{}, Busy: map[string]int{}, LogDir: dir}
+	cluster, kubeconfig, err := startFanoutCluster(ctx, dir, step)
+	if err != nil {
+		return run, fmt.Errorf("oci-fanout: %w", err)
+	}
+	defer func() { _ = cluster.Stop() }() // at exit: nothing is left to do about a failed stop
+	client := cluster.Client
+
+	der, err := x509.MarshalPKIXPublicKey(&configtest.Key().PublicKey)
+	if err != nil {
+		return run, err
+	}
+	// cloudsim's realistic latency and work-request pace (Latency nil).
+	sim := cloudsim.New(cloudsim.Options{
+		DisableDataPlane: true,
+		OCI: cloudsim.OCIOptions{
+			Region: configtest.Region,
+			Keys: map[string]string{configtest.Tenancy + "/" + configtest.User + "/" + configtest.Fingerprint(): string(pem.EncodeToMemory(&pem.Block{
+				Type: "PUBLIC KEY", Bytes: der}))},
+			Network: cloudsim.OCINetworkSeed{
+				Compartments: []string{configtest.Compartment},
+				VCNs:         []simoci.VCN{{ID: configtest.VCN, CompartmentID: configtest.Compartment, CIDRBlock: "10.0.0.0/16"}},
+				Subnets: []simoci.Subnet{
+					{ID: configtest.Subnet, VCNID: configtest.VCN, CompartmentID: configtest.Compartment, CIDRBlock: "10.0.0.0/17"},
+					{ID: ociFanoutLBSubnet, VCNID: configtest.VCN, CompartmentID: configtest.Compartment, CIDRBlock: "10.0.200.0/24"},
+				},
+			},
+		},
+	})
+	simURL, err := sim.Start("127.0.0.1:0")
+	if err != nil {
+		return run, err
+	}
+	defer sim.Close()
+	state, err := sim.SeedOCINetwork(cloudsim.OCINetworkSeed{})
+	if err != nil {
+		return run, err
+	}
+	ads := state.AvailabilityDomains
+
+	step("registering %d initialized nodes", cfg.InitialNodes)
+	var initialIPs []string
+	for k := range cfg.InitialNodes {
+		added, err := sim.AddInstances(ociFanoutNode(k, ads))
+		if err != nil {
+			return run, err
+		}
+		in := added[0]
+		initialIPs = append(initialIPs, in.PrivateIP)
+		node := &corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: in.Name},
+			Spec:       corev1.NodeSpec{ProviderID: "oci://" + in.OCID},
+			Status: corev1.NodeStatus{
+				Addresses:  []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: in.PrivateIP}},
+				Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: metav1.Now()}},
+			},
+		}
+		if _, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+			return run, fmt.Errorf("oci-fanout: create node %s: %w", node.Name, err)
+		}
+	}
+
+	cloudConfig := filepath.Join(dir, "cloud.yaml")
+	// No drift check during the run: its reads would share the limits.
+	conf := configtest.Valid(fmt.Sprintf("endpoint: %s\nloadBalancer:\n  subnet1: %s\nlbDriftCheckPeriod: 1h\n", simURL, ociFanoutLBSubnet))
+	if err := os.WriteFile(cloudConfig, []byte(conf), 0o600); err != nil {
+		return run, err
+	}
+	args := append(slices.Clone(nodes.RecommendedFlags), "--controllers=service,cloud-node",
+		fmt.Sprintf("--concurrent-service-syncs=%d", cfg.Syncs), "--v=2")
+	step("starting the OCI CCM (service and node controllers, --concurrent-service-syncs=%d)", cfg.Syncs)
+	ccm, _, err := testcluster.CCM{
+		Binary: cfg.CCMBinary, Provider: "oci", CloudConfig: cloudConfig, Kubeconfig: kubeconfig, Dir: dir, Name: "ccm",
+		ExtraArgs: args,
+	}.Start()
+	if err != nil {
+		return run, err
+	}
+	defer ccm.Stop()
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	err = ccm.WaitForOutput(wctx, "Starting service controller")
+	cancel()
+	if err != nil {
+		return run, err
+	}
+
+	step("creating %d LoadBalancer Services on %d nodes", cfg.Services, cfg.InitialNodes)
+	created, err := createPlainServices(ctx, cluster, cfg.Services)
+	if err != nil {
+		return run, err
+	}
+	if _, err := waitIngress(ctx, cluster, created, cfg.Timeout); err != nil {
+		return run, err
+	}
+	if _, err := waitBackends(ctx, sim, cfg.Services, initialIPs, cfg.Timeout); err != nil {
+		return run, fmt.Errorf("oci-fanout: before the burst: %w", err)
+	}
+	if err := waitQuiet(ctx, sim, "", 0, cfg.Timeout); err != nil {
+		return run, err
+	}
+	res.BackendSets, res.FloorWrites = 0, 0
+	perLB := 0
+	for _, lb := range sim.OCILoadBalancers() {
+		res.BackendSets += len(lb.BackendSets)
+		perLB = max(perLB, len(lb.BackendSets))
+	}
+	res.FloorWrites = res.BackendSets
+	res.FloorSeconds = round(float64(perLB) * res.WorkRequestSeconds)
+	res.ClientWriteLimitSeconds = round(max(0, float64(res.FloorWrites-5)) / 20)
+	step("converged: %d load balancers, %d backend sets, each with %d backends", cfg.Services, res.BackendSets, cfg.InitialNodes)
+
+	passesBefore := countPasses(ccm.Output())
+	burst := make([]cloudsim.Instance, cfg.BurstNodes)
+	want := slices.Clone(initialIPs)
+	for i := range burst {
+		burst[i] = ociFanoutNode(cfg.InitialNodes+i, ads)
+		want = append(want, burst[i].PrivateIP)
+	}
+	step("burst: %d nodes join at once", cfg.BurstNodes)
+	sim.ResetCalls()
+	start := time.Now()
+	initialized := make(chan time.Time, 1)
+	ictx, stopWatching := context.WithCancel(ctx)
+	defer stopWatching()
+	go func() { initialized <- waitInitializedByName(ictx, client, burst, cfg.Timeout) }()
+	registered := make(chan error, 1)
+	go func() {
+		err := register(ctx, sim, cluster, burst, 32, func(in cloudsim.Instance) string { return in.Name })
+		run.RegisterSeconds = round(time.Since(start).Seconds())
+		registered <- err
+	}()
+	done, err := waitBackends(ctx, sim, cfg.Services, want, cfg.Timeout)
+	if err != nil {
+		return run, fmt.Errorf("oci-fanout: after the burst: %w", err)
+	}
+	if err := <-registered; err != nil {
+		return run, err
+	}
+	run.Seconds = round(done.Sub(start).Seconds())
+	run.InitializedSeconds = round((<-initialized).Sub(start).Seconds())
+	run.Writes, run.Reads = splitOCICalls(sim.Calls())
+	run.WritesTotal = sum(run.Writes)
+	step("every load balancer has every new node after %.1fs (Nodes created in %.1fs, initialized in %.1fs): %d writes (floor %d, %.1fs)",
+		run.Seconds, run.RegisterSeconds, run.InitializedSeconds, run.WritesTotal, res.FloorWrites, res.FloorSeconds)
+
+	if err := waitQuiet(ctx, sim, "", 0, cfg.Timeout); err != nil {
+		return run, err
+	}
+	final := sim.Calls()
+	after, _ := splitOCICalls(final)
+	run.AfterWrites = map[string]int{}
+	for a, n := range after {
+		if d := n - run.Writes[a]; d > 0 {
+			run.AfterWrites[a] = d
+		}
+	}
+	countOCIRefusals(final, run.Throttled, run.Busy)
+	run.NodeSyncPasses = countPasses(ccm.Output()) - passesBefore
+	return run, nil
+}
+
+// createPlainServices creates n LoadBalancer Services with one TCP port
+// and no annotations, 20 at a time.
+func createPlainServices(ctx context.Context, cluster *testcluster.Cluster, n int) (map[string]time.Time, error) {
+	created := map[string]time.Time{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	sem := make(chan struct{}, 20)
+	for i := range n {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			svc := &corev1.Service{
+				ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("svc-%03d", i)},
+				Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "x"},
+					Ports: []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, TargetPort: intstr.FromInt32(8080)}}},
+			}
+			start := time.Now()
+			if _, err := cluster.Client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+				errs <- fmt.Errorf("create Service %s: %w", svc.Name, err)
+				return
+			}
+			mu.Lock()
+			created[svc.Name] = start
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	close(errs)
+	return created, <-errs
+}
+
+// waitInitializedByName is waitInitialized for Nodes named by the
+// instances' display names.
+func waitInitializedByName(ctx context.Context, client kubernetes.Interface, machines []cloudsim.Instance, timeout time.Duration) time.Time {
+	named := make([]cloudsim.Instance, len(machines))
+	for k, m := range machines {
+		named[k] = cloudsim.Instance{PrivateIP: m.Name}
+	}
+	return waitInitialized(ctx, client, named, timeout)
+}
+
+// waitBackends polls cloudsim until there are n load balancers and every
+// backend set of each has a backend at every IP in want.
+func waitBackends(ctx context.Context, sim *cloudsim.Sim, n int, want []string, timeout time.Duration) (time.Time, error) {
+	return waitAll(ctx, timeout, "load balancers", "backends", n, func() (int, int) {
+		lbs := sim.OCILoadBalancers()
+		missing := 0
+		for _, lb := range lbs {
+			for _, bs := range lb.BackendSets {
+				have := make(map[string]bool, len(bs.Backends))
+				for _, b := range bs.Backends {
+					have[b.IPAddress] = true
+				}
+				missing += countMissing(have, want)
+			}
+		}
+		return len(lbs), missing
+	})
+}
+
+// splitOCICalls returns the OCI calls by operation (without the "oci:"
+// prefix), writes (Create, Update, Delete, Change) and reads apart.
+func splitOCICalls(calls map[string]map[string]int) (writes, reads map[string]int) {
+	writes, reads = map[string]int{}, map[string]int{}
+	for a, byCode := range calls {
+		op, ok := strings.CutPrefix(a, simoci.ActionPrefix)
+		if !ok {
+			continue
+		}
+		name := strings.TrimPrefix(op, "nlb:")
+		if slices.ContainsFunc([]string{"Create", "Update", "Delete", "Change"}, func(p string) bool { return strings.HasPrefix(name, p) }) {
+			writes[op] = sum(byCode)
+		} else {
+			reads[op] = sum(byCode)
+		}
+	}
+	return writes, reads
+}
+
+// countOCIRefusals counts the 429 answers and the 409s of a load balancer
+// busy with another work request, by operation.
+func countOCIRefusals(calls map[string]map[string]int, throttled, busy map[string]int) {
+	for a, byCode := range calls {
+		op := strings.TrimPrefix(a, simoci.ActionPrefix)
+		for code, n := range byCode {
+			switch code {
+			case simoci.CodeTooManyRequests, "HTTP429":
+				throttled[op] += n
+			case "IncorrectState", "Conflict":
+				busy[op] += n
+			}
+		}
+	}
+}
+
+// Print writes the table.
+func (r *OCIFanoutResult) Print(w io.Writer) {
+	fmt.Fprintf(w, "\nOCI load balancer fan-out: %d Services on %d nodes, %d more join at once (--concurrent-service-syncs=%d, %s latency, work requests %.1fs; median (min-max) of %d runs)\n",
+		r.Services, r.InitialNodes, r.BurstNodes, r.ConcurrentServiceSyncs, r.Latency, r.WorkRequestSeconds, len(r.Runs))
+	fmt.Fprintf(w, "target: %s\n\n", r.Target)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "\tmeasured\tfloor\tratio\ttarget\tmet\t")
+	fmt.Fprintf(tw, "every LB has every new node (s)\t%s\t%.1f\t%s\t<= 1.5x\t%v\t\n", r.Seconds.Spread("%.1f"), r.FloorSeconds, r.TimeRatio.Spread("%.2fx"), r.Targets["time_within_1.5x_floor"])
+	fmt.Fprintf(tw, "LB writes in that time\t%s\t%d\t%s\t<= 1.2x\t%v\t\n", r.Writes.Spread("%.0f"), r.FloorWrites, r.WriteRatio.Spread("%.2fx"), r.Targets["writes_within_1.2x_floor"])
+	fmt.Fprintf(tw, "HTTP 429\t%d\t0\t\t0\t%v\t\n", r.Throttled, r.Targets["no_http_429"])
+	fmt.Fprintf(tw, "409 busy (work request in flight)\t%d\t\t\t\t\t\n", r.Busy)
+	fmt.Fprintf(tw, "the floor's writes through the CCM's write bucket (s)\t%.1f\t\t\t\t\t\n", r.ClientWriteLimitSeconds)
+	fmt.Fprintf(tw, "new nodes initialized (s)\t%s\t\t\t\t\t\n", r.Initialized.Spread("%.1f"))
+	_ = tw.Flush()
+	for k, run := range r.Runs {
+		fmt.Fprintf(w, "\nrun %d: %.1fs (initialized %.1fs, Nodes created %.1fs), %d passes; writes: %s; reads: %s; writes after convergence: %s; 409: %s\n",
+			k+1, run.Seconds, run.InitializedSeconds, run.RegisterSeconds, run.NodeSyncPasses, callList(run.Writes), callList(run.Reads), callList(run.AfterWrites), callList(run.Busy))
+	}
+	fmt.Fprintf(w, "met: %v %v\n", r.Met, r.Targets)
+}

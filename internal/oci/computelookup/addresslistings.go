@@ -1,0 +1,115 @@
+package computelookup
+
+import (
+	"context"
+	"sync"
+
+	"github.com/oracle/oci-go-sdk/v65/common"
+	"github.com/oracle/oci-go-sdk/v65/core"
+)
+
+// addressListings are PrimaryVnics' private- and public-IP listings, each
+// started once, in its own goroutine, as the attachment pages name its
+// subnet or availability domain. The first error cancels the rest.
+type addressListings struct {
+	r      *Reader
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	wg     sync.WaitGroup
+
+	mu         sync.Mutex
+	started    map[string]bool // "subnet "+OCID, "ad "+name
+	privateIPs []core.PrivateIp
+	publicIPs  []core.PublicIp
+	err        error
+}
+
+// newAddressListings starts the regional (reserved) public-IP listing,
+// which needs nothing from the attachments.
+func newAddressListings(ctx context.Context, r *Reader) *addressListings {
+	l := &addressListings{r: r, started: map[string]bool{}}
+	l.ctx, l.cancel = context.WithCancelCause(ctx)
+	l.publicList("region", core.ListPublicIpsRequest{Scope: core.ListPublicIpsScopeRegion, Lifetime: core.ListPublicIpsLifetimeReserved})
+	return l
+}
+
+// subnet lists the subnet's private IPs, once.
+func (l *addressListings) subnet(id string) {
+	if id == "" || !l.first("subnet "+id) {
+		return
+	}
+	l.run(func() error {
+		ips, err := l.r.privateIPs(l.ctx, id)
+		if err == nil {
+			l.mu.Lock()
+			l.privateIPs = append(l.privateIPs, ips...)
+			l.mu.Unlock()
+		}
+		return err
+	})
+}
+
+// availabilityDomain lists the AD's ephemeral public IPs, once.
+func (l *addressListings) availabilityDomain(ad string) {
+	if ad == "" {
+		return
+	}
+	l.publicList("ad "+ad, core.ListPublicIpsRequest{Scope: core.ListPublicIpsScopeAvailabilityDomain,
+		AvailabilityDomain: common.String(ad), Lifetime: core.ListPublicIpsLifetimeEphemeral})
+}
+
+func (l *addressListings) publicList(key string, req core.ListPublicIpsRequest) {
+	if !l.first(key) {
+		return
+	}
+	l.run(func() error {
+		ips, err := l.r.publicIPs(l.ctx, req)
+		if err == nil {
+			l.mu.Lock()
+			l.publicIPs = append(l.publicIPs, ips...)
+			l.mu.Unlock()
+		}
+		return err
+	})
+}
+
+// first reports whether key is new, and marks it started.
+func (l *addressListings) first(key string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.started[key] {
+		return false
+	}
+	l.started[key] = true
+	return true
+}
+
+// run runs f in the background; its error, the first one, ends the others.
+func (l *addressListings) run(f func() error) {
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		if err := f(); err != nil {
+			l.fail(err)
+		}
+	}()
+}
+
+// fail records err if it is the first one, and cancels the listings.
+func (l *addressListings) fail(err error) {
+	l.mu.Lock()
+	if l.err == nil {
+		l.err = err
+	}
+	l.mu.Unlock()
+	l.cancel(err)
+}
+
+// wait waits for every listing and returns the first error.
+func (l *addressListings) wait() error {
+	l.wg.Wait()
+	l.cancel(nil)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
