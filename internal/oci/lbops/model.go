@@ -89,6 +89,9 @@ type Settings struct {
 	InitialDefinedTags  map[string]map[string]interface{}
 	// IngressIPMode is the status' ipMode (VIP or Proxy); "" leaves it out.
 	IngressIPMode corev1.LoadBalancerIPMode
+
+	// TLS is the Service's TLS (LB only, tls.go).
+	TLS TLS
 }
 
 // ---- the neutral model of what is (or should be) on the load balancer ----
@@ -101,6 +104,8 @@ type listenerModel struct {
 	BackendSet string
 	// IdleTimeoutSec is 0 when not managed (LB only).
 	IdleTimeoutSec int64
+	// SSL is the listener's TLS termination, nil for none (LB only, tls.go).
+	SSL *sslModel
 }
 
 // ipModel is one address of a load balancer. OCI says whether each is
@@ -138,6 +143,8 @@ type backendSetModel struct {
 	Health         healthModel
 	Backends       []backendModel // sorted
 	PreserveSource bool
+	// SSL is TLS to the backends, nil for none (LB only, tls.go).
+	SSL *sslModel
 }
 
 // actual is a load balancer as found in OCI.
@@ -153,6 +160,8 @@ type actual struct {
 	NSGs        []string // sorted
 	Listeners   map[string]listenerModel
 	BackendSets map[string]backendSetModel
+	// Certificates are the names of the LB's certificates (tls.go).
+	Certificates map[string]bool
 }
 
 // ownedName matches the listener and backend set names we create:
@@ -188,6 +197,7 @@ func desiredSets(d *Desired) ([]listenerModel, []backendSetModel) {
 		sortBackends(bs.Backends)
 		bss = append(bss, bs)
 	}
+	withTLS(d, ls, bss)
 	return ls, bss
 }
 
@@ -229,22 +239,23 @@ func equalListener(want, got listenerModel) bool {
 	if want.IdleTimeoutSec != 0 && want.IdleTimeoutSec != got.IdleTimeoutSec {
 		return false
 	}
-	return want.Protocol == got.Protocol && want.Port == got.Port && want.BackendSet == got.BackendSet
+	return want.Protocol == got.Protocol && want.Port == got.Port && want.BackendSet == got.BackendSet && equalSSL(want.SSL, got.SSL)
 }
 
 // equalBackendSet compares what we manage of a backend set.
 func equalBackendSet(want, got backendSetModel) bool {
 	return want.Policy == got.Policy && want.Health == got.Health &&
-		want.PreserveSource == got.PreserveSource && slices.Equal(want.Backends, got.Backends)
+		want.PreserveSource == got.PreserveSource && slices.Equal(want.Backends, got.Backends) && equalSSL(want.SSL, got.SSL)
 }
 
 // step is one write of a plan, applied and awaited in order.
 type step struct {
 	verb string // create, update, delete
-	what string // listener, backend set
+	what string // listener, backend set, certificate
 	name string
 	ls   listenerModel
 	bs   backendSetModel
+	cert *Certificate // create certificate
 }
 
 func (s step) String() string { return fmt.Sprintf("%s %s %s", s.verb, s.what, s.name) }

@@ -18,6 +18,7 @@
 package dataplane
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -78,6 +79,9 @@ type Listener struct {
 	// TLS, on a TCP listener, terminates TLS at the listener (tls.go); nil
 	// forwards the client's bytes as they come.
 	TLS *TLS
+	// BackendTLS, if not nil, makes the listener speak TLS to its targets
+	// with this client config (tls_backend.go).
+	BackendTLS *tls.Config
 }
 
 // Target is one backend of a listener. A target with Weight 0 takes no new

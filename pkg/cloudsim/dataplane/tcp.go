@@ -93,7 +93,7 @@ func (l *listener) proxyTCP(client net.Conn) {
 		return
 	}
 	defer l.unbind(t, client, up)
-	splice(conn, up, l.idleTimeout())
+	splice(conn, l.toTarget(up), l.idleTimeout())
 }
 
 // reset makes closing the connection send an RST instead of a FIN.
