@@ -6,11 +6,11 @@ package annotations
 // Secret in the Service's namespace; the backend sets of those ports can
 // speak TLS to the nodes too. The CCM reads the Secrets when it syncs the
 // Service (it does not watch them): after changing a Secret, touch the
-// Service or wait for the periodic resync. docs/loadbalancers.md (TLS)
-// tells the whole story; a Network Load Balancer does not end TLS and
+// Service or wait for the periodic resync. docs/loadbalancers.md (TLS on
+// OCI load balancers) tells the whole story; a Network Load Balancer does not end TLS and
 // ignores these, with a Warning Event.
 const (
-	// OCILBSSLPorts are the Service ports whose listeners end TLS, as a
+	// OCILBSSLPorts lists the Service ports whose listeners end TLS, as a
 	// comma-separated list ("443, 8443"). Each must be a port of the
 	// Service, and tls-secret or tls-backendset-secret must be set.
 	//

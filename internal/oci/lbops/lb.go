@@ -95,7 +95,7 @@ func lbActual(lb loadbalancer.LoadBalancer) *actual {
 		if hc := bs.HealthChecker; hc != nil {
 			m.Health = healthModel{
 				Protocol: deref(hc.Protocol), Port: deref(hc.Port), Retries: deref(hc.Retries),
-				IntervalMs: deref(hc.IntervalInMillis), TimeoutMs: deref(hc.TimeoutInMillis),
+				IntervalMs: deref(hc.IntervalInMillis), TimeoutMs: deref(hc.TimeoutInMillis), ForcePlainText: deref(hc.IsForcePlainText),
 			}
 			if m.Health.Protocol == "HTTP" {
 				m.Health.Path, m.Health.ReturnCode = deref(hc.UrlPath), deref(hc.ReturnCode)
@@ -131,6 +131,9 @@ func lbHealth(h healthModel) *loadbalancer.HealthCheckerDetails {
 	d := &loadbalancer.HealthCheckerDetails{
 		Protocol: common.String(h.Protocol), Port: common.Int(h.Port), Retries: common.Int(h.Retries),
 		IntervalInMillis: common.Int(h.IntervalMs), TimeoutInMillis: common.Int(h.TimeoutMs),
+	}
+	if h.ForcePlainText {
+		d.IsForcePlainText = common.Bool(true)
 	}
 	if h.Protocol == "HTTP" {
 		d.UrlPath, d.ReturnCode = common.String(h.Path), common.Int(h.ReturnCode)

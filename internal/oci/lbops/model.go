@@ -134,6 +134,9 @@ type healthModel struct {
 	Retries    int
 	IntervalMs int
 	TimeoutMs  int
+	// ForcePlainText keeps the check in plain text on a backend set that
+	// speaks TLS to the nodes (LB only, tls.go).
+	ForcePlainText bool
 }
 
 // backendSetModel is one backend set, LB or NLB.

@@ -132,6 +132,12 @@ func withTLS(d *Desired, ls []listenerModel, bss []backendSetModel) {
 		if sslSets[bss[i].Name] {
 			bss[i].SSL = newSSLModel(t.Backend, t.BackendSSL, DefaultBackendSetCipherSuite)
 			bss[i].SSL.VerifyPeer = t.Backend.CACertificate != ""
+			// A backend set with TLS health-checks over TLS unless told
+			// not to (oci-go-sdk v65.129.0 health_checker_details.go,
+			// IsForcePlainText); kube-proxy's health port and the
+			// healthCheckNodePort answer plain HTTP, only the Service's
+			// own NodePort (port 0 in the spec) speaks the nodes' TLS.
+			bss[i].Health.ForcePlainText = d.HealthCheck.Port != 0 || bss[i].Health.Port == kubeProxyHealthPort
 		}
 	}
 }
