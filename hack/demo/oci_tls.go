@@ -70,22 +70,10 @@ func ociDemoTLS(ctx context.Context, c *testcluster.Cluster, sim *cloudsim.Sim, 
 			fmt.Printf("\nOCI %s %s: listener TCP-%d ends TLS with a certificate made from the Secret\n\n", lb.Kind, lb.ID, demoTLSPort)
 		}
 	}
-	url := fmt.Sprintf("https://%s:%d/", demoTLSName, demoTLSPort)
-	direct := fmt.Sprintf("https://%s:%d/", vip, demoTLSPort)
-	step("GET %s through VIP %s, verifying the chain against the demo CA", url, vip)
-	deadline := time.Now().Add(timeout)
-	for answered := 0; answered < 2; {
-		body, err := testca.Get(direct, ca.Pool(), demoTLSName, nil)
-		if err != nil {
-			if time.Now().After(deadline) {
-				stop()
-				return "", nil, fmt.Errorf("HTTPS GET %s: %w", direct, err)
-			}
-			time.Sleep(200 * time.Millisecond)
-			continue
-		}
-		fmt.Print("    ", body)
-		answered++
+	curl, err := getHTTPS(vip, ca, caFile, timeout)
+	if err != nil {
+		stop()
+		return "", nil, err
 	}
-	return fmt.Sprintf("curl --cacert %s --resolve %s:%d:%s %s", caFile, demoTLSName, demoTLSPort, vip, url), stop, nil
+	return curl, stop, nil
 }

@@ -84,24 +84,12 @@ func demoTLS(ctx context.Context, c *testcluster.Cluster, sim *cloudsim.Sim, ins
 			}
 		}
 	}
-	url := fmt.Sprintf("https://%s:%d/", demoTLSName, demoTLSPort)
-	direct := fmt.Sprintf("https://%s:%d/", vip, demoTLSPort)
-	step("GET %s through VIP %s, verifying the chain against the demo CA", url, vip)
-	deadline := time.Now().Add(timeout)
-	for answered := 0; answered < 2; {
-		body, err := testca.Get(direct, ca.Pool(), demoTLSName, nil)
-		if err != nil {
-			if time.Now().After(deadline) {
-				stop()
-				return "", nil, fmt.Errorf("HTTPS GET %s: %w", direct, err)
-			}
-			time.Sleep(200 * time.Millisecond)
-			continue
-		}
-		fmt.Print("    ", body)
-		answered++
+	curl, err := getHTTPS(vip, ca, caFile, timeout)
+	if err != nil {
+		stop()
+		return "", nil, err
 	}
-	return fmt.Sprintf("curl --cacert %s --resolve %s:%d:%s %s", caFile, demoTLSName, demoTLSPort, vip, url), stop, nil
+	return curl, stop, nil
 }
 
 // serveNodePort is the nodes' kube-proxy on one more NodePort: plain HTTP,
@@ -126,4 +114,27 @@ func serveNodePort(instances []cloudsim.Instance, port int32) (func(), error) {
 		servers = append(servers, srv)
 	}
 	return stop, nil
+}
+
+// getHTTPS GETs the demo's HTTPS Service twice through vip, verifying the
+// chain against the demo CA (whose PEM is caFile), and returns the curl
+// command that does the same.
+func getHTTPS(vip string, ca *testca.CA, caFile string, timeout time.Duration) (string, error) {
+	url := fmt.Sprintf("https://%s:%d/", demoTLSName, demoTLSPort)
+	direct := fmt.Sprintf("https://%s:%d/", vip, demoTLSPort)
+	step("GET %s through VIP %s, verifying the chain against the demo CA", url, vip)
+	deadline := time.Now().Add(timeout)
+	for answered := 0; answered < 2; {
+		body, err := testca.Get(direct, ca.Pool(), demoTLSName, nil)
+		if err != nil {
+			if time.Now().After(deadline) {
+				return "", fmt.Errorf("HTTPS GET %s: %w", direct, err)
+			}
+			time.Sleep(200 * time.Millisecond)
+			continue
+		}
+		fmt.Print("    ", body)
+		answered++
+	}
+	return fmt.Sprintf("curl --cacert %s --resolve %s:%d:%s %s", caFile, demoTLSName, demoTLSPort, vip, url), nil
 }
