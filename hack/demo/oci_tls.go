@@ -54,7 +54,7 @@ func ociDemoTLS(ctx context.Context, c *testcluster.Cluster, sim *cloudsim.Sim, 
 	if err != nil {
 		return "", nil, err
 	}
-	stop, err := startNodes(instances, created.Spec.Ports[0].NodePort, func(in cloudsim.Instance) string {
+	stop, err := serveNodePort(instances, created.Spec.Ports[0].NodePort, func(in cloudsim.Instance) string {
 		return fmt.Sprintf("hello over TLS (ended at the OCI load balancer) from %s (%s)\n", in.Name, in.PrivateIP)
 	})
 	if err != nil {

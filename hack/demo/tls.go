@@ -68,7 +68,9 @@ func demoTLS(ctx context.Context, c *testcluster.Cluster, sim *cloudsim.Sim, ins
 	}
 	// The apiserver chose the NodePort: the nodes' servers listen on it now
 	// (their kube-proxy health port already answers the CLB's checks).
-	stop, err := serveNodePort(instances, created.Spec.Ports[0].NodePort)
+	stop, err := serveNodePort(instances, created.Spec.Ports[0].NodePort, func(in cloudsim.Instance) string {
+		return fmt.Sprintf("hello over TLS (ended at the CLB) from %s (%s)\n", in.Name, in.PrivateIP)
+	})
 	if err != nil {
 		return "", nil, err
 	}
@@ -93,8 +95,8 @@ func demoTLS(ctx context.Context, c *testcluster.Cluster, sim *cloudsim.Sim, ins
 }
 
 // serveNodePort is the nodes' kube-proxy on one more NodePort: plain HTTP,
-// answering which node it is.
-func serveNodePort(instances []cloudsim.Instance, port int32) (func(), error) {
+// answering text (which node it is); the health port is startNodes'.
+func serveNodePort(instances []cloudsim.Instance, port int32, text func(cloudsim.Instance) string) (func(), error) {
 	var servers []*http.Server
 	stop := func() {
 		for _, s := range servers {
@@ -107,8 +109,8 @@ func serveNodePort(instances []cloudsim.Instance, port int32) (func(), error) {
 			stop()
 			return nil, err
 		}
-		text := fmt.Sprintf("hello over TLS (ended at the CLB) from %s (%s)\n", in.Name, in.PrivateIP)
-		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, text) }),
+		body := text(in)
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, body) }),
 			ReadHeaderTimeout: 5 * time.Second}
 		go func() { _ = srv.Serve(ln) }()
 		servers = append(servers, srv)
