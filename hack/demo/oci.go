@@ -206,6 +206,12 @@ func runOCI(ccmBinary string, check bool, timeout time.Duration) error {
 		return err
 	}
 	defer stopServers()
+	curlTLS, stopTLS, err := ociDemoTLS(ctx, cluster, sim, instances, dir, timeout)
+	if err != nil {
+		fmt.Println(lastLines(ccm.Output(), 20))
+		return err
+	}
+	defer stopTLS()
 
 	if check {
 		step("check passed")
@@ -213,6 +219,7 @@ func runOCI(ccmBinary string, check bool, timeout time.Duration) error {
 	}
 	fmt.Printf("\nExplore with:\n  kubectl --kubeconfig %s get nodes -L oci.oraclecloud.com/fault-domain\n", cluster.AdminKubeconfig)
 	fmt.Printf("  curl http://%s:%d/\n", vip, ociDemoPort)
+	fmt.Printf("  %s\n", curlTLS)
 	fmt.Printf("cloudsim admin API: %s/admin/instances (try: curl -X POST %s/admin/instances/%s/stop)\n", simURL, simURL, instances[0].ID)
 	fmt.Println("Press Ctrl-C to stop.")
 	<-ctx.Done()

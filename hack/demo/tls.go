@@ -68,7 +68,9 @@ func demoTLS(ctx context.Context, c *testcluster.Cluster, sim *cloudsim.Sim, ins
 	}
 	// The apiserver chose the NodePort: the nodes' servers listen on it now
 	// (their kube-proxy health port already answers the CLB's checks).
-	stop, err := serveNodePort(instances, created.Spec.Ports[0].NodePort)
+	stop, err := serveNodePort(instances, created.Spec.Ports[0].NodePort, func(in cloudsim.Instance) string {
+		return fmt.Sprintf("hello over TLS (ended at the CLB) from %s (%s)\n", in.Name, in.PrivateIP)
+	})
 	if err != nil {
 		return "", nil, err
 	}
@@ -84,29 +86,17 @@ func demoTLS(ctx context.Context, c *testcluster.Cluster, sim *cloudsim.Sim, ins
 			}
 		}
 	}
-	url := fmt.Sprintf("https://%s:%d/", demoTLSName, demoTLSPort)
-	direct := fmt.Sprintf("https://%s:%d/", vip, demoTLSPort)
-	step("GET %s through VIP %s, verifying the chain against the demo CA", url, vip)
-	deadline := time.Now().Add(timeout)
-	for answered := 0; answered < 2; {
-		body, err := testca.Get(direct, ca.Pool(), demoTLSName, nil)
-		if err != nil {
-			if time.Now().After(deadline) {
-				stop()
-				return "", nil, fmt.Errorf("HTTPS GET %s: %w", direct, err)
-			}
-			time.Sleep(200 * time.Millisecond)
-			continue
-		}
-		fmt.Print("    ", body)
-		answered++
+	curl, err := getHTTPS(vip, ca, caFile, timeout)
+	if err != nil {
+		stop()
+		return "", nil, err
 	}
-	return fmt.Sprintf("curl --cacert %s --resolve %s:%d:%s %s", caFile, demoTLSName, demoTLSPort, vip, url), stop, nil
+	return curl, stop, nil
 }
 
 // serveNodePort is the nodes' kube-proxy on one more NodePort: plain HTTP,
-// answering which node it is.
-func serveNodePort(instances []cloudsim.Instance, port int32) (func(), error) {
+// answering text (which node it is); the health port is startNodes'.
+func serveNodePort(instances []cloudsim.Instance, port int32, text func(cloudsim.Instance) string) (func(), error) {
 	var servers []*http.Server
 	stop := func() {
 		for _, s := range servers {
@@ -119,11 +109,34 @@ func serveNodePort(instances []cloudsim.Instance, port int32) (func(), error) {
 			stop()
 			return nil, err
 		}
-		text := fmt.Sprintf("hello over TLS (ended at the CLB) from %s (%s)\n", in.Name, in.PrivateIP)
-		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, text) }),
+		body := text(in)
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, body) }),
 			ReadHeaderTimeout: 5 * time.Second}
 		go func() { _ = srv.Serve(ln) }()
 		servers = append(servers, srv)
 	}
 	return stop, nil
+}
+
+// getHTTPS GETs the demo's HTTPS Service twice through vip, verifying the
+// chain against the demo CA (whose PEM is caFile), and returns the curl
+// command that does the same.
+func getHTTPS(vip string, ca *testca.CA, caFile string, timeout time.Duration) (string, error) {
+	url := fmt.Sprintf("https://%s:%d/", demoTLSName, demoTLSPort)
+	direct := fmt.Sprintf("https://%s:%d/", vip, demoTLSPort)
+	step("GET %s through VIP %s, verifying the chain against the demo CA", url, vip)
+	deadline := time.Now().Add(timeout)
+	for answered := 0; answered < 2; {
+		body, err := testca.Get(direct, ca.Pool(), demoTLSName, nil)
+		if err != nil {
+			if time.Now().After(deadline) {
+				return "", fmt.Errorf("HTTPS GET %s: %w", direct, err)
+			}
+			time.Sleep(200 * time.Millisecond)
+			continue
+		}
+		fmt.Print("    ", body)
+		answered++
+	}
+	return fmt.Sprintf("curl --cacert %s --resolve %s:%d:%s %s", caFile, demoTLSName, demoTLSPort, vip, url), nil
 }

@@ -32,7 +32,6 @@ type PeerCatalog struct {
 // The reasons shared by several entries of the OCI catalog. "planned"
 // names the item of issue 14 that will add the feature.
 const (
-	planTLS           = "planned (issue 14 item 1, TLS); until then terminate TLS in the pods or an ingress controller"
 	tagsAtCreation    = "applied when the load balancer is created, as upstream; later changes are not applied. The CCM's own freeform tags are added and win"
 	deprecatedNLBTags = "deprecated upstream for `initial-*-tags-override`; read when that is not set, as upstream: " + tagsAtCreation
 )
@@ -57,9 +56,9 @@ func OCIPeerCatalog() PeerCatalog {
 			{Name: OCILBShapeFlexMax, Supported: true},
 			{Name: OCILBSubnet1, Supported: true},
 			{Name: OCILBSubnet2, Supported: true},
-			{Name: OCILBPrefix + "ssl-ports", Note: planTLS},
-			{Name: OCILBPrefix + "tls-secret", Note: planTLS},
-			{Name: OCILBPrefix + "tls-backendset-secret", Note: "planned (issue 14 item 1, TLS to the backends)"},
+			{Name: OCILBSSLPorts, Supported: true, Note: "ports that are not the Service's, or ssl-ports without a TLS Secret, are an error here (upstream ignores them)"},
+			{Name: OCILBTLSSecret, Supported: true, Note: "keys `tls.crt`, `tls.key`, optional `ca.crt`; the certificate is named by a hash of its content, so a changed Secret rotates it (new certificate, listener moved, old one deleted) at the next sync of the Service"},
+			{Name: OCILBTLSBackendSetSecret, Supported: true, Note: "the backend sets of the ssl-ports verify the nodes against `ca.crt` when the Secret has one (verifyPeerCertificate)"},
 			{Name: OCILBConnectionIdleTimeout, Supported: true, Note: "a duration such as `5m` is accepted too"},
 			{Name: OCILBConnectionProxyProtocolVersion, Supported: true, Note: "1 or 2, refused otherwise before any change (upstream passes any number to OCI); with no idle timeout set, OCI's default for the protocol goes with it, as upstream"},
 			{Name: OCILBSecurityListManagementMode, Supported: true, Note: "without it the cloud config's mode applies (`None` unless set; upstream `All`); an invalid value is an error here, where upstream falls back to `All`"},
@@ -76,8 +75,8 @@ func OCIPeerCatalog() PeerCatalog {
 			{Name: "oci.oraclecloud.com/workload-service-account", Note: "not applicable: workload identity exchanges a service account token through OKE; this CCM signs every call with the cloud config's API key, so grant that user the policies in docs/oci.md"},
 			{Name: OCISecurityRuleManagementMode, Supported: true, Note: "`SL-All`, `SL-Frontend` and `None` are the security list modes; `NSG` manages a frontend NSG per Service (display name `<namespace>/<name>/<uid>/nsg` as upstream; an NSG upstream created for the Service is taken over); an invalid value is an error here, where upstream falls back"},
 			{Name: OCIBackendNetworkSecurityGroup, Supported: true, Note: "rules on the NodePorts and health check ports, by the listener's protocol (upstream: TCP only); an NSG taken off the list keeps our rules (their description names the Service UID) until you remove them"},
-			{Name: "oci.oraclecloud.com/oci-load-balancer-listener-ssl-config", Note: planTLS},
-			{Name: "oci.oraclecloud.com/oci-load-balancer-backendset-ssl-config", Note: "planned (issue 14 item 1, TLS to the backends)"},
+			{Name: OCILBListenerSSLConfig, Supported: true, Note: "an error without tls-secret here (upstream ignores it)"},
+			{Name: OCILBBackendSetSSLConfig, Supported: true, Note: "an error without tls-backendset-secret here (upstream ignores it)"},
 			{Name: OCIIngressIPMode, Supported: true, Note: "Load Balancer and Network Load Balancer; without it the status has no `ipMode`, which Kubernetes reads as `VIP`"},
 			{Name: "oci.oraclecloud.com/oci-load-balancer-rule-sets", Note: "planned (issue 14 item 6, rule sets)"},
 

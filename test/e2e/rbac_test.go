@@ -46,8 +46,9 @@ var notExercised = map[permission]string{
 	{"discovery.k8s.io", "endpointslices", "list"}: "as nodes list: the EndpointSlice informer (load balancer " +
 		"subsets of Local Services) starts with a streaming watch here, and falls back to LIST against apiservers " +
 		"without streaming lists",
-	{"", "secrets", "get"}: "read only for a Tencent Service whose specify-protocol annotation makes a port " +
-		"TCP_SSL (the certificate Secret); TestTencentTLSListener runs that path with the shipped role",
+	{"", "secrets", "get"}: "read only for a Service with a TLS listener: Tencent's specify-protocol TCP_SSL (the " +
+		"certificate Secret) or OCI's tls-secret/tls-backendset-secret; TestTencentTLSListener and TestOCITLSListener " +
+		"run those paths with the shipped role",
 }
 
 // TestRBACMinimal proves deploy/rbac.yaml's ClusterRole minimal: for every

@@ -24,6 +24,9 @@ type LBAPI interface {
 	DeleteListener(context.Context, loadbalancer.DeleteListenerRequest) (loadbalancer.DeleteListenerResponse, error)
 	GetWorkRequest(context.Context, loadbalancer.GetWorkRequestRequest) (loadbalancer.GetWorkRequestResponse, error)
 	UpdateNetworkSecurityGroups(context.Context, loadbalancer.UpdateNetworkSecurityGroupsRequest) (loadbalancer.UpdateNetworkSecurityGroupsResponse, error)
+	// Certificates for TLS listeners and backend sets (tls.go).
+	CreateCertificate(context.Context, loadbalancer.CreateCertificateRequest) (loadbalancer.CreateCertificateResponse, error)
+	DeleteCertificate(context.Context, loadbalancer.DeleteCertificateRequest) (loadbalancer.DeleteCertificateResponse, error)
 }
 
 // NLBAPI is the slice of the OCI Network Load Balancer API the operations

@@ -69,7 +69,10 @@ func lbActual(lb loadbalancer.LoadBalancer) *actual {
 		ID: deref(lb.Id), State: string(lb.LifecycleState), Internal: deref(lb.IsPrivate),
 		Subnets: slices.Sorted(slices.Values(lb.SubnetIds)), Shape: deref(lb.ShapeName),
 		NSGs:      slices.Sorted(slices.Values(lb.NetworkSecurityGroupIds)),
-		Listeners: map[string]listenerModel{}, BackendSets: map[string]backendSetModel{},
+		Listeners: map[string]listenerModel{}, BackendSets: map[string]backendSetModel{}, Certificates: map[string]bool{},
+	}
+	for name := range lb.Certificates {
+		a.Certificates[name] = true
 	}
 	if sd := lb.ShapeDetails; sd != nil {
 		a.FlexMinMbps, a.FlexMaxMbps = deref(sd.MinimumBandwidthInMbps), deref(sd.MaximumBandwidthInMbps)
@@ -80,7 +83,8 @@ func lbActual(lb loadbalancer.LoadBalancer) *actual {
 		}
 	}
 	for name, l := range lb.Listeners {
-		m := listenerModel{Name: name, Protocol: deref(l.Protocol), Port: deref(l.Port), BackendSet: deref(l.DefaultBackendSetName)}
+		m := listenerModel{Name: name, Protocol: deref(l.Protocol), Port: deref(l.Port), BackendSet: deref(l.DefaultBackendSetName),
+			SSL: sslOf(l.SslConfiguration)}
 		if cc := l.ConnectionConfiguration; cc != nil {
 			m.IdleTimeoutSec = deref(cc.IdleTimeout)
 		}
@@ -88,11 +92,11 @@ func lbActual(lb loadbalancer.LoadBalancer) *actual {
 		a.Listeners[name] = m
 	}
 	for name, bs := range lb.BackendSets {
-		m := backendSetModel{Name: name, Policy: deref(bs.Policy)}
+		m := backendSetModel{Name: name, Policy: deref(bs.Policy), SSL: sslOf(bs.SslConfiguration)}
 		if hc := bs.HealthChecker; hc != nil {
 			m.Health = healthModel{
 				Protocol: deref(hc.Protocol), Port: deref(hc.Port), Retries: deref(hc.Retries),
-				IntervalMs: deref(hc.IntervalInMillis), TimeoutMs: deref(hc.TimeoutInMillis),
+				IntervalMs: deref(hc.IntervalInMillis), TimeoutMs: deref(hc.TimeoutInMillis), ForcePlainText: deref(hc.IsForcePlainText),
 			}
 			if m.Health.Protocol == "HTTP" {
 				m.Health.Path, m.Health.ReturnCode = deref(hc.UrlPath), deref(hc.ReturnCode)
@@ -124,6 +128,9 @@ func lbHealth(h healthModel) *loadbalancer.HealthCheckerDetails {
 	d := &loadbalancer.HealthCheckerDetails{
 		Protocol: common.String(h.Protocol), Port: common.Int(h.Port), Retries: common.Int(h.Retries),
 		IntervalInMillis: common.Int(h.IntervalMs), TimeoutInMillis: common.Int(h.TimeoutMs),
+	}
+	if h.ForcePlainText {
+		d.IsForcePlainText = common.Bool(true)
 	}
 	if h.Protocol == "HTTP" {
 		d.UrlPath, d.ReturnCode = common.String(h.Path), common.Int(h.ReturnCode)
@@ -158,13 +165,20 @@ func (d lbDriver) create(ctx context.Context, want *Desired, ls []listenerModel,
 	for _, bs := range bss {
 		details.BackendSets[bs.Name] = loadbalancer.BackendSetDetails{
 			Policy: common.String(bs.Policy), HealthChecker: lbHealth(bs.Health), Backends: lbBackends(bs.Backends),
+			SslConfiguration: lbSSLDetails(bs.SSL),
+		}
+	}
+	if certs := wantedCertificates(want, ls, bss); len(certs) > 0 {
+		details.Certificates = map[string]loadbalancer.CertificateDetails{}
+		for name, c := range certs {
+			details.Certificates[name] = lbCertificateDetails(name, c)
 		}
 	}
 	for _, l := range ls {
 		proto, port, cc := lbListenerDetails(l)
 		details.Listeners[l.Name] = loadbalancer.ListenerDetails{
 			DefaultBackendSetName: common.String(l.BackendSet), Port: common.Int(port), Protocol: common.String(proto),
-			ConnectionConfiguration: cc,
+			ConnectionConfiguration: cc, SslConfiguration: lbSSLDetails(l.SSL),
 		}
 	}
 	resp, err := d.api.CreateLoadBalancer(ctx, loadbalancer.CreateLoadBalancerRequest{
@@ -184,13 +198,13 @@ func (d lbDriver) write(ctx context.Context, id string, s step) (string, error) 
 		var resp loadbalancer.CreateBackendSetResponse
 		resp, err = d.api.CreateBackendSet(ctx, loadbalancer.CreateBackendSetRequest{LoadBalancerId: &id,
 			CreateBackendSetDetails: loadbalancer.CreateBackendSetDetails{Name: common.String(s.name), Policy: common.String(s.bs.Policy),
-				HealthChecker: lbHealth(s.bs.Health), Backends: lbBackends(s.bs.Backends)}})
+				HealthChecker: lbHealth(s.bs.Health), Backends: lbBackends(s.bs.Backends), SslConfiguration: lbSSLDetails(s.bs.SSL)}})
 		wr = resp.OpcWorkRequestId
 	case "update backend set":
 		var resp loadbalancer.UpdateBackendSetResponse
 		resp, err = d.api.UpdateBackendSet(ctx, loadbalancer.UpdateBackendSetRequest{LoadBalancerId: &id, BackendSetName: common.String(s.name),
 			UpdateBackendSetDetails: loadbalancer.UpdateBackendSetDetails{Policy: common.String(s.bs.Policy),
-				HealthChecker: lbHealth(s.bs.Health), Backends: lbBackends(s.bs.Backends)}})
+				HealthChecker: lbHealth(s.bs.Health), Backends: lbBackends(s.bs.Backends), SslConfiguration: lbSSLDetails(s.bs.SSL)}})
 		wr = resp.OpcWorkRequestId
 	case "delete backend set":
 		var resp loadbalancer.DeleteBackendSetResponse
@@ -201,18 +215,27 @@ func (d lbDriver) write(ctx context.Context, id string, s step) (string, error) 
 		var resp loadbalancer.CreateListenerResponse
 		resp, err = d.api.CreateListener(ctx, loadbalancer.CreateListenerRequest{LoadBalancerId: &id,
 			CreateListenerDetails: loadbalancer.CreateListenerDetails{Name: common.String(s.name), DefaultBackendSetName: common.String(s.ls.BackendSet),
-				Port: common.Int(port), Protocol: common.String(proto), ConnectionConfiguration: cc}})
+				Port: common.Int(port), Protocol: common.String(proto), ConnectionConfiguration: cc, SslConfiguration: lbSSLDetails(s.ls.SSL)}})
 		wr = resp.OpcWorkRequestId
 	case "update listener":
 		proto, port, cc := lbListenerDetails(s.ls)
 		var resp loadbalancer.UpdateListenerResponse
 		resp, err = d.api.UpdateListener(ctx, loadbalancer.UpdateListenerRequest{LoadBalancerId: &id, ListenerName: common.String(s.name),
 			UpdateListenerDetails: loadbalancer.UpdateListenerDetails{DefaultBackendSetName: common.String(s.ls.BackendSet),
-				Port: common.Int(port), Protocol: common.String(proto), ConnectionConfiguration: cc}})
+				Port: common.Int(port), Protocol: common.String(proto), ConnectionConfiguration: cc, SslConfiguration: lbSSLDetails(s.ls.SSL)}})
 		wr = resp.OpcWorkRequestId
 	case "delete listener":
 		var resp loadbalancer.DeleteListenerResponse
 		resp, err = d.api.DeleteListener(ctx, loadbalancer.DeleteListenerRequest{LoadBalancerId: &id, ListenerName: common.String(s.name)})
+		wr = resp.OpcWorkRequestId
+	case "create certificate":
+		var resp loadbalancer.CreateCertificateResponse
+		resp, err = d.api.CreateCertificate(ctx, loadbalancer.CreateCertificateRequest{LoadBalancerId: &id,
+			CreateCertificateDetails: loadbalancer.CreateCertificateDetails(lbCertificateDetails(s.name, s.cert))})
+		wr = resp.OpcWorkRequestId
+	case "delete certificate":
+		var resp loadbalancer.DeleteCertificateResponse
+		resp, err = d.api.DeleteCertificate(ctx, loadbalancer.DeleteCertificateRequest{LoadBalancerId: &id, CertificateName: common.String(s.name)})
 		wr = resp.OpcWorkRequestId
 	default:
 		return "", fmt.Errorf("lbops: unknown step %s", s)
@@ -255,6 +278,6 @@ func (d lbDriver) workRequest(ctx context.Context, id string) (wrState, string, 
 // opName is the OCI operation a step calls, e.g. CreateBackendSet.
 func opName(s step) string {
 	verb := map[string]string{"create": "Create", "update": "Update", "delete": "Delete"}[s.verb]
-	what := map[string]string{"listener": "Listener", "backend set": "BackendSet"}[s.what]
+	what := map[string]string{"listener": "Listener", "backend set": "BackendSet", "certificate": "Certificate"}[s.what]
 	return verb + what
 }

@@ -93,6 +93,9 @@ type Settings struct {
 	InitialDefinedTags  map[string]map[string]interface{}
 	// IngressIPMode is the status' ipMode (VIP or Proxy); "" leaves it out.
 	IngressIPMode corev1.LoadBalancerIPMode
+
+	// TLS is the Service's TLS (LB only, tls.go).
+	TLS TLS
 }
 
 // ---- the neutral model of what is (or should be) on the load balancer ----
@@ -112,6 +115,8 @@ type listenerModel struct {
 	// planned: an LB update that must send a connection configuration
 	// keeps it when the Service leaves the idle timeout unmanaged.
 	idleNow int64
+	// SSL is the listener's TLS termination, nil for none (LB only, tls.go).
+	SSL *sslModel
 }
 
 // ipModel is one address of a load balancer. OCI says whether each is
@@ -140,6 +145,9 @@ type healthModel struct {
 	Retries    int
 	IntervalMs int
 	TimeoutMs  int
+	// ForcePlainText keeps the check in plain text on a backend set that
+	// speaks TLS to the nodes (LB only, tls.go).
+	ForcePlainText bool
 }
 
 // backendSetModel is one backend set, LB or NLB.
@@ -149,6 +157,8 @@ type backendSetModel struct {
 	Health         healthModel
 	Backends       []backendModel // sorted
 	PreserveSource bool
+	// SSL is TLS to the backends, nil for none (LB only, tls.go).
+	SSL *sslModel
 }
 
 // actual is a load balancer as found in OCI.
@@ -164,6 +174,8 @@ type actual struct {
 	NSGs        []string // sorted
 	Listeners   map[string]listenerModel
 	BackendSets map[string]backendSetModel
+	// Certificates are the names of the LB's certificates (tls.go).
+	Certificates map[string]bool
 }
 
 // ownedName matches the listener and backend set names we create:
@@ -199,6 +211,7 @@ func desiredSets(d *Desired) ([]listenerModel, []backendSetModel) {
 		sortBackends(bs.Backends)
 		bss = append(bss, bs)
 	}
+	withTLS(d, ls, bss)
 	return ls, bss
 }
 
@@ -241,22 +254,23 @@ func equalListener(want, got listenerModel) bool {
 		return false
 	}
 	return want.Protocol == got.Protocol && want.Port == got.Port && want.BackendSet == got.BackendSet &&
-		want.ProxyVersion == got.ProxyVersion
+		want.ProxyVersion == got.ProxyVersion && equalSSL(want.SSL, got.SSL)
 }
 
 // equalBackendSet compares what we manage of a backend set.
 func equalBackendSet(want, got backendSetModel) bool {
 	return want.Policy == got.Policy && want.Health == got.Health &&
-		want.PreserveSource == got.PreserveSource && slices.Equal(want.Backends, got.Backends)
+		want.PreserveSource == got.PreserveSource && slices.Equal(want.Backends, got.Backends) && equalSSL(want.SSL, got.SSL)
 }
 
 // step is one write of a plan, applied and awaited in order.
 type step struct {
 	verb string // create, update, delete
-	what string // listener, backend set
+	what string // listener, backend set, certificate
 	name string
 	ls   listenerModel
 	bs   backendSetModel
+	cert *Certificate // create certificate
 }
 
 func (s step) String() string { return fmt.Sprintf("%s %s %s", s.verb, s.what, s.name) }

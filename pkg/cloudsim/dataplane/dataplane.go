@@ -18,6 +18,7 @@
 package dataplane
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -85,6 +86,9 @@ type Listener struct {
 	// HTTP, on a TCP listener, makes it a layer-7 proxy that routes each
 	// request by its rules (http.go); nil forwards connections.
 	HTTP *HTTP
+	// BackendTLS, if not nil, makes the listener speak TLS to its targets
+	// with this client config (tls_backend.go).
+	BackendTLS *tls.Config
 }
 
 // Target is one backend of a listener. A target with Weight 0 takes no new

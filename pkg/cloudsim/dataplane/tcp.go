@@ -102,7 +102,7 @@ func (l *listener) proxyTCP(client net.Conn) {
 		reset(client)
 		return
 	}
-	splice(conn, up, l.idleTimeout())
+	splice(conn, l.toTarget(up), l.idleTimeout())
 }
 
 // reset makes closing the connection send an RST instead of a FIN.

@@ -23,6 +23,10 @@ type TLS struct {
 	// ClientOptional, with ClientCAs, verifies a client certificate only
 	// if the client presents one (Tencent's SSLVerifyClient OPTIONAL).
 	ClientOptional bool
+	// MinVersion and MaxVersion bound the TLS versions the listener
+	// accepts (OCI's sslConfiguration.protocols); 0 is TLS 1.2 and Go's
+	// highest.
+	MinVersion, MaxVersion uint16
 }
 
 // DefaultTLSHandshakeTimeout bounds a client's TLS handshake, so that a
@@ -35,6 +39,10 @@ func (t *TLS) config() *tls.Config {
 	c := &tls.Config{
 		Certificates: []tls.Certificate{t.Certificate},
 		MinVersion:   tls.VersionTLS12,
+		MaxVersion:   t.MaxVersion,
+	}
+	if t.MinVersion != 0 {
+		c.MinVersion = t.MinVersion
 	}
 	if t.ClientCAs != nil {
 		c.ClientAuth = tls.RequireAndVerifyClientCert

@@ -59,6 +59,7 @@ func (d *Dialect) routeLoadBalancer() {
 	d.mux.Handle("POST "+p+"/{loadBalancerId}/listeners", d.route(svc, "CreateListener", true, d.createLBListener))
 	d.mux.Handle("PUT "+p+"/{loadBalancerId}/listeners/{listenerName}", d.route(svc, "UpdateListener", true, d.updateLBListener))
 	d.mux.Handle("DELETE "+p+"/{loadBalancerId}/listeners/{listenerName}", d.route(svc, "DeleteListener", true, d.deleteLBListener))
+	d.routeCertificates(p)
 	d.mux.Handle("GET "+p+"/{loadBalancerId}/workRequests", d.route(svc, "ListWorkRequests", false, d.listLBWorkRequests))
 	d.mux.Handle("GET "+PrefixLoadBalancer+"/loadBalancerShapes", d.route(svc, "ListShapes", false, d.listShapes))
 	d.mux.Handle("GET "+PrefixLoadBalancer+"/loadBalancerWorkRequests/{workRequestId}", d.route(svc, "GetWorkRequest", false, d.getLBWorkRequest))
@@ -201,8 +202,9 @@ func lbBackendSet(name, policy string, hcIn *loadbalancer.HealthCheckerDetails, 
 	if !slices.Contains(lbPolicies, policy) {
 		return loadbalancer.BackendSet{}, badRequest("%s.policy %q must be one of %s.", where, policy, strings.Join(lbPolicies, ", "))
 	}
-	if ssl != nil {
-		return loadbalancer.BackendSet{}, badRequest("%s: cloudsim does not emulate SSL to backends (sslConfiguration).", where)
+	sslConf, err := lbSSLConfig(where, ssl)
+	if err != nil {
+		return loadbalancer.BackendSet{}, err
 	}
 	hc, err := lbHealthChecker(where, hcIn)
 	if err != nil {
@@ -215,6 +217,7 @@ func lbBackendSet(name, policy string, hcIn *loadbalancer.HealthCheckerDetails, 
 	return loadbalancer.BackendSet{
 		Name: common.String(name), Policy: common.String(policy), Backends: bs, HealthChecker: hc,
 		BackendMaxConnections: maxConns, SessionPersistenceConfiguration: sp, LbCookieSessionPersistenceConfiguration: cookie,
+		SslConfiguration: sslConf,
 	}, nil
 }
 
@@ -237,11 +240,12 @@ func lbListener(name string, in loadbalancer.ListenerDetails, backendSets map[st
 	if _, ok := backendSets[*in.DefaultBackendSetName]; !ok {
 		return loadbalancer.Listener{}, badRequest("%s: the default backend set %q does not exist.", where, *in.DefaultBackendSetName)
 	}
-	switch {
-	case in.SslConfiguration != nil:
-		return loadbalancer.Listener{}, badRequest("%s: cloudsim does not emulate SSL termination (sslConfiguration).", where)
-	case len(in.HostnameNames) > 0 || in.PathRouteSetName != nil || len(in.RuleSetNames) > 0 || in.RoutingPolicyName != nil:
+	if len(in.HostnameNames) > 0 || in.PathRouteSetName != nil || len(in.RuleSetNames) > 0 || in.RoutingPolicyName != nil {
 		return loadbalancer.Listener{}, badRequest("%s: cloudsim does not emulate hostnames, path route sets, rule sets or routing policies.", where)
+	}
+	sslConf, err := lbSSLConfig(where, in.SslConfiguration)
+	if err != nil {
+		return loadbalancer.Listener{}, err
 	}
 	cc := in.ConnectionConfiguration
 	if cc == nil {
@@ -262,6 +266,7 @@ func lbListener(name string, in loadbalancer.ListenerDetails, backendSets map[st
 	return loadbalancer.Listener{
 		Name: common.String(name), DefaultBackendSetName: in.DefaultBackendSetName, Port: in.Port,
 		Protocol: common.String(proto), HostnameNames: []string{}, RuleSetNames: []string{}, ConnectionConfiguration: cc,
+		SslConfiguration: sslConf,
 	}, nil
 }
 
@@ -287,7 +292,7 @@ func (d *Dialect) lbModel(b *balancer) loadbalancer.LoadBalancer {
 		IsRequestIdEnabled: common.Bool(false), SubnetIds: slices.Clone(b.subnetIDs), NetworkSecurityGroupIds: slices.Clone(b.nsgIDs),
 		Listeners: maps.Clone(b.listeners), BackendSets: maps.Clone(b.backendSets),
 		Hostnames: map[string]loadbalancer.Hostname{}, SslCipherSuites: map[string]loadbalancer.SslCipherSuite{},
-		Certificates: map[string]loadbalancer.Certificate{}, PathRouteSets: map[string]loadbalancer.PathRouteSet{},
+		Certificates: certificateModels(b), PathRouteSets: map[string]loadbalancer.PathRouteSet{},
 		FreeformTags: orEmpty(b.freeformTags), DefinedTags: orEmptyDefined(b.definedTags), SystemTags: map[string]map[string]interface{}{},
 		RuleSets: map[string]loadbalancer.RuleSet{}, RoutingPolicies: map[string]loadbalancer.RoutingPolicy{},
 		IpMode: loadbalancer.LoadBalancerIpModeIpv4,
@@ -343,8 +348,8 @@ func (d *Dialect) createLoadBalancer(c *call) (*reply, error) {
 		return nil, badRequest("A public load balancer takes 1 or 2 subnets, a private one exactly 1 (got %d).", len(req.SubnetIds))
 	case len(req.NetworkSecurityGroupIds) > MaxNSGs:
 		return nil, Errorf(http.StatusBadRequest, CodeLimitExceeded, "A load balancer takes at most %d network security groups.", MaxNSGs)
-	case len(req.Certificates) > 0 || len(req.Hostnames) > 0 || len(req.PathRouteSets) > 0 || len(req.RuleSets) > 0 || len(req.SslCipherSuites) > 0:
-		return nil, badRequest("cloudsim does not emulate certificates, hostnames, path route sets, rule sets or SSL cipher suites.")
+	case len(req.Hostnames) > 0 || len(req.PathRouteSets) > 0 || len(req.RuleSets) > 0 || len(req.SslCipherSuites) > 0:
+		return nil, badRequest("cloudsim does not emulate hostnames, path route sets, rule sets or custom SSL cipher suites.")
 	case req.IpMode != "" && req.IpMode != loadbalancer.CreateLoadBalancerDetailsIpModeIpv4:
 		return nil, badRequest("cloudsim emulates only IPV4 load balancers (ipMode %s).", req.IpMode)
 	}
@@ -366,6 +371,9 @@ func (d *Dialect) createLoadBalancer(c *call) (*reply, error) {
 		shapeName:        *req.ShapeName, shapeDetails: req.ShapeDetails,
 		listeners: map[string]loadbalancer.Listener{}, backendSets: map[string]loadbalancer.BackendSet{},
 	}
+	if err := createCertificates(b, req.Certificates); err != nil {
+		return nil, err
+	}
 	for _, name := range slices.Sorted(maps.Keys(req.BackendSets)) {
 		in := req.BackendSets[name]
 		bs, err := lbBackendSet(name, strOr(in.Policy), in.HealthChecker, in.Backends, in.SslConfiguration,
@@ -383,6 +391,9 @@ func (d *Dialect) createLoadBalancer(c *call) (*reply, error) {
 		b.listeners[name] = l
 	}
 	if err := checkListenerPorts(b.listeners); err != nil {
+		return nil, err
+	}
+	if err := checkSSLReferences(b); err != nil {
 		return nil, err
 	}
 	if err := d.checkLimits(b); err != nil {
@@ -521,6 +532,9 @@ func (d *Dialect) createLBBackendSet(c *call) (*reply, error) {
 		return nil, err
 	}
 	name := *req.Name
+	if err := d.checkBackendSetSSL(id, bs); err != nil {
+		return nil, err
+	}
 	return createChild(d, c, kindLB, id, name, "CreateBackendSet", "", bs, func(b *balancer) map[string]loadbalancer.BackendSet { return b.backendSets })
 }
 
@@ -546,6 +560,9 @@ func (d *Dialect) updateLBBackendSet(c *call) (*reply, error) {
 			return nil, notFound("backend set", name)
 		}
 		if err := d.checkLimitsAfter(b, func(b *balancer) { b.backendSets[name] = bs }); err != nil {
+			return nil, err
+		}
+		if err := checkSSLReferences(withBackendSet(b, bs)); err != nil {
 			return nil, err
 		}
 		return func(b *balancer) error {
@@ -632,6 +649,9 @@ func (d *Dialect) createLBListener(c *call) (*reply, error) {
 		if err := d.checkLimits(b); err != nil {
 			return err
 		}
+		if err := checkSSLReferences(b); err != nil {
+			return err
+		}
 		return checkListenerPorts(b.listeners)
 	}
 	return d.mutate(c, kindLB, id, "CreateListener", "", "UPDATED", checkedChange(build))
@@ -660,6 +680,9 @@ func (d *Dialect) updateLBListener(c *call) (*reply, error) {
 			return err
 		}
 		b.listeners[name] = l
+		if err := checkSSLReferences(b); err != nil {
+			return err
+		}
 		return checkListenerPorts(b.listeners)
 	}
 	return d.mutate(c, kindLB, id, "UpdateListener", "", "UPDATED", checkedChange(build))

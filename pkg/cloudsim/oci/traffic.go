@@ -31,7 +31,9 @@ func (d *Dialect) syncPlaneLocked(b *balancer) {
 	if b.kind == kindLB {
 		for _, name := range slices.Sorted(maps.Keys(b.listeners)) {
 			l := b.listeners[name]
-			want.Listeners = append(want.Listeners, lbPlaneListener(l, b.backendSets[*l.DefaultBackendSetName]))
+			pl := lbPlaneListener(l, b.backendSets[*l.DefaultBackendSetName])
+			planeTLS(b, l, b.backendSets[*l.DefaultBackendSetName], &pl) // certificates.go
+			want.Listeners = append(want.Listeners, pl)
 		}
 	} else {
 		for _, name := range slices.Sorted(maps.Keys(b.nlbListeners)) {

@@ -51,6 +51,7 @@ type Cloud struct {
 	cfg       *config.Config
 	instances *instances
 	lb        *loadBalancers // nil when loadBalancer.disabled (loadbalancer.go, run by internal/lbkit)
+	secrets   *tlsSecrets    // the load balancers' TLS Secrets (tls.go)
 }
 
 var (
@@ -66,9 +67,9 @@ func New(cfg *config.Config) (*Cloud, error) {
 		return nil, err
 	}
 	reader := computelookup.New(c.Compute, c.Network, cfg.Compartment, cfg.VCN)
-	cloud := &Cloud{cfg: cfg, instances: newInstances(reader, cfg.Auth.Region, cfg.InstanceCacheTTL)}
+	cloud := &Cloud{cfg: cfg, instances: newInstances(reader, cfg.Auth.Region, cfg.InstanceCacheTTL), secrets: &tlsSecrets{}}
 	if !cfg.LoadBalancer.Disabled {
-		cloud.lb = newLoadBalancers(cfg, c)
+		cloud.lb = newLoadBalancers(cfg, c, cloud.secrets)
 	}
 	return cloud, nil
 }
@@ -78,6 +79,7 @@ func New(cfg *config.Config) (*Cloud, error) {
 func (c *Cloud) Initialize(b cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
 	if c.lb != nil {
 		c.lb.Initialize(b, stop)
+		c.useSecrets(b)
 	}
 }
 

@@ -29,6 +29,8 @@ type ociTranslator struct {
 	cfg config.LoadBalancerConfig
 	// drainPeriod is lbDrainPeriod, the default of the drain annotation.
 	drainPeriod time.Duration
+	// secrets reads the TLS Secrets (tls.go); nil reads none.
+	secrets *tlsSecrets
 }
 
 // loadBalancers is the LB/NLB implementation of cloudprovider.LoadBalancer.
@@ -43,8 +45,8 @@ const EventReasonFixedShape = "FixedShapeIsFlexible"
 // select differently.
 const EventReasonNodeSelectorsDisagree = "NodeSelectorAnnotationsDisagree"
 
-func newLoadBalancers(cfg *config.Config, c *ociapi.Clients) *loadBalancers {
-	tr := &ociTranslator{cfg: cfg.LoadBalancer, drainPeriod: cfg.LBDrainPeriod}
+func newLoadBalancers(cfg *config.Config, c *ociapi.Clients, secrets *tlsSecrets) *loadBalancers {
+	tr := &ociTranslator{cfg: cfg.LoadBalancer, drainPeriod: cfg.LBDrainPeriod, secrets: secrets}
 	return lbkit.New[*lbops.Desired](tr, func(onDrain func(types.UID, time.Time)) lbkit.Ops[*lbops.Desired] {
 		return lbops.New(c.LB, c.NLB, c.Network, lbops.Config{
 			Compartment: cfg.Compartment, SecurityLists: cfg.LoadBalancer.SecurityLists, OnDrain: onDrain,
@@ -118,6 +120,7 @@ func (t *ociTranslator) Desired(_ string, svc *corev1.Service, nodes []*corev1.N
 			errs = append(errs, readOptions(svc, &s, internal)...)
 			errs = append(errs, readProxyProtocol(svc, &s))
 			errs = append(errs, hco.read(svc, s.Kind)...)
+			errs = append(errs, t.secrets.readTLS(svc, &s, &warnings)...)
 			sel, w, err := nodeLabelSelector(svc, s.Kind)
 			if err != nil {
 				errs = append(errs, err)
