@@ -38,7 +38,9 @@ func (r *Reader) PrimaryVnicOf(ctx context.Context, instanceID string) (Instance
 //     primary private IP (isPrimary) carries its address and hostname label;
 //   - ListPublicIps per availability domain of those VNICs (ephemeral public
 //     IPs, scope AVAILABILITY_DOMAIN) and for the region (reserved ones),
-//     every page: a public IP names the private IP it is assigned to.
+//     every page: a public IP names the private IP it is assigned to;
+//   - ListIpv6s per subnet, every page (ipv6s.go): the VNICs' IPv6
+//     addresses (Vnic.ipv6Addresses on the per-instance path).
 //
 // Only instances with exactly one ATTACHED VNIC are answered: every
 // instance has one primary VNIC, created at launch and never detached (the
@@ -80,10 +82,18 @@ func (r *Reader) PrimaryVnics(ctx context.Context) ([]InstanceVnic, error) {
 	slices.Sort(ads)
 
 	primaryIP := map[string]core.PrivateIp{} // VNIC -> its primary private IP
+	ipv6s := map[string][]string{}           // VNIC -> its IPv6 addresses
 	for _, subnet := range subnets {
 		ips, err := r.privateIPs(ctx, subnet)
 		if err != nil {
 			return nil, err
+		}
+		v6, err := r.subnetIPv6s(ctx, subnet)
+		if err != nil {
+			return nil, err
+		}
+		for vnic, addrs := range v6 {
+			ipv6s[vnic] = append(ipv6s[vnic], addrs...)
 		}
 		for _, ip := range ips {
 			vnic := deref(ip.VnicId)
@@ -123,6 +133,7 @@ func (r *Reader) PrimaryVnics(ctx context.Context) ([]InstanceVnic, error) {
 			PrivateIp:          ip.IpAddress,
 			HostnameLabel:      ip.HostnameLabel,
 			LifecycleState:     core.VnicLifecycleStateAvailable,
+			Ipv6Addresses:      ipv6s[vnic],
 		}
 		if pub, ok := public[*ip.Id]; ok {
 			v.PublicIp = common.String(pub)
