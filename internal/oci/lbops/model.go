@@ -89,6 +89,11 @@ type Settings struct {
 	InitialDefinedTags  map[string]map[string]interface{}
 	// IngressIPMode is the status' ipMode (VIP or Proxy); "" leaves it out.
 	IngressIPMode corev1.LoadBalancerIPMode
+	// IPVersion is the NLB's nlbIpVersion (dualstack.go): IPV4 ("" too),
+	// IPV6 or IPV4_AND_IPV6. NLB only.
+	IPVersion string
+	// AssignedIPv6 is the NLB's IPv6 address, at creation (assigned-ipv6).
+	AssignedIPv6 string
 }
 
 // ---- the neutral model of what is (or should be) on the load balancer ----
@@ -101,6 +106,8 @@ type listenerModel struct {
 	BackendSet string
 	// IdleTimeoutSec is 0 when not managed (LB only).
 	IdleTimeoutSec int64
+	// IPVersion is IPV4 or IPV6 (NLB), "" (LB: no ipVersion).
+	IPVersion string
 }
 
 // ipModel is one address of a load balancer. OCI says whether each is
@@ -138,6 +145,7 @@ type backendSetModel struct {
 	Health         healthModel
 	Backends       []backendModel // sorted
 	PreserveSource bool
+	IPVersion      string // as listenerModel's
 }
 
 // actual is a load balancer as found in OCI.
@@ -150,6 +158,7 @@ type actual struct {
 	FlexMinMbps int
 	FlexMaxMbps int
 	IPs         []ipModel
+	IPVersion   string   // NLB: nlbIpVersion (IPV4 when OCI leaves it out)
 	NSGs        []string // sorted
 	Listeners   map[string]listenerModel
 	BackendSets map[string]backendSetModel
@@ -158,6 +167,7 @@ type actual struct {
 // ownedName matches the listener and backend set names we create:
 // <PROTO>-<port>. Anything else on the load balancer is not ours to delete.
 func ownedName(name string) bool {
+	name = strings.TrimSuffix(name, ipv6NameSuffix)
 	proto, port, ok := strings.Cut(name, "-")
 	if !ok || (proto != "TCP" && proto != "UDP") || port == "" {
 		return false
@@ -188,7 +198,7 @@ func desiredSets(d *Desired) ([]listenerModel, []backendSetModel) {
 		sortBackends(bs.Backends)
 		bss = append(bss, bs)
 	}
-	return ls, bss
+	return withIPVersions(d, ls, bss)
 }
 
 // kubeProxyHealthPort is where kube-proxy answers /healthz on every node:
@@ -229,13 +239,13 @@ func equalListener(want, got listenerModel) bool {
 	if want.IdleTimeoutSec != 0 && want.IdleTimeoutSec != got.IdleTimeoutSec {
 		return false
 	}
-	return want.Protocol == got.Protocol && want.Port == got.Port && want.BackendSet == got.BackendSet
+	return want.Protocol == got.Protocol && want.Port == got.Port && want.BackendSet == got.BackendSet && want.IPVersion == got.IPVersion
 }
 
 // equalBackendSet compares what we manage of a backend set.
 func equalBackendSet(want, got backendSetModel) bool {
 	return want.Policy == got.Policy && want.Health == got.Health &&
-		want.PreserveSource == got.PreserveSource && slices.Equal(want.Backends, got.Backends)
+		want.PreserveSource == got.PreserveSource && want.IPVersion == got.IPVersion && slices.Equal(want.Backends, got.Backends)
 }
 
 // step is one write of a plan, applied and awaited in order.

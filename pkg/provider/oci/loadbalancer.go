@@ -116,6 +116,11 @@ func (t *ociTranslator) Desired(_ string, svc *corev1.Service, nodes []*corev1.N
 		Placement: func(svc *corev1.Service) (lbspec.Placement, error) {
 			internal, errs := t.readOCI(svc, &s, &warnings)
 			errs = append(errs, readOptions(svc, &s, internal)...)
+			famErrs, famWarning := readIPFamilies(svc, &s)
+			errs = append(errs, famErrs...)
+			if famWarning != nil {
+				warnings = append(warnings, *famWarning)
+			}
 			errs = append(errs, hco.read(svc, s.Kind)...)
 			sel, w, err := nodeLabelSelector(svc, s.Kind)
 			if err != nil {
