@@ -93,7 +93,7 @@ func (d *Dialect) vnicIPv6Addresses(subnetID, privateIPv4 string) []string {
 }
 
 func (d *Dialect) routeIPv6() {
-	d.mux.Handle("GET "+PrefixCore+"/ipv6s", d.route("virtualnetwork", "ListIpv6s", false, d.listIpv6s))
+	d.mux.Handle("GET "+PrefixCore+"/ipv6", d.route("virtualnetwork", "ListIpv6s", false, d.listIpv6s))
 }
 
 // listIpv6s implements ListIpv6s. The SDK's doc comment
