@@ -20,7 +20,7 @@ import (
 // low 32 bits), so a seed that gives a subnet a prefix gives every VNIC in
 // it one address. That every VNIC of an IPv6 subnet has one is cloudsim's
 // choice (OCI assigns one at launch only when asked: assignIpv6Ip). The
-// VCN's own IPv6 prefixes are not modelled: a subnet's /64 is not checked
+// VCN's own IPv6 prefixes are not modeled: a subnet's /64 is not checked
 // against one.
 
 // checkSubnetIPv6 validates a subnet's IPv6 prefixes: "The subnet size is
