@@ -44,6 +44,7 @@ const (
 // `ip -6 route add local`), so the IPv6 listener is checked in the control
 // plane (its backends) only.
 func TestOCIDualStackNLB(t *testing.T) {
+	startOCIServiceController(t) // lays out the suite's OCI network first
 	if _, err := suite.sim.SeedOCINetwork(cloudsim.OCINetworkSeed{Subnets: []simoci.Subnet{
 		{ID: ociDualNodeSubnet, VCNID: ociVCN, CompartmentID: ociCompartment, CIDRBlock: ociNodeCIDR, SecurityListIDs: []string{ociSecurityList},
 			IPv6CIDRBlocks: []string{ociDualNodeIPv6}},
@@ -52,7 +53,6 @@ func TestOCIDualStackNLB(t *testing.T) {
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	startOCIServiceController(t)
 	const sel = "oci-dual"
 	var want4, want6 []string
 	spec := lbServiceSpec("oci-dual", sel, 8080)
@@ -119,8 +119,8 @@ func TestOCIDualStackNLB(t *testing.T) {
 	if w := theOCIEnv.lbWrites(); len(w) != 0 {
 		t.Errorf("the unchanged dual-stack Service's resync wrote: %v", w)
 	}
-	t.Logf("checked: node IPv6 InternalIPs %v, both VIPs in the status, IPv6 backends %v, IPv4 traffic via %s; "+
-		"not checked: traffic via the IPv6 VIP %s (cloudsim carries IPv4 VIPs only)", want6, want6, vip, ociDualVIPv6)
+	t.Logf("checked: node IPv6 InternalIPs, both VIPs in the status, IPv6 backends %v, IPv4 traffic via %s; "+
+		"not checked: traffic via the IPv6 VIP %s (cloudsim carries IPv4 VIPs only)", want6, vip, ociDualVIPv6)
 	if err := suite.cluster.Client.CoreV1().Services(svc.Namespace).Delete(context.Background(), svc.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
