@@ -98,7 +98,7 @@ func OCIPeerCatalog() PeerCatalog {
 			{Name: OCINLBIsPpv2Enabled, Supported: true, Note: "on TCP listeners only (upstream sets it on UDP listeners too); any spelling of true/false is read, anything else is an error (upstream ignores it)"},
 			{Name: OCINLBExternalIPOnly, Supported: true, Note: "default `true` here (upstream `false`), so that the first address in the status is reachable"},
 			{Name: OCINLBAssignedPrivateIPv4, Supported: true, Note: "at creation only, as upstream (a later change is not applied); an error on a Load Balancer, as upstream"},
-			{Name: OCINLBPrefix + "assigned-ipv6", Note: "planned (issue 14 items 6-7, dual-stack)"},
+			{Name: OCINLBAssignedIPv6, Supported: true, Note: "at creation only, as upstream; checked against the subnet's IPv6 prefixes before the creation; an error on a Load Balancer or an IPv4-only Service"},
 		},
 	}
 }

@@ -60,6 +60,11 @@ type Backend struct {
 	// controller has not set its addresses), for clouds whose backends are
 	// IP:port rather than instances.
 	Address string
+	// AddressV6 is the node's first IPv6 InternalIP, else its first IPv6
+	// ExternalIP, else "": the backend address of a dual-stack or IPv6
+	// load balancer (an IPv6 global unicast address is an ExternalIP on
+	// OCI, and reachable from the VCN all the same).
+	AddressV6 string
 	// Weight is the backend's share of new connections relative to the
 	// others; 0 leaves it to the ops layer (the cloud's default weight).
 	// Build leaves it 0; the subset choice may set it (lbsubset.Limit.
@@ -532,10 +537,23 @@ func backends(svc *corev1.Service, nodes []*corev1.Node, alias labels.Selector, 
 			continue
 		}
 		seen[id] = true
-		out = append(out, Backend{NodeName: n.Name, InstanceID: id, Zone: n.Labels[corev1.LabelTopologyZone], Address: internalIPv4(n)})
+		out = append(out, Backend{NodeName: n.Name, InstanceID: id, Zone: n.Labels[corev1.LabelTopologyZone], Address: internalIPv4(n), AddressV6: nodeIPv6(n)})
 	}
 	slices.SortFunc(out, func(a, b Backend) int { return strings.Compare(a.NodeName, b.NodeName) })
 	return out, nil
+}
+
+// nodeIPv6 is the node's first IPv6 InternalIP, else its first IPv6
+// ExternalIP, or "".
+func nodeIPv6(n *corev1.Node) string {
+	for _, t := range []corev1.NodeAddressType{corev1.NodeInternalIP, corev1.NodeExternalIP} {
+		for _, a := range n.Status.Addresses {
+			if ip, err := netip.ParseAddr(a.Address); a.Type == t && err == nil && ip.Is6() && !ip.Is4In6() {
+				return ip.String()
+			}
+		}
+	}
+	return ""
 }
 
 // internalIPv4 is the node's first IPv4 InternalIP, or "".

@@ -97,7 +97,7 @@ func TestBuildDefaults(t *testing.T) {
 			{Protocol: TCP, Port: 443, NodePort: 30443},
 			{Protocol: UDP, Port: 53, NodePort: 30053},
 		},
-		Backends: []Backend{{NodeName: "n1", InstanceID: "i-1", Zone: "zone-a", Address: "10.0.0.1"}, {NodeName: "n2", InstanceID: "i-2"}},
+		Backends: []Backend{{NodeName: "n1", InstanceID: "i-1", Zone: "zone-a", Address: "10.0.0.1", AddressV6: "fd00::1"}, {NodeName: "n2", InstanceID: "i-2"}},
 		HealthCheck: HealthCheck{Enabled: true, Protocol: HealthCheckHTTP, Port: KubeProxyHealthPort, Path: "/healthz",
 			Interval: 5 * time.Second, Timeout: 2 * time.Second, HealthyThreshold: 3, UnhealthyThreshold: 3},
 	}

@@ -50,6 +50,12 @@ type Cluster struct {
 	restarted []*exec.Cmd
 }
 
+// The control plane's service CIDRs (dual-stack, IPv4 primary).
+const (
+	ServiceCIDRv4 = "10.96.0.0/16"
+	ServiceCIDRv6 = "fd00:10:96::/108"
+)
+
 // Start starts etcd and kube-apiserver from ToolsDir and waits until the
 // apiserver serves. dir receives kubeconfig files.
 func Start(dir string) (*Cluster, error) {
@@ -65,9 +71,13 @@ func Start(dir string) (*Cluster, error) {
 		ControlPlaneStopTimeout:  time.Minute,
 	}
 	// The route controller needs a service CIDR that does not overlap the
-	// pod CIDRs the tests use.
+	// pod CIDRs the tests use. The IPv6 range after it makes the cluster
+	// dual-stack with IPv4 primary, so that dual-stack Services can be made
+	// (TestOCIDualStackNLB): SingleStack Services, the default, still get
+	// IPv4 only, so the other tests are unaffected. An IPv6 service range
+	// may have at most 20 host bits in the apiserver's allocator (/108).
 	env.ControlPlane.GetAPIServer().Configure().
-		Set("service-cluster-ip-range", "10.96.0.0/16").
+		Set("service-cluster-ip-range", ServiceCIDRv4+","+ServiceCIDRv6).
 		// No kube-controller-manager runs here to lift the not-ready taint
 		// that this plugin puts on new Nodes; envtest already disables
 		// ServiceAccount (no controller creates default accounts).

@@ -21,19 +21,21 @@ type addressListings struct {
 	started    map[string]bool // "subnet "+OCID, "ad "+name
 	privateIPs []core.PrivateIp
 	publicIPs  []core.PublicIp
+	ipv6s      map[string][]string // VNIC -> its IPv6 addresses (ipv6s.go)
 	err        error
 }
 
 // newAddressListings starts the regional (reserved) public-IP listing,
 // which needs nothing from the attachments.
 func newAddressListings(ctx context.Context, r *Reader) *addressListings {
-	l := &addressListings{r: r, started: map[string]bool{}}
+	l := &addressListings{r: r, started: map[string]bool{}, ipv6s: map[string][]string{}}
 	l.ctx, l.cancel = context.WithCancelCause(ctx)
 	l.publicList("region", core.ListPublicIpsRequest{Scope: core.ListPublicIpsScopeRegion, Lifetime: core.ListPublicIpsLifetimeReserved})
 	return l
 }
 
-// subnet lists the subnet's private IPs, once.
+// subnet lists the subnet's private IPs and its IPv6 addresses, once,
+// side by side.
 func (l *addressListings) subnet(id string) {
 	if id == "" || !l.first("subnet "+id) {
 		return
@@ -43,6 +45,17 @@ func (l *addressListings) subnet(id string) {
 		if err == nil {
 			l.mu.Lock()
 			l.privateIPs = append(l.privateIPs, ips...)
+			l.mu.Unlock()
+		}
+		return err
+	})
+	l.run(func() error {
+		v6, err := l.r.subnetIPv6s(l.ctx, id)
+		if err == nil {
+			l.mu.Lock()
+			for vnic, addrs := range v6 {
+				l.ipv6s[vnic] = append(l.ipv6s[vnic], addrs...)
+			}
 			l.mu.Unlock()
 		}
 		return err

@@ -38,7 +38,9 @@ func (r *Reader) PrimaryVnicOf(ctx context.Context, instanceID string) (Instance
 //     primary private IP (isPrimary) carries its address and hostname label;
 //   - ListPublicIps per availability domain of those VNICs (ephemeral public
 //     IPs, scope AVAILABILITY_DOMAIN) and for the region (reserved ones),
-//     every page: a public IP names the private IP it is assigned to.
+//     every page: a public IP names the private IP it is assigned to;
+//   - ListIpv6s per subnet, every page (ipv6s.go): the VNICs' IPv6
+//     addresses (Vnic.ipv6Addresses on the per-instance path).
 //
 // The listings run side by side: a subnet's private IPs and an
 // availability domain's public IPs are listed from the first attachment
@@ -112,6 +114,7 @@ func (r *Reader) PrimaryVnics(ctx context.Context) ([]InstanceVnic, error) {
 			PrivateIp:          ip.IpAddress,
 			HostnameLabel:      ip.HostnameLabel,
 			LifecycleState:     core.VnicLifecycleStateAvailable,
+			Ipv6Addresses:      l.ipv6s[vnic],
 		}
 		if pub, ok := public[*ip.Id]; ok {
 			v.PublicIp = common.String(pub)

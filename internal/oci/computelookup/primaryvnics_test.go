@@ -20,6 +20,7 @@ type fakeAPI struct {
 	atts    []core.VnicAttachment
 	private map[string][]core.PrivateIp // subnet -> IPs
 	public  map[string][]core.PublicIp  // "REGION" or the AD -> IPs
+	ipv6    map[string][]core.Ipv6      // subnet -> IPv6s
 	// privateErr, if set, answers every ListPrivateIps.
 	privateErr error
 	// beforeAttachmentPage, if set, runs before each attachment page
@@ -92,6 +93,16 @@ func (f *fakeAPI) ListPublicIps(_ context.Context, req core.ListPublicIpsRequest
 	return core.ListPublicIpsResponse{Items: items, OpcNextPage: next}, nil
 }
 
+func (f *fakeAPI) ListIpv6s(_ context.Context, req core.ListIpv6sRequest) (core.ListIpv6sResponse, error) {
+	f.count("ListIpv6s")
+	items, next := onePage(f.ipv6[*req.SubnetId], req.Page)
+	return core.ListIpv6sResponse{Items: items, OpcNextPage: next}, nil
+}
+
+func ipv6(vnic, addr string, state core.Ipv6IpStateEnum) core.Ipv6 {
+	return core.Ipv6{VnicId: common.String(vnic), IpAddress: common.String(addr), IpState: state, LifecycleState: core.Ipv6LifecycleStateAvailable}
+}
+
 func att(instance, vnic, subnet, ad string, state core.VnicAttachmentLifecycleStateEnum) core.VnicAttachment {
 	return core.VnicAttachment{InstanceId: common.String(instance), VnicId: common.String(vnic), SubnetId: common.String(subnet),
 		AvailabilityDomain: common.String(ad), LifecycleState: state}
@@ -133,6 +144,11 @@ func TestPrimaryVnics(t *testing.T) {
 				pubIP("203.0.113.5", "p-pend", core.PublicIpAssignedEntityTypePrivateIp, core.PublicIpLifecycleStateAssigning)},
 			"AD-2": {pubIP("203.0.113.4", "p-sec2", core.PublicIpAssignedEntityTypePrivateIp, core.PublicIpLifecycleStateAssigned)},
 		},
+		ipv6: map[string][]core.Ipv6{
+			"s1": {ipv6("v-eph", "fd00::1", core.Ipv6IpStateAssigned), ipv6("v-eph", "2001:db8::1", ""), // no ipState: assigned
+				ipv6("v-res", "fd00::2", core.Ipv6IpStateAvailable), // reserved but unassigned
+				ipv6("v-two-a", "fd00::3", core.Ipv6IpStateAssigned)},
+		},
 		calls: map[string]int{},
 	}
 	r := New(f, f, "comp", "vcn")
@@ -141,25 +157,26 @@ func TestPrimaryVnics(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		"i-eph v-eph s1 10.0.0.1 203.0.113.1 eph",
-		"i-nat v-nat s1 10.0.0.6  nat",             // a NAT gateway's public IP is not the VNIC's
-		"i-pend v-pend s1 10.0.0.5  pend",          // ASSIGNING: not yet
-		"i-res v-res s1 10.0.0.2 198.51.100.2 res", // reserved, regional
-		"i-sec v-sec s2 10.0.1.4  sec",             // the public IP is on a secondary private IP
+		"i-eph v-eph s1 10.0.0.1 203.0.113.1 eph [fd00::1 2001:db8::1]",
+		"i-nat v-nat s1 10.0.0.6  nat []",             // a NAT gateway's public IP is not the VNIC's
+		"i-pend v-pend s1 10.0.0.5  pend []",          // ASSIGNING: not yet
+		"i-res v-res s1 10.0.0.2 198.51.100.2 res []", // reserved, regional; its IPv6 is not assigned
+		"i-sec v-sec s2 10.0.1.4  sec []",             // the public IP is on a secondary private IP
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %d VNICs, want %d: %+v", len(got), len(want), got)
 	}
 	for k, v := range got {
-		s := fmt.Sprintf("%s %s %s %s %s %s", v.InstanceID, deref(v.Vnic.Id), deref(v.Vnic.SubnetId), deref(v.Vnic.PrivateIp),
-			deref(v.Vnic.PublicIp), deref(v.Vnic.HostnameLabel))
+		s := fmt.Sprintf("%s %s %s %s %s %s %v", v.InstanceID, deref(v.Vnic.Id), deref(v.Vnic.SubnetId), deref(v.Vnic.PrivateIp),
+			deref(v.Vnic.PublicIp), deref(v.Vnic.HostnameLabel), v.Vnic.Ipv6Addresses)
 		if s != want[k] || !deref(v.Vnic.IsPrimary) {
 			t.Errorf("VNIC %d = %q (primary %v), want %q", k, s, deref(v.Vnic.IsPrimary), want[k])
 		}
 	}
 	// Every page of: the attachments; the private IPs of s1 and s2; the
-	// region's public IPs and those of AD-1 and AD-2.
-	if f.calls["ListVnicAttachments"] != 9 || f.calls["ListPrivateIps"] != 8 || f.calls["ListPublicIps"] != 5 {
+	// region's public IPs and those of AD-1 and AD-2; the IPv6s of s1 (4
+	// pages) and s2 (none: one call).
+	if f.calls["ListVnicAttachments"] != 9 || f.calls["ListPrivateIps"] != 8 || f.calls["ListPublicIps"] != 5 || f.calls["ListIpv6s"] != 5 {
 		t.Errorf("calls %v", f.calls)
 	}
 }

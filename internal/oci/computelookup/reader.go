@@ -33,6 +33,7 @@ type NetworkAPI interface {
 	// The batched address listings (primaryvnics.go).
 	ListPrivateIps(context.Context, core.ListPrivateIpsRequest) (core.ListPrivateIpsResponse, error)
 	ListPublicIps(context.Context, core.ListPublicIpsRequest) (core.ListPublicIpsResponse, error)
+	ListIpv6s(context.Context, core.ListIpv6sRequest) (core.ListIpv6sResponse, error)
 }
 
 // PageSize is the page size of every list call. The SDK's request models

@@ -258,6 +258,9 @@ func (o *Ops) create(ctx context.Context, drv driver, d *Desired, ls []listenerM
 	if err := o.resolveReservedIP(ctx, d); err != nil {
 		return nil, err
 	}
+	if err := o.checkAssignedIPv6(ctx, d); err != nil {
+		return nil, err
+	}
 	klog.InfoS("Creating load balancer", "service", svc, "kind", d.Kind, "displayName", d.Name,
 		"listeners", len(ls), "backends", len(d.Backends))
 	tokens := []string{retryToken(d, 0), retryToken(d, 1), fmt.Sprintf("%s-%x", d.Ref.UID, time.Now().UnixNano())}
@@ -502,6 +505,9 @@ func immutableDiff(d *Desired, a *actual) error {
 	if diff := reservedIPDiff(d, a); diff != "" {
 		diffs = append(diffs, diff)
 	}
+	if diff := ipVersionDiff(d, a); diff != "" {
+		diffs = append(diffs, diff)
+	}
 	if d.Kind == KindLB && a.Shape != "" && (d.FixedShape == "" || a.Shape != d.FixedShape) {
 		if a.Shape != d.Shape {
 			diffs = append(diffs, fmt.Sprintf("shape is %s but the Service asks for %s", a.Shape, d.Shape))
@@ -533,8 +539,8 @@ func status(a *actual, publishPrivate bool) *corev1.LoadBalancerStatus {
 			private = append(private, ip.IP)
 		}
 	}
-	slices.Sort(public)
-	slices.Sort(private)
+	slices.SortFunc(public, compareIP)
+	slices.SortFunc(private, compareIP)
 	var ips []string
 	switch {
 	case a.Internal:

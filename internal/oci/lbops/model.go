@@ -96,6 +96,11 @@ type Settings struct {
 
 	// TLS is the Service's TLS (LB only, tls.go).
 	TLS TLS
+	// IPVersion is the NLB's nlbIpVersion (dualstack.go): IPV4 ("" too),
+	// IPV6 or IPV4_AND_IPV6. NLB only.
+	IPVersion string
+	// AssignedIPv6 is the NLB's IPv6 address, at creation (assigned-ipv6).
+	AssignedIPv6 string
 }
 
 // ---- the neutral model of what is (or should be) on the load balancer ----
@@ -117,6 +122,8 @@ type listenerModel struct {
 	idleNow int64
 	// SSL is the listener's TLS termination, nil for none (LB only, tls.go).
 	SSL *sslModel
+	// IPVersion is IPV4 or IPV6 (NLB), "" (LB: no ipVersion).
+	IPVersion string
 }
 
 // ipModel is one address of a load balancer. OCI says whether each is
@@ -158,7 +165,8 @@ type backendSetModel struct {
 	Backends       []backendModel // sorted
 	PreserveSource bool
 	// SSL is TLS to the backends, nil for none (LB only, tls.go).
-	SSL *sslModel
+	SSL       *sslModel
+	IPVersion string // as listenerModel's
 }
 
 // actual is a load balancer as found in OCI.
@@ -171,6 +179,7 @@ type actual struct {
 	FlexMinMbps int
 	FlexMaxMbps int
 	IPs         []ipModel
+	IPVersion   string   // NLB: nlbIpVersion (IPV4 when OCI leaves it out)
 	NSGs        []string // sorted
 	Listeners   map[string]listenerModel
 	BackendSets map[string]backendSetModel
@@ -181,6 +190,7 @@ type actual struct {
 // ownedName matches the listener and backend set names we create:
 // <PROTO>-<port>. Anything else on the load balancer is not ours to delete.
 func ownedName(name string) bool {
+	name = strings.TrimSuffix(name, ipv6NameSuffix)
 	proto, port, ok := strings.Cut(name, "-")
 	if !ok || (proto != "TCP" && proto != "UDP") || port == "" {
 		return false
@@ -212,7 +222,7 @@ func desiredSets(d *Desired) ([]listenerModel, []backendSetModel) {
 		bss = append(bss, bs)
 	}
 	withTLS(d, ls, bss)
-	return ls, bss
+	return withIPVersions(d, ls, bss)
 }
 
 // kubeProxyHealthPort is where kube-proxy answers /healthz on every node:
@@ -254,13 +264,14 @@ func equalListener(want, got listenerModel) bool {
 		return false
 	}
 	return want.Protocol == got.Protocol && want.Port == got.Port && want.BackendSet == got.BackendSet &&
-		want.ProxyVersion == got.ProxyVersion && equalSSL(want.SSL, got.SSL)
+		want.ProxyVersion == got.ProxyVersion && equalSSL(want.SSL, got.SSL) && want.IPVersion == got.IPVersion
 }
 
 // equalBackendSet compares what we manage of a backend set.
 func equalBackendSet(want, got backendSetModel) bool {
 	return want.Policy == got.Policy && want.Health == got.Health &&
-		want.PreserveSource == got.PreserveSource && slices.Equal(want.Backends, got.Backends) && equalSSL(want.SSL, got.SSL)
+		want.PreserveSource == got.PreserveSource && want.IPVersion == got.IPVersion && slices.Equal(want.Backends, got.Backends) &&
+		equalSSL(want.SSL, got.SSL)
 }
 
 // step is one write of a plan, applied and awaited in order.

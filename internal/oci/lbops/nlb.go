@@ -62,6 +62,10 @@ func (d nlbDriver) get(ctx context.Context, id string) (*actual, error) {
 	if s := deref(n.SubnetId); s != "" {
 		a.Subnets = []string{s}
 	}
+	a.IPVersion = string(n.NlbIpVersion)
+	if a.IPVersion == "" {
+		a.IPVersion = IPVersion4 // the API's default
+	}
 	for _, ip := range n.IpAddresses {
 		if v := deref(ip.IpAddress); v != "" {
 			a.IPs = append(a.IPs, ipModel{IP: v, Public: isPublic(ip.IsPublic, a.Internal), Reserved: ip.ReservedIp != nil})
@@ -69,10 +73,11 @@ func (d nlbDriver) get(ctx context.Context, id string) (*actual, error) {
 	}
 	for name, l := range n.Listeners {
 		a.Listeners[name] = listenerModel{Name: name, Protocol: string(l.Protocol), Port: deref(l.Port), BackendSet: deref(l.DefaultBackendSetName),
-			ProxyVersion: nlbProxyVersion(l.IsPpv2Enabled)}
+			ProxyVersion: nlbProxyVersion(l.IsPpv2Enabled),
+			IPVersion:    ipVersionOf(l.IpVersion)}
 	}
 	for name, bs := range n.BackendSets {
-		m := backendSetModel{Name: name, Policy: string(bs.Policy), PreserveSource: deref(bs.IsPreserveSource)}
+		m := backendSetModel{Name: name, Policy: string(bs.Policy), PreserveSource: deref(bs.IsPreserveSource), IPVersion: ipVersionOf(bs.IpVersion)}
 		if hc := bs.HealthChecker; hc != nil {
 			m.Health = healthModel{
 				Protocol: string(hc.Protocol), Port: deref(hc.Port), Retries: deref(hc.Retries),
@@ -124,19 +129,24 @@ func (d nlbDriver) create(ctx context.Context, want *Desired, ls []listenerModel
 	if want.AssignedPrivateIPv4 != "" {
 		details.AssignedPrivateIpv4 = common.String(want.AssignedPrivateIPv4)
 	}
+	details.NlbIpVersion = networkloadbalancer.NlbIpVersionEnum(nlbIPVersion(want))
+	if want.AssignedIPv6 != "" {
+		details.AssignedIpv6 = common.String(want.AssignedIPv6)
+	}
 	for _, bs := range bss {
 		hc := nlbHealth(bs.Health)
 		details.BackendSets[bs.Name] = networkloadbalancer.BackendSetDetails{
 			Policy: networkloadbalancer.NetworkLoadBalancingPolicyEnum(bs.Policy), IsPreserveSource: common.Bool(bs.PreserveSource),
 			HealthChecker: &networkloadbalancer.HealthChecker{Protocol: hc.Protocol, Port: hc.Port, Retries: hc.Retries,
 				IntervalInMillis: hc.IntervalInMillis, TimeoutInMillis: hc.TimeoutInMillis, UrlPath: hc.UrlPath, ReturnCode: hc.ReturnCode},
-			Backends: nlbBackendsFull(bs.Backends),
+			Backends: nlbBackendsFull(bs.Backends), IpVersion: networkloadbalancer.IpVersionEnum(bs.IPVersion),
 		}
 	}
 	for _, l := range ls {
 		details.Listeners[l.Name] = networkloadbalancer.ListenerDetails{
 			Name: common.String(l.Name), DefaultBackendSetName: common.String(l.BackendSet), Port: common.Int(l.Port),
 			Protocol: networkloadbalancer.ListenerProtocolsEnum(l.Protocol), IsPpv2Enabled: nlbPpv2(l),
+			IpVersion: networkloadbalancer.IpVersionEnum(l.IPVersion),
 		}
 	}
 	resp, err := d.api.CreateNetworkLoadBalancer(ctx, networkloadbalancer.CreateNetworkLoadBalancerRequest{
@@ -166,13 +176,14 @@ func (d nlbDriver) write(ctx context.Context, id string, s step) (string, error)
 		resp, err = d.api.CreateBackendSet(ctx, networkloadbalancer.CreateBackendSetRequest{NetworkLoadBalancerId: &id,
 			CreateBackendSetDetails: networkloadbalancer.CreateBackendSetDetails{Name: common.String(s.name),
 				Policy: networkloadbalancer.NetworkLoadBalancingPolicyEnum(s.bs.Policy), IsPreserveSource: common.Bool(s.bs.PreserveSource),
-				HealthChecker: nlbHealth(s.bs.Health), Backends: nlbBackends(s.bs.Backends)}})
+				HealthChecker: nlbHealth(s.bs.Health), Backends: nlbBackends(s.bs.Backends), IpVersion: networkloadbalancer.IpVersionEnum(s.bs.IPVersion)}})
 		wr = resp.OpcWorkRequestId
 	case "update backend set":
 		var resp networkloadbalancer.UpdateBackendSetResponse
 		resp, err = d.api.UpdateBackendSet(ctx, networkloadbalancer.UpdateBackendSetRequest{NetworkLoadBalancerId: &id, BackendSetName: common.String(s.name),
 			UpdateBackendSetDetails: networkloadbalancer.UpdateBackendSetDetails{Policy: common.String(s.bs.Policy),
-				IsPreserveSource: common.Bool(s.bs.PreserveSource), HealthChecker: nlbHealth(s.bs.Health), Backends: nlbBackends(s.bs.Backends)}})
+				IsPreserveSource: common.Bool(s.bs.PreserveSource), HealthChecker: nlbHealth(s.bs.Health), Backends: nlbBackends(s.bs.Backends),
+				IpVersion: networkloadbalancer.IpVersionEnum(s.bs.IPVersion)}})
 		wr = resp.OpcWorkRequestId
 	case "delete backend set":
 		var resp networkloadbalancer.DeleteBackendSetResponse
@@ -182,13 +193,15 @@ func (d nlbDriver) write(ctx context.Context, id string, s step) (string, error)
 		var resp networkloadbalancer.CreateListenerResponse
 		resp, err = d.api.CreateListener(ctx, networkloadbalancer.CreateListenerRequest{NetworkLoadBalancerId: &id,
 			CreateListenerDetails: networkloadbalancer.CreateListenerDetails{Name: common.String(s.name), DefaultBackendSetName: common.String(s.ls.BackendSet),
-				Port: common.Int(s.ls.Port), Protocol: networkloadbalancer.ListenerProtocolsEnum(s.ls.Protocol), IsPpv2Enabled: nlbPpv2(s.ls)}})
+				Port: common.Int(s.ls.Port), Protocol: networkloadbalancer.ListenerProtocolsEnum(s.ls.Protocol), IsPpv2Enabled: nlbPpv2(s.ls),
+				IpVersion: networkloadbalancer.IpVersionEnum(s.ls.IPVersion)}})
 		wr = resp.OpcWorkRequestId
 	case "update listener":
 		var resp networkloadbalancer.UpdateListenerResponse
 		resp, err = d.api.UpdateListener(ctx, networkloadbalancer.UpdateListenerRequest{NetworkLoadBalancerId: &id, ListenerName: common.String(s.name),
 			UpdateListenerDetails: networkloadbalancer.UpdateListenerDetails{DefaultBackendSetName: common.String(s.ls.BackendSet),
-				Port: common.Int(s.ls.Port), Protocol: networkloadbalancer.ListenerProtocolsEnum(s.ls.Protocol), IsPpv2Enabled: nlbPpv2(s.ls)}})
+				Port: common.Int(s.ls.Port), Protocol: networkloadbalancer.ListenerProtocolsEnum(s.ls.Protocol), IsPpv2Enabled: nlbPpv2(s.ls),
+				IpVersion: networkloadbalancer.IpVersionEnum(s.ls.IPVersion)}})
 		wr = resp.OpcWorkRequestId
 	case "delete listener":
 		var resp networkloadbalancer.DeleteListenerResponse

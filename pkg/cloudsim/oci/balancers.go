@@ -63,8 +63,11 @@ type balancer struct {
 	vip              netip.Addr
 	reservedIPID     string     // the reserved public IP that vip is (publicip.go)
 	privateIPv4      netip.Addr // NLB: assignedPrivateIpv4 (nlbprivateip.go)
-	version          int        // for the etag
-	seq              int64
+	// NLB: nlbIpVersion ("" is IPV4) and assignedIpv6 (ipv6.go).
+	nlbIPVersion networkloadbalancer.NlbIpVersionEnum
+	ipv6         netip.Addr
+	version      int // for the etag
+	seq          int64
 
 	// Load Balancing
 	shapeName    string

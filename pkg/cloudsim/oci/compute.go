@@ -321,6 +321,7 @@ func (d *Dialect) getVnic(c *call) (*reply, error) {
 		SkipSourceDestCheck: common.Bool(false),
 		SubnetId:            common.String(p.subnet),
 		NsgIds:              append([]string{}, r.NSGIDs...),
+		Ipv6Addresses:       d.vnicIPv6Addresses(p.subnet, r.PrivateIP),
 		FreeformTags:        map[string]string{},
 		DefinedTags:         map[string]map[string]interface{}{},
 	}

@@ -200,6 +200,7 @@ func New(c *core.Core, plane *dataplane.Plane, opts Options) (*Dialect, error) {
 	d.routeCompute()
 	d.routeNetwork()
 	d.routeAddresses()
+	d.routeIPv6()
 	d.routeNSG()
 	d.routePublicIPs()
 	d.routeLoadBalancer()

@@ -82,6 +82,8 @@ type Subnet struct {
 	DNSLabel               string   `json:"dnsLabel,omitempty"`
 	SecurityListIDs        []string `json:"securityListIds,omitempty"` // default: the VCN's default security list
 	ProhibitPublicIPOnVNIC bool     `json:"prohibitPublicIpOnVnic,omitempty"`
+	// IPv6CIDRBlocks make the subnet IPv6-enabled: /64 prefixes (ipv6.go).
+	IPv6CIDRBlocks []string `json:"ipv6CidrBlocks,omitempty"`
 }
 
 // SecurityList is a VCN security list, with rules in the SDK's types.
@@ -310,6 +312,10 @@ func (n *network) seed(s NetworkSeed) error {
 		if err != nil || !sp.Addr().Is4() || sp.Masked() != sp || sp.Bits() < vp.Bits() || !vp.Contains(sp.Addr()) {
 			return fmt.Errorf("%w: %s: cidrBlock %q must be an IPv4 network inside the VCN's %s", core.ErrInvalid, where, sn.CIDRBlock, vcn.CIDRBlock)
 		}
+		var msg string
+		if sn.IPv6CIDRBlocks, msg = checkSubnetIPv6(sn.IPv6CIDRBlocks); msg != "" {
+			return fmt.Errorf("%w: %s: %s", core.ErrInvalid, where, msg)
+		}
 		if sn.AvailabilityDomain != "" && !slices.Contains(ads, sn.AvailabilityDomain) {
 			return fmt.Errorf("%w: %s: availabilityDomain %q is not one of %v", core.ErrInvalid, where, sn.AvailabilityDomain, ads)
 		}
@@ -496,6 +502,9 @@ func (n *network) subnetModel(s *subnetRec) ocicore.Subnet {
 		TimeCreated:             sdkTime(s.created),
 		FreeformTags:            map[string]string{},
 		DefinedTags:             map[string]map[string]interface{}{},
+	}
+	if len(s.IPv6CIDRBlocks) > 0 {
+		out.Ipv6CidrBlock, out.Ipv6CidrBlocks = common.String(s.IPv6CIDRBlocks[0]), slices.Clone(s.IPv6CIDRBlocks)
 	}
 	if v := n.vcns[s.VCNID]; v != nil && v.DNSLabel != "" && s.DNSLabel != "" {
 		out.SubnetDomainName = common.String(s.DNSLabel + "." + v.DNSLabel + ".oraclevcn.com")

@@ -106,7 +106,7 @@ func nlbHealthChecker(where string, in *nlb.HealthCheckerDetails) (*nlb.HealthCh
 
 // nlbBackends validates backends: an ipAddress, or a targetId naming an
 // instance (traffic goes to its private IP).
-func (d *Dialect) nlbBackends(where string, in []nlb.BackendDetails) ([]nlb.Backend, error) {
+func (d *Dialect) nlbBackends(where string, in []nlb.BackendDetails, ver nlb.IpVersionEnum) ([]nlb.Backend, error) {
 	out := []nlb.Backend{}
 	seen := map[string]bool{}
 	for i, b := range in {
@@ -117,11 +117,13 @@ func (d *Dialect) nlbBackends(where string, in []nlb.BackendDetails) ([]nlb.Back
 		var ip, target, key string
 		switch {
 		case b.IpAddress != nil && *b.IpAddress != "":
-			v, err := checkIPv4(w+".ipAddress", *b.IpAddress)
+			v, err := checkBackendIP(w+".ipAddress", *b.IpAddress, ver)
 			if err != nil {
 				return nil, err
 			}
 			ip, key = v, v
+		case b.TargetId != nil && *b.TargetId != "" && ver == nlb.IpVersionIpv6:
+			return nil, badRequest("%s.targetId: an IPV6 backend set takes IPv6 addresses, not targets (cloudsim's choice).", w)
 		case b.TargetId != nil && *b.TargetId != "":
 			if !core.ValidOCID(*b.TargetId, "instance") {
 				return nil, badRequest("%s.targetId %q is not an instance OCID.", w, *b.TargetId)
@@ -184,14 +186,15 @@ func (d *Dialect) nlbBackendSet(name string, s nlbBackendSetSpec) (nlb.BackendSe
 	if !slices.Contains(nlbPolicies, policy) {
 		return nlb.BackendSet{}, badRequest("%s.policy %q must be one of %s.", where, policy, strings.Join(nlbPolicies, ", "))
 	}
-	if s.ipVersion != "" && s.ipVersion != nlb.IpVersionIpv4 {
-		return nlb.BackendSet{}, badRequest("%s: cloudsim emulates only IPV4 backend sets.", where)
+	ver, known := ipVersionOr(s.ipVersion)
+	if !known {
+		return nlb.BackendSet{}, badRequest("%s.ipVersion %q must be IPV4 or IPV6.", where, s.ipVersion)
 	}
 	hc, err := nlbHealthChecker(where, s.hc)
 	if err != nil {
 		return nlb.BackendSet{}, err
 	}
-	bs, err := d.nlbBackends(where, s.backends)
+	bs, err := d.nlbBackends(where, s.backends, ver)
 	if err != nil {
 		return nlb.BackendSet{}, err
 	}
@@ -203,7 +206,7 @@ func (d *Dialect) nlbBackendSet(name string, s nlbBackendSetSpec) (nlb.BackendSe
 		Name: common.String(name), HealthChecker: hc, Policy: nlb.NetworkLoadBalancingPolicyEnum(policy),
 		IsPreserveSource: preserve, IsFailOpen: boolOr(s.failOpen), IsInstantFailoverEnabled: boolOr(s.instantFailover),
 		IsInstantFailoverTcpResetEnabled: boolOr(s.instantFailoverRs), AreOperationallyActiveBackendsPreferred: boolOr(s.activeBackendsPreferred),
-		IpVersion: nlb.IpVersionIpv4, Backends: bs,
+		IpVersion: ver, Backends: bs,
 	}, nil
 }
 
@@ -234,8 +237,9 @@ func nlbListener(name string, s nlbListenerSpec, backendSets map[string]nlb.Back
 	if _, ok := backendSets[*s.defaultBackendSet]; !ok {
 		return nlb.Listener{}, badRequest("%s: the default backend set %q does not exist.", where, *s.defaultBackendSet)
 	}
-	if s.ipVersion != "" && s.ipVersion != nlb.IpVersionIpv4 {
-		return nlb.Listener{}, badRequest("%s: cloudsim emulates only IPV4 listeners.", where)
+	ver, known := ipVersionOr(s.ipVersion)
+	if !known {
+		return nlb.Listener{}, badRequest("%s.ipVersion %q must be IPV4 or IPV6.", where, s.ipVersion)
 	}
 	for _, t := range []*int{s.tcpIdle, s.udpIdle} {
 		if t != nil && (*t < 1 || *t > 3600) {
@@ -244,7 +248,7 @@ func nlbListener(name string, s nlbListenerSpec, backendSets map[string]nlb.Back
 	}
 	return nlb.Listener{
 		Name: common.String(name), DefaultBackendSetName: s.defaultBackendSet, Port: s.port,
-		Protocol: nlb.ListenerProtocolsEnum(proto), IpVersion: nlb.IpVersionIpv4, TcpIdleTimeout: s.tcpIdle, UdpIdleTimeout: s.udpIdle,
+		Protocol: nlb.ListenerProtocolsEnum(proto), IpVersion: ver, TcpIdleTimeout: s.tcpIdle, UdpIdleTimeout: s.udpIdle,
 		IsPpv2Enabled: ppv2OrOff(s.ppv2),
 	}, nil
 }
@@ -263,7 +267,7 @@ func checkNLBListenerPorts(ls map[string]nlb.Listener) error {
 			protos = []string{string(l.Protocol)}
 		}
 		for _, p := range protos {
-			k := fmt.Sprintf("%s/%d", p, *l.Port)
+			k := fmt.Sprintf("%s/%d/%s", p, *l.Port, l.IpVersion) // an IPv4 and an IPv6 listener have different addresses
 			if other, dup := taken[k]; dup {
 				return badRequest("The listeners %s and %s both use %s port %d.", other, name, p, *l.Port)
 			}
@@ -304,6 +308,7 @@ func (d *Dialect) nlbModel(b *balancer) nlb.NetworkLoadBalancer {
 			}
 		}
 	}
+	d.nlbModelIPv6(b, &m)
 	return m
 }
 
@@ -343,8 +348,6 @@ func (d *Dialect) createNLB(c *call) (*reply, error) {
 		return nil, missing("displayName")
 	case req.SubnetId == nil || *req.SubnetId == "":
 		return nil, missing("subnetId")
-	case req.NlbIpVersion != "" && req.NlbIpVersion != nlb.NlbIpVersionIpv4:
-		return nil, badRequest("cloudsim emulates only IPV4 network load balancers (nlbIpVersion %s).", req.NlbIpVersion)
 	case len(req.NetworkSecurityGroupIds) > MaxNSGs:
 		return nil, Errorf(http.StatusBadRequest, CodeLimitExceeded, "A network load balancer takes at most %d network security groups.", MaxNSGs)
 	}
@@ -362,8 +365,12 @@ func (d *Dialect) createNLB(c *call) (*reply, error) {
 	if err != nil {
 		return nil, err
 	}
+	ipVersion, ipv6, err := d.checkNLBIPVersion(*req.SubnetId, req.NlbIpVersion, req.AssignedIpv6)
+	if err != nil {
+		return nil, err
+	}
 	b := &balancer{
-		kind: kindNLB, reservedIPID: reserved, privateIPv4: priv, compartmentID: *req.CompartmentId, displayName: *req.DisplayName,
+		kind: kindNLB, reservedIPID: reserved, privateIPv4: priv, nlbIPVersion: ipVersion, ipv6: ipv6, compartmentID: *req.CompartmentId, displayName: *req.DisplayName,
 		isPrivate: req.IsPrivate != nil && *req.IsPrivate, subnetIDs: []string{*req.SubnetId},
 		nsgIDs: slices.Clone(req.NetworkSecurityGroupIds), freeformTags: maps.Clone(req.FreeformTags), definedTags: maps.Clone(req.DefinedTags),
 		preserveSourceDest: req.IsPreserveSourceDestination != nil && *req.IsPreserveSourceDestination,
@@ -407,7 +414,7 @@ func (d *Dialect) createNLB(c *call) (*reply, error) {
 		}
 		b.nlbListeners[key] = l
 	}
-	if err := checkNLBListenerPorts(b.nlbListeners); err != nil {
+	if err := checkNLBListeners(b); err != nil {
 		return nil, err
 	}
 	if err := d.checkLimits(b); err != nil {
@@ -570,12 +577,18 @@ func (d *Dialect) updateNLBBackendSet(c *call) (*reply, error) {
 				*f.dst = *f.src
 			}
 		}
-		s.ipVersion = req.IpVersion
+		s.ipVersion = cur.IpVersion
+		if req.IpVersion != "" {
+			s.ipVersion = req.IpVersion
+		}
 		bs, err := d.nlbBackendSet(name, s)
 		if err != nil {
 			return err
 		}
 		b.nlbBackendSets[name] = bs
+		if err := checkNLBListeners(b); err != nil {
+			return err
+		}
 		return d.checkLimits(b)
 	}
 	return d.mutate(c, kindNLB, id, "", string(nlb.OperationTypeUpdateBackendset), "UPDATED", checkedChange(build))
@@ -656,7 +669,7 @@ func (d *Dialect) createNLBListener(c *call) (*reply, error) {
 		if err := d.checkLimits(b); err != nil {
 			return err
 		}
-		return checkNLBListenerPorts(b.nlbListeners)
+		return checkNLBListeners(b)
 	}
 	return d.mutate(c, kindNLB, id, "", string(nlb.OperationTypeCreateListener), "UPDATED", checkedChange(build))
 }
@@ -696,13 +709,16 @@ func (d *Dialect) updateNLBListener(c *call) (*reply, error) {
 		if req.UdpIdleTimeout != nil {
 			s.udpIdle = req.UdpIdleTimeout
 		}
-		s.ipVersion = req.IpVersion
+		s.ipVersion = cur.IpVersion
+		if req.IpVersion != "" {
+			s.ipVersion = req.IpVersion
+		}
 		l, err := nlbListener(name, s, b.nlbBackendSets)
 		if err != nil {
 			return err
 		}
 		b.nlbListeners[name] = l
-		return checkNLBListenerPorts(b.nlbListeners)
+		return checkNLBListeners(b)
 	}
 	return d.mutate(c, kindNLB, id, "", string(nlb.OperationTypeUpdateListener), "UPDATED", checkedChange(build))
 }

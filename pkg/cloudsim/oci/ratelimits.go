@@ -22,7 +22,7 @@ const NodeReadRateLimit = 20
 // load-balancer scenarios are unaffected.
 var NodeReadActions = []string{
 	"GetInstance", "ListInstances", "ListVnicAttachments", "GetVnic",
-	"GetSubnet", "ListPrivateIps", "ListPublicIps",
+	"GetSubnet", "ListPrivateIps", "ListPublicIps", "ListIpv6s",
 }
 
 // registerRateLimits sets the node reads' default limits on c; options and

@@ -38,6 +38,9 @@ func (d *Dialect) syncPlaneLocked(b *balancer) {
 	} else {
 		for _, name := range slices.Sorted(maps.Keys(b.nlbListeners)) {
 			l := b.nlbListeners[name]
+			if l.IpVersion == nlb.IpVersionIpv6 {
+				continue // the data plane carries the IPv4 VIP only (ipv6.go)
+			}
 			want.Listeners = append(want.Listeners, d.nlbPlaneListeners(l, b.nlbBackendSets[*l.DefaultBackendSetName])...)
 		}
 	}

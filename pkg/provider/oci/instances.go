@@ -383,7 +383,7 @@ func zoneOf(ad string) string {
 }
 
 // nodeAddresses lists the primary VNIC's private IP (InternalIP) and public
-// IP (ExternalIP), and a hostname: the kubelet's own when it registered
+// IP (ExternalIP), its IPv6 addresses after them (ipv6.go), and a hostname: the kubelet's own when it registered
 // one (so that the two never fight), else the VNIC's hostname label, else
 // the node name.
 func nodeAddresses(node *v1.Node, vnic core.Vnic) []v1.NodeAddress {
@@ -394,6 +394,7 @@ func nodeAddresses(node *v1.Node, vnic core.Vnic) []v1.NodeAddress {
 	if ip := deref(vnic.PublicIp); ip != "" {
 		out = append(out, v1.NodeAddress{Type: v1.NodeExternalIP, Address: ip})
 	}
+	out = append(out, ipv6NodeAddresses(vnic.Ipv6Addresses)...)
 	hostname := nodeaddr.Hostname(node)
 	if hostname == "" {
 		hostname = deref(vnic.HostnameLabel)

@@ -119,6 +119,11 @@ func (t *ociTranslator) Desired(_ string, svc *corev1.Service, nodes []*corev1.N
 			internal, errs := t.readOCI(svc, &s, &warnings)
 			errs = append(errs, readOptions(svc, &s, internal)...)
 			errs = append(errs, readProxyProtocol(svc, &s))
+			famErrs, famWarning := readIPFamilies(svc, &s)
+			errs = append(errs, famErrs...)
+			if famWarning != nil {
+				warnings = append(warnings, *famWarning)
+			}
 			errs = append(errs, hco.read(svc, s.Kind)...)
 			errs = append(errs, t.secrets.readTLS(svc, &s, &warnings)...)
 			sel, w, err := nodeLabelSelector(svc, s.Kind)
