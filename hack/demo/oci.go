@@ -58,7 +58,7 @@ func ociDemoSecurityList(vcnCIDR string) simoci.SecurityList {
 	}
 	return simoci.SecurityList{ID: ociDemoList, VCNID: ociDemoVCN, CompartmentID: ociDemoCompartment, DisplayName: "demo",
 		IngressSecurityRules: []ocicore.IngressSecurityRule{
-			tcp("0.0.0.0/0", 22, 22), tcp("0.0.0.0/0", ociDemoPort, ociDemoPort),
+			tcp("0.0.0.0/0", 22, 22), tcp("0.0.0.0/0", ociDemoPort, ociDemoPort), tcp("0.0.0.0/0", demoTLSPort, demoTLSPort),
 			tcp(vcnCIDR, 30000, 32767), tcp(vcnCIDR, 10256, 10256),
 		},
 		EgressSecurityRules: []ocicore.EgressSecurityRule{{Protocol: ocicommon.String("all"), Destination: ocicommon.String("0.0.0.0/0")}},
@@ -141,8 +141,8 @@ func runOCI(ccmBinary string, check bool, timeout time.Duration) error {
 		return err
 	}
 	defer sim.Close()
-	step("the subnet's security list admits clients on port %d and the subnet on the NodePorts and :10256, "+
-		"as security list mode None (the default) leaves to you; cloudsim drops everything else", ociDemoPort)
+	step("the subnet's security list admits clients on ports %d and %d (HTTPS) and the subnet on the NodePorts and :10256, "+
+		"as security list mode None (the default) leaves to you; cloudsim drops everything else", ociDemoPort, demoTLSPort)
 
 	var names []string
 	var instances []cloudsim.Instance
