@@ -71,6 +71,7 @@ type balancer struct {
 	shapeDetails *loadbalancer.ShapeDetails
 	listeners    map[string]loadbalancer.Listener
 	backendSets  map[string]loadbalancer.BackendSet
+	ruleSets     map[string]loadbalancer.RuleSet // rulesets.go
 
 	// Network Load Balancing
 	preserveSourceDest bool
@@ -90,6 +91,7 @@ func (b *balancer) clone() *balancer {
 	c.definedTags = maps.Clone(b.definedTags)
 	c.listeners = maps.Clone(b.listeners)
 	c.backendSets = maps.Clone(b.backendSets)
+	c.ruleSets = maps.Clone(b.ruleSets)
 	c.nlbListeners = maps.Clone(b.nlbListeners)
 	c.nlbBackendSets = maps.Clone(b.nlbBackendSets)
 	return &c
