@@ -79,7 +79,7 @@ func OCIPeerCatalog() PeerCatalog {
 			{Name: "oci.oraclecloud.com/oci-load-balancer-listener-ssl-config", Note: planTLS},
 			{Name: "oci.oraclecloud.com/oci-load-balancer-backendset-ssl-config", Note: "planned (issue 14 item 1, TLS to the backends)"},
 			{Name: OCIIngressIPMode, Supported: true, Note: "Load Balancer and Network Load Balancer; without it the status has no `ipMode`, which Kubernetes reads as `VIP`"},
-			{Name: "oci.oraclecloud.com/oci-load-balancer-rule-sets", Note: "planned (issue 14 item 6, rule sets)"},
+			{Name: OCILBRuleSets, Supported: true, Note: "applied to every listener, as upstream; only the rule sets the annotation names (or named before, on our listeners) are changed or deleted; bad JSON or an unknown action is refused before any change; on a Network Load Balancer a Warning Event says it does not apply"},
 
 			// Network Load Balancer.
 			{Name: OCINLBInternal, Supported: true},

@@ -24,6 +24,10 @@ type LBAPI interface {
 	DeleteListener(context.Context, loadbalancer.DeleteListenerRequest) (loadbalancer.DeleteListenerResponse, error)
 	GetWorkRequest(context.Context, loadbalancer.GetWorkRequestRequest) (loadbalancer.GetWorkRequestResponse, error)
 	UpdateNetworkSecurityGroups(context.Context, loadbalancer.UpdateNetworkSecurityGroupsRequest) (loadbalancer.UpdateNetworkSecurityGroupsResponse, error)
+	// Rule sets (rulesets.go).
+	CreateRuleSet(context.Context, loadbalancer.CreateRuleSetRequest) (loadbalancer.CreateRuleSetResponse, error)
+	UpdateRuleSet(context.Context, loadbalancer.UpdateRuleSetRequest) (loadbalancer.UpdateRuleSetResponse, error)
+	DeleteRuleSet(context.Context, loadbalancer.DeleteRuleSetRequest) (loadbalancer.DeleteRuleSetResponse, error)
 }
 
 // NLBAPI is the slice of the OCI Network Load Balancer API the operations

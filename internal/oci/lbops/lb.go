@@ -70,6 +70,7 @@ func lbActual(lb loadbalancer.LoadBalancer) *actual {
 		Subnets: slices.Sorted(slices.Values(lb.SubnetIds)), Shape: deref(lb.ShapeName),
 		NSGs:      slices.Sorted(slices.Values(lb.NetworkSecurityGroupIds)),
 		Listeners: map[string]listenerModel{}, BackendSets: map[string]backendSetModel{},
+		RuleSets: lbRuleSetsOf(lb),
 	}
 	if sd := lb.ShapeDetails; sd != nil {
 		a.FlexMinMbps, a.FlexMaxMbps = deref(sd.MinimumBandwidthInMbps), deref(sd.MaximumBandwidthInMbps)
@@ -85,6 +86,7 @@ func lbActual(lb loadbalancer.LoadBalancer) *actual {
 			m.IdleTimeoutSec = deref(cc.IdleTimeout)
 		}
 		m.ProxyVersion = lbProxyVersion(l.ConnectionConfiguration)
+		m.RuleSets = slices.Sorted(slices.Values(l.RuleSetNames))
 		a.Listeners[name] = m
 	}
 	for name, bs := range lb.BackendSets {
@@ -145,7 +147,7 @@ func (d lbDriver) create(ctx context.Context, want *Desired, ls []listenerModel,
 		ShapeName: common.String(want.Shape), SubnetIds: want.Subnets, IsPrivate: common.Bool(want.Internal),
 		Listeners: map[string]loadbalancer.ListenerDetails{}, BackendSets: map[string]loadbalancer.BackendSetDetails{},
 		FreeformTags: createFreeformTags(want), DefinedTags: want.InitialDefinedTags,
-		NetworkSecurityGroupIds: want.attachNSGs,
+		NetworkSecurityGroupIds: want.attachNSGs, RuleSets: lbRuleSetDetails(want.RuleSets),
 	}
 	if want.reservedIPID != "" {
 		details.ReservedIps = []loadbalancer.ReservedIp{{Id: common.String(want.reservedIPID)}}
@@ -164,7 +166,7 @@ func (d lbDriver) create(ctx context.Context, want *Desired, ls []listenerModel,
 		proto, port, cc := lbListenerDetails(l)
 		details.Listeners[l.Name] = loadbalancer.ListenerDetails{
 			DefaultBackendSetName: common.String(l.BackendSet), Port: common.Int(port), Protocol: common.String(proto),
-			ConnectionConfiguration: cc,
+			ConnectionConfiguration: cc, RuleSetNames: l.RuleSets,
 		}
 	}
 	resp, err := d.api.CreateLoadBalancer(ctx, loadbalancer.CreateLoadBalancerRequest{
@@ -201,19 +203,21 @@ func (d lbDriver) write(ctx context.Context, id string, s step) (string, error) 
 		var resp loadbalancer.CreateListenerResponse
 		resp, err = d.api.CreateListener(ctx, loadbalancer.CreateListenerRequest{LoadBalancerId: &id,
 			CreateListenerDetails: loadbalancer.CreateListenerDetails{Name: common.String(s.name), DefaultBackendSetName: common.String(s.ls.BackendSet),
-				Port: common.Int(port), Protocol: common.String(proto), ConnectionConfiguration: cc}})
+				Port: common.Int(port), Protocol: common.String(proto), ConnectionConfiguration: cc, RuleSetNames: s.ls.RuleSets}})
 		wr = resp.OpcWorkRequestId
 	case "update listener":
 		proto, port, cc := lbListenerDetails(s.ls)
 		var resp loadbalancer.UpdateListenerResponse
 		resp, err = d.api.UpdateListener(ctx, loadbalancer.UpdateListenerRequest{LoadBalancerId: &id, ListenerName: common.String(s.name),
 			UpdateListenerDetails: loadbalancer.UpdateListenerDetails{DefaultBackendSetName: common.String(s.ls.BackendSet),
-				Port: common.Int(port), Protocol: common.String(proto), ConnectionConfiguration: cc}})
+				Port: common.Int(port), Protocol: common.String(proto), ConnectionConfiguration: cc, RuleSetNames: listenerRuleSets(s.ls)}})
 		wr = resp.OpcWorkRequestId
 	case "delete listener":
 		var resp loadbalancer.DeleteListenerResponse
 		resp, err = d.api.DeleteListener(ctx, loadbalancer.DeleteListenerRequest{LoadBalancerId: &id, ListenerName: common.String(s.name)})
 		wr = resp.OpcWorkRequestId
+	case "create rule set", "update rule set", "delete rule set":
+		return d.writeRuleSet(ctx, id, s)
 	default:
 		return "", fmt.Errorf("lbops: unknown step %s", s)
 	}
@@ -255,6 +259,6 @@ func (d lbDriver) workRequest(ctx context.Context, id string) (wrState, string, 
 // opName is the OCI operation a step calls, e.g. CreateBackendSet.
 func opName(s step) string {
 	verb := map[string]string{"create": "Create", "update": "Update", "delete": "Delete"}[s.verb]
-	what := map[string]string{"listener": "Listener", "backend set": "BackendSet"}[s.what]
+	what := map[string]string{"listener": "Listener", "backend set": "BackendSet", "rule set": "RuleSet"}[s.what]
 	return verb + what
 }

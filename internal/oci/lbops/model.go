@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/oracle/oci-go-sdk/v65/loadbalancer"
+
 	"github.com/ccmkit/ccm/internal/lbspec"
 )
 
@@ -93,6 +95,9 @@ type Settings struct {
 	InitialDefinedTags  map[string]map[string]interface{}
 	// IngressIPMode is the status' ipMode (VIP or Proxy); "" leaves it out.
 	IngressIPMode corev1.LoadBalancerIPMode
+	// RuleSets are the LB's rule sets, applied by every listener
+	// (rulesets.go). LB only.
+	RuleSets RuleSets
 }
 
 // ---- the neutral model of what is (or should be) on the load balancer ----
@@ -108,6 +113,8 @@ type listenerModel struct {
 	// ProxyVersion is the PROXY protocol version, 0 for none
 	// (proxyprotocol.go).
 	ProxyVersion int
+	// RuleSets are the rule sets the listener applies, sorted (LB only).
+	RuleSets []string
 	// idleNow is the listener's idle timeout in OCI when an update is
 	// planned: an LB update that must send a connection configuration
 	// keeps it when the Service leaves the idle timeout unmanaged.
@@ -164,6 +171,7 @@ type actual struct {
 	NSGs        []string // sorted
 	Listeners   map[string]listenerModel
 	BackendSets map[string]backendSetModel
+	RuleSets    map[string]string // name -> rulesJSON (LB only)
 }
 
 // ownedName matches the listener and backend set names we create:
@@ -191,6 +199,7 @@ func desiredSets(d *Desired) ([]listenerModel, []backendSetModel) {
 		ls = append(ls, listenerModel{
 			Name: name, Protocol: proto, Port: int(l.Port), BackendSet: name,
 			IdleTimeoutSec: int64(d.IdleTimeout / time.Second), ProxyVersion: proxyVersionFor(d, proto),
+			RuleSets: ruleSetsFor(d).names(),
 		})
 		bs := backendSetModel{Name: name, Policy: d.Policy, Health: healthFor(d, l), PreserveSource: d.PreserveSource}
 		for _, b := range d.Backends {
@@ -241,7 +250,7 @@ func equalListener(want, got listenerModel) bool {
 		return false
 	}
 	return want.Protocol == got.Protocol && want.Port == got.Port && want.BackendSet == got.BackendSet &&
-		want.ProxyVersion == got.ProxyVersion
+		want.ProxyVersion == got.ProxyVersion && slices.Equal(want.RuleSets, got.RuleSets)
 }
 
 // equalBackendSet compares what we manage of a backend set.
@@ -257,6 +266,8 @@ type step struct {
 	name string
 	ls   listenerModel
 	bs   backendSetModel
+	// rules are a rule set's (rulesets.go).
+	rules []loadbalancer.Rule
 }
 
 func (s step) String() string { return fmt.Sprintf("%s %s %s", s.verb, s.what, s.name) }

@@ -87,8 +87,9 @@ func TestRuleSetValidation(t *testing.T) {
 			}
 		})
 	}
-	// 50 rules per load balancer: six are in; 20 + 20 more is over.
-	for i, want := range []string{"", CodeLimitExceeded} {
+	// 50 rules per load balancer: six are in, 20 and 20 more make 46, and
+	// 20 more would make 66.
+	for i, want := range []string{"", "", CodeLimitExceeded} {
 		_, err := c.CreateRuleSet(ctx(t), loadbalancer.CreateRuleSetRequest{LoadBalancerId: lbID,
 			CreateRuleSetDetails: loadbalancer.CreateRuleSetDetails{Name: common.String("big" + string(rune('a'+i))), Items: many[:20]}})
 		if want == "" {

@@ -117,6 +117,7 @@ func (t *ociTranslator) Desired(_ string, svc *corev1.Service, nodes []*corev1.N
 			internal, errs := t.readOCI(svc, &s, &warnings)
 			errs = append(errs, readOptions(svc, &s, internal)...)
 			errs = append(errs, readProxyProtocol(svc, &s))
+			errs = append(errs, readRuleSets(svc, &s, &warnings))
 			errs = append(errs, hco.read(svc, s.Kind)...)
 			sel, w, err := nodeLabelSelector(svc, s.Kind)
 			if err != nil {
