@@ -78,7 +78,7 @@ func OCIPeerCatalog() PeerCatalog {
 			{Name: OCILBListenerSSLConfig, Supported: true, Note: "an error without tls-secret here (upstream ignores it)"},
 			{Name: OCILBBackendSetSSLConfig, Supported: true, Note: "an error without tls-backendset-secret here (upstream ignores it)"},
 			{Name: OCIIngressIPMode, Supported: true, Note: "Load Balancer and Network Load Balancer; without it the status has no `ipMode`, which Kubernetes reads as `VIP`"},
-			{Name: "oci.oraclecloud.com/oci-load-balancer-rule-sets", Note: "planned (issue 14 item 6, rule sets)"},
+			{Name: OCILBRuleSets, Supported: true, Note: "applied to every listener, as upstream; only the rule sets the annotation names (or named before, on our listeners) are changed or deleted; bad JSON or an unknown action is refused before any change; on a Network Load Balancer a Warning Event says it does not apply"},
 
 			// Network Load Balancer.
 			{Name: OCINLBInternal, Supported: true},

@@ -27,6 +27,10 @@ type LBAPI interface {
 	// Certificates for TLS listeners and backend sets (tls.go).
 	CreateCertificate(context.Context, loadbalancer.CreateCertificateRequest) (loadbalancer.CreateCertificateResponse, error)
 	DeleteCertificate(context.Context, loadbalancer.DeleteCertificateRequest) (loadbalancer.DeleteCertificateResponse, error)
+	// Rule sets (rulesets.go).
+	CreateRuleSet(context.Context, loadbalancer.CreateRuleSetRequest) (loadbalancer.CreateRuleSetResponse, error)
+	UpdateRuleSet(context.Context, loadbalancer.UpdateRuleSetRequest) (loadbalancer.UpdateRuleSetResponse, error)
+	DeleteRuleSet(context.Context, loadbalancer.DeleteRuleSetRequest) (loadbalancer.DeleteRuleSetResponse, error)
 }
 
 // NLBAPI is the slice of the OCI Network Load Balancer API the operations

@@ -31,7 +31,7 @@ func (o *Ops) Drift(ctx context.Context, d *Desired) ([]string, error) {
 	ls, bss := desiredSets(d)
 	o.withDrains(a, bss, d.DrainPeriod, false) // a draining backend is on its way out, not drift
 	var diffs []string
-	for _, s := range withCertificates(a, d, ls, bss, plan(a, ls, bss)) {
+	for _, s := range withCertificates(a, d, ls, bss, planAll(a, d, ls, bss)) {
 		diffs = append(diffs, s.finding())
 	}
 	return diffs, nil

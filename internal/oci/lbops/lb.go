@@ -70,6 +70,7 @@ func lbActual(lb loadbalancer.LoadBalancer) *actual {
 		Subnets: slices.Sorted(slices.Values(lb.SubnetIds)), Shape: deref(lb.ShapeName),
 		NSGs:      slices.Sorted(slices.Values(lb.NetworkSecurityGroupIds)),
 		Listeners: map[string]listenerModel{}, BackendSets: map[string]backendSetModel{}, Certificates: map[string]bool{},
+		RuleSets: lbRuleSetsOf(lb),
 	}
 	for name := range lb.Certificates {
 		a.Certificates[name] = true
@@ -89,6 +90,7 @@ func lbActual(lb loadbalancer.LoadBalancer) *actual {
 			m.IdleTimeoutSec = deref(cc.IdleTimeout)
 		}
 		m.ProxyVersion = lbProxyVersion(l.ConnectionConfiguration)
+		m.RuleSets = slices.Sorted(slices.Values(l.RuleSetNames))
 		a.Listeners[name] = m
 	}
 	for name, bs := range lb.BackendSets {
@@ -152,7 +154,7 @@ func (d lbDriver) create(ctx context.Context, want *Desired, ls []listenerModel,
 		ShapeName: common.String(want.Shape), SubnetIds: want.Subnets, IsPrivate: common.Bool(want.Internal),
 		Listeners: map[string]loadbalancer.ListenerDetails{}, BackendSets: map[string]loadbalancer.BackendSetDetails{},
 		FreeformTags: createFreeformTags(want), DefinedTags: want.InitialDefinedTags,
-		NetworkSecurityGroupIds: want.attachNSGs,
+		NetworkSecurityGroupIds: want.attachNSGs, RuleSets: lbRuleSetDetails(want.RuleSets),
 	}
 	if want.reservedIPID != "" {
 		details.ReservedIps = []loadbalancer.ReservedIp{{Id: common.String(want.reservedIPID)}}
@@ -179,6 +181,7 @@ func (d lbDriver) create(ctx context.Context, want *Desired, ls []listenerModel,
 		details.Listeners[l.Name] = loadbalancer.ListenerDetails{
 			DefaultBackendSetName: common.String(l.BackendSet), Port: common.Int(port), Protocol: common.String(proto),
 			ConnectionConfiguration: cc, SslConfiguration: lbSSLDetails(l.SSL),
+			RuleSetNames: l.RuleSets,
 		}
 	}
 	resp, err := d.api.CreateLoadBalancer(ctx, loadbalancer.CreateLoadBalancerRequest{
@@ -215,14 +218,16 @@ func (d lbDriver) write(ctx context.Context, id string, s step) (string, error) 
 		var resp loadbalancer.CreateListenerResponse
 		resp, err = d.api.CreateListener(ctx, loadbalancer.CreateListenerRequest{LoadBalancerId: &id,
 			CreateListenerDetails: loadbalancer.CreateListenerDetails{Name: common.String(s.name), DefaultBackendSetName: common.String(s.ls.BackendSet),
-				Port: common.Int(port), Protocol: common.String(proto), ConnectionConfiguration: cc, SslConfiguration: lbSSLDetails(s.ls.SSL)}})
+				Port: common.Int(port), Protocol: common.String(proto), ConnectionConfiguration: cc, SslConfiguration: lbSSLDetails(s.ls.SSL),
+				RuleSetNames: s.ls.RuleSets}})
 		wr = resp.OpcWorkRequestId
 	case "update listener":
 		proto, port, cc := lbListenerDetails(s.ls)
 		var resp loadbalancer.UpdateListenerResponse
 		resp, err = d.api.UpdateListener(ctx, loadbalancer.UpdateListenerRequest{LoadBalancerId: &id, ListenerName: common.String(s.name),
 			UpdateListenerDetails: loadbalancer.UpdateListenerDetails{DefaultBackendSetName: common.String(s.ls.BackendSet),
-				Port: common.Int(port), Protocol: common.String(proto), ConnectionConfiguration: cc, SslConfiguration: lbSSLDetails(s.ls.SSL)}})
+				Port: common.Int(port), Protocol: common.String(proto), ConnectionConfiguration: cc, SslConfiguration: lbSSLDetails(s.ls.SSL),
+				RuleSetNames: listenerRuleSets(s.ls)}})
 		wr = resp.OpcWorkRequestId
 	case "delete listener":
 		var resp loadbalancer.DeleteListenerResponse
@@ -237,6 +242,8 @@ func (d lbDriver) write(ctx context.Context, id string, s step) (string, error) 
 		var resp loadbalancer.DeleteCertificateResponse
 		resp, err = d.api.DeleteCertificate(ctx, loadbalancer.DeleteCertificateRequest{LoadBalancerId: &id, CertificateName: common.String(s.name)})
 		wr = resp.OpcWorkRequestId
+	case "create rule set", "update rule set", "delete rule set":
+		return d.writeRuleSet(ctx, id, s)
 	default:
 		return "", fmt.Errorf("lbops: unknown step %s", s)
 	}
@@ -278,6 +285,6 @@ func (d lbDriver) workRequest(ctx context.Context, id string) (wrState, string, 
 // opName is the OCI operation a step calls, e.g. CreateBackendSet.
 func opName(s step) string {
 	verb := map[string]string{"create": "Create", "update": "Update", "delete": "Delete"}[s.verb]
-	what := map[string]string{"listener": "Listener", "backend set": "BackendSet", "certificate": "Certificate"}[s.what]
+	what := map[string]string{"listener": "Listener", "backend set": "BackendSet", "certificate": "Certificate", "rule set": "RuleSet"}[s.what]
 	return verb + what
 }

@@ -167,7 +167,7 @@ func kindOf(collection string) string {
 }
 
 func singular(collection string) string {
-	return map[string]string{"backendSets": "BackendSet", "listeners": "Listener", "certificates": "Certificate"}[collection]
+	return map[string]string{"backendSets": "BackendSet", "listeners": "Listener", "certificates": "Certificate", "ruleSets": "RuleSet"}[collection]
 }
 
 func (e *lbEnv) writesOf() []string {

@@ -207,7 +207,7 @@ func (o *Ops) reconcile(ctx context.Context, d *Desired, create bool) (*corev1.L
 	}
 
 	nextDrain := o.withDrains(a, bss, d.DrainPeriod, true)
-	for _, s := range withCertificates(a, d, ls, bss, plan(a, ls, bss)) {
+	for _, s := range withCertificates(a, d, ls, bss, planAll(a, d, ls, bss)) {
 		klog.V(2).InfoS("Changing load balancer", "service", svc, "kind", d.Kind, "id", a.ID, "step", s.String())
 		if err := o.apply(ctx, drv, a.ID, func(ctx context.Context) (string, error) { return drv.write(ctx, a.ID, s) }); err != nil {
 			return nil, fmt.Errorf("lbops: Service %s: %s %s: %w", svc, d.Kind, a.ID, err)

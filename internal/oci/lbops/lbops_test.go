@@ -51,15 +51,19 @@ func desired(kind Kind, ips ...string) *Desired {
 
 func TestEnsureCreatesThenResyncWritesNothing(t *testing.T) {
 	for _, tc := range []struct {
-		kind  Kind
-		proxy int // Settings.ProxyProtocol (proxyprotocol.go)
-	}{{KindLB, 0}, {KindNLB, 0}, {KindLB, 2}, {KindNLB, 2}} {
+		kind     Kind
+		proxy    int  // Settings.ProxyProtocol (proxyprotocol.go)
+		ruleSets bool // Settings.RuleSets (rulesets.go), inline at creation
+	}{{KindLB, 0, false}, {KindNLB, 0, false}, {KindLB, 2, false}, {KindNLB, 2, false}, {KindLB, 2, true}} {
 		kind := tc.kind
-		t.Run(fmt.Sprintf("%s proxy protocol %d", kind, tc.proxy), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s proxy protocol %d rule sets %v", kind, tc.proxy, tc.ruleSets), func(t *testing.T) {
 			env := newLBEnv(t)
 			o := newTestOps(env)
 			d := desired(kind, "10.0.0.1", "10.0.0.2")
 			d.ProxyProtocol = tc.proxy
+			if tc.ruleSets {
+				d.RuleSets = twoRuleSets(t, "prod")
+			}
 			st, err := o.Ensure(context.Background(), d)
 			if err != nil {
 				t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/oracle/oci-go-sdk/v65/loadbalancer"
+
 	"github.com/ccmkit/ccm/internal/lbspec"
 )
 
@@ -101,6 +103,9 @@ type Settings struct {
 	IPVersion string
 	// AssignedIPv6 is the NLB's IPv6 address, at creation (assigned-ipv6).
 	AssignedIPv6 string
+	// RuleSets are the LB's rule sets, applied by every listener
+	// (rulesets.go). LB only.
+	RuleSets RuleSets
 }
 
 // ---- the neutral model of what is (or should be) on the load balancer ----
@@ -116,6 +121,8 @@ type listenerModel struct {
 	// ProxyVersion is the PROXY protocol version, 0 for none
 	// (proxyprotocol.go).
 	ProxyVersion int
+	// RuleSets are the rule sets the listener applies, sorted (LB only).
+	RuleSets []string
 	// idleNow is the listener's idle timeout in OCI when an update is
 	// planned: an LB update that must send a connection configuration
 	// keeps it when the Service leaves the idle timeout unmanaged.
@@ -185,6 +192,7 @@ type actual struct {
 	BackendSets map[string]backendSetModel
 	// Certificates are the names of the LB's certificates (tls.go).
 	Certificates map[string]bool
+	RuleSets     map[string]string // name -> rulesJSON (LB only)
 }
 
 // ownedName matches the listener and backend set names we create:
@@ -213,6 +221,7 @@ func desiredSets(d *Desired) ([]listenerModel, []backendSetModel) {
 		ls = append(ls, listenerModel{
 			Name: name, Protocol: proto, Port: int(l.Port), BackendSet: name,
 			IdleTimeoutSec: int64(d.IdleTimeout / time.Second), ProxyVersion: proxyVersionFor(d, proto),
+			RuleSets: ruleSetsFor(d).names(),
 		})
 		bs := backendSetModel{Name: name, Policy: d.Policy, Health: healthFor(d, l), PreserveSource: d.PreserveSource}
 		for _, b := range d.Backends {
@@ -264,7 +273,8 @@ func equalListener(want, got listenerModel) bool {
 		return false
 	}
 	return want.Protocol == got.Protocol && want.Port == got.Port && want.BackendSet == got.BackendSet &&
-		want.ProxyVersion == got.ProxyVersion && equalSSL(want.SSL, got.SSL) && want.IPVersion == got.IPVersion
+		want.ProxyVersion == got.ProxyVersion && equalSSL(want.SSL, got.SSL) && want.IPVersion == got.IPVersion &&
+		slices.Equal(want.RuleSets, got.RuleSets)
 }
 
 // equalBackendSet compares what we manage of a backend set.
@@ -282,6 +292,8 @@ type step struct {
 	ls   listenerModel
 	bs   backendSetModel
 	cert *Certificate // create certificate
+	// rules are a rule set's (rulesets.go).
+	rules []loadbalancer.Rule
 }
 
 func (s step) String() string { return fmt.Sprintf("%s %s %s", s.verb, s.what, s.name) }

@@ -74,7 +74,8 @@ type balancer struct {
 	shapeDetails *loadbalancer.ShapeDetails
 	listeners    map[string]loadbalancer.Listener
 	backendSets  map[string]loadbalancer.BackendSet
-	certificates map[string]lbCertificate // certificates.go
+	certificates map[string]lbCertificate        // certificates.go
+	ruleSets     map[string]loadbalancer.RuleSet // rulesets.go
 
 	// Network Load Balancing
 	preserveSourceDest bool
@@ -95,6 +96,7 @@ func (b *balancer) clone() *balancer {
 	c.listeners = maps.Clone(b.listeners)
 	c.backendSets = maps.Clone(b.backendSets)
 	c.certificates = maps.Clone(b.certificates)
+	c.ruleSets = maps.Clone(b.ruleSets)
 	c.nlbListeners = maps.Clone(b.nlbListeners)
 	c.nlbBackendSets = maps.Clone(b.nlbBackendSets)
 	return &c

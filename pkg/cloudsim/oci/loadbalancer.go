@@ -61,6 +61,7 @@ func (d *Dialect) routeLoadBalancer() {
 	d.mux.Handle("DELETE "+p+"/{loadBalancerId}/listeners/{listenerName}", d.route(svc, "DeleteListener", true, d.deleteLBListener))
 	d.routeCertificates(p)
 	d.mux.Handle("GET "+p+"/{loadBalancerId}/workRequests", d.route(svc, "ListWorkRequests", false, d.listLBWorkRequests))
+	d.routeRuleSets()
 	d.mux.Handle("GET "+PrefixLoadBalancer+"/loadBalancerShapes", d.route(svc, "ListShapes", false, d.listShapes))
 	d.mux.Handle("GET "+PrefixLoadBalancer+"/loadBalancerWorkRequests/{workRequestId}", d.route(svc, "GetWorkRequest", false, d.getLBWorkRequest))
 }
@@ -240,8 +241,8 @@ func lbListener(name string, in loadbalancer.ListenerDetails, backendSets map[st
 	if _, ok := backendSets[*in.DefaultBackendSetName]; !ok {
 		return loadbalancer.Listener{}, badRequest("%s: the default backend set %q does not exist.", where, *in.DefaultBackendSetName)
 	}
-	if len(in.HostnameNames) > 0 || in.PathRouteSetName != nil || len(in.RuleSetNames) > 0 || in.RoutingPolicyName != nil {
-		return loadbalancer.Listener{}, badRequest("%s: cloudsim does not emulate hostnames, path route sets, rule sets or routing policies.", where)
+	if len(in.HostnameNames) > 0 || in.PathRouteSetName != nil || in.RoutingPolicyName != nil {
+		return loadbalancer.Listener{}, badRequest("%s: cloudsim does not emulate hostnames, path route sets or routing policies.", where)
 	}
 	sslConf, err := lbSSLConfig(where, in.SslConfiguration)
 	if err != nil {
@@ -265,7 +266,7 @@ func lbListener(name string, in loadbalancer.ListenerDetails, backendSets map[st
 	}
 	return loadbalancer.Listener{
 		Name: common.String(name), DefaultBackendSetName: in.DefaultBackendSetName, Port: in.Port,
-		Protocol: common.String(proto), HostnameNames: []string{}, RuleSetNames: []string{}, ConnectionConfiguration: cc,
+		Protocol: common.String(proto), HostnameNames: []string{}, RuleSetNames: append([]string{}, in.RuleSetNames...), ConnectionConfiguration: cc,
 		SslConfiguration: sslConf,
 	}, nil
 }
@@ -294,7 +295,7 @@ func (d *Dialect) lbModel(b *balancer) loadbalancer.LoadBalancer {
 		Hostnames: map[string]loadbalancer.Hostname{}, SslCipherSuites: map[string]loadbalancer.SslCipherSuite{},
 		Certificates: certificateModels(b), PathRouteSets: map[string]loadbalancer.PathRouteSet{},
 		FreeformTags: orEmpty(b.freeformTags), DefinedTags: orEmptyDefined(b.definedTags), SystemTags: map[string]map[string]interface{}{},
-		RuleSets: map[string]loadbalancer.RuleSet{}, RoutingPolicies: map[string]loadbalancer.RoutingPolicy{},
+		RuleSets: orEmptyRuleSets(b.ruleSets), RoutingPolicies: map[string]loadbalancer.RoutingPolicy{},
 		IpMode: loadbalancer.LoadBalancerIpModeIpv4,
 	}
 	// The address is assigned when provisioning completes.
@@ -348,8 +349,8 @@ func (d *Dialect) createLoadBalancer(c *call) (*reply, error) {
 		return nil, badRequest("A public load balancer takes 1 or 2 subnets, a private one exactly 1 (got %d).", len(req.SubnetIds))
 	case len(req.NetworkSecurityGroupIds) > MaxNSGs:
 		return nil, Errorf(http.StatusBadRequest, CodeLimitExceeded, "A load balancer takes at most %d network security groups.", MaxNSGs)
-	case len(req.Hostnames) > 0 || len(req.PathRouteSets) > 0 || len(req.RuleSets) > 0 || len(req.SslCipherSuites) > 0:
-		return nil, badRequest("cloudsim does not emulate hostnames, path route sets, rule sets or custom SSL cipher suites.")
+	case len(req.Hostnames) > 0 || len(req.PathRouteSets) > 0 || len(req.SslCipherSuites) > 0:
+		return nil, badRequest("cloudsim does not emulate hostnames, path route sets or custom SSL cipher suites.")
 	case req.IpMode != "" && req.IpMode != loadbalancer.CreateLoadBalancerDetailsIpModeIpv4:
 		return nil, badRequest("cloudsim emulates only IPV4 load balancers (ipMode %s).", req.IpMode)
 	}
@@ -374,6 +375,9 @@ func (d *Dialect) createLoadBalancer(c *call) (*reply, error) {
 	if err := createCertificates(b, req.Certificates); err != nil {
 		return nil, err
 	}
+	if b.ruleSets, err = inlineRuleSets(req.RuleSets); err != nil {
+		return nil, err
+	}
 	for _, name := range slices.Sorted(maps.Keys(req.BackendSets)) {
 		in := req.BackendSets[name]
 		bs, err := lbBackendSet(name, strOr(in.Policy), in.HealthChecker, in.Backends, in.SslConfiguration,
@@ -385,6 +389,9 @@ func (d *Dialect) createLoadBalancer(c *call) (*reply, error) {
 	}
 	for _, name := range slices.Sorted(maps.Keys(req.Listeners)) {
 		l, err := lbListener(name, req.Listeners[name], b.backendSets)
+		if err == nil {
+			err = checkRuleSetNames("listeners["+name+"]", l.RuleSetNames, b.ruleSets)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -642,6 +649,9 @@ func (d *Dialect) createLBListener(c *call) (*reply, error) {
 			return Errorf(http.StatusConflict, CodeAlreadyExists, "The listener %s already exists in load balancer %s.", name, id)
 		}
 		l, err := lbListener(name, details, b.backendSets)
+		if err == nil {
+			err = checkRuleSetNames("listeners["+name+"]", l.RuleSetNames, b.ruleSets)
+		}
 		if err != nil {
 			return err
 		}
@@ -676,6 +686,9 @@ func (d *Dialect) updateLBListener(c *call) (*reply, error) {
 			return notFound("listener", name)
 		}
 		l, err := lbListener(name, details, b.backendSets)
+		if err == nil {
+			err = checkRuleSetNames("listeners["+name+"]", l.RuleSetNames, b.ruleSets)
+		}
 		if err != nil {
 			return err
 		}

@@ -124,6 +124,7 @@ func (t *ociTranslator) Desired(_ string, svc *corev1.Service, nodes []*corev1.N
 			if famWarning != nil {
 				warnings = append(warnings, *famWarning)
 			}
+			errs = append(errs, readRuleSets(svc, &s, &warnings))
 			errs = append(errs, hco.read(svc, s.Kind)...)
 			errs = append(errs, t.secrets.readTLS(svc, &s, &warnings)...)
 			sel, w, err := nodeLabelSelector(svc, s.Kind)
