@@ -10,12 +10,15 @@ import (
 
 // addressListings are PrimaryVnics' private- and public-IP listings, each
 // started once, in its own goroutine, as the attachment pages name its
-// subnet or availability domain. The first error cancels the rest.
+// subnet or availability domain. After the first error no new listing
+// starts, but the ones under way run to their end: they are not cancelled,
+// because the OCI SDK's common.Retry returns, when its context ends, the
+// response variable that its own goroutine may still be writing (a data
+// race the race detector caught in CI, oci-go-sdk v65.129.0 retry.go).
 type addressListings struct {
-	r      *Reader
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-	wg     sync.WaitGroup
+	r   *Reader
+	ctx context.Context
+	wg  sync.WaitGroup
 
 	mu         sync.Mutex
 	started    map[string]bool // "subnet "+OCID, "ad "+name
@@ -28,8 +31,7 @@ type addressListings struct {
 // newAddressListings starts the regional (reserved) public-IP listing,
 // which needs nothing from the attachments.
 func newAddressListings(ctx context.Context, r *Reader) *addressListings {
-	l := &addressListings{r: r, started: map[string]bool{}, ipv6s: map[string][]string{}}
-	l.ctx, l.cancel = context.WithCancelCause(ctx)
+	l := &addressListings{r: r, ctx: ctx, started: map[string]bool{}, ipv6s: map[string][]string{}}
 	l.publicList("region", core.ListPublicIpsRequest{Scope: core.ListPublicIpsScopeRegion, Lifetime: core.ListPublicIpsLifetimeReserved})
 	return l
 }
@@ -90,14 +92,14 @@ func (l *addressListings) publicList(key string, req core.ListPublicIpsRequest) 
 func (l *addressListings) first(key string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.started[key] {
+	if l.started[key] || l.err != nil {
 		return false
 	}
 	l.started[key] = true
 	return true
 }
 
-// run runs f in the background; its error, the first one, ends the others.
+// run runs f in the background; its error, if the first, is the answer.
 func (l *addressListings) run(f func() error) {
 	l.wg.Add(1)
 	go func() {
@@ -108,20 +110,18 @@ func (l *addressListings) run(f func() error) {
 	}()
 }
 
-// fail records err if it is the first one, and cancels the listings.
+// fail records err if it is the first one; no listing starts after it.
 func (l *addressListings) fail(err error) {
 	l.mu.Lock()
 	if l.err == nil {
 		l.err = err
 	}
 	l.mu.Unlock()
-	l.cancel(err)
 }
 
 // wait waits for every listing and returns the first error.
 func (l *addressListings) wait() error {
 	l.wg.Wait()
-	l.cancel(nil)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.err
