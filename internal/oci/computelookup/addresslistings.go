@@ -11,7 +11,7 @@ import (
 // addressListings are PrimaryVnics' private- and public-IP listings, each
 // started once, in its own goroutine, as the attachment pages name its
 // subnet or availability domain. After the first error no new listing
-// starts, but the ones under way run to their end: they are not cancelled,
+// starts, but the ones under way run to their end: they are not canceled,
 // because the OCI SDK's common.Retry returns, when its context ends, the
 // response variable that its own goroutine may still be writing (a data
 // race the race detector caught in CI, oci-go-sdk v65.129.0 retry.go).
