@@ -28,31 +28,13 @@ const demoServicePort = 8080
 // requests through the VIP reaching the nodes. It returns the VIP and a
 // function that stops the node servers.
 func demoLoadBalancer(ctx context.Context, c *testcluster.Cluster, sim *cloudsim.Sim, instances []cloudsim.Instance, nodePort int32, timeout time.Duration) (string, func(), error) {
-	stop, err := startNodes(instances, nodePort, func(in cloudsim.Instance) string {
+	vip, took, stop, err := exposeHello(ctx, c, instances, "hello", demoServicePort, nodePort, "", func(in cloudsim.Instance) string {
 		return fmt.Sprintf("hello from %s (%s, %s)\n", in.Name, in.ID, in.PrivateIP)
-	})
+	}, timeout)
 	if err != nil {
 		return "", nil, err
 	}
-
-	step("creating a LoadBalancer Service (port %d -> NodePort %d on every node)", demoServicePort, nodePort)
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "hello"},
-		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "hello"},
-			Ports: []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: demoServicePort,
-				TargetPort: intstr.FromInt32(8080), NodePort: nodePort}}},
-	}
-	if _, err := c.Client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
-		stop()
-		return "", nil, err
-	}
-	start := time.Now()
-	vip, err := waitVIP(ctx, c, svc.Name, timeout)
-	if err != nil {
-		stop()
-		return "", nil, err
-	}
-	step("the Service got external IP %s in %s", vip, time.Since(start).Round(100*time.Millisecond))
+	step("the Service got external IP %s in %s", vip, took.Round(100*time.Millisecond))
 	for _, lb := range sim.CLBs() {
 		if lb.VIP != vip {
 			continue
@@ -71,14 +53,55 @@ func demoLoadBalancer(ctx context.Context, c *testcluster.Cluster, sim *cloudsim
 
 	url := fmt.Sprintf("http://%s:%d/", vip, demoServicePort)
 	step("curl %s (three times: the CLB round-robins over the nodes)", url)
+	if err := getThrice(url, timeout); err != nil {
+		stop()
+		return "", nil, err
+	}
+	return vip, stop, nil
+}
+
+// exposeHello starts the nodes' servers on nodePort (each answering
+// greeting) and creates the LoadBalancer Service name, port -> nodePort
+// (what adds to the step that says so). It returns the Service's external
+// IP, how long the load balancer took to give it, and a function that
+// stops the servers.
+func exposeHello(ctx context.Context, c *testcluster.Cluster, instances []cloudsim.Instance, name string, port, nodePort int32, what string,
+	greeting func(cloudsim.Instance) string, timeout time.Duration) (string, time.Duration, func(), error) {
+	stop, err := startNodes(instances, nodePort, greeting)
+	if err != nil {
+		return "", 0, nil, err
+	}
+	step("creating a LoadBalancer Service (port %d -> NodePort %d on every node)%s", port, nodePort, what)
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "hello"},
+			Ports: []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: port,
+				TargetPort: intstr.FromInt32(8080), NodePort: nodePort}}},
+	}
+	if _, err := c.Client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		stop()
+		return "", 0, nil, err
+	}
+	start := time.Now()
+	vip, err := waitVIP(ctx, c, svc.Name, timeout)
+	if err != nil {
+		stop()
+		return "", 0, nil, err
+	}
+	return vip, time.Since(start), stop, nil
+}
+
+// getThrice GETs url until it has answered three times, printing each
+// answer; until timeout, failures are retried, as the load balancer's
+// health checks may still be probing the nodes.
+func getThrice(url string, timeout time.Duration) error {
 	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil}}
 	deadline := time.Now().Add(timeout)
 	for answered := 0; answered < 3; {
 		resp, err := client.Get(url)
 		if err != nil {
 			if time.Now().After(deadline) {
-				stop()
-				return "", nil, fmt.Errorf("GET %s: %w", url, err)
+				return fmt.Errorf("GET %s: %w", url, err)
 			}
 			time.Sleep(200 * time.Millisecond) // health checks are still probing the nodes
 			continue
@@ -88,7 +111,7 @@ func demoLoadBalancer(ctx context.Context, c *testcluster.Cluster, sim *cloudsim
 		fmt.Print("    ", string(b))
 		answered++
 	}
-	return vip, stop, nil
+	return nil
 }
 
 func waitVIP(ctx context.Context, c *testcluster.Cluster, name string, timeout time.Duration) (string, error) {

@@ -115,21 +115,11 @@ func run(ccmBinary string, check bool, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
-	step("starting etcd and kube-apiserver %s", testcluster.K8sVersion)
-	cluster, err := testcluster.Start(dir)
+	cluster, saKubeconfig, err := startCluster(ctx, dir)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = cluster.Stop() }() // at exit: nothing is left to do about a failed stop
-
-	step("applying deploy/rbac.yaml and minting the CCM ServiceAccount's kubeconfig")
-	if err := cluster.ApplyFile(ctx, filepath.Join("deploy", "rbac.yaml")); err != nil {
-		return err
-	}
-	saKubeconfig, err := cluster.ServiceAccountKubeconfig(ctx, "kube-system", "cloud-controller-manager")
-	if err != nil {
-		return err
-	}
 
 	n, err := pickDemoNet(len(fleet), demoServicePort)
 	if err != nil {
@@ -198,8 +188,7 @@ func run(ccmBinary string, check bool, timeout time.Duration) error {
 
 	start := time.Now()
 	if err := waitInitialized(ctx, cluster, names, timeout); err != nil {
-		fmt.Println(lastLines(ccm.Output(), 20))
-		return err
+		return withCCMLog(ccm, err)
 	}
 	step("all %d nodes initialized in %s", len(names), time.Since(start).Round(100*time.Millisecond))
 	if err := printNodes(ctx, cluster, "After the CCM"); err != nil {
@@ -209,8 +198,7 @@ func run(ccmBinary string, check bool, timeout time.Duration) error {
 	step("cloudsim answered DescribeInstances %d times: %v", sum(calls), calls)
 
 	if err := waitRoutes(ctx, cluster, sim, len(names)+1, timeout); err != nil {
-		fmt.Println(lastLines(ccm.Output(), 20))
-		return err
+		return withCCMLog(ccm, err)
 	}
 	if err := printRoutes(ctx, cluster, sim); err != nil {
 		return err
@@ -221,14 +209,12 @@ func run(ccmBinary string, check bool, timeout time.Duration) error {
 
 	vip, stopServers, err := demoLoadBalancer(ctx, cluster, sim, instances, n.nodePort, timeout)
 	if err != nil {
-		fmt.Println(lastLines(ccm.Output(), 20))
-		return err
+		return withCCMLog(ccm, err)
 	}
 	defer stopServers()
 	curlTLS, stopTLS, err := demoTLS(ctx, cluster, sim, instances, dir, timeout)
 	if err != nil {
-		fmt.Println(lastLines(ccm.Output(), 20))
-		return err
+		return withCCMLog(ccm, err)
 	}
 	defer stopTLS()
 
@@ -244,6 +230,31 @@ func run(ccmBinary string, check bool, timeout time.Duration) error {
 	fmt.Println("Press Ctrl-C to stop.")
 	<-ctx.Done()
 	return nil
+}
+
+// startCluster starts etcd and kube-apiserver in dir, applies the CCM's
+// RBAC and returns the cluster with the kubeconfig of the CCM's
+// ServiceAccount; on an error it stops what it started.
+func startCluster(ctx context.Context, dir string) (_ *testcluster.Cluster, saKubeconfig string, err error) {
+	step("starting etcd and kube-apiserver %s", testcluster.K8sVersion)
+	cluster, err := testcluster.Start(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	defer func() {
+		if err != nil {
+			_ = cluster.Stop() // the error returned says more than a failed stop
+		}
+	}()
+	step("applying deploy/rbac.yaml and minting the CCM ServiceAccount's kubeconfig")
+	if err := cluster.ApplyFile(ctx, filepath.Join("deploy", "rbac.yaml")); err != nil {
+		return nil, "", err
+	}
+	saKubeconfig, err = cluster.ServiceAccountKubeconfig(ctx, "kube-system", "cloud-controller-manager")
+	if err != nil {
+		return nil, "", err
+	}
+	return cluster, saKubeconfig, nil
 }
 
 func waitInitialized(ctx context.Context, c *testcluster.Cluster, names []string, timeout time.Duration) error {
@@ -383,6 +394,13 @@ func sum(m map[string]int) int {
 		n += v
 	}
 	return n
+}
+
+// withCCMLog prints the end of the CCM's log, which says why what the CCM
+// should have done did not happen, and returns err.
+func withCCMLog(ccm *testcluster.Process, err error) error {
+	fmt.Println(lastLines(ccm.Output(), 20))
+	return err
 }
 
 func lastLines(s string, n int) string {

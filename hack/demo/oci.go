@@ -8,8 +8,6 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -23,7 +21,6 @@ import (
 	ocicore "github.com/oracle/oci-go-sdk/v65/core"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
@@ -92,21 +89,11 @@ func runOCI(ccmBinary string, check bool, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
-	step("starting etcd and kube-apiserver %s", testcluster.K8sVersion)
-	cluster, err := testcluster.Start(dir)
+	cluster, saKubeconfig, err := startCluster(ctx, dir)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = cluster.Stop() }() // at exit: nothing is left to do about a failed stop
-
-	step("applying deploy/rbac.yaml and minting the CCM ServiceAccount's kubeconfig")
-	if err := cluster.ApplyFile(ctx, filepath.Join("deploy", "rbac.yaml")); err != nil {
-		return err
-	}
-	saKubeconfig, err := cluster.ServiceAccountKubeconfig(ctx, "kube-system", "cloud-controller-manager")
-	if err != nil {
-		return err
-	}
 
 	step("generating an OCI API key and starting cloudsim's OCI API (signatures verified with the registered key)")
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
@@ -191,8 +178,7 @@ func runOCI(ccmBinary string, check bool, timeout time.Duration) error {
 
 	start := time.Now()
 	if err := waitInitialized(ctx, cluster, names, timeout); err != nil {
-		fmt.Println(lastLines(ccm.Output(), 20))
-		return err
+		return withCCMLog(ccm, err)
 	}
 	step("all %d nodes initialized in %s", len(names), time.Since(start).Round(100*time.Millisecond))
 	if err := printOCINodes(ctx, cluster); err != nil {
@@ -202,14 +188,12 @@ func runOCI(ccmBinary string, check bool, timeout time.Duration) error {
 
 	vip, stopServers, err := ociDemoLoadBalancer(ctx, cluster, sim, instances, n.nodePort, timeout)
 	if err != nil {
-		fmt.Println(lastLines(ccm.Output(), 20))
-		return err
+		return withCCMLog(ccm, err)
 	}
 	defer stopServers()
 	curlTLS, stopTLS, err := ociDemoTLS(ctx, cluster, sim, instances, dir, timeout)
 	if err != nil {
-		fmt.Println(lastLines(ccm.Output(), 20))
-		return err
+		return withCCMLog(ccm, err)
 	}
 	defer stopTLS()
 
@@ -274,30 +258,13 @@ func ociCallSummary(sim *cloudsim.Sim) string {
 // load balancer's IP and shows requests through it reaching the nodes. It
 // returns the IP and a function that stops the node servers.
 func ociDemoLoadBalancer(ctx context.Context, c *testcluster.Cluster, sim *cloudsim.Sim, instances []cloudsim.Instance, nodePort int32, timeout time.Duration) (string, func(), error) {
-	stop, err := startNodes(instances, nodePort, func(in cloudsim.Instance) string {
+	vip, took, stop, err := exposeHello(ctx, c, instances, "hello-oci", ociDemoPort, nodePort, ": an OCI flexible load balancer", func(in cloudsim.Instance) string {
 		return fmt.Sprintf("hello from %s (%s)\n", in.Name, in.PrivateIP)
-	})
+	}, timeout)
 	if err != nil {
 		return "", nil, err
 	}
-	step("creating a LoadBalancer Service (port %d -> NodePort %d on every node): an OCI flexible load balancer", ociDemoPort, nodePort)
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "hello-oci"},
-		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "hello"},
-			Ports: []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: ociDemoPort,
-				TargetPort: intstr.FromInt32(8080), NodePort: nodePort}}},
-	}
-	if _, err := c.Client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
-		stop()
-		return "", nil, err
-	}
-	start := time.Now()
-	vip, err := waitVIP(ctx, c, svc.Name, timeout)
-	if err != nil {
-		stop()
-		return "", nil, err
-	}
-	step("the Service got external IP %s in %s (work requests awaited)", vip, time.Since(start).Round(100*time.Millisecond))
+	step("the Service got external IP %s in %s (work requests awaited)", vip, took.Round(100*time.Millisecond))
 	for _, lb := range sim.OCILoadBalancers() {
 		if lb.IPAddress != vip {
 			continue
@@ -318,22 +285,9 @@ func ociDemoLoadBalancer(ctx context.Context, c *testcluster.Cluster, sim *cloud
 	}
 	url := fmt.Sprintf("http://%s:%d/", vip, ociDemoPort)
 	step("curl %s (three times)", url)
-	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil}}
-	deadline := time.Now().Add(timeout)
-	for answered := 0; answered < 3; {
-		resp, err := client.Get(url)
-		if err != nil {
-			if time.Now().After(deadline) {
-				stop()
-				return "", nil, fmt.Errorf("GET %s: %w", url, err)
-			}
-			time.Sleep(200 * time.Millisecond) // health checks are still probing the nodes
-			continue
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		fmt.Print("    ", string(b))
-		answered++
+	if err := getThrice(url, timeout); err != nil {
+		stop()
+		return "", nil, err
 	}
 	return vip, stop, nil
 }

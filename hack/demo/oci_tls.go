@@ -3,18 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
-	"github.com/ccmkit/ccm/pkg/cloudsim/testca"
 )
 
 // ociDemoTLS is the OCI demo's HTTPS Service: port 8443 in ssl-ports, its
@@ -25,15 +21,7 @@ import (
 // dir/demo-ca.pem), and returns the curl command that does the same and a
 // function that stops the node servers.
 func ociDemoTLS(ctx context.Context, c *testcluster.Cluster, sim *cloudsim.Sim, instances []cloudsim.Instance, dir string, timeout time.Duration) (string, func(), error) {
-	ca, err := testca.New("ccmkit demo CA")
-	if err != nil {
-		return "", nil, err
-	}
-	caFile := filepath.Join(dir, "demo-ca.pem")
-	if err := os.WriteFile(caFile, ca.PEM, 0o644); err != nil {
-		return "", nil, err
-	}
-	leaf, err := ca.Server(demoTLSName)
+	ca, caFile, leaf, err := demoCA(dir)
 	if err != nil {
 		return "", nil, err
 	}
@@ -45,24 +33,10 @@ func ociDemoTLS(ctx context.Context, c *testcluster.Cluster, sim *cloudsim.Sim, 
 	step("created the kubernetes.io/tls Secret hello-oci-tls: a certificate for %s signed by the demo CA (%s)", demoTLSName, caFile)
 	ann := map[string]string{string(annotations.OCILBSSLPorts): fmt.Sprint(demoTLSPort), string(annotations.OCILBTLSSecret): "hello-oci-tls"}
 	step("creating an HTTPS Service: %s: %q, %s: hello-oci-tls", annotations.OCILBSSLPorts, fmt.Sprint(demoTLSPort), annotations.OCILBTLSSecret)
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "hello-oci-tls", Annotations: ann},
-		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "hello"},
-			Ports: []corev1.ServicePort{{Name: "https", Protocol: corev1.ProtocolTCP, Port: demoTLSPort, TargetPort: intstr.FromInt32(8080)}}},
-	}
-	created, err := c.Client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{})
-	if err != nil {
-		return "", nil, err
-	}
-	stop, err := serveNodePort(instances, created.Spec.Ports[0].NodePort, func(in cloudsim.Instance) string {
+	vip, stop, err := exposeHTTPS(ctx, c, instances, "hello-oci-tls", ann, func(in cloudsim.Instance) string {
 		return fmt.Sprintf("hello over TLS (ended at the OCI load balancer) from %s (%s)\n", in.Name, in.PrivateIP)
-	})
+	}, timeout)
 	if err != nil {
-		return "", nil, err
-	}
-	vip, err := waitVIP(ctx, c, svc.Name, timeout)
-	if err != nil {
-		stop()
 		return "", nil, err
 	}
 	for _, lb := range sim.OCILoadBalancers() {

@@ -33,15 +33,7 @@ const (
 // the curl command that does the same and a function that stops the node
 // servers.
 func demoTLS(ctx context.Context, c *testcluster.Cluster, sim *cloudsim.Sim, instances []cloudsim.Instance, dir string, timeout time.Duration) (string, func(), error) {
-	ca, err := testca.New("ccmkit demo CA")
-	if err != nil {
-		return "", nil, err
-	}
-	caFile := filepath.Join(dir, "demo-ca.pem")
-	if err := os.WriteFile(caFile, ca.PEM, 0o644); err != nil {
-		return "", nil, err
-	}
-	leaf, err := ca.Server(demoTLSName)
+	ca, caFile, leaf, err := demoCA(dir)
 	if err != nil {
 		return "", nil, err
 	}
@@ -57,26 +49,10 @@ func demoTLS(ctx context.Context, c *testcluster.Cluster, sim *cloudsim.Sim, ins
 	}
 	ann := fmt.Sprintf(`{"%d":{"protocol":["TCP_SSL"],"tls":"hello-tls-cert"}}`, demoTLSPort)
 	step("creating an HTTPS Service: %s: %s", annotations.TKESpecifyProtocol, ann)
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "hello-tls", Annotations: map[string]string{string(annotations.TKESpecifyProtocol): ann}},
-		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "hello"},
-			Ports: []corev1.ServicePort{{Name: "https", Protocol: corev1.ProtocolTCP, Port: demoTLSPort, TargetPort: intstr.FromInt32(8080)}}},
-	}
-	created, err := c.Client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{})
-	if err != nil {
-		return "", nil, err
-	}
-	// The apiserver chose the NodePort: the nodes' servers listen on it now
-	// (their kube-proxy health port already answers the CLB's checks).
-	stop, err := serveNodePort(instances, created.Spec.Ports[0].NodePort, func(in cloudsim.Instance) string {
+	vip, stop, err := exposeHTTPS(ctx, c, instances, "hello-tls", map[string]string{string(annotations.TKESpecifyProtocol): ann}, func(in cloudsim.Instance) string {
 		return fmt.Sprintf("hello over TLS (ended at the CLB) from %s (%s)\n", in.Name, in.PrivateIP)
-	})
+	}, timeout)
 	if err != nil {
-		return "", nil, err
-	}
-	vip, err := waitVIP(ctx, c, svc.Name, timeout)
-	if err != nil {
-		stop()
 		return "", nil, err
 	}
 	for _, lb := range sim.CLBs() {
@@ -92,6 +68,54 @@ func demoTLS(ctx context.Context, c *testcluster.Cluster, sim *cloudsim.Sim, ins
 		return "", nil, err
 	}
 	return curl, stop, nil
+}
+
+// demoCA makes the demo's CA, writes its PEM to dir/demo-ca.pem (the
+// file curl --cacert takes) and issues it a certificate for demoTLSName.
+func demoCA(dir string) (*testca.CA, string, testca.Leaf, error) {
+	ca, err := testca.New("ccmkit demo CA")
+	if err != nil {
+		return nil, "", testca.Leaf{}, err
+	}
+	caFile := filepath.Join(dir, "demo-ca.pem")
+	if err := os.WriteFile(caFile, ca.PEM, 0o644); err != nil {
+		return nil, "", testca.Leaf{}, err
+	}
+	leaf, err := ca.Server(demoTLSName)
+	if err != nil {
+		return nil, "", testca.Leaf{}, err
+	}
+	return ca, caFile, leaf, nil
+}
+
+// exposeHTTPS creates the HTTPS Service name (port demoTLSPort, with the
+// annotations ann) and starts the nodes' servers on the NodePort it gets,
+// each answering greeting. It returns the Service's external IP and a
+// function that stops the servers.
+func exposeHTTPS(ctx context.Context, c *testcluster.Cluster, instances []cloudsim.Instance, name string, ann map[string]string,
+	greeting func(cloudsim.Instance) string, timeout time.Duration) (string, func(), error) {
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, Annotations: ann},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "hello"},
+			Ports: []corev1.ServicePort{{Name: "https", Protocol: corev1.ProtocolTCP, Port: demoTLSPort, TargetPort: intstr.FromInt32(8080)}}},
+	}
+	created, err := c.Client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{})
+	if err != nil {
+		return "", nil, err
+	}
+	// The apiserver chose the NodePort: the nodes' servers listen on it now
+	// (their kube-proxy health port already answers the load balancer's
+	// checks).
+	stop, err := serveNodePort(instances, created.Spec.Ports[0].NodePort, greeting)
+	if err != nil {
+		return "", nil, err
+	}
+	vip, err := waitVIP(ctx, c, svc.Name, timeout)
+	if err != nil {
+		stop()
+		return "", nil, err
+	}
+	return vip, stop, nil
 }
 
 // serveNodePort is the nodes' kube-proxy on one more NodePort: plain HTTP,

@@ -512,104 +512,57 @@ func TestLoadConfigRouteKeys(t *testing.T) {
 	}
 }
 
-func TestLBDriftCheckPeriod(t *testing.T) {
+// TestLBDurationKeys checks the load balancer durations set from the
+// environment: the default when unset, each key's own bounds, and an error
+// naming the key, its value and the variable it came from.
+func TestLBDurationKeys(t *testing.T) {
 	base := map[string]string{EnvRegion: "ap-guangzhou", EnvVpcID: "vpc-aaaa1111", EnvSecretID: "AKIDtest", EnvSecretKey: "key-test"}
 	tests := []struct {
+		env     string
 		value   string
+		got     func(*Config) time.Duration
 		want    time.Duration
 		wantErr string
 	}{
-		{"", DefaultLBDriftCheckPeriod, ""},
-		{"30s", 30 * time.Second, ""},
-		{"0s", 0, ""},
-		{"5", 0, `lb_drift_check_period "5" (from TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_LB_DRIFT_CHECK_PERIOD): must be a duration`},
-		{"-1m", 0, "must be a duration"},
+		{EnvLBDriftCheckPeriod, "", driftCheckPeriod, DefaultLBDriftCheckPeriod, ""},
+		{EnvLBDriftCheckPeriod, "30s", driftCheckPeriod, 30 * time.Second, ""},
+		{EnvLBDriftCheckPeriod, "0s", driftCheckPeriod, 0, ""},
+		{EnvLBDriftCheckPeriod, "5", driftCheckPeriod, 0, `lb_drift_check_period "5" (from TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_LB_DRIFT_CHECK_PERIOD): must be a duration`},
+		{EnvLBDriftCheckPeriod, "-1m", driftCheckPeriod, 0, "must be a duration"},
+
+		{EnvLBDeleteRetryAfter, "", deleteRetryAfter, DefaultLBDeleteRetryAfter, ""},
+		{EnvLBDeleteRetryAfter, "30s", deleteRetryAfter, 30 * time.Second, ""},
+		{EnvLBDeleteRetryAfter, "0s", deleteRetryAfter, 0, `lb_delete_retry_after "0s" (from TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_LB_DELETE_RETRY_AFTER): must be a positive duration`},
+		{EnvLBDeleteRetryAfter, "soon", deleteRetryAfter, 0, "must be a positive duration"},
+
+		{EnvLBDrainPeriod, "", drainPeriod, lbspec.DefaultDrainPeriod, ""},
+		{EnvLBDrainPeriod, "2m", drainPeriod, 2 * time.Minute, ""},
+		{EnvLBDrainPeriod, "0s", drainPeriod, 0, ""},
+		{EnvLBDrainPeriod, "2h", drainPeriod, 0, `lb_drain_period "2h" (from TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_LB_DRAIN_PERIOD): must be at most 1h0m0s`},
+		{EnvLBDrainPeriod, "-1s", drainPeriod, 0, `lb_drain_period "-1s"`},
+		{EnvLBDrainPeriod, "soon", drainPeriod, 0, `must be a duration like "30s"`},
 	}
 	for _, tc := range tests {
-		env := maps.Clone(base)
-		if tc.value != "" {
-			env[EnvLBDriftCheckPeriod] = tc.value
-		}
-		cfg, err := Load(nil, envOf(env))
-		if tc.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("%q: err = %v, want %q", tc.value, err, tc.wantErr)
+		t.Run(tc.env+"="+tc.value, func(t *testing.T) {
+			env := maps.Clone(base)
+			if tc.value != "" {
+				env[tc.env] = tc.value
 			}
-			continue
-		}
-		if err != nil {
-			t.Fatalf("%q: %v", tc.value, err)
-		}
-		if got := cfg.LBDriftCheckPeriod; got != tc.want {
-			t.Errorf("%q: period = %v, want %v", tc.value, got, tc.want)
-		}
+			cfg, err := Load(nil, envOf(env))
+			switch {
+			case tc.wantErr != "":
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("err = %v, want %q", err, tc.wantErr)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case tc.got(cfg) != tc.want:
+				t.Errorf("%v, want %v", tc.got(cfg), tc.want)
+			}
+		})
 	}
 }
 
-func TestLBDeleteRetryAfter(t *testing.T) {
-	base := map[string]string{EnvRegion: "ap-guangzhou", EnvVpcID: "vpc-aaaa1111", EnvSecretID: "AKIDtest", EnvSecretKey: "key-test"}
-	tests := []struct {
-		value   string
-		want    time.Duration
-		wantErr string
-	}{
-		{"", DefaultLBDeleteRetryAfter, ""},
-		{"30s", 30 * time.Second, ""},
-		{"0s", 0, `lb_delete_retry_after "0s" (from TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_LB_DELETE_RETRY_AFTER): must be a positive duration`},
-		{"soon", 0, "must be a positive duration"},
-	}
-	for _, tc := range tests {
-		env := maps.Clone(base)
-		if tc.value != "" {
-			env[EnvLBDeleteRetryAfter] = tc.value
-		}
-		cfg, err := Load(nil, envOf(env))
-		if tc.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("%q: err = %v, want %q", tc.value, err, tc.wantErr)
-			}
-			continue
-		}
-		if err != nil {
-			t.Fatalf("%q: %v", tc.value, err)
-		}
-		if got := cfg.LBDeleteRetryAfter; got != tc.want {
-			t.Errorf("%q: %v, want %v", tc.value, got, tc.want)
-		}
-	}
-}
-
-func TestLBDrainPeriod(t *testing.T) {
-	base := map[string]string{EnvRegion: "ap-guangzhou", EnvVpcID: "vpc-aaaa1111", EnvSecretID: "AKIDtest", EnvSecretKey: "key-test"}
-	tests := []struct {
-		value   string
-		want    time.Duration
-		wantErr string
-	}{
-		{"", lbspec.DefaultDrainPeriod, ""},
-		{"2m", 2 * time.Minute, ""},
-		{"0s", 0, ""},
-		{"2h", 0, `lb_drain_period "2h" (from TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_LB_DRAIN_PERIOD): must be at most 1h0m0s`},
-		{"-1s", 0, `lb_drain_period "-1s"`},
-		{"soon", 0, `must be a duration like "30s"`},
-	}
-	for _, tc := range tests {
-		env := maps.Clone(base)
-		if tc.value != "" {
-			env[EnvLBDrainPeriod] = tc.value
-		}
-		cfg, err := Load(nil, envOf(env))
-		if tc.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("%q: err = %v, want %q", tc.value, err, tc.wantErr)
-			}
-			continue
-		}
-		if err != nil {
-			t.Fatalf("%q: %v", tc.value, err)
-		}
-		if got := cfg.LBDrainPeriod; got != tc.want {
-			t.Errorf("%q: %v, want %v", tc.value, got, tc.want)
-		}
-	}
-}
+func driftCheckPeriod(c *Config) time.Duration { return c.LBDriftCheckPeriod }
+func deleteRetryAfter(c *Config) time.Duration { return c.LBDeleteRetryAfter }
+func drainPeriod(c *Config) time.Duration      { return c.LBDrainPeriod }

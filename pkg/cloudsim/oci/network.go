@@ -218,14 +218,31 @@ func (n *network) seed(s NetworkSeed) error {
 		comps[c] = true
 		return c, nil
 	}
-	for i, v := range s.VCNs {
-		where := fmt.Sprintf("vcns[%d]", i)
-		if v.ID == "" {
-			v.ID = core.NewOCID("vcn")
-		} else if !core.ValidOCID(v.ID, "vcn") {
-			return fmt.Errorf("%w: %s: id %q is not a VCN OCID", core.ErrInvalid, where, v.ID)
+	// inVCN resolves the VCN a seeded security list or subnet is in
+	// (default DefaultVCNID) and its compartment (default the VCN's).
+	inVCN := func(where string, vcnID, comp *string) (*vcnRec, error) {
+		if *vcnID == "" {
+			*vcnID = DefaultVCNID
+		}
+		vcn := vcns[*vcnID]
+		if vcn == nil {
+			return nil, fmt.Errorf("%w: %s: vcnId %s does not exist", core.ErrInvalid, where, *vcnID)
+		}
+		if *comp == "" {
+			*comp = vcn.CompartmentID
 		}
 		var err error
+		if *comp, err = compOf(*comp); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", core.ErrInvalid, where, err)
+		}
+		return vcn, nil
+	}
+	for i, v := range s.VCNs {
+		where := fmt.Sprintf("vcns[%d]", i)
+		var err error
+		if v.ID, err = seedID(where, "vcn", "VCN", v.ID); err != nil {
+			return err
+		}
 		if v.CompartmentID, err = compOf(v.CompartmentID); err != nil {
 			return fmt.Errorf("%w: %s: %v", core.ErrInvalid, where, err)
 		}
@@ -251,24 +268,12 @@ func (n *network) seed(s NetworkSeed) error {
 	}
 	for i, sl := range s.SecurityLists {
 		where := fmt.Sprintf("securityLists[%d]", i)
-		if sl.ID == "" {
-			sl.ID = core.NewOCID("securitylist")
-		} else if !core.ValidOCID(sl.ID, "securitylist") {
-			return fmt.Errorf("%w: %s: id %q is not a security list OCID", core.ErrInvalid, where, sl.ID)
-		}
-		if sl.VCNID == "" {
-			sl.VCNID = DefaultVCNID
-		}
-		vcn := vcns[sl.VCNID]
-		if vcn == nil {
-			return fmt.Errorf("%w: %s: vcnId %s does not exist", core.ErrInvalid, where, sl.VCNID)
-		}
-		if sl.CompartmentID == "" {
-			sl.CompartmentID = vcn.CompartmentID
-		}
 		var err error
-		if sl.CompartmentID, err = compOf(sl.CompartmentID); err != nil {
-			return fmt.Errorf("%w: %s: %v", core.ErrInvalid, where, err)
+		if sl.ID, err = seedID(where, "securitylist", "security list", sl.ID); err != nil {
+			return err
+		}
+		if _, err = inVCN(where, &sl.VCNID, &sl.CompartmentID); err != nil {
+			return err
 		}
 		if sl.DisplayName == "" {
 			sl.DisplayName = sl.ID
@@ -285,24 +290,13 @@ func (n *network) seed(s NetworkSeed) error {
 	}
 	for i, sn := range s.Subnets {
 		where := fmt.Sprintf("subnets[%d]", i)
-		if sn.ID == "" {
-			sn.ID = core.NewOCID("subnet")
-		} else if !core.ValidOCID(sn.ID, "subnet") {
-			return fmt.Errorf("%w: %s: id %q is not a subnet OCID", core.ErrInvalid, where, sn.ID)
-		}
-		if sn.VCNID == "" {
-			sn.VCNID = DefaultVCNID
-		}
-		vcn := vcns[sn.VCNID]
-		if vcn == nil {
-			return fmt.Errorf("%w: %s: vcnId %s does not exist", core.ErrInvalid, where, sn.VCNID)
-		}
-		if sn.CompartmentID == "" {
-			sn.CompartmentID = vcn.CompartmentID
-		}
 		var err error
-		if sn.CompartmentID, err = compOf(sn.CompartmentID); err != nil {
-			return fmt.Errorf("%w: %s: %v", core.ErrInvalid, where, err)
+		if sn.ID, err = seedID(where, "subnet", "subnet", sn.ID); err != nil {
+			return err
+		}
+		vcn, err := inVCN(where, &sn.VCNID, &sn.CompartmentID)
+		if err != nil {
+			return err
 		}
 		if sn.CIDRBlock == "" {
 			sn.CIDRBlock = vcn.CIDRBlock
@@ -340,6 +334,18 @@ func (n *network) seed(s NetworkSeed) error {
 	n.defaultComp, n.compartments, n.ads = defComp, comps, ads
 	n.vcns, n.subnets, n.secLists = vcns, subnets, secLists
 	return nil
+}
+
+// seedID is a seeded resource's id: one made for it when empty, else
+// checked to be an OCID of resourceType (what names that in errors).
+func seedID(where, resourceType, what, id string) (string, error) {
+	if id == "" {
+		return core.NewOCID(resourceType), nil
+	}
+	if !core.ValidOCID(id, resourceType) {
+		return "", fmt.Errorf("%w: %s: id %q is not a %s OCID", core.ErrInvalid, where, id, what)
+	}
+	return id, nil
 }
 
 func validCompartment(id string) bool {
@@ -647,9 +653,8 @@ func (d *Dialect) updateSecurityList(c *call) (*reply, error) {
 	if s == nil {
 		return nil, notFound("security list", id)
 	}
-	if m := c.r.Header.Get("if-match"); m != "" && m != etag(s.ID, s.version) {
-		return nil, Errorf(http.StatusPreconditionFailed, CodeNoEtagMatch,
-			"The if-match etag %s does not match the security list's current etag: it changed since it was read.", m)
+	if e := checkIfMatch(c, etag(s.ID, s.version), "the security list's current etag: it changed since it was read"); e != nil {
+		return nil, e
 	}
 	in, eg := s.IngressSecurityRules, s.EgressSecurityRules
 	if req.IngressSecurityRules != nil {
@@ -669,6 +674,15 @@ func (d *Dialect) updateSecurityList(c *call) (*reply, error) {
 	next.version++
 	d.net.secLists[id] = &next
 	return ok(secListModel(&next)).with("etag", etag(next.ID, next.version)), nil
+}
+
+// checkIfMatch refuses a change whose if-match header, if sent, is not
+// the current etag (want); current names that etag in the error.
+func checkIfMatch(c *call, want, current string) *Error {
+	if m := c.r.Header.Get("if-match"); m != "" && m != want {
+		return Errorf(http.StatusPreconditionFailed, CodeNoEtagMatch, "The if-match etag %s does not match %s.", m, current)
+	}
+	return nil
 }
 
 // validateRules checks security rules the way the API does.

@@ -95,6 +95,15 @@ func (s *nsgStore) lbMembers(id string) []netip.Addr {
 	return slices.Collect(maps.Values(s.lbs[id]))
 }
 
+// getLocked returns an NSG, or the API's 404. Callers hold s.mu.
+func (s *nsgStore) getLocked(id string) (*nsgRec, error) {
+	n := s.byID[id]
+	if n == nil {
+		return nil, notFound("network security group", id)
+	}
+	return n, nil
+}
+
 // vcnOf returns an NSG's VCN, or "" if it does not exist.
 func (s *nsgStore) vcnOf(id string) string {
 	s.mu.Lock()
@@ -247,9 +256,9 @@ func (d *Dialect) getNSG(c *call) (*reply, error) {
 	}
 	d.nsgs.mu.Lock()
 	defer d.nsgs.mu.Unlock()
-	n := d.nsgs.byID[id]
-	if n == nil {
-		return nil, notFound("network security group", id)
+	n, err := d.nsgs.getLocked(id)
+	if err != nil {
+		return nil, err
 	}
 	return ok(nsgModel(n)).with("etag", etag(n.ID, n.version)), nil
 }
@@ -285,12 +294,12 @@ func (d *Dialect) updateNSG(c *call) (*reply, error) {
 	}
 	d.nsgs.mu.Lock()
 	defer d.nsgs.mu.Unlock()
-	n := d.nsgs.byID[id]
-	if n == nil {
-		return nil, notFound("network security group", id)
+	n, err := d.nsgs.getLocked(id)
+	if err != nil {
+		return nil, err
 	}
-	if m := c.r.Header.Get("if-match"); m != "" && m != etag(n.ID, n.version) {
-		return nil, Errorf(http.StatusPreconditionFailed, CodeNoEtagMatch, "The if-match etag %s does not match the network security group's current etag.", m)
+	if e := checkIfMatch(c, etag(n.ID, n.version), "the network security group's current etag"); e != nil {
+		return nil, e
 	}
 	if req.DisplayName != nil {
 		n.DisplayName = *req.DisplayName
@@ -315,12 +324,12 @@ func (d *Dialect) deleteNSG(c *call) (*reply, error) {
 	instances := d.core.Snapshot()
 	d.nsgs.mu.Lock()
 	defer d.nsgs.mu.Unlock()
-	n := d.nsgs.byID[id]
-	if n == nil {
-		return nil, notFound("network security group", id)
+	n, err := d.nsgs.getLocked(id)
+	if err != nil {
+		return nil, err
 	}
-	if m := c.r.Header.Get("if-match"); m != "" && m != etag(n.ID, n.version) {
-		return nil, Errorf(http.StatusPreconditionFailed, CodeNoEtagMatch, "The if-match etag %s does not match the network security group's current etag.", m)
+	if e := checkIfMatch(c, etag(n.ID, n.version), "the network security group's current etag"); e != nil {
+		return nil, e
 	}
 	if e := d.nsgs.inUseLocked(n, instances); e != nil {
 		return nil, e
@@ -404,9 +413,9 @@ func (d *Dialect) addNSGRules(c *call) (*reply, error) {
 	}
 	d.nsgs.mu.Lock()
 	defer d.nsgs.mu.Unlock()
-	n := d.nsgs.byID[id]
-	if n == nil {
-		return nil, notFound("network security group", id)
+	n, err := d.nsgs.getLocked(id)
+	if err != nil {
+		return nil, err
 	}
 	now := d.core.Now().UTC().Truncate(time.Second)
 	var added []ocicore.SecurityRule
@@ -445,9 +454,9 @@ func (d *Dialect) removeNSGRules(c *call) (*reply, error) {
 	}
 	d.nsgs.mu.Lock()
 	defer d.nsgs.mu.Unlock()
-	n := d.nsgs.byID[id]
-	if n == nil {
-		return nil, notFound("network security group", id)
+	n, err := d.nsgs.getLocked(id)
+	if err != nil {
+		return nil, err
 	}
 	for _, rid := range req.SecurityRuleIds {
 		if !slices.ContainsFunc(n.SecurityRules, func(r ocicore.SecurityRule) bool { return deref(r.Id) == rid }) {
@@ -473,9 +482,9 @@ func (d *Dialect) updateNSGRules(c *call) (*reply, error) {
 	}
 	d.nsgs.mu.Lock()
 	defer d.nsgs.mu.Unlock()
-	n := d.nsgs.byID[id]
-	if n == nil {
-		return nil, notFound("network security group", id)
+	n, err := d.nsgs.getLocked(id)
+	if err != nil {
+		return nil, err
 	}
 	next := slices.Clone(n.SecurityRules)
 	var updated []ocicore.SecurityRule
@@ -582,10 +591,9 @@ func (d *Dialect) seedNetwork(s NetworkSeed) error {
 	var recs []*nsgRec
 	for i, n := range s.NetworkSecurityGroups {
 		where := fmt.Sprintf("networkSecurityGroups[%d]", i)
-		if n.ID == "" {
-			n.ID = core.NewOCID("networksecuritygroup")
-		} else if !core.ValidOCID(n.ID, "networksecuritygroup") {
-			return fmt.Errorf("%w: %s: id %q is not a network security group OCID", core.ErrInvalid, where, n.ID)
+		var err error
+		if n.ID, err = seedID(where, "networksecuritygroup", "network security group", n.ID); err != nil {
+			return err
 		}
 		if n.VCNID == "" {
 			n.VCNID = DefaultVCNID

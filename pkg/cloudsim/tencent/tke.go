@@ -168,9 +168,9 @@ func (t *TKE) deleteClusterRouteTable(call *Call, body []byte) (any, error) {
 	if err := Decode(body, &req); err != nil {
 		return nil, err
 	}
-	name := str(req.RouteTableName)
-	if name == "" {
-		return nil, Errorf(CodeParam, "The parameter `RouteTableName` is required.")
+	name, e := tableName(req.RouteTableName)
+	if e != nil {
+		return nil, e
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -190,9 +190,9 @@ func (t *TKE) describeClusterRoutes(call *Call, body []byte) (any, error) {
 	if err := Decode(body, &req); err != nil {
 		return nil, err
 	}
-	name := str(req.RouteTableName)
-	if name == "" {
-		return nil, Errorf(CodeParam, "The parameter `RouteTableName` is required.")
+	name, e := tableName(req.RouteTableName)
+	if e != nil {
+		return nil, e
 	}
 	var gateways []string
 	for _, f := range req.Filters {
@@ -235,13 +235,9 @@ func (t *TKE) createClusterRoute(call *Call, body []byte) (any, error) {
 	if err := Decode(body, &req); err != nil {
 		return nil, err
 	}
-	name := str(req.RouteTableName)
-	if name == "" {
-		return nil, Errorf(CodeParam, "The parameter `RouteTableName` is required.")
-	}
-	r, err := parseClusterRoute(str(req.DestinationCidrBlock), str(req.GatewayIp))
-	if err != nil {
-		return nil, err
+	name, r, e := routeParams(req.RouteTableName, req.DestinationCidrBlock, req.GatewayIp)
+	if e != nil {
+		return nil, e
 	}
 	if err := t.addRoute(call.Region, name, r, true); err != nil {
 		return nil, err
@@ -254,13 +250,9 @@ func (t *TKE) deleteClusterRoute(call *Call, body []byte) (any, error) {
 	if err := Decode(body, &req); err != nil {
 		return nil, err
 	}
-	name := str(req.RouteTableName)
-	if name == "" {
-		return nil, Errorf(CodeParam, "The parameter `RouteTableName` is required.")
-	}
-	r, err := parseClusterRoute(str(req.DestinationCidrBlock), str(req.GatewayIp))
-	if err != nil {
-		return nil, err
+	name, r, e := routeParams(req.RouteTableName, req.DestinationCidrBlock, req.GatewayIp)
+	if e != nil {
+		return nil, e
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -272,6 +264,26 @@ func (t *TKE) deleteClusterRoute(call *Call, body []byte) (any, error) {
 	// include no "route not found" code (not confirmed against the cloud).
 	rt.routes = slices.DeleteFunc(rt.routes, func(x clusterRoute) bool { return x == r })
 	return &tke.DeleteClusterRouteResponseParams{}, nil
+}
+
+// routeParams reads the parameters CreateClusterRoute and
+// DeleteClusterRoute share: the table's name and the route.
+func routeParams(table, dst, gw *string) (string, clusterRoute, *Error) {
+	name, e := tableName(table)
+	if e != nil {
+		return "", clusterRoute{}, e
+	}
+	r, e := parseClusterRoute(str(dst), str(gw))
+	return name, r, e
+}
+
+// tableName reads the RouteTableName every action but the table listing
+// requires.
+func tableName(p *string) (string, *Error) {
+	if str(p) == "" {
+		return "", Errorf(CodeParam, "The parameter `RouteTableName` is required.")
+	}
+	return *p, nil
 }
 
 // ---- the model, shared by the actions and the admin/Go API ----

@@ -604,6 +604,37 @@ func checkVersion(g *sgRec, set *vpc.SecurityGroupPolicySet) *Error {
 	return nil
 }
 
+// changePolicies does what CreateSecurityGroupPolicies and
+// DeleteSecurityGroupPolicies share: it reads the policies of one
+// direction, finds their group at the Version the set names, and lets
+// change apply them under s.mu.
+func (s *SecurityGroups) changePolicies(region, id string, set *vpc.SecurityGroupPolicySet, change func(g *sgRec, dir string, in []*vpc.SecurityGroupPolicy) *Error) *Error {
+	dir, in, e := policySet(set)
+	if e != nil {
+		return e
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g, e := s.groupAtVersionLocked(region, id, set)
+	if e != nil {
+		return e
+	}
+	return change(g, dir, in)
+}
+
+// groupAtVersionLocked returns the group whose policies a request changes,
+// refusing a Version that is not its current one. Callers hold s.mu.
+func (s *SecurityGroups) groupAtVersionLocked(region, id string, set *vpc.SecurityGroupPolicySet) (*sgRec, *Error) {
+	g, e := s.groupLocked(region, id, CodeVPCResourceNotFound)
+	if e != nil {
+		return nil, e
+	}
+	if e := checkVersion(g, set); e != nil {
+		return nil, e
+	}
+	return g, nil
+}
+
 func (g *sgRec) rules(dir string) *[]sgPolicy {
 	if dir == "Egress" {
 		return &g.egress
@@ -621,20 +652,7 @@ func (s *SecurityGroups) createPolicies(call *Call, body []byte) (any, error) {
 	if err := Decode(body, &req); err != nil {
 		return nil, err
 	}
-	dir, in, e := policySet(req.SecurityGroupPolicySet)
-	if e != nil {
-		return nil, e
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	g, e := s.groupLocked(call.Region, str(req.SecurityGroupId), CodeVPCResourceNotFound)
-	if e != nil {
-		return nil, e
-	}
-	if e := checkVersion(g, req.SecurityGroupPolicySet); e != nil {
-		return nil, e
-	}
-	if e := s.insertLocked(g, dir, in); e != nil {
+	if e := s.changePolicies(call.Region, str(req.SecurityGroupId), req.SecurityGroupPolicySet, s.insertLocked); e != nil {
 		return nil, e
 	}
 	return &vpc.CreateSecurityGroupPoliciesResponseParams{}, nil
@@ -796,30 +814,26 @@ func (s *SecurityGroups) deletePolicies(call *Call, body []byte) (any, error) {
 	if err := Decode(body, &req); err != nil {
 		return nil, err
 	}
-	dir, in, e := policySet(req.SecurityGroupPolicySet)
-	if e != nil {
+	if e := s.changePolicies(call.Region, str(req.SecurityGroupId), req.SecurityGroupPolicySet, s.deleteLocked); e != nil {
 		return nil, e
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	g, e := s.groupLocked(call.Region, str(req.SecurityGroupId), CodeVPCResourceNotFound)
-	if e != nil {
-		return nil, e
-	}
-	if e := checkVersion(g, req.SecurityGroupPolicySet); e != nil {
-		return nil, e
-	}
+	return &vpc.DeleteSecurityGroupPoliciesResponseParams{}, nil
+}
+
+// deleteLocked deletes policies of one direction, all or nothing. Callers
+// hold s.mu.
+func (s *SecurityGroups) deleteLocked(g *sgRec, dir string, in []*vpc.SecurityGroupPolicy) *Error {
 	rules := g.rules(dir)
 	byIndex := in[0] != nil && in[0].PolicyIndex != nil
 	drop := map[int]bool{}
 	for i, p := range in {
 		where := fmt.Sprintf("%s.%d", dir, i)
 		if p == nil || (p.PolicyIndex != nil) != byIndex {
-			return nil, Errorf(CodeVPCCoexist, "%s: one request deletes either by PolicyIndex or by content, not both.", where)
+			return Errorf(CodeVPCCoexist, "%s: one request deletes either by PolicyIndex or by content, not both.", where)
 		}
 		if byIndex {
 			if *p.PolicyIndex < 0 || *p.PolicyIndex >= int64(len(*rules)) {
-				return nil, Errorf(CodeSGRange, "%s.PolicyIndex %d: security group `%s` has %d %s policies.", where, *p.PolicyIndex, g.id, len(*rules), strings.ToLower(dir))
+				return Errorf(CodeSGRange, "%s.PolicyIndex %d: security group `%s` has %d %s policies.", where, *p.PolicyIndex, g.id, len(*rules), strings.ToLower(dir))
 			}
 			drop[int(*p.PolicyIndex)] = true
 			continue
@@ -827,11 +841,11 @@ func (s *SecurityGroups) deletePolicies(call *Call, body []byte) (any, error) {
 		// "使用安全组规则匹配删除时，需要填写`Action`， `Protocol`， `CidrBlock`， `Port`参数".
 		c, e := s.compilePolicy(where, g.region, p, time.Time{})
 		if e != nil {
-			return nil, e
+			return e
 		}
 		j := slices.IndexFunc(*rules, c.same)
 		if j < 0 {
-			return nil, Errorf(CodeVPCResourceNotFound, "%s matches no %s policy of security group `%s`.", where, strings.ToLower(dir), g.id)
+			return Errorf(CodeVPCResourceNotFound, "%s matches no %s policy of security group `%s`.", where, strings.ToLower(dir), g.id)
 		}
 		drop[j] = true
 	}
@@ -843,7 +857,7 @@ func (s *SecurityGroups) deletePolicies(call *Call, body []byte) (any, error) {
 	}
 	*rules = keep
 	g.changed(s.core.Now())
-	return &vpc.DeleteSecurityGroupPoliciesResponseParams{}, nil
+	return nil
 }
 
 // replacePolicies replaces the policies at the given PolicyIndexes ("单个请求
@@ -886,11 +900,8 @@ func (s *SecurityGroups) replace(region, id string, set *vpc.SecurityGroupPolicy
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	g, e := s.groupLocked(region, id, CodeVPCResourceNotFound)
+	g, e := s.groupAtVersionLocked(region, id, set)
 	if e != nil {
-		return e
-	}
-	if e := checkVersion(g, set); e != nil {
 		return e
 	}
 	now := s.core.Now()

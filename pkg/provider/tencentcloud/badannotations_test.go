@@ -2,7 +2,6 @@ package tencentcloud
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -72,25 +71,7 @@ func TestBadAnnotationTable(t *testing.T) {
 		rows = append(rows, fmt.Sprintf("| `%s` | `%s` | `%s` |", tc.name, tc.value, strings.ReplaceAll(err.Error(), "|", "\\|")))
 	}
 	table := strings.Join(append(rows, annTableEnd), "\n")
-	doc, err := os.ReadFile(badInputDoc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	begin, end := strings.Index(string(doc), annTableBegin), strings.Index(string(doc), annTableEnd)
-	if begin < 0 || end < begin {
-		t.Fatalf("%s lacks the bad-annotation table markers", badInputDoc)
-	}
-	current := string(doc)[begin : end+len(annTableEnd)]
-	if current == table {
-		return
-	}
-	if *updateDocs {
-		if err := os.WriteFile(badInputDoc, []byte(strings.Replace(string(doc), current, table, 1)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	t.Errorf("%s is out of date: run go test ./pkg/provider/tencentcloud -run TestBadAnnotationTable -update-docs", badInputDoc)
+	checkDocTable(t, "TestBadAnnotationTable", annTableBegin, annTableEnd, table)
 }
 
 // FuzzServiceAnnotations: any value of any annotation is either accepted or

@@ -49,15 +49,23 @@ func TestBadConfigTable(t *testing.T) {
 	}
 	table := tableBegin + "\n| file | content | error the CCM prints (then exits 1) |\n|---|---|---|\n" +
 		strings.Join(rows, "\n") + "\n" + tableEnd
+	checkDocTable(t, "TestBadConfigTable", tableBegin, tableEnd, table)
+}
+
+// checkDocTable checks that docs/bad-input.md holds table (which starts
+// with the begin marker and ends with the end one) between those markers,
+// or with -update-docs writes it there; test is the test that makes it.
+func checkDocTable(t *testing.T, test, begin, end, table string) {
+	t.Helper()
 	doc, err := os.ReadFile(badInputDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	begin, end := strings.Index(string(doc), tableBegin), strings.Index(string(doc), tableEnd)
-	if begin < 0 || end < begin {
-		t.Fatalf("%s lacks the generated table markers", badInputDoc)
+	b, e := strings.Index(string(doc), begin), strings.Index(string(doc), end)
+	if b < 0 || e < b {
+		t.Fatalf("%s lacks the table markers %q and %q", badInputDoc, begin, end)
 	}
-	current := string(doc)[begin : end+len(tableEnd)]
+	current := string(doc)[b : e+len(end)]
 	if current == table {
 		return
 	}
@@ -67,5 +75,5 @@ func TestBadConfigTable(t *testing.T) {
 		}
 		return
 	}
-	t.Errorf("%s is out of date: run go test ./pkg/provider/tencentcloud -run TestBadConfigTable -update-docs", badInputDoc)
+	t.Errorf("%s is out of date: run go test ./pkg/provider/tencentcloud -run %s -update-docs", badInputDoc, test)
 }
