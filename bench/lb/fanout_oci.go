@@ -17,10 +17,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/ccmkit/ccm/bench/nodes"
-	"github.com/ccmkit/ccm/bench/report"
 	ociconfig "github.com/ccmkit/ccm/internal/oci/config"
 	"github.com/ccmkit/ccm/internal/oci/config/configtest"
 	"github.com/ccmkit/ccm/internal/testcluster"
@@ -75,37 +73,25 @@ type OCIFanoutResult struct {
 	// ClientWriteLimitSeconds is the floor's writes through a 20/s,
 	// burst-5 bucket; WorkRequestBoundSeconds the work requests alone, all
 	// load balancers at once (the floor before 2026-11-26).
-	ClientWriteLimitSeconds float64         `json:"client_write_limit_seconds"`
-	WorkRequestBoundSeconds float64         `json:"work_request_bound_seconds"`
-	Seconds                 report.Stats    `json:"seconds"`
-	TimeRatio               report.Stats    `json:"time_vs_floor"`
-	Writes                  report.Stats    `json:"writes"`
-	WriteRatio              report.Stats    `json:"writes_vs_floor"`
-	Initialized             report.Stats    `json:"initialized_seconds"`
-	Throttled               int             `json:"http_429"` // TooManyRequests answers, every run
-	Busy                    int             `json:"http_409_busy"`
-	Runs                    []FanoutRun     `json:"runs"`
-	Target                  string          `json:"target"`
-	Targets                 map[string]bool `json:"targets"`
-	Met                     bool            `json:"met"`
+	ClientWriteLimitSeconds float64 `json:"client_write_limit_seconds"`
+	WorkRequestBoundSeconds float64 `json:"work_request_bound_seconds"`
+	FanoutSpread
+	Throttled int             `json:"http_429"` // TooManyRequests answers, every run
+	Busy      int             `json:"http_409_busy"`
+	Runs      []FanoutRun     `json:"runs"`
+	Target    string          `json:"target"`
+	Targets   map[string]bool `json:"targets"`
+	Met       bool            `json:"met"`
 }
 
 func (r *OCIFanoutResult) evaluate() {
 	r.Target = "time <= 1.5x floor, writes <= 1.2x floor (medians), 0 HTTP 429"
-	var secs, ratios, writes, wratios, inits []float64
+	r.FanoutSpread = spreadFanout(r.Runs, r.FloorSeconds, r.FloorWrites)
 	r.Throttled, r.Busy = 0, 0
 	for _, run := range r.Runs {
-		secs = append(secs, run.Seconds)
-		ratios = append(ratios, round(run.Seconds/r.FloorSeconds))
-		writes = append(writes, float64(run.WritesTotal))
-		wratios = append(wratios, round(float64(run.WritesTotal)/float64(r.FloorWrites)))
-		inits = append(inits, run.InitializedSeconds)
 		r.Throttled += sum(run.Throttled)
 		r.Busy += sum(run.Busy)
 	}
-	r.Seconds, r.TimeRatio = report.Summarize(secs), report.Summarize(ratios)
-	r.Writes, r.WriteRatio = report.Summarize(writes), report.Summarize(wratios)
-	r.Initialized = report.Summarize(inits)
 	r.Targets = map[string]bool{
 		"time_within_1.5x_floor":   r.TimeRatio.Median <= 1.5,
 		"writes_within_1.2x_floor": r.WriteRatio.Median <= 1.2,
@@ -273,53 +259,24 @@ func runOCIFanout(ctx context.Context, cfg FanoutConfig, res *OCIFanoutResult, d
 		ociconfig.DefaultRateLimitQPS, ociconfig.DefaultRateLimitBucket, res.WorkRequestSeconds)
 	step("converged: %d load balancers, %d backend sets, each with %d backends", cfg.Services, res.BackendSets, cfg.InitialNodes)
 
-	passesBefore := countPasses(ccm.Output())
 	burst := make([]cloudsim.Instance, cfg.BurstNodes)
 	want := slices.Clone(initialIPs)
 	for i := range burst {
 		burst[i] = ociFanoutNode(cfg.InitialNodes+i, ads)
 		want = append(want, burst[i].PrivateIP)
 	}
-	step("burst: %d nodes join at once", cfg.BurstNodes)
-	sim.ResetCalls()
-	start := time.Now()
-	initialized := make(chan time.Time, 1)
-	ictx, stopWatching := context.WithCancel(ctx)
-	defer stopWatching()
-	go func() { initialized <- waitInitializedByName(ictx, client, burst, cfg.Timeout) }()
-	registered := make(chan error, 1)
-	go func() {
-		err := register(ctx, sim, cluster, burst, 32, func(in cloudsim.Instance) string { return in.Name })
-		run.RegisterSeconds = round(time.Since(start).Seconds())
-		registered <- err
-	}()
-	done, err := waitBackends(ctx, sim, cfg.Services, want, cfg.Timeout)
+	err = measureBurst(ctx, cluster, sim, ccm, &run, step, burstProbe{
+		machines: burst, nodeName: func(in cloudsim.Instance) string { return in.Name }, timeout: cfg.Timeout,
+		waitDone: func() (time.Time, error) { return waitBackends(ctx, sim, cfg.Services, want, cfg.Timeout) },
+		split:    splitOCICalls, refusals: countOCIRefusals,
+		converged: func(run FanoutRun) {
+			step("every load balancer has every new node after %.1fs (Nodes created in %.1fs, initialized in %.1fs): %d writes (floor %d, %.2fs)",
+				run.Seconds, run.RegisterSeconds, run.InitializedSeconds, run.WritesTotal, res.FloorWrites, res.FloorSeconds)
+		},
+	})
 	if err != nil {
-		return run, fmt.Errorf("oci-fanout: after the burst: %w", err)
+		return run, fmt.Errorf("oci-fanout: %w", err)
 	}
-	if err := <-registered; err != nil {
-		return run, err
-	}
-	run.Seconds = round(done.Sub(start).Seconds())
-	run.InitializedSeconds = round((<-initialized).Sub(start).Seconds())
-	run.Writes, run.Reads = splitOCICalls(sim.Calls())
-	run.WritesTotal = sum(run.Writes)
-	step("every load balancer has every new node after %.1fs (Nodes created in %.1fs, initialized in %.1fs): %d writes (floor %d, %.1fs)",
-		run.Seconds, run.RegisterSeconds, run.InitializedSeconds, run.WritesTotal, res.FloorWrites, res.FloorSeconds)
-
-	if err := waitQuiet(ctx, sim, "", 0, cfg.Timeout); err != nil {
-		return run, err
-	}
-	final := sim.Calls()
-	after, _ := splitOCICalls(final)
-	run.AfterWrites = map[string]int{}
-	for a, n := range after {
-		if d := n - run.Writes[a]; d > 0 {
-			run.AfterWrites[a] = d
-		}
-	}
-	countOCIRefusals(final, run.Throttled, run.Busy)
-	run.NodeSyncPasses = countPasses(ccm.Output()) - passesBefore
 	return run, nil
 }
 
@@ -353,16 +310,6 @@ func createPlainServices(ctx context.Context, cluster *testcluster.Cluster, n in
 	wg.Wait()
 	close(errs)
 	return created, <-errs
-}
-
-// waitInitializedByName is waitInitialized for Nodes named by the
-// instances' display names.
-func waitInitializedByName(ctx context.Context, client kubernetes.Interface, machines []cloudsim.Instance, timeout time.Duration) time.Time {
-	named := make([]cloudsim.Instance, len(machines))
-	for k, m := range machines {
-		named[k] = cloudsim.Instance{PrivateIP: m.Name}
-	}
-	return waitInitialized(ctx, client, named, timeout)
 }
 
 // waitBackends polls cloudsim until there are n load balancers and every
