@@ -203,7 +203,9 @@ func applyQuick(o *options) {
 	o.routes.Idle = 10 * time.Second
 	o.routes.Timeout = 3 * time.Minute
 	o.lb.Services = 10
-	o.lb.DriftPeriod = 30 * time.Second
+	// 10 Services take about 2 s to create; the first CCM is stopped then,
+	// so its drift check must only outlast that.
+	o.lb.DriftPeriod = 15 * time.Second
 	o.lb.Timeout = 3 * time.Minute
 	o.fanout.Services, o.fanout.InitialNodes, o.fanout.BurstNodes, o.fanout.Repeats = 20, 20, 20, 1
 	o.fanout.Timeout = 3 * time.Minute
