@@ -507,11 +507,21 @@ func waitTargets(ctx context.Context, sim *cloudsim.Sim, clbs int, want []string
 		missing := 0
 		for _, lb := range lbs {
 			for _, l := range lb.Listeners {
-				have := make(map[string]bool, len(l.Targets))
-				for _, t := range l.Targets {
-					have[t.InstanceID] = true
+				// A layer-7 listener's targets are its rules'.
+				sets := [][]cloudsim.CLBTarget{l.Targets}
+				if len(l.Rules) > 0 {
+					sets = sets[:0]
+					for _, r := range l.Rules {
+						sets = append(sets, r.Targets)
+					}
 				}
-				missing += countMissing(have, want)
+				for _, targets := range sets {
+					have := make(map[string]bool, len(targets))
+					for _, t := range targets {
+						have[t.InstanceID] = true
+					}
+					missing += countMissing(have, want)
+				}
 			}
 		}
 		return len(lbs), missing
