@@ -22,12 +22,15 @@ type options struct {
 	out      string
 	update   bool  // keep the sections of an existing out that this run does not run
 	sizes    []int // node section sizes, ascending; the largest runs every phase
-	nodes    nodes.Config
-	routes   routes.Config
-	lb       lb.Config
-	fanout   lb.FanoutConfig
-	burst    nodes.BurstConfig
-	ociNodes nodes.OCIConfig
+	// baselineAllSizes runs the unbatched baseline at every size, not
+	// only the largest.
+	baselineAllSizes bool
+	nodes            nodes.Config
+	routes           routes.Config
+	lb               lb.Config
+	fanout           lb.FanoutConfig
+	burst            nodes.BurstConfig
+	ociNodes         nodes.OCIConfig
 	// ociFanout is the fanout section's config (its --fanout-* sizes) run
 	// on OCI.
 	ociFanout lb.FanoutConfig
@@ -81,6 +84,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&n.CacheTTL, "instance-cache-ttl", n.CacheTTL, "nodes: instance_cache_ttl for the CCM (empty: the CCM's default)")
 	fs.DurationVar(&n.NotReadyFor, "notready-for", n.NotReadyFor, "nodes: how long 10% of the nodes stay NotReady")
 	fs.BoolVar(&n.SkipBaseline, "skip-baseline", n.SkipBaseline, "nodes: skip the unbatched baseline (it takes about N/40 seconds)")
+	fs.BoolVar(&o.baselineAllSizes, "baseline-all-sizes", false, "nodes: run the unbatched baseline at every --sizes value, not only the largest")
 	fs.BoolVar(&n.UpstreamFloor, "upstream-floor", n.UpstreamFloor, "nodes: also time a floor that posts upstream's per-node Event, to tell our costs from upstream's (a diagnosis)")
 	fs.BoolVar(&n.InitOnly, "init-only", n.InitOnly, "nodes: measure initialization only (floor, ours, baseline): for tuning flags")
 	fs.Var(appendFlag{&n.CCMFlags}, "ccm-flag", "nodes: an extra CCM flag, e.g. --ccm-flag=--concurrent-node-syncs=20 (repeatable; overrides the recommended set)")
@@ -199,7 +203,9 @@ func applyQuick(o *options) {
 	o.routes.Idle = 10 * time.Second
 	o.routes.Timeout = 3 * time.Minute
 	o.lb.Services = 10
-	o.lb.DriftPeriod = 30 * time.Second
+	// 10 Services take about 2 s to create; the first CCM is stopped then,
+	// so its drift check must only outlast that.
+	o.lb.DriftPeriod = 15 * time.Second
 	o.lb.Timeout = 3 * time.Minute
 	o.fanout.Services, o.fanout.InitialNodes, o.fanout.BurstNodes, o.fanout.Repeats = 20, 20, 20, 1
 	o.fanout.Timeout = 3 * time.Minute

@@ -49,3 +49,21 @@ func TestPreviousKeepsOtherSections(t *testing.T) {
 		t.Errorf("kept %+v, want %+v", kept, want)
 	}
 }
+
+// The baseline bound is N over the limit; an --update run keeps the
+// durations of the sections it keeps, and only theirs.
+func TestBaselineBoundAndKeptSeconds(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		qps  float64
+		want float64
+	}{{1000, 40, 25}, {5000, 40, 125}, {2000, 0, 0}} {
+		if got := baselineBound(c.n, c.qps); got != c.want {
+			t.Errorf("baselineBound(%d, %v) = %v, want %v", c.n, c.qps, got, c.want)
+		}
+	}
+	got := keptSeconds(map[string]float64{"nodes": 1198, "lb": 102}, []keptSection{{Section: "nodes"}, {Section: "burst"}})
+	if len(got) != 1 || got["nodes"] != 1198 {
+		t.Errorf("keptSeconds = %v, want only nodes: 1198", got)
+	}
+}

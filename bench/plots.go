@@ -17,6 +17,7 @@ const (
 	plotCallsLB     = "calls-lb.svg"
 	plotBurstCDF    = "burst-join-cdf.svg"
 	plotFanout      = "fanout.svg"
+	plotOCIFanout   = "oci-fanout.svg"
 	plotCallsOCI    = "calls-oci-nodes.svg"
 )
 
@@ -34,12 +35,17 @@ func writePlots(dir string, doc document) ([]string, error) {
 		return nil
 	}
 	if len(doc.NodeSizes) >= 2 {
-		var ours, floor, baseline report.Series
+		var ours, floor, baseline, bound report.Series
 		ours.Name, floor.Name, baseline.Name = "ours (median, min-max)", "floor: bare PATCH (median, min-max)", "baseline: inventory off"
+		bound.Name = "baseline bound: one call per node at the cloud's limit"
 		for _, s := range doc.NodeSizes {
 			x := float64(s.Nodes)
 			ours.X, ours.Y = append(ours.X, x), append(ours.Y, s.Init)
 			floor.X, floor.Y = append(floor.X, x), append(floor.Y, s.Floor)
+			if s.BaselineBound > 0 {
+				bound.X = append(bound.X, x)
+				bound.Y = append(bound.Y, report.Stats{Min: s.BaselineBound, Median: s.BaselineBound, Max: s.BaselineBound, Runs: 1})
+			}
 			if s.BaselineSeconds > 0 {
 				baseline.X = append(baseline.X, x)
 				baseline.Y = append(baseline.Y, report.Stats{Min: s.BaselineSeconds, Median: s.BaselineSeconds, Max: s.BaselineSeconds, Runs: 1})
@@ -48,6 +54,9 @@ func writePlots(dir string, doc document) ([]string, error) {
 		series := []report.Series{ours, floor}
 		if len(baseline.X) > 0 {
 			series = append(series, baseline)
+		}
+		if len(bound.X) > 0 {
+			series = append(series, bound)
 		}
 		if err := draw(plotInitVsNodes, func(path string) error {
 			return report.LinePlot(path, "Time to initialize N nodes (cloudsim default latency)", "nodes", "seconds", series)
@@ -116,14 +125,17 @@ func writePlots(dir string, doc document) ([]string, error) {
 		}
 	}
 	if r := doc.Fanout; r != nil {
-		bars := []report.Bar{
-			{Label: "seconds, ours (median)", Value: r.Seconds.Median},
-			{Label: "seconds, floor", Value: r.FloorSeconds},
-			{Label: "CLB writes, ours (median)", Value: r.Writes.Median},
-			{Label: "CLB writes, floor", Value: float64(r.FloorWrites)},
-		}
 		if err := draw(plotFanout, func(path string) error {
-			return report.BarPlot(path, fmt.Sprintf("LB fan-out: %d nodes join %d Services' CLBs (cloudsim default latency)", r.BurstNodes, r.Services), "seconds / writes", bars)
+			return fanoutPlot(path, fmt.Sprintf("LB fan-out: %d nodes join %d Services' CLBs (cloudsim default latency)", r.BurstNodes, r.Services),
+				"CLB writes", r.Seconds.Median, r.FloorSeconds, r.Writes.Median, r.FloorWrites)
+		}); err != nil {
+			return written, err
+		}
+	}
+	if r := doc.OCIFanout; r != nil {
+		if err := draw(plotOCIFanout, func(path string) error {
+			return fanoutPlot(path, fmt.Sprintf("OCI LB fan-out: %d nodes join %d Services' load balancers (cloudsim default latency)", r.BurstNodes, r.Services),
+				"UpdateBackendSet", r.Seconds.Median, r.FloorSeconds, r.Writes.Median, r.FloorWrites)
 		}); err != nil {
 			return written, err
 		}
@@ -141,6 +153,17 @@ func writePlots(dir string, doc document) ([]string, error) {
 		}
 	}
 	return written, nil
+}
+
+// fanoutPlot is the fan-out sections' bars: seconds and writes, ours
+// (median) beside the floor.
+func fanoutPlot(path, title, writes string, seconds, floorSeconds, writesMedian float64, floorWrites int) error {
+	return report.BarPlot(path, title, "seconds / writes", []report.Bar{
+		{Label: "seconds, ours (median)", Value: seconds},
+		{Label: "seconds, floor", Value: floorSeconds},
+		{Label: writes + ", ours (median)", Value: writesMedian},
+		{Label: writes + ", floor", Value: float64(floorWrites)},
+	})
 }
 
 func sumCalls(m map[string]int) int {

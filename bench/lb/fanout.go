@@ -79,20 +79,40 @@ type FanoutResult struct {
 	// The floor: the writes CLB's limits force, at the action's rate.
 	FloorWrites  int     `json:"floor_writes"`
 	FloorSeconds float64 `json:"floor_seconds"`
-	// Seconds: from the burst's start until every CLB had every new node
-	// on every listener; median (min-max) of the runs.
+	FanoutSpread
+	Throttled int             `json:"throttled"` // RequestLimitExceeded answers, every run
+	Runs      []FanoutRun     `json:"runs"`
+	Target    string          `json:"target"`
+	Targets   map[string]bool `json:"targets"`
+	Met       bool            `json:"met"`
+}
+
+// FanoutSpread is a fan-out section's median (min-max) over its runs.
+type FanoutSpread struct {
+	// Seconds: from the burst's start until every load balancer had every
+	// new node (on every CLB listener, in every OCI backend set).
 	Seconds    report.Stats `json:"seconds"`
 	TimeRatio  report.Stats `json:"time_vs_floor"`
 	Writes     report.Stats `json:"writes"`
 	WriteRatio report.Stats `json:"writes_vs_floor"`
 	// Initialized: from the burst's start until the CCM had initialized
-	// every new node (set its providerID): no CLB can bind a node before.
-	Initialized report.Stats    `json:"initialized_seconds"`
-	Throttled   int             `json:"throttled"` // RequestLimitExceeded answers, every run
-	Runs        []FanoutRun     `json:"runs"`
-	Target      string          `json:"target"`
-	Targets     map[string]bool `json:"targets"`
-	Met         bool            `json:"met"`
+	// every new node (set its providerID): no load balancer can take a
+	// node before.
+	Initialized report.Stats `json:"initialized_seconds"`
+}
+
+// spreadFanout summarizes the runs against the floor.
+func spreadFanout(runs []FanoutRun, floorSeconds float64, floorWrites int) FanoutSpread {
+	var secs, ratios, writes, wratios, inits []float64
+	for _, run := range runs {
+		secs = append(secs, run.Seconds)
+		ratios = append(ratios, round(run.Seconds/floorSeconds))
+		writes = append(writes, float64(run.WritesTotal))
+		wratios = append(wratios, round(float64(run.WritesTotal)/float64(floorWrites)))
+		inits = append(inits, run.InitializedSeconds)
+	}
+	return FanoutSpread{Seconds: report.Summarize(secs), TimeRatio: report.Summarize(ratios),
+		Writes: report.Summarize(writes), WriteRatio: report.Summarize(wratios), Initialized: report.Summarize(inits)}
 }
 
 // FanoutRun is one run's numbers.
@@ -120,19 +140,11 @@ type FanoutRun struct {
 // within 1.2x; and no RequestLimitExceeded in any run.
 func (r *FanoutResult) evaluate() {
 	r.Target = "time <= 1.5x floor, writes <= 1.2x floor (medians), 0 RequestLimitExceeded"
-	var secs, ratios, writes, wratios, inits []float64
+	r.FanoutSpread = spreadFanout(r.Runs, r.FloorSeconds, r.FloorWrites)
 	r.Throttled = 0
 	for _, run := range r.Runs {
-		secs = append(secs, run.Seconds)
-		ratios = append(ratios, round(run.Seconds/r.FloorSeconds))
-		writes = append(writes, float64(run.WritesTotal))
-		wratios = append(wratios, round(float64(run.WritesTotal)/float64(r.FloorWrites)))
-		inits = append(inits, run.InitializedSeconds)
 		r.Throttled += sum(run.Throttled)
 	}
-	r.Seconds, r.TimeRatio = report.Summarize(secs), report.Summarize(ratios)
-	r.Writes, r.WriteRatio = report.Summarize(writes), report.Summarize(wratios)
-	r.Initialized = report.Summarize(inits)
 	r.Targets = map[string]bool{
 		"time_within_1.5x_floor":    r.TimeRatio.Median <= 1.5,
 		"writes_within_1.2x_floor":  r.WriteRatio.Median <= 1.2,
@@ -338,63 +350,101 @@ func runFanout(ctx context.Context, cfg FanoutConfig, res *FanoutResult, dir str
 	res.FloorSeconds = round(float64(res.FloorWrites) / rate)
 	step("converged: %d CLBs, %d listeners, each with %d targets", cfg.Services, res.Listeners, cfg.InitialNodes)
 
-	// The burst: every new machine's instance, then its Node, as its
-	// kubelet registers it, 32 at a time.
-	passesBefore := countPasses(ccm.Output())
 	burst := make([]cloudsim.Instance, cfg.BurstNodes)
 	want := slices.Clone(initial)
 	for i := range burst {
 		burst[i] = fanoutInstance(cfg.InitialNodes + i)
 		want = append(want, burst[i].ID)
 	}
-	step("burst: %d nodes join at once", cfg.BurstNodes)
+	err = measureBurst(ctx, cluster, sim, ccm, &run, step, burstProbe{
+		machines: burst, nodeName: func(in cloudsim.Instance) string { return in.PrivateIP }, timeout: cfg.Timeout,
+		waitDone: func() (time.Time, error) { return waitTargets(ctx, sim, cfg.Services, want, cfg.Timeout) },
+		split:    splitCalls, refusals: countRefusals, quietIgnore: "DescribeTargets",
+		converged: func(run FanoutRun) {
+			step("every CLB has every new node after %.1fs (Nodes created in %.1fs, initialized in %.1fs): %d writes (floor %d, %.1fs)",
+				run.Seconds, run.RegisterSeconds, run.InitializedSeconds, run.WritesTotal, res.FloorWrites, res.FloorSeconds)
+		},
+	})
+	if err != nil {
+		return run, fmt.Errorf("fanout: %w", err)
+	}
+	return run, nil
+}
+
+// burstProbe is what measuring a fan-out burst needs from each cloud.
+type burstProbe struct {
+	machines []cloudsim.Instance
+	nodeName func(cloudsim.Instance) string // the Node name the cloud's CCM maps to the machine
+	timeout  time.Duration
+	// waitDone returns when every load balancer had every node.
+	waitDone func() (time.Time, error)
+	// split parts cloudsim's calls into the load balancer writes and
+	// reads, by action; refusals counts the throttled and busy answers.
+	split       func(map[string]map[string]int) (writes, reads map[string]int)
+	refusals    func(calls map[string]map[string]int, throttled, busy map[string]int)
+	quietIgnore string // an action the CCM polls even when quiet
+	converged   func(FanoutRun)
+}
+
+// measureBurst is the fan-out sections' burst: every new machine's
+// instance, then its Node, as its kubelet registers it, 32 at a time; the
+// time until every load balancer has every new node, and the calls until
+// then and until the CCM is quiet, into run.
+func measureBurst(ctx context.Context, cluster *testcluster.Cluster, sim *cloudsim.Sim, ccm *testcluster.Process, run *FanoutRun,
+	step func(string, ...any), p burstProbe) error {
+	passesBefore := countPasses(ccm.Output())
+	names := make([]string, len(p.machines))
+	for k, m := range p.machines {
+		names[k] = p.nodeName(m)
+	}
+	step("burst: %d nodes join at once", len(p.machines))
 	sim.ResetCalls()
 	start := time.Now()
 	initialized := make(chan time.Time, 1)
 	ictx, stopWatching := context.WithCancel(ctx)
 	defer stopWatching()
-	go func() { initialized <- waitInitialized(ictx, client, burst, cfg.Timeout) }()
+	go func() { initialized <- waitInitialized(ictx, cluster.Client, names, p.timeout) }()
 	registered := make(chan error, 1)
+	var registerSeconds float64
 	go func() {
-		err := register(ctx, sim, cluster, burst, 32, func(in cloudsim.Instance) string { return in.PrivateIP })
-		run.RegisterSeconds = round(time.Since(start).Seconds())
+		err := register(ctx, sim, cluster, p.machines, 32, p.nodeName)
+		registerSeconds = round(time.Since(start).Seconds())
 		registered <- err
 	}()
-	done, err := waitTargets(ctx, sim, cfg.Services, want, cfg.Timeout)
+	done, err := p.waitDone()
 	if err != nil {
-		return run, fmt.Errorf("fanout: after the burst: %w", err)
+		return fmt.Errorf("after the burst: %w", err)
 	}
 	if err := <-registered; err != nil {
-		return run, err
+		return err
 	}
+	run.RegisterSeconds = registerSeconds
 	run.Seconds = round(done.Sub(start).Seconds())
 	run.InitializedSeconds = round((<-initialized).Sub(start).Seconds())
-	atConvergence := sim.Calls()
-	run.Writes, run.Reads = splitCalls(atConvergence)
+	run.Writes, run.Reads = p.split(sim.Calls())
 	run.WritesTotal = sum(run.Writes)
-	step("every CLB has every new node after %.1fs (Nodes created in %.1fs, initialized in %.1fs): %d writes (floor %d, %.1fs)",
-		run.Seconds, run.RegisterSeconds, run.InitializedSeconds, run.WritesTotal, res.FloorWrites, res.FloorSeconds)
+	p.converged(*run)
 
-	if err := waitQuiet(ctx, sim, "DescribeTargets", 0, cfg.Timeout); err != nil {
-		return run, err
+	if err := waitQuiet(ctx, sim, p.quietIgnore, 0, p.timeout); err != nil {
+		return err
 	}
 	final := sim.Calls()
-	after, _ := splitCalls(final)
+	after, _ := p.split(final)
 	run.AfterWrites = map[string]int{}
 	for a, n := range after {
 		if d := n - run.Writes[a]; d > 0 {
 			run.AfterWrites[a] = d
 		}
 	}
-	countRefusals(final, run.Throttled, run.Busy)
+	p.refusals(final, run.Throttled, run.Busy)
 	run.NodeSyncPasses = countPasses(ccm.Output()) - passesBefore
-	return run, nil
+	return nil
 }
 
-// waitInitialized polls the Nodes until every machine's has its providerID
-// (set by the CCM's node controller), and returns when it saw that; the
-// zero time after timeout.
-func waitInitialized(ctx context.Context, client kubernetes.Interface, machines []cloudsim.Instance, timeout time.Duration) time.Time {
+// waitInitialized polls the Nodes until every named one has its
+// providerID (set by the CCM's node controller), and returns when it saw
+// that; the zero time after timeout.
+func waitInitialized(ctx context.Context, client kubernetes.Interface, names []string, timeout time.Duration) time.Time {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
@@ -404,8 +454,8 @@ func waitInitialized(ctx context.Context, client kubernetes.Interface, machines 
 				initialized[n.Name] = n.Spec.ProviderID != ""
 			}
 			all := true
-			for _, m := range machines {
-				all = all && initialized[m.PrivateIP]
+			for _, name := range names {
+				all = all && initialized[name]
 			}
 			if all {
 				return time.Now()
@@ -457,11 +507,21 @@ func waitTargets(ctx context.Context, sim *cloudsim.Sim, clbs int, want []string
 		missing := 0
 		for _, lb := range lbs {
 			for _, l := range lb.Listeners {
-				have := make(map[string]bool, len(l.Targets))
-				for _, t := range l.Targets {
-					have[t.InstanceID] = true
+				// A layer-7 listener's targets are its rules'.
+				sets := [][]cloudsim.CLBTarget{l.Targets}
+				if len(l.Rules) > 0 {
+					sets = sets[:0]
+					for _, r := range l.Rules {
+						sets = append(sets, r.Targets)
+					}
 				}
-				missing += countMissing(have, want)
+				for _, targets := range sets {
+					have := make(map[string]bool, len(targets))
+					for _, t := range targets {
+						have[t.InstanceID] = true
+					}
+					missing += countMissing(have, want)
+				}
 			}
 		}
 		return len(lbs), missing

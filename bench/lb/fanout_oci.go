@@ -17,10 +17,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/ccmkit/ccm/bench/nodes"
-	"github.com/ccmkit/ccm/bench/report"
+	ociconfig "github.com/ccmkit/ccm/internal/oci/config"
 	"github.com/ccmkit/ccm/internal/oci/config/configtest"
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
@@ -35,14 +34,25 @@ import (
 // node's private IP as a backend (read from cloudsim's state), and the
 // Load Balancing write calls in that interval.
 //
-// Load Balancing runs a load balancer's work requests one at a time (a
-// change while one runs answers 409), so the cheapest way to add N2 nodes
-// to a backend set is one UpdateBackendSet carrying the whole backend list
-// (lbops does that: a backend set's backends are replaced, never added one
-// by one). The floor is that: one UpdateBackendSet per backend set, the
-// load balancers side by side, each taking one work request at cloudsim's
-// work-request latency. It has no node initialization, no reads and no
-// client-side rate limit in it.
+// The floor is what OCI's documented limits force on this burst, and OCI
+// documents two and no request rate:
+//   - a load balancer runs its work requests one at a time (a change while
+//     one runs answers 409 IncorrectState, which cloudsim models), so the cheapest way to add N2
+//     nodes to a backend set is one UpdateBackendSet carrying the whole
+//     backend list (lbops: backends are replaced, never added one by one),
+//     one work request per load balancer;
+//   - too many requests answer HTTP 429 TooManyRequests (API errors,
+//     https://docs.oracle.com/iaas/Content/API/References/apierrors.htm),
+//     at a rate OCI does not publish.
+// Work requests alone bound the burst at one work request (0.3 s, cloudsim's
+// latency): 100 writes at once, 333/s, a rate no source calls safe. The
+// only rate any source names is the public OCI CCM's client limiter (20/s,
+// burst 5: its rateLimitQPSWrite/rateLimitBucketWrite defaults, ours too),
+// the rate cloudsim already assumes per operation for the node reads
+// (simoci.NodeReadRateLimit). So the floor sends the one UpdateBackendSet
+// per backend set at that rate and waits for the last work request:
+// (writes - 5) / 20 + 0.3 s. It has no node initialization and no reads in
+// it; the work-request bound is reported beside it.
 
 // OCIFanoutResult is the section's numbers. Durations are in seconds.
 type OCIFanoutResult struct {
@@ -53,43 +63,35 @@ type OCIFanoutResult struct {
 	BackendSets            int     `json:"backend_sets"`
 	Latency                string  `json:"cloudsim_latency"`
 	WorkRequestSeconds     float64 `json:"cloudsim_work_request_seconds"`
-	// The floor: one UpdateBackendSet per backend set, serial per load
-	// balancer at the work-request latency, load balancers in parallel.
+	// The floor: one UpdateBackendSet per backend set at 20/s (burst 5),
+	// then the last one's work request (see above; FloorBasis says so in
+	// the file). Until 2026-11-26 the floor was WorkRequestBoundSeconds
+	// alone.
 	FloorWrites  int     `json:"floor_writes"`
 	FloorSeconds float64 `json:"floor_seconds"`
-	// ClientWriteLimitSeconds is how long the floor's writes take through
-	// the CCM's default write bucket alone (20/s, burst 5): not part of
-	// the floor, which is the cloud's, but what bounds ours.
-	ClientWriteLimitSeconds float64         `json:"client_write_limit_seconds"`
-	Seconds                 report.Stats    `json:"seconds"`
-	TimeRatio               report.Stats    `json:"time_vs_floor"`
-	Writes                  report.Stats    `json:"writes"`
-	WriteRatio              report.Stats    `json:"writes_vs_floor"`
-	Initialized             report.Stats    `json:"initialized_seconds"`
-	Throttled               int             `json:"http_429"` // TooManyRequests answers, every run
-	Busy                    int             `json:"http_409_busy"`
-	Runs                    []FanoutRun     `json:"runs"`
-	Target                  string          `json:"target"`
-	Targets                 map[string]bool `json:"targets"`
-	Met                     bool            `json:"met"`
+	FloorBasis   string  `json:"floor_basis"`
+	// ClientWriteLimitSeconds is the floor's writes through a 20/s,
+	// burst-5 bucket; WorkRequestBoundSeconds the work requests alone, all
+	// load balancers at once (the floor before 2026-11-26).
+	ClientWriteLimitSeconds float64 `json:"client_write_limit_seconds"`
+	WorkRequestBoundSeconds float64 `json:"work_request_bound_seconds"`
+	FanoutSpread
+	Throttled int             `json:"http_429"` // TooManyRequests answers, every run
+	Busy      int             `json:"http_409_busy"`
+	Runs      []FanoutRun     `json:"runs"`
+	Target    string          `json:"target"`
+	Targets   map[string]bool `json:"targets"`
+	Met       bool            `json:"met"`
 }
 
 func (r *OCIFanoutResult) evaluate() {
 	r.Target = "time <= 1.5x floor, writes <= 1.2x floor (medians), 0 HTTP 429"
-	var secs, ratios, writes, wratios, inits []float64
+	r.FanoutSpread = spreadFanout(r.Runs, r.FloorSeconds, r.FloorWrites)
 	r.Throttled, r.Busy = 0, 0
 	for _, run := range r.Runs {
-		secs = append(secs, run.Seconds)
-		ratios = append(ratios, round(run.Seconds/r.FloorSeconds))
-		writes = append(writes, float64(run.WritesTotal))
-		wratios = append(wratios, round(float64(run.WritesTotal)/float64(r.FloorWrites)))
-		inits = append(inits, run.InitializedSeconds)
 		r.Throttled += sum(run.Throttled)
 		r.Busy += sum(run.Busy)
 	}
-	r.Seconds, r.TimeRatio = report.Summarize(secs), report.Summarize(ratios)
-	r.Writes, r.WriteRatio = report.Summarize(writes), report.Summarize(wratios)
-	r.Initialized = report.Summarize(inits)
 	r.Targets = map[string]bool{
 		"time_within_1.5x_floor":   r.TimeRatio.Median <= 1.5,
 		"writes_within_1.2x_floor": r.WriteRatio.Median <= 1.2,
@@ -99,6 +101,16 @@ func (r *OCIFanoutResult) evaluate() {
 	for _, ok := range r.Targets {
 		r.Met = r.Met && ok
 	}
+}
+
+// ociFanoutFloor is the section's floor (see above) for writes
+// UpdateBackendSets, at most perLB on one load balancer, with work requests
+// of workRequest seconds: the writes through a 20/s, burst-5 bucket, then
+// the last one's work requests; and its two parts.
+func ociFanoutFloor(writes, perLB int, workRequest float64) (floor, writeRate, workRequests float64) {
+	workRequests = round(float64(perLB) * workRequest)
+	writeRate = round(max(0, float64(writes-ociconfig.DefaultRateLimitBucket)) / ociconfig.DefaultRateLimitQPS)
+	return round(writeRate + workRequests), writeRate, workRequests
 }
 
 // ociFanoutLBSubnet is the load balancers' subnet (config subnet1); the
@@ -241,57 +253,30 @@ func runOCIFanout(ctx context.Context, cfg FanoutConfig, res *OCIFanoutResult, d
 		perLB = max(perLB, len(lb.BackendSets))
 	}
 	res.FloorWrites = res.BackendSets
-	res.FloorSeconds = round(float64(perLB) * res.WorkRequestSeconds)
-	res.ClientWriteLimitSeconds = round(max(0, float64(res.FloorWrites-5)) / 20)
+	res.FloorSeconds, res.ClientWriteLimitSeconds, res.WorkRequestBoundSeconds = ociFanoutFloor(res.FloorWrites, perLB, res.WorkRequestSeconds)
+	res.FloorBasis = fmt.Sprintf("one UpdateBackendSet per backend set at %g/s (burst %d: the public OCI CCM's write limiter; OCI publishes no rate, only 429), "+
+		"then the last one's work request (%.1fs; work requests are serial per load balancer)",
+		ociconfig.DefaultRateLimitQPS, ociconfig.DefaultRateLimitBucket, res.WorkRequestSeconds)
 	step("converged: %d load balancers, %d backend sets, each with %d backends", cfg.Services, res.BackendSets, cfg.InitialNodes)
 
-	passesBefore := countPasses(ccm.Output())
 	burst := make([]cloudsim.Instance, cfg.BurstNodes)
 	want := slices.Clone(initialIPs)
 	for i := range burst {
 		burst[i] = ociFanoutNode(cfg.InitialNodes+i, ads)
 		want = append(want, burst[i].PrivateIP)
 	}
-	step("burst: %d nodes join at once", cfg.BurstNodes)
-	sim.ResetCalls()
-	start := time.Now()
-	initialized := make(chan time.Time, 1)
-	ictx, stopWatching := context.WithCancel(ctx)
-	defer stopWatching()
-	go func() { initialized <- waitInitializedByName(ictx, client, burst, cfg.Timeout) }()
-	registered := make(chan error, 1)
-	go func() {
-		err := register(ctx, sim, cluster, burst, 32, func(in cloudsim.Instance) string { return in.Name })
-		run.RegisterSeconds = round(time.Since(start).Seconds())
-		registered <- err
-	}()
-	done, err := waitBackends(ctx, sim, cfg.Services, want, cfg.Timeout)
+	err = measureBurst(ctx, cluster, sim, ccm, &run, step, burstProbe{
+		machines: burst, nodeName: func(in cloudsim.Instance) string { return in.Name }, timeout: cfg.Timeout,
+		waitDone: func() (time.Time, error) { return waitBackends(ctx, sim, cfg.Services, want, cfg.Timeout) },
+		split:    splitOCICalls, refusals: countOCIRefusals,
+		converged: func(run FanoutRun) {
+			step("every load balancer has every new node after %.1fs (Nodes created in %.1fs, initialized in %.1fs): %d writes (floor %d, %.2fs)",
+				run.Seconds, run.RegisterSeconds, run.InitializedSeconds, run.WritesTotal, res.FloorWrites, res.FloorSeconds)
+		},
+	})
 	if err != nil {
-		return run, fmt.Errorf("oci-fanout: after the burst: %w", err)
+		return run, fmt.Errorf("oci-fanout: %w", err)
 	}
-	if err := <-registered; err != nil {
-		return run, err
-	}
-	run.Seconds = round(done.Sub(start).Seconds())
-	run.InitializedSeconds = round((<-initialized).Sub(start).Seconds())
-	run.Writes, run.Reads = splitOCICalls(sim.Calls())
-	run.WritesTotal = sum(run.Writes)
-	step("every load balancer has every new node after %.1fs (Nodes created in %.1fs, initialized in %.1fs): %d writes (floor %d, %.1fs)",
-		run.Seconds, run.RegisterSeconds, run.InitializedSeconds, run.WritesTotal, res.FloorWrites, res.FloorSeconds)
-
-	if err := waitQuiet(ctx, sim, "", 0, cfg.Timeout); err != nil {
-		return run, err
-	}
-	final := sim.Calls()
-	after, _ := splitOCICalls(final)
-	run.AfterWrites = map[string]int{}
-	for a, n := range after {
-		if d := n - run.Writes[a]; d > 0 {
-			run.AfterWrites[a] = d
-		}
-	}
-	countOCIRefusals(final, run.Throttled, run.Busy)
-	run.NodeSyncPasses = countPasses(ccm.Output()) - passesBefore
 	return run, nil
 }
 
@@ -325,16 +310,6 @@ func createPlainServices(ctx context.Context, cluster *testcluster.Cluster, n in
 	wg.Wait()
 	close(errs)
 	return created, <-errs
-}
-
-// waitInitializedByName is waitInitialized for Nodes named by the
-// instances' display names.
-func waitInitializedByName(ctx context.Context, client kubernetes.Interface, machines []cloudsim.Instance, timeout time.Duration) time.Time {
-	named := make([]cloudsim.Instance, len(machines))
-	for k, m := range machines {
-		named[k] = cloudsim.Instance{PrivateIP: m.Name}
-	}
-	return waitInitialized(ctx, client, named, timeout)
 }
 
 // waitBackends polls cloudsim until there are n load balancers and every
@@ -395,14 +370,15 @@ func countOCIRefusals(calls map[string]map[string]int, throttled, busy map[strin
 func (r *OCIFanoutResult) Print(w io.Writer) {
 	fmt.Fprintf(w, "\nOCI load balancer fan-out: %d Services on %d nodes, %d more join at once (--concurrent-service-syncs=%d, %s latency, work requests %.1fs; median (min-max) of %d runs)\n",
 		r.Services, r.InitialNodes, r.BurstNodes, r.ConcurrentServiceSyncs, r.Latency, r.WorkRequestSeconds, len(r.Runs))
-	fmt.Fprintf(w, "target: %s\n\n", r.Target)
+	fmt.Fprintf(w, "target: %s\nfloor: %s\n\n", r.Target, r.FloorBasis)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "\tmeasured\tfloor\tratio\ttarget\tmet\t")
 	fmt.Fprintf(tw, "every LB has every new node (s)\t%s\t%.1f\t%s\t<= 1.5x\t%v\t\n", r.Seconds.Spread("%.1f"), r.FloorSeconds, r.TimeRatio.Spread("%.2fx"), r.Targets["time_within_1.5x_floor"])
 	fmt.Fprintf(tw, "LB writes in that time\t%s\t%d\t%s\t<= 1.2x\t%v\t\n", r.Writes.Spread("%.0f"), r.FloorWrites, r.WriteRatio.Spread("%.2fx"), r.Targets["writes_within_1.2x_floor"])
 	fmt.Fprintf(tw, "HTTP 429\t%d\t0\t\t0\t%v\t\n", r.Throttled, r.Targets["no_http_429"])
 	fmt.Fprintf(tw, "409 busy (work request in flight)\t%d\t\t\t\t\t\n", r.Busy)
-	fmt.Fprintf(tw, "the floor's writes through the CCM's write bucket (s)\t%.1f\t\t\t\t\t\n", r.ClientWriteLimitSeconds)
+	fmt.Fprintf(tw, "the floor's writes through a 20/s, burst-5 bucket (s)\t%.2f\t\t\t\t\t\n", r.ClientWriteLimitSeconds)
+	fmt.Fprintf(tw, "work requests alone, every LB at once (s)\t%.1f\t\t\t\t\t\n", r.WorkRequestBoundSeconds)
 	fmt.Fprintf(tw, "new nodes initialized (s)\t%s\t\t\t\t\t\n", r.Initialized.Spread("%.1f"))
 	_ = tw.Flush()
 	for k, run := range r.Runs {

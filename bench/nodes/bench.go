@@ -94,11 +94,17 @@ type Config struct {
 // DefaultConfig is the full-size run of `make bench`.
 func DefaultConfig() Config {
 	return Config{
-		Nodes:           5000,
-		CCMBinary:       "bin/cloud-controller-manager",
-		FloorWorkers:    100,
-		Repeats:         3,
-		StatusSyncEvery: 80 * time.Second,
+		Nodes:        5000,
+		CCMBinary:    "bin/cloud-controller-manager",
+		FloorWorkers: 100,
+		Repeats:      3,
+		// Just over the CCM's 60 s instance cache TTL: a sync starts a
+		// whole period after the last one ended (the node controller's
+		// loop is sliding), so every entry has expired and the measured
+		// sync reads the cloud, as the 5-minute production sync does. The
+		// sync measures calls and duration, not the period: 65 s instead
+		// of 80 s shortens the wait for two syncs by about 30 s.
+		StatusSyncEvery: 65 * time.Second,
 		NotReadyFor:     time.Minute,
 		PhaseTimeout:    10 * time.Minute,
 	}

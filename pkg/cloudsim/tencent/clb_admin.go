@@ -91,6 +91,17 @@ type CLBListener struct {
 	// Certificate is a TCP_SSL listener's certificate (ids of the
 	// certificate store).
 	Certificate *clb.CertificateOutput `json:"certificate,omitempty"`
+	// Rules are a layer-7 listener's forwarding rules, which hold its
+	// targets (Targets is then empty).
+	Rules []CLBRule `json:"rules,omitempty"`
+}
+
+// CLBRule is a layer-7 listener's forwarding rule with its targets.
+type CLBRule struct {
+	ID      string      `json:"id"`
+	Domain  string      `json:"domain"`
+	URL     string      `json:"url"`
+	Targets []CLBTarget `json:"targets"`
 }
 
 // ErrCLBNotFound is returned (wrapped) for an unknown load balancer or
@@ -384,9 +395,18 @@ func (li *clbListener) export() CLBListener {
 	if li.cert != nil {
 		out.Certificate = li.cert.toSDK()
 	}
-	for _, t := range li.targets {
+	out.Targets = exportTargets(li.targets)
+	for _, r := range li.rules {
+		out.Rules = append(out.Rules, CLBRule{ID: r.id, Domain: r.domain, URL: r.url, Targets: exportTargets(r.targets)})
+	}
+	return out
+}
+
+func exportTargets(in []*clbTarget) []CLBTarget {
+	out := []CLBTarget{}
+	for _, t := range in {
 		w := int(t.weight)
-		out.Targets = append(out.Targets, CLBTarget{InstanceID: t.instanceID, EniIP: t.eniIP, Port: int(t.port), Weight: &w, IP: t.ip})
+		out = append(out, CLBTarget{InstanceID: t.instanceID, EniIP: t.eniIP, Port: int(t.port), Weight: &w, IP: t.ip})
 	}
 	return out
 }

@@ -129,6 +129,25 @@ func TestCLBRules(t *testing.T) {
 	if err := batch(true, bt(lis, locs[0], "ins-node0001", 30080), bt(lis, locs[1], "ins-node0002", 30081), bt(tcp, "", "ins-node0001", 30082)); err != nil {
 		t.Fatal(err)
 	}
+	// The admin export shows a layer-7 listener's targets on its rules.
+	exported, err := e.clb.LoadBalancer(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, el := range exported.Listeners {
+		if el.ID != lis {
+			continue
+		}
+		var got []string
+		for _, r := range el.Rules {
+			for _, tg := range r.Targets {
+				got = append(got, r.ID+" "+tg.InstanceID)
+			}
+		}
+		if want := []string{locs[0] + " ins-node0001", locs[1] + " ins-node0002"}; len(el.Targets) != 0 || !slices.Equal(got, want) {
+			t.Errorf("exported layer-7 listener: targets %v, rule targets %v; want none and %v", el.Targets, got, want)
+		}
+	}
 	for _, c := range []struct {
 		name string
 		t    *clb.BatchTarget
