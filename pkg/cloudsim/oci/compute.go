@@ -161,16 +161,13 @@ func (d *Dialect) listInstances(c *call) (*reply, error) {
 		m   ocicore.Instance
 		seq int64
 	}
+	// The filters are read once, not per instance: each read parses the
+	// query string, and a compartment listing pages through thousands.
+	ad, dn := c.query("availabilityDomain"), c.query("displayName")
 	var rows []row
 	for _, r := range recs {
 		p := placementWith(r, defs)
-		if p.compartment != comp {
-			continue
-		}
-		if ad := c.query("availabilityDomain"); ad != "" && ad != p.ad {
-			continue
-		}
-		if dn := c.query("displayName"); dn != "" && dn != r.Name {
+		if p.compartment != comp || (ad != "" && ad != p.ad) || (dn != "" && dn != r.Name) {
 			continue
 		}
 		m := d.instanceModel(r, p, now)

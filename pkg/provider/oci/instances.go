@@ -42,7 +42,8 @@ type instances struct {
 	vnics  *inventory.Inventory[computelookup.InstanceVnic]
 	region string
 	// metadataMaxAge is how old an instance read may be for
-	// InstanceMetadata (initialization, the periodic status sync).
+	// InstanceMetadata (the periodic status sync; initialization may
+	// accept older reads, see metadataAge).
 	metadataMaxAge time.Duration
 	// stateMaxAge is how old a read may be for the lifecycle checks.
 	stateMaxAge time.Duration
@@ -321,10 +322,11 @@ func (i *instances) InstanceShutdown(ctx context.Context, node *v1.Node) (bool, 
 // An instance whose primary VNIC is outside the cluster's VCN is not ours:
 // the node stays uninitialized, with an error saying why.
 func (i *instances) InstanceMetadata(ctx context.Context, node *v1.Node) (*cloudprovider.InstanceMetadata, error) {
+	maxAge := i.metadataAge(node, time.Now())
 	// The addresses are read after the instance; when many nodes are
 	// being initialized, their listing runs meanwhile, not after.
-	i.vnics.Warm(i.metadataMaxAge)
-	f, err := i.find(ctx, node, i.metadataMaxAge)
+	i.vnics.Warm(maxAge)
+	f, err := i.find(ctx, node, maxAge)
 	if err != nil {
 		return nil, err
 	}
@@ -337,7 +339,7 @@ func (i *instances) InstanceMetadata(ctx context.Context, node *v1.Node) (*cloud
 	}
 	ins := f.instance
 	id := deref(ins.Id)
-	vnic, err := i.primaryVnic(ctx, id, i.metadataMaxAge)
+	vnic, err := i.primaryVnic(ctx, id, maxAge)
 	if err != nil {
 		return nil, fmt.Errorf("node %q: %w", node.Name, err)
 	}
