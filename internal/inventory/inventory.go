@@ -28,6 +28,10 @@
 // full status sync of N nodes costs at most 2*ceil(N/page size) calls. One
 // listing runs at a time and every miss that arrives meanwhile waits for it.
 //
+// A burst of lookups longer than the TTL (thousands of nodes initializing)
+// may go on being answered from the listing it began with, for up to
+// Options.BurstGrace more, instead of re-listing halfway (see BurstGrace).
+//
 // Safety: an entry is only ever evidence that an instance exists. Nothing
 // here concludes that an instance is gone from a missing or stale entry,
 // and an id absent from a listing is looked up by id before it is reported
@@ -50,6 +54,11 @@ const (
 	DefaultMaxBatch = 100
 	DefaultPageSize = 100
 	DefaultWindow   = 20 * time.Millisecond
+	// DefaultBurstGap is the longest pause between two lookups of one
+	// burst (see Options.BurstGrace): longer than the apiserver stalls a
+	// node controller's workers for, far shorter than the time between
+	// two status syncs. Our choice.
+	DefaultBurstGap = 10 * time.Second
 	// listTimeout bounds a whole listing, all pages, which may run for
 	// longer than any one caller is willing to wait.
 	listTimeout = 5 * time.Minute
@@ -100,6 +109,21 @@ type Options struct {
 	Window time.Duration
 	// PageSize is the listing's page size, to estimate its cost (default 100).
 	PageSize int
+	// BurstGrace lets held answers go on serving a burst of lookups that
+	// began while they were fresh, after they turn older than the
+	// lookups' max age, by up to this much: a burst longer than the TTL
+	// (5,000 nodes initializing) then is not re-listed halfway only
+	// because the listing serving it aged. The burst goes on while
+	// lookups answered from held answers arrive at most BurstGap apart.
+	// It applies only to lookups whose max age is at least TTL (those a
+	// listing serves), never to shorter ones (state checks). What the
+	// listing lacks (a newer instance) is still asked of the cloud, and
+	// nothing is ever concluded gone from a held answer. 0 (the
+	// default) turns it off.
+	BurstGrace time.Duration
+	// BurstGap is the longest pause within one burst (default
+	// DefaultBurstGap).
+	BurstGap time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -125,6 +149,7 @@ type Inventory[T any] struct {
 	listCost  int                                   // pages the last listing took; the price of the next one
 	rent      []time.Time                           // calls made instead of a listing, since the last one
 	listing   *flight                               // the listing in progress, if any
+	lastHit   time.Time                             // the last lookup (max age >= TTL) answered from held answers
 	gathering *batch[T]                             // the batch still gathering ids, if any
 	inflight  map[string]*batch[T]
 	keyed     map[string]*keyBatch[T] // index -> the key batch still gathering, if any
@@ -186,6 +211,9 @@ func New[T any](src Source[T], opts Options) *Inventory[T] {
 	if opts.KeyWindow <= 0 {
 		opts.KeyWindow = opts.Window
 	}
+	if opts.BurstGap <= 0 {
+		opts.BurstGap = DefaultBurstGap
+	}
 	index := map[string]map[string]map[string]bool{}
 	for name := range src.Indexes {
 		index[name] = map[string]map[string]bool{}
@@ -207,6 +235,7 @@ func New[T any](src Source[T], opts Options) *Inventory[T] {
 func (inv *Inventory[T]) Get(ctx context.Context, id string, maxAge time.Duration) (Result[T], error) {
 	inv.mu.Lock()
 	if item, ok := inv.freshEntry(id, maxAge); ok {
+		inv.noteHit(maxAge)
 		inv.mu.Unlock()
 		lookups.WithLabelValues(inv.opts.Provider, "id", "hit").Inc()
 		return Result[T]{Item: item, Found: true}, nil
@@ -219,6 +248,7 @@ func (inv *Inventory[T]) Get(ctx context.Context, id string, maxAge time.Duratio
 		}
 		inv.mu.Lock()
 		if item, ok := inv.freshEntry(id, maxAge); ok {
+			inv.noteHit(maxAge)
 			inv.mu.Unlock()
 			return Result[T]{Item: item, Found: true}, nil
 		}
@@ -315,6 +345,7 @@ func (inv *Inventory[T]) listingOrKeys(ctx context.Context, maxAge time.Duration
 	}
 	if inv.listingFresh(maxAge) {
 		if found := find(); len(found) > 0 {
+			inv.noteHit(maxAge)
 			inv.mu.Unlock()
 			lookups.WithLabelValues(inv.opts.Provider, "match", "hit").Inc()
 			return nil, found, nil
@@ -390,6 +421,9 @@ func (inv *Inventory[T]) fromListing(ctx context.Context, maxAge time.Duration, 
 				found = find()
 			}
 		}
+	}
+	if len(found) > 0 {
+		inv.noteHit(maxAge)
 	}
 	inv.mu.Unlock()
 	if len(found) == 0 {
@@ -486,7 +520,7 @@ func (inv *Inventory[T]) withKeys(items []T, index string, keys []string) []T {
 // Call with mu held.
 func (inv *Inventory[T]) freshEntry(id string, maxAge time.Duration) (T, bool) {
 	e, ok := inv.entries[id]
-	if !ok || inv.opts.Now().Sub(e.fetched) > maxAge {
+	if !ok || inv.opts.Now().Sub(e.fetched) > inv.maxAgeFor(maxAge) {
 		var zero T
 		return zero, false
 	}
@@ -496,7 +530,28 @@ func (inv *Inventory[T]) freshEntry(id string, maxAge time.Duration) (T, bool) {
 // listingFresh: the last complete listing is at most maxAge old.
 // Call with mu held.
 func (inv *Inventory[T]) listingFresh(maxAge time.Duration) bool {
-	return !inv.listedAt.IsZero() && inv.opts.Now().Sub(inv.listedAt) <= maxAge
+	return !inv.listedAt.IsZero() && inv.opts.Now().Sub(inv.listedAt) <= inv.maxAgeFor(maxAge)
+}
+
+// maxAgeFor is how old a held answer may be for a lookup allowing maxAge:
+// maxAge, or maxAge+BurstGrace while a burst of such lookups goes on (the
+// last was answered from held answers at most BurstGap ago). By
+// induction the burst's first hit was within maxAge: with no burst under
+// way there is no grace. Call with mu held.
+func (inv *Inventory[T]) maxAgeFor(maxAge time.Duration) time.Duration {
+	if inv.opts.BurstGrace <= 0 || maxAge < inv.opts.TTL || inv.lastHit.IsZero() ||
+		inv.opts.Now().Sub(inv.lastHit) > inv.opts.BurstGap {
+		return maxAge
+	}
+	return maxAge + inv.opts.BurstGrace
+}
+
+// noteHit records that a lookup allowing maxAge was answered from held
+// answers, which keeps a burst going. Call with mu held.
+func (inv *Inventory[T]) noteHit(maxAge time.Duration) {
+	if inv.opts.BurstGrace > 0 && maxAge >= inv.opts.TTL {
+		inv.lastHit = inv.opts.Now()
+	}
 }
 
 // scan returns, sorted by id, the entries of the current listing (read by
