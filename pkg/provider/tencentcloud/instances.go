@@ -55,6 +55,25 @@ const keyWindow = 250 * time.Millisecond
 // later than with a fresh call on every check.
 const maxStateAge = 10 * time.Second
 
+// burstMaxAge is the oldest a listing may be and still answer a burst of
+// node initializations that began while it was fresh (the inventory's
+// BurstGrace is what it adds to the TTL). Upstream's node status sync
+// re-reads every node's addresses once per --node-status-update-frequency
+// (default 5m), so a cluster already lives with answers of that age; a
+// 5,000-node burst that outlasts the 60 s TTL then costs one listing, not
+// two plus the calls in between.
+const burstMaxAge = 5 * time.Minute
+
+// burstGrace is the inventory's BurstGrace for this TTL. A TTL no longer
+// than maxStateAge is also the lifecycle checks' max age, which must not be
+// extended, so it gets none.
+func burstGrace(ttl time.Duration) time.Duration {
+	if ttl <= maxStateAge {
+		return 0
+	}
+	return max(0, burstMaxAge-ttl)
+}
+
 // newInstances builds the InstancesV2 implementation over lookup, with an
 // inventory unless disabled.
 func newInstances(lookup *cvmlookup.Lookup, region string, ttl time.Duration, useInventory bool) *instances {
@@ -74,7 +93,7 @@ func newInstances(lookup *cvmlookup.Lookup, region string, ttl time.Duration, us
 				return lookup.ByFilter(ctx, "the nodes of "+cvmlookup.Abbreviate(keys), index, keys)
 			},
 		}, inventory.Options{Provider: ProviderName, TTL: ttl, MaxBatch: cvmlookup.PageSize, PageSize: cvmlookup.PageSize,
-			MaxKeys: cvmlookup.MaxFilterValues, KeyWindow: keyWindow})
+			MaxKeys: cvmlookup.MaxFilterValues, KeyWindow: keyWindow, BurstGrace: burstGrace(ttl)})
 	}
 	return i
 }
