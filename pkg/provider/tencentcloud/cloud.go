@@ -93,8 +93,11 @@ func newCloud(cfg *config.Config, api cvmlookup.API) *Cloud {
 }
 
 // Initialize hands the load balancers (drift check, subset Events and
-// EndpointSlice watch) their Kubernetes client.
+// EndpointSlice watch) their Kubernetes client, and starts listing the
+// VPC's instances: upstream calls it on the leader just before the
+// controllers start, whose first lookups then find the listing under way.
 func (c *Cloud) Initialize(b cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
+	c.instances.prime()
 	if c.lb != nil {
 		c.lb.Initialize(b, stop)
 	}

@@ -100,6 +100,16 @@ func newInstances(lookup *cvmlookup.Lookup, region string, ttl time.Duration, us
 
 var _ cloudprovider.InstancesV2 = (*instances)(nil)
 
+// prime starts the inventory's first listing of the VPC, for a CCM that is
+// starting: its node controller and status sync look up every node at
+// once, and would otherwise wait for a first batch's call before the
+// listing begins (1,000 nodes: about 0.4 s before the first node write).
+func (i *instances) prime() {
+	if i != nil && i.inv != nil {
+		i.inv.Prime(i.metadataMaxAge)
+	}
+}
+
 // found is the outcome of looking for a node's instance.
 type found struct {
 	// instance is nil when nothing matched.
