@@ -23,6 +23,7 @@ func TestMeasuredDefaults(t *testing.T) {
 		{"concurrent-service-syncs", "20", "2", func(o *options.CloudControllerManagerOptions) any {
 			return o.ServiceController.ConcurrentServiceSyncs
 		}},
+		{"webhook-secure-port", "0", "10260", func(o *options.CloudControllerManagerOptions) any { return o.WebhookServing.BindPort }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.flag, func(t *testing.T) {

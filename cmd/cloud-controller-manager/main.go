@@ -57,8 +57,16 @@ func main() {
 // newCommand is upstream's command with our defaults (defaults.go).
 func newCommand(opts *options.CloudControllerManagerOptions) *cobra.Command {
 	applyMeasuredDefaults(opts)
-	return app.NewCloudControllerManagerCommand(opts, initCloud, app.DefaultInitFuncConstructors,
-		names.CCMControllerAliases(), cliflag.NamedFlagSets{}, wait.NeverStop)
+	early := &earlyCloud{}
+	cmd := app.NewCloudControllerManagerCommand(opts, func(c *config.CompletedConfig) cloudprovider.Interface {
+		if cloud := early.take(); cloud != nil {
+			warnIfWorldReadable(c.ComponentConfig.KubeCloudShared.CloudProvider.CloudConfigFile)
+			return cloud
+		}
+		return initCloud(c)
+	}, app.DefaultInitFuncConstructors, names.CCMControllerAliases(), cliflag.NamedFlagSets{}, wait.NeverStop)
+	early.wrap(cmd, opts) // earlystart.go
+	return cmd
 }
 
 // initCloud builds the provider named by --cloud-provider from --cloud-config.

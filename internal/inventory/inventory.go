@@ -258,6 +258,21 @@ func (inv *Inventory[T]) Warm(maxAge time.Duration) {
 	}
 }
 
+// Prime starts a listing now, whatever the rent, unless one is under way
+// or the last is at most maxAge old. A caller that knows lookups of most
+// instances are coming (a CCM starting: the node controller initializes
+// every new node, the status sync looks up every node) calls it first, so
+// that the listing runs while the rest of the process starts, not after
+// the first lookup's own call. It costs what that first lookup would have
+// bought a moment later.
+func (inv *Inventory[T]) Prime(maxAge time.Duration) {
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	if inv.listing == nil && inv.opts.TTL > 0 && inv.src.ListAll != nil && !inv.listingFresh(maxAge) {
+		inv.startListing()
+	}
+}
+
 // Match returns the instances for which match is true, from a complete
 // listing at most maxAge old when there is one (or one worth starting).
 // Otherwise, or when the listing has no match (the instance may be newer

@@ -38,3 +38,47 @@ func TestWarm(t *testing.T) {
 		t.Fatalf("Warm with a fresh listing listed again (%d listings)", c.listings)
 	}
 }
+
+// Prime lists at once, even cold, and the first lookups join that listing
+// instead of making calls of their own; it lists no more while a listing
+// is under way or fresh, nor with listings off.
+func TestPrime(t *testing.T) {
+	tests := []struct {
+		name         string
+		ttl          time.Duration
+		primes       int
+		advance      time.Duration // after the first prime and the lookups
+		wantListings int
+		wantBatches  int
+	}{
+		{name: "cold: one listing, no by-id call", ttl: time.Minute, primes: 1, wantListings: 1},
+		{name: "twice at once: one listing", ttl: time.Minute, primes: 2, wantListings: 1},
+		{name: "again while fresh: no listing", ttl: time.Minute, primes: 2, advance: 30 * time.Second, wantListings: 1},
+		{name: "again once stale: a new listing", ttl: time.Minute, primes: 2, advance: 2 * time.Minute, wantListings: 2},
+		{name: "listings off (TTL 0): lookups go by id", primes: 1, wantBatches: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCloud(250)
+			c.listGate = make(chan struct{})
+			clk := &clock{t: time.Unix(1000, 0)}
+			inv := newInventory(c, clk, uniq("prime"), tt.ttl)
+			inv.Prime(time.Minute)
+			if tt.primes > 1 && tt.advance == 0 {
+				inv.Prime(time.Minute) // while the first listing is under way
+			}
+			close(c.listGate)
+			getAll(t, inv, ids(3), time.Minute)
+			if tt.primes > 1 && tt.advance > 0 {
+				clk.Advance(tt.advance)
+				inv.Prime(time.Minute)
+				time.Sleep(50 * time.Millisecond) // a listing, if any, runs in the background
+			}
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if c.listings != tt.wantListings || len(c.batches) != tt.wantBatches {
+				t.Errorf("%d listings and %d by-id calls, want %d and %d", c.listings, len(c.batches), tt.wantListings, tt.wantBatches)
+			}
+		})
+	}
+}

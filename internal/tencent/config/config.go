@@ -142,9 +142,12 @@ type Config struct {
 
 	// InstanceCacheTTL is how long a DescribeInstances answer serves node
 	// initialization and the periodic node status sync, as a Go duration
-	// ("60s", "2m"). Node lifecycle checks (exists, shutdown) use answers at
-	// most min(ttl, 10s) old, and "instance gone" always comes from a fresh
-	// call. Optional; default 60s; "0s" disables caching (batching stays).
+	// ("60s", "2m"). A node still waiting for initialization also takes any
+	// answer read after it registered, up to 5m old, so that a long burst
+	// of initializations does not list again halfway. Node lifecycle checks (exists, shutdown) use
+	// answers at most min(ttl, 10s) old, and "instance gone" always comes
+	// from a fresh call. Optional; default 60s; "0s" disables caching
+	// (batching stays).
 	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_INSTANCE_CACHE_TTL.
 	InstanceCacheTTL time.Duration `json:"instance_cache_ttl,omitempty"`
 

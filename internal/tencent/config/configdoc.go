@@ -94,7 +94,7 @@ var Keys = []cloudconfig.KeyDoc{
 		Keys:     []string{"instance_cache_ttl"},
 		Env:      []string{EnvInstanceCacheTTL},
 		Required: "no",
-		Doc:      "Go duration, default `60s`: how long a DescribeInstances answer serves node initialization and status sync; lifecycle checks use answers at most 10 s old; `0s` disables caching. See [scale.md](scale.md)",
+		Doc:      "Go duration, default `60s`: how long a DescribeInstances answer serves node initialization and status sync (a node waiting for initialization also takes answers read after it registered, up to 5m old, so a long burst does not list again halfway); lifecycle checks use answers at most 10 s old; `0s` disables caching. See [scale.md](scale.md)",
 	},
 	{
 		Keys:     []string{"inventory"},

@@ -14,6 +14,7 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
+	"github.com/ccmkit/ccm/internal/cloudbase"
 	"github.com/ccmkit/ccm/internal/inventory"
 	"github.com/ccmkit/ccm/internal/nodeaddr"
 	"github.com/ccmkit/ccm/internal/oci/computelookup"
@@ -43,7 +44,7 @@ type instances struct {
 	region string
 	// metadataMaxAge is how old an instance read may be for
 	// InstanceMetadata (the periodic status sync; initialization may
-	// accept older reads, see metadataAge).
+	// accept older reads, see cloudbase.MetadataAge).
 	metadataMaxAge time.Duration
 	// stateMaxAge is how old a read may be for the lifecycle checks.
 	stateMaxAge time.Duration
@@ -322,7 +323,7 @@ func (i *instances) InstanceShutdown(ctx context.Context, node *v1.Node) (bool, 
 // An instance whose primary VNIC is outside the cluster's VCN is not ours:
 // the node stays uninitialized, with an error saying why.
 func (i *instances) InstanceMetadata(ctx context.Context, node *v1.Node) (*cloudprovider.InstanceMetadata, error) {
-	maxAge := i.metadataAge(node, time.Now())
+	maxAge := cloudbase.MetadataAge(node, i.metadataMaxAge, time.Now())
 	// The addresses are read after the instance; when many nodes are
 	// being initialized, their listing runs meanwhile, not after.
 	i.vnics.Warm(maxAge)

@@ -93,12 +93,21 @@ func newCloud(cfg *config.Config, api cvmlookup.API) *Cloud {
 }
 
 // Initialize hands the load balancers (drift check, subset Events and
-// EndpointSlice watch) their Kubernetes client.
+// EndpointSlice watch) their Kubernetes client, and starts listing the
+// VPC's instances: upstream calls it on the leader just before the
+// controllers start, whose first lookups then find the listing under way.
 func (c *Cloud) Initialize(b cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
+	c.Prime()
 	if c.lb != nil {
 		c.lb.Initialize(b, stop)
 	}
 }
+
+// Prime starts the first listing of the VPC's instances unless one is
+// under way or fresh. The binary calls it as soon as its flags are parsed
+// when it leads at once (cmd/cloud-controller-manager/earlystart.go), so
+// that the listing runs while upstream's command starts.
+func (c *Cloud) Prime() { c.instances.prime() }
 
 // LoadBalancer returns the CLB-backed load balancers.
 func (c *Cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) {

@@ -12,6 +12,7 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
+	"github.com/ccmkit/ccm/internal/cloudbase"
 	"github.com/ccmkit/ccm/internal/inventory"
 	"github.com/ccmkit/ccm/internal/nodeaddr"
 	"github.com/ccmkit/ccm/internal/tencent/cvmlookup"
@@ -37,7 +38,8 @@ type instances struct {
 	inv    *inventory.Inventory[*cvm.Instance]
 	region string
 	// metadataMaxAge is how old an answer may be for InstanceMetadata
-	// (initialization and the periodic status sync): instance_cache_ttl.
+	// (the periodic status sync; initialization may accept older reads,
+	// see cloudbase.MetadataAge): instance_cache_ttl.
 	metadataMaxAge time.Duration
 	// stateMaxAge is how old an answer may be for the lifecycle checks,
 	// which poll NotReady nodes every few seconds and act on the state.
@@ -80,6 +82,16 @@ func newInstances(lookup *cvmlookup.Lookup, region string, ttl time.Duration, us
 }
 
 var _ cloudprovider.InstancesV2 = (*instances)(nil)
+
+// prime starts the inventory's first listing of the VPC, for a CCM that is
+// starting: its node controller and status sync look up every node at
+// once, and would otherwise wait for a first batch's call before the
+// listing begins (1,000 nodes: about 0.4 s before the first node write).
+func (i *instances) prime() {
+	if i != nil && i.inv != nil {
+		i.inv.Prime(i.metadataMaxAge)
+	}
+}
 
 // found is the outcome of looking for a node's instance.
 type found struct {
@@ -295,7 +307,7 @@ func (i *instances) InstanceShutdown(ctx context.Context, node *v1.Node) (bool, 
 // zone and region. A node with no matching instance gets an error wrapping
 // cloudprovider.InstanceNotFound.
 func (i *instances) InstanceMetadata(ctx context.Context, node *v1.Node) (*cloudprovider.InstanceMetadata, error) {
-	f, err := i.find(ctx, node, i.metadataMaxAge)
+	f, err := i.find(ctx, node, cloudbase.MetadataAge(node, i.metadataMaxAge, time.Now()))
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package oci
+package cloudbase
 
 import (
 	"testing"
@@ -28,7 +28,7 @@ func TestMetadataAge(t *testing.T) {
 		{"initialized node: the TTL", time.Minute, mk(3 * time.Minute), time.Minute},
 		{"uninitialized, registered within the TTL", time.Minute, mk(20*time.Second, taint), time.Minute},
 		{"uninitialized, waited longer than the TTL: since registration", time.Minute, mk(90*time.Second, taint), 90 * time.Second},
-		{"uninitialized, waited very long: capped", time.Minute, mk(time.Hour, taint), maxInitAge},
+		{"uninitialized, waited very long: capped", time.Minute, mk(time.Hour, taint), MaxInitAge},
 		{"TTL longer than the cap wins", 10 * time.Minute, mk(time.Hour, taint), 10 * time.Minute},
 		{"no creation time: the TTL", time.Minute, mk(0, taint), time.Minute},
 		{"caching off stays off", 0, mk(90*time.Second, taint), 0},
@@ -36,8 +36,7 @@ func TestMetadataAge(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			i := &instances{metadataMaxAge: tt.ttl}
-			if got := i.metadataAge(tt.node, now); got != tt.want {
+			if got := MetadataAge(tt.node, tt.ttl, now); got != tt.want {
 				t.Errorf("metadataAge = %v, want %v", got, tt.want)
 			}
 		})
