@@ -33,6 +33,7 @@ func (d *Dialect) syncPlaneLocked(b *balancer) {
 			l := b.listeners[name]
 			pl := lbPlaneListener(l, b.backendSets[*l.DefaultBackendSetName])
 			planeTLS(b, l, b.backendSets[*l.DefaultBackendSetName], &pl) // certificates.go
+			planeHeaderRules(b, l, &pl)                                  // rulesets_plane.go
 			want.Listeners = append(want.Listeners, pl)
 		}
 	} else {
@@ -49,7 +50,8 @@ func (d *Dialect) syncPlaneLocked(b *balancer) {
 
 // Every Load Balancing listener is carried at layer 4: an HTTP listener's
 // bytes reach the backend unchanged, which is what a client can observe of
-// a proxy that adds no headers.
+// a proxy that adds no headers. (An HTTP listener whose rule sets edit
+// headers is a layer-7 proxy: rulesets_plane.go.)
 func lbPlaneListener(l loadbalancer.Listener, bs loadbalancer.BackendSet) dataplane.Listener {
 	out := dataplane.Listener{ID: *l.Name, Protocol: dataplane.TCP, Port: *l.Port, Scheduler: dataplane.WRR}
 	if l.ConnectionConfiguration != nil && l.ConnectionConfiguration.IdleTimeout != nil {
