@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -60,16 +59,7 @@ func TestOCIRuleSets(t *testing.T) {
 	svc = getService(t, svc)
 	url := fmt.Sprintf("http://%s:%d/", vip, port)
 
-	lbc := ociLBClient(t)
-	lbID := ociLBsOf(svc.UID)[0].ID
-	readLB := func() loadbalancer.LoadBalancer {
-		t.Helper()
-		resp, err := lbc.GetLoadBalancer(context.Background(), loadbalancer.GetLoadBalancerRequest{LoadBalancerId: &lbID})
-		if err != nil {
-			t.Fatalf("GetLoadBalancer %s: %v", lbID, err)
-		}
-		return resp.LoadBalancer
-	}
+	readLB := ociLBReader(t, ociLBClient(t), svc)
 	// waitRuleSets waits until the load balancer's rule sets (as
 	// "name: rules JSON") are want and the listener names them, and
 	// returns them.
