@@ -39,10 +39,15 @@ func (d *Dialect) syncPlaneLocked(b *balancer) {
 	} else {
 		for _, name := range slices.Sorted(maps.Keys(b.nlbListeners)) {
 			l := b.nlbListeners[name]
+			ls := d.nlbPlaneListeners(l, b.nlbBackendSets[*l.DefaultBackendSetName])
 			if l.IpVersion == nlb.IpVersionIpv6 {
-				continue // the data plane carries the IPv4 VIP only (ipv6.go)
+				// On the NLB's IPv6 address, which this host must have
+				// for the listener to bind (docs/oci.md#dual-stack).
+				for i := range ls {
+					ls[i].Addr = d.nlbIPv6Of(b)
+				}
 			}
-			want.Listeners = append(want.Listeners, d.nlbPlaneListeners(l, b.nlbBackendSets[*l.DefaultBackendSetName])...)
+			want.Listeners = append(want.Listeners, ls...)
 		}
 	}
 	d.plane.Sync(want)
