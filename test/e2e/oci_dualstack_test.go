@@ -10,11 +10,13 @@ import (
 	"testing"
 	"time"
 
+	ocicore "github.com/oracle/oci-go-sdk/v65/core"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/internal/testcluster"
+	"github.com/ccmkit/ccm/internal/testcluster/kubeproxy"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 	simoci "github.com/ccmkit/ccm/pkg/cloudsim/oci"
 )
@@ -28,6 +30,11 @@ const (
 	ociDualNodeIPv6   = "fd00:e2e:0:1::/64"
 	ociDualLBIPv6     = "fd00:e2e:0:2::/64"
 	ociDualVIPv6      = "fd00:e2e:0:2::80" // the assigned-ipv6 annotation's
+	// The dual-stack subnets' security lists: the suite's IPv4 rules, and
+	// the same for IPv6 (clients from anywhere to the listener ports, the
+	// load balancer subnet to the NodePorts).
+	ociDualLBSecurityList   = "ocid1.securitylist.oc1..aaaaaaaae2eduallb"
+	ociDualNodeSecurityList = "ocid1.securitylist.oc1..aaaaaaaae2edualnodes"
 )
 
 // TestOCIDualStackNLB (issue 14 item 7): nodes in an IPv6-enabled subnet
@@ -36,23 +43,32 @@ const (
 // gets an IPV4_AND_IPV6 network load balancer whose status lists its IPv4
 // VIP then the assigned IPv6 one, with an IPv6 listener and backend set
 // holding the nodes' IPv6 addresses next to the IPv4 pair; HTTP flows
-// through the IPv4 VIP; a resync of the unchanged Service makes no write.
-//
-// Not exercised: traffic through the IPv6 VIP. cloudsim's data plane
-// carries each load balancer's IPv4 VIP only (this machine has IPv6 on
-// loopback, ::1, but no route to an fd00::/8 address without root's
-// `ip -6 route add local`), so the IPv6 listener is checked in the control
-// plane (its backends) only.
+// through the IPv4 VIP to the nodes' IPv4 addresses and, when the test
+// runs as root, through the IPv6 VIP to their IPv6 addresses (localIPv6
+// makes those addresses local; without root the test logs that IPv6
+// traffic is not checked); a resync of the unchanged Service makes no
+// write.
 func TestOCIDualStackNLB(t *testing.T) {
 	startOCIServiceController(t) // lays out the suite's OCI network first
-	if _, err := suite.sim.SeedOCINetwork(cloudsim.OCINetworkSeed{Subnets: []simoci.Subnet{
-		{ID: ociDualNodeSubnet, VCNID: ociVCN, CompartmentID: ociCompartment, CIDRBlock: ociNodeCIDR, SecurityListIDs: []string{ociSecurityList},
-			IPv6CIDRBlocks: []string{ociDualNodeIPv6}},
-		{ID: ociDualLBSubnet, VCNID: ociVCN, CompartmentID: ociCompartment, CIDRBlock: ociLBCIDR, SecurityListIDs: []string{ociLBSecurityList},
-			IPv6CIDRBlocks: []string{ociDualLBIPv6}},
-	}}); err != nil {
+	if _, err := suite.sim.SeedOCINetwork(cloudsim.OCINetworkSeed{
+		SecurityLists: []simoci.SecurityList{
+			{ID: ociDualLBSecurityList, VCNID: ociVCN, CompartmentID: ociCompartment, DisplayName: "e2e-dual-lb",
+				IngressSecurityRules: append(ociLBIngress(), tcpFrom("::/0", 8000, 8999)),
+				EgressSecurityRules:  []ocicore.EgressSecurityRule{allTo(ociNodeCIDR), allTo(ociDualNodeIPv6)}},
+			{ID: ociDualNodeSecurityList, VCNID: ociVCN, CompartmentID: ociCompartment, DisplayName: "e2e-dual-nodes",
+				IngressSecurityRules: append(ociNodeIngress(), tcpFrom(ociDualLBIPv6, 30000, 32767), tcpFrom(ociDualLBIPv6, 10256, 10256)),
+				EgressSecurityRules:  []ocicore.EgressSecurityRule{allTo("0.0.0.0/0"), allTo("::/0")}},
+		},
+		Subnets: []simoci.Subnet{
+			{ID: ociDualNodeSubnet, VCNID: ociVCN, CompartmentID: ociCompartment, CIDRBlock: ociNodeCIDR, SecurityListIDs: []string{ociDualNodeSecurityList},
+				IPv6CIDRBlocks: []string{ociDualNodeIPv6}},
+			{ID: ociDualLBSubnet, VCNID: ociVCN, CompartmentID: ociCompartment, CIDRBlock: ociLBCIDR, SecurityListIDs: []string{ociDualLBSecurityList},
+				IPv6CIDRBlocks: []string{ociDualLBIPv6}},
+		}}); err != nil {
 		t.Fatal(err)
 	}
+	// The IPv6 VIP must be local before the load balancer listens on it.
+	v6Traffic := localIPv6(t, ociDualVIPv6)
 	const sel = "oci-dual"
 	var want4, want6 []string
 	spec := lbServiceSpec("oci-dual", sel, 8080)
@@ -70,6 +86,15 @@ func TestOCIDualStackNLB(t *testing.T) {
 			t.Errorf("node %s addresses %v: want the IPv4 InternalIP first", n.Name, a)
 		}
 		serve(t, in.PrivateIP, np, 200, fmt.Sprintf("node-%d", i))
+		if v6Traffic && localIPv6(t, v6) {
+			serve(t, "["+v6+"]", np, 200, fmt.Sprintf("node-%d over IPv6", i))
+			// The IPv6 backend set's health check, kube-proxy's /healthz,
+			// on the node's IPv6 address (the suite's kube-proxy stand-in
+			// serves the IPv4 InternalIPs).
+			serve(t, "["+v6+"]", kubeproxy.HealthPort, 200, "ok")
+		} else {
+			v6Traffic = false
+		}
 		want4 = append(want4, fmt.Sprintf("%s:%d", in.PrivateIP, np))
 		want6 = append(want6, fmt.Sprintf("%s:%d", v6, np))
 	}
@@ -103,6 +128,27 @@ func TestOCIDualStackNLB(t *testing.T) {
 		t.Errorf("load balancer %+v, want an NLB in %s at %s", lb, ociDualLBSubnet, vip)
 	}
 	waitAnswers(t, fmt.Sprintf("http://%s:8080/", vip), 30*time.Second, "node-0", "node-1")
+	if v6Traffic {
+		// From ::1, a client outside the VCN (the kernel would send from
+		// the VIP itself otherwise: an address of the load balancer's
+		// subnet); both nodes answer in turn.
+		url6 := fmt.Sprintf("http://[%s]:8080/", ociDualVIPv6)
+		for i := range 2 {
+			want := fmt.Sprintf("node-%d over IPv6", i)
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				body, err := httpGetFrom("::1", url6)
+				if err == nil && body == want {
+					break
+				}
+				if time.Now().After(deadline) {
+					st, _ := suite.sim.OCIDataPlane(lb.ID)
+					t.Fatalf("GET %s from ::1: %q, %v; not %q within 30s; cloudsim's data plane: %+v", url6, body, err, want, st)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+	}
 
 	// An annotation-only change makes the service controller reconcile the
 	// Service again: it must read the NLB and write nothing.
@@ -119,8 +165,13 @@ func TestOCIDualStackNLB(t *testing.T) {
 	if w := theOCIEnv.lbWrites(); len(w) != 0 {
 		t.Errorf("the unchanged dual-stack Service's resync wrote: %v", w)
 	}
-	t.Logf("checked: node IPv6 InternalIPs, both VIPs in the status, IPv6 backends %v, IPv4 traffic via %s; "+
-		"not checked: traffic via the IPv6 VIP %s (cloudsim carries IPv4 VIPs only)", want6, vip, ociDualVIPv6)
+	if v6Traffic {
+		t.Logf("checked: node IPv6 InternalIPs, both VIPs in the status, IPv6 backends %v, IPv4 traffic via %s, IPv6 traffic via %s",
+			want6, vip, ociDualVIPv6)
+	} else {
+		t.Logf("checked: node IPv6 InternalIPs, both VIPs in the status, IPv6 backends %v, IPv4 traffic via %s; "+
+			"NOT checked: traffic via the IPv6 VIP %s (needs root, see localIPv6)", want6, vip, ociDualVIPv6)
+	}
 	if err := suite.cluster.Client.CoreV1().Services(svc.Namespace).Delete(context.Background(), svc.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}

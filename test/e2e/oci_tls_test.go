@@ -33,6 +33,21 @@ func ociLBClient(t *testing.T) loadbalancer.LoadBalancerClient {
 	return clients.LB
 }
 
+// ociLBReader returns a function that reads the Service's one OCI load
+// balancer through lbc.
+func ociLBReader(t *testing.T, lbc loadbalancer.LoadBalancerClient, svc *corev1.Service) func() loadbalancer.LoadBalancer {
+	t.Helper()
+	lbID := ociLBsOf(svc.UID)[0].ID
+	return func() loadbalancer.LoadBalancer {
+		t.Helper()
+		resp, err := lbc.GetLoadBalancer(context.Background(), loadbalancer.GetLoadBalancerRequest{LoadBalancerId: &lbID})
+		if err != nil {
+			t.Fatalf("GetLoadBalancer %s: %v", lbID, err)
+		}
+		return resp.LoadBalancer
+	}
+}
+
 // tlsSecretOf writes (creates or replaces) a kubernetes.io/tls Secret
 // with a server certificate of ca for tlsServerName, and ca.crt.
 func tlsSecretOf(t *testing.T, name string, ca *testca.CA) *tls.Certificate {
@@ -133,15 +148,7 @@ func TestOCITLSListener(t *testing.T) {
 		t.Error("plain HTTP got an answer from a TLS listener")
 	}
 	lbc := ociLBClient(t)
-	lbID := ociLBsOf(svc.UID)[0].ID
-	readLB := func() loadbalancer.LoadBalancer {
-		t.Helper()
-		resp, err := lbc.GetLoadBalancer(context.Background(), loadbalancer.GetLoadBalancerRequest{LoadBalancerId: &lbID})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp.LoadBalancer
-	}
+	readLB := ociLBReader(t, lbc, svc)
 	lb := readLB()
 	ssl := lb.Listeners["TCP-8443"].SslConfiguration
 	if ssl == nil || *ssl.CipherSuiteName != "oci-default-http2-tls-12-13-ssl-cipher-suite-v1" || len(lb.Certificates) != 1 {

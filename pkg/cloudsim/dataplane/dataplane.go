@@ -89,6 +89,17 @@ type Listener struct {
 	// BackendTLS, if not nil, makes the listener speak TLS to its targets
 	// with this client config (tls_backend.go).
 	BackendTLS *tls.Config
+	// Addr, if valid, is the address the listener listens on instead of
+	// the load balancer's VIP: a dual-stack load balancer's IPv6 address.
+	Addr netip.Addr
+}
+
+// listenAddr is where spec listens on a load balancer at vip.
+func (spec Listener) listenAddr(vip netip.Addr) netip.Addr {
+	if spec.Addr.IsValid() {
+		return spec.Addr
+	}
+	return vip
 }
 
 // Target is one backend of a listener. A target with Weight 0 takes no new
@@ -230,7 +241,7 @@ func (p *Plane) Sync(lb LoadBalancer) {
 	for _, spec := range lb.Listeners {
 		want[spec.ID] = true
 		if l := rt.listeners[spec.ID]; l != nil {
-			if l.proto == spec.Protocol && l.port == spec.Port {
+			if l.proto == spec.Protocol && l.port == spec.Port && l.addr.Addr() == spec.listenAddr(lb.VIP) {
 				l.update(spec)
 				continue
 			}
@@ -290,7 +301,7 @@ type ListenerStatus struct {
 	ID             string         `json:"id"`
 	Protocol       string         `json:"protocol"`
 	Port           int            `json:"port"`
-	Address        string         `json:"address"`         // VIP:port
+	Address        string         `json:"address"`         // VIP:port (or Listener.Addr:port)
 	Listening      bool           `json:"listening"`       // the socket is bound
 	Error          string         `json:"error,omitempty"` // why it is not listening
 	HealthCheck    string         `json:"healthCheck"`     // the check type, or "off"

@@ -21,6 +21,9 @@ import (
 // serve it.
 type HTTP struct {
 	Rules []HTTPRule
+	// RequestHeaders edit each request before it is forwarded,
+	// ResponseHeaders each answer before it is returned (headers.go).
+	RequestHeaders, ResponseHeaders []HeaderEdit
 }
 
 // HTTPRule is one forwarding rule: requests for Domain whose path starts
@@ -155,7 +158,8 @@ func (l *listener) serveHTTP(conn net.Conn, from netip.AddrPort) {
 // client connection.
 func (l *listener) forwardHTTP(conn net.Conn, req *http.Request, from netip.AddrPort) bool {
 	defer req.Body.Close()
-	rule := l.httpSpec().route(req.Host, req.URL.Path)
+	spec := l.httpSpec()
+	rule := spec.route(req.Host, req.URL.Path)
 	if rule == nil {
 		return writeStatus(conn, http.StatusNotFound, fmt.Sprintf("no rule for host %q path %q", req.Host, req.URL.Path))
 	}
@@ -190,6 +194,7 @@ func (l *listener) forwardHTTP(conn net.Conn, req *http.Request, from netip.Addr
 	} else {
 		req.Header.Set("X-Forwarded-For", from.Addr().String())
 	}
+	applyHeaderEdits(req.Header, spec.RequestHeaders)
 	keep := !req.Close
 	req.Close = true // one upstream connection per request
 	idle := l.idleTimeout()
@@ -202,6 +207,7 @@ func (l *listener) forwardHTTP(conn net.Conn, req *http.Request, from netip.Addr
 		return writeStatus(conn, http.StatusBadGateway, "the target sent no valid answer")
 	}
 	defer resp.Body.Close()
+	applyHeaderEdits(resp.Header, spec.ResponseHeaders)
 	resp.Close = !keep
 	_ = conn.SetWriteDeadline(time.Now().Add(idle))
 	if err := resp.Write(conn); err != nil {

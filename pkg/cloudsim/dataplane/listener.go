@@ -79,7 +79,7 @@ func (p *Plane) startListener(lbID string, vip netip.Addr, spec Listener, fw *fw
 		id:       spec.ID,
 		proto:    spec.Protocol,
 		port:     spec.Port,
-		addr:     netip.AddrPortFrom(vip, uint16(spec.Port)),
+		addr:     netip.AddrPortFrom(spec.listenAddr(vip), uint16(spec.Port)),
 		sticky:   map[netip.Addr]stickyEntry{},
 		conns:    map[io.Closer]struct{}{},
 		sessions: map[netip.AddrPort]*udpSession{},

@@ -70,6 +70,7 @@ type ociFirewall struct {
 	vcn      string
 	nsgs     []string
 	addr     netip.Addr      // the private address in its subnet
+	addr6    netip.Addr      // a dual-stack NLB's IPv6 address (firewall_ipv6.go)
 	preserve map[string]bool // data-plane listener id -> the backend set preserves the client's address
 }
 
@@ -102,6 +103,7 @@ func (d *Dialect) firewallFor(b *balancer) *ociFirewall {
 		d.net.mu.Unlock()
 	}
 	if b.kind == kindNLB {
+		f.addr6 = d.nlbIPv6Of(b)
 		for name, l := range b.nlbListeners {
 			bs := b.nlbBackendSets[*l.DefaultBackendSetName]
 			keep := bs.IsPreserveSource == nil || *bs.IsPreserveSource || b.preserveSourceDest
@@ -137,6 +139,9 @@ func (f *ociFirewall) subnetLists(id string) []string {
 // hostEndpoint finds the side of addr: an instance of the load balancer's
 // VCN with that private IP, else the VCN's subnet holding it; nil outside.
 func (f *ociFirewall) hostEndpoint(addr netip.Addr) *endpoint {
+	if addr.Is6() && !addr.Is4In6() {
+		return f.ipv6Endpoint(addr)
+	}
 	ip := addr.String()
 	for _, r := range f.d.core.Snapshot() {
 		if r.PrivateIP == ip && f.d.vcnOfInstance(r) == f.vcn {
@@ -321,7 +326,7 @@ func (f *ociFirewall) Inbound(fl dataplane.Flow) error {
 }
 
 func (f *ociFirewall) Forward(fl dataplane.Flow) error {
-	src, sport := f.addr, 0
+	src, sport := f.sourceFor(fl.Target.Addr()), 0
 	if f.preserve[fl.Listener] {
 		src, sport = fl.Client.Addr(), int(fl.Client.Port())
 	}
@@ -331,7 +336,7 @@ func (f *ociFirewall) Forward(fl dataplane.Flow) error {
 // Probe: health checks come from the load balancer. OCI's UDP and DNS
 // checks send datagrams, which the data plane runs as PING checks.
 func (f *ociFirewall) Probe(fl dataplane.Flow) error {
-	return f.toBackend(fl, f.addr, 0)
+	return f.toBackend(fl, f.sourceFor(fl.Target.Addr()), 0)
 }
 
 func (f *ociFirewall) toBackend(fl dataplane.Flow, src netip.Addr, sport int) error {
@@ -341,7 +346,7 @@ func (f *ociFirewall) toBackend(fl dataplane.Flow, src netip.Addr, sport int) er
 	}
 	// The load balancer's egress is judged against the backend; the
 	// backend's ingress against the flow's source.
-	if err := f.pass(f.lbEndpoint(), nil, f.addr, fl.Target.Addr(), fl.Protocol, int(fl.Target.Port()), 0); err != nil {
+	if err := f.pass(f.lbEndpoint(), nil, f.sourceFor(fl.Target.Addr()), fl.Target.Addr(), fl.Protocol, int(fl.Target.Port()), 0); err != nil {
 		return err
 	}
 	return f.pass(nil, backend, src, fl.Target.Addr(), fl.Protocol, int(fl.Target.Port()), sport)

@@ -15,7 +15,8 @@ import (
 // Rule sets of a Load Balancer: named lists of rules (header edits, access
 // control, redirects, header size, per-IP connection limits) that listeners
 // name in ruleSetNames. cloudsim stores and validates them; its data plane
-// carries traffic at layer 4 and applies none of them (docs/loadbalancers.md).
+// applies the header rules on HTTP listeners (rulesets_plane.go) and none of
+// the others (docs/loadbalancers.md).
 //
 // Limits, from the Load Balancing docs ("Rule Set Management",
 // https://docs.oracle.com/en-us/iaas/Content/Balance/Tasks/managingrulesets.htm):

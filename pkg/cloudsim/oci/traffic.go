@@ -33,15 +33,21 @@ func (d *Dialect) syncPlaneLocked(b *balancer) {
 			l := b.listeners[name]
 			pl := lbPlaneListener(l, b.backendSets[*l.DefaultBackendSetName])
 			planeTLS(b, l, b.backendSets[*l.DefaultBackendSetName], &pl) // certificates.go
+			planeHeaderRules(b, l, &pl)                                  // rulesets_plane.go
 			want.Listeners = append(want.Listeners, pl)
 		}
 	} else {
 		for _, name := range slices.Sorted(maps.Keys(b.nlbListeners)) {
 			l := b.nlbListeners[name]
+			ls := d.nlbPlaneListeners(l, b.nlbBackendSets[*l.DefaultBackendSetName])
 			if l.IpVersion == nlb.IpVersionIpv6 {
-				continue // the data plane carries the IPv4 VIP only (ipv6.go)
+				// On the NLB's IPv6 address, which this host must have
+				// for the listener to bind (docs/oci.md#dual-stack).
+				for i := range ls {
+					ls[i].Addr = d.nlbIPv6Of(b)
+				}
 			}
-			want.Listeners = append(want.Listeners, d.nlbPlaneListeners(l, b.nlbBackendSets[*l.DefaultBackendSetName])...)
+			want.Listeners = append(want.Listeners, ls...)
 		}
 	}
 	d.plane.Sync(want)
@@ -49,7 +55,8 @@ func (d *Dialect) syncPlaneLocked(b *balancer) {
 
 // Every Load Balancing listener is carried at layer 4: an HTTP listener's
 // bytes reach the backend unchanged, which is what a client can observe of
-// a proxy that adds no headers.
+// a proxy that adds no headers. (An HTTP listener whose rule sets edit
+// headers is a layer-7 proxy: rulesets_plane.go.)
 func lbPlaneListener(l loadbalancer.Listener, bs loadbalancer.BackendSet) dataplane.Listener {
 	out := dataplane.Listener{ID: *l.Name, Protocol: dataplane.TCP, Port: *l.Port, Scheduler: dataplane.WRR}
 	if l.ConnectionConfiguration != nil && l.ConnectionConfiguration.IdleTimeout != nil {
