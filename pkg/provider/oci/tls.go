@@ -2,7 +2,6 @@ package oci
 
 import (
 	"bytes"
-	"context"
 	"crypto/tls"
 	"encoding/json"
 	"encoding/pem"
@@ -11,13 +10,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
@@ -45,24 +40,10 @@ const (
 	secretKeyCA   = "ca.crt"
 )
 
-// secretTimeout bounds the read of one Secret.
-const secretTimeout = 10 * time.Second
-
-// secretGetter reads a Secret.
-type secretGetter func(ctx context.Context, namespace, name string) (*corev1.Secret, error)
-
-// tlsSecrets reads the TLS Secrets; it has no getter until the provider
-// has a Kubernetes client (Initialize).
+// tlsSecrets reads the TLS Secrets (lbkit.SecretReader: nothing until the
+// provider has a Kubernetes client, at Initialize).
 type tlsSecrets struct {
-	get atomic.Pointer[secretGetter]
-}
-
-// use makes the Secrets come from client.
-func (s *tlsSecrets) use(client kubernetes.Interface) {
-	g := secretGetter(func(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
-		return client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
-	})
-	s.get.Store(&g)
+	lbkit.SecretReader
 }
 
 // tlsAnnotations are every annotation of the TLS feature.
@@ -209,16 +190,16 @@ func sslConfig(svc *corev1.Service, n annotations.Name) (lbops.SSLConfig, error)
 // backend sets' may have only ca.crt.
 func (s *tlsSecrets) certificate(namespace, name string, ann annotations.Name, needsKey bool) (*lbops.Certificate, error) {
 	where := fmt.Sprintf("%s: the Secret %s/%s", ann, namespace, name)
-	var get *secretGetter
+	var sec *corev1.Secret
+	var err error
 	if s != nil {
-		get = s.get.Load()
+		sec, err = s.Get(namespace, name)
+	} else {
+		err = lbkit.ErrNoClient
 	}
-	if get == nil {
+	if errors.Is(err, lbkit.ErrNoClient) {
 		return nil, fmt.Errorf("%s cannot be read: the CCM has no Kubernetes client", where)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), secretTimeout)
-	defer cancel()
-	sec, err := (*get)(ctx, namespace, name)
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, fmt.Errorf("%s does not exist", where)
@@ -271,5 +252,5 @@ func (c *Cloud) useSecrets(b cloudprovider.ControllerClientBuilder) {
 		klog.ErrorS(err, "No Kubernetes client: Services with a TLS Secret cannot be synced", "annotation", annotations.OCILBTLSSecret)
 		return
 	}
-	c.secrets.use(client)
+	c.secrets.Use(client)
 }

@@ -21,14 +21,13 @@ func secretsOf(secrets ...*corev1.Secret) *tlsSecrets {
 	for _, s := range secrets {
 		byName[s.Name] = s
 	}
-	g := secretGetter(func(_ context.Context, namespace, name string) (*corev1.Secret, error) {
+	out := &tlsSecrets{}
+	out.UseGetter(func(_ context.Context, namespace, name string) (*corev1.Secret, error) {
 		if s, ok := byName[name]; ok && namespace == "default" {
 			return s, nil
 		}
 		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "secrets"}, name)
 	})
-	out := &tlsSecrets{}
-	out.get.Store(&g)
 	return out
 }
 

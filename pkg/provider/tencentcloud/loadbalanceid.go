@@ -67,7 +67,7 @@ func (l *clbLoadBalancers) Initialize(b cloudprovider.ControllerClientBuilder, s
 		return
 	}
 	l.kube.Store(&client)
-	l.secrets.use(client)
+	l.secrets.Use(client)
 }
 
 // EnsureLoadBalancer ensures the CLB, then shows its id on the Service.

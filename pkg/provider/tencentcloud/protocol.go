@@ -2,22 +2,18 @@ package tencentcloud
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/ccmkit/ccm/internal/annotations"
+	"github.com/ccmkit/ccm/internal/lbkit"
 	"github.com/ccmkit/ccm/internal/lbspec"
 	"github.com/ccmkit/ccm/internal/tencent/clbops"
 )
@@ -36,9 +32,6 @@ const (
 	secretKeyCACertID = "qcloud_ca_cert_id"
 )
 
-// secretTimeout bounds the read of one certificate Secret.
-const secretTimeout = 10 * time.Second
-
 // portProtocol is one port's entry of the annotation. hosts is TKE's
 // per-domain form of HTTP and HTTPS listeners, parsed only to say that it
 // is not supported: an HTTP or HTTPS listener gets one default rule
@@ -49,21 +42,10 @@ type portProtocol struct {
 	Hosts    map[string]json.RawMessage `json:"hosts,omitempty"`
 }
 
-// secretGetter reads a Secret.
-type secretGetter func(ctx context.Context, namespace, name string) (*v1.Secret, error)
-
-// certSecrets reads TKE's certificate Secrets; empty until the provider has
-// a Kubernetes client (Initialize).
+// certSecrets reads TKE's certificate Secrets (lbkit.SecretReader: nothing
+// until the provider has a Kubernetes client, at Initialize).
 type certSecrets struct {
-	get atomic.Pointer[secretGetter]
-}
-
-// use makes the Secrets come from client.
-func (c *certSecrets) use(client kubernetes.Interface) {
-	g := secretGetter(func(ctx context.Context, namespace, name string) (*v1.Secret, error) {
-		return client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
-	})
-	c.get.Store(&g)
+	lbkit.SecretReader
 }
 
 // readProtocols reads the annotation against the Service's ports and
@@ -158,16 +140,15 @@ func (c *certSecrets) portProtocol(svc *v1.Service, sp v1.ServicePort, e portPro
 // those two keys are read, and only ids (never key material) appear in
 // errors.
 func (c *certSecrets) certIDs(namespace, name string) (certID, caID string, err error) {
-	var get *secretGetter
+	var s *v1.Secret
 	if c != nil {
-		get = c.get.Load()
+		s, err = c.Get(namespace, name)
+	} else {
+		err = lbkit.ErrNoClient
 	}
-	if get == nil {
+	if errors.Is(err, lbkit.ErrNoClient) {
 		return "", "", fmt.Errorf("the Secret %s/%s cannot be read: the CCM has no Kubernetes client", namespace, name)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), secretTimeout)
-	defer cancel()
-	s, err := (*get)(ctx, namespace, name)
 	switch {
 	case apierrors.IsNotFound(err):
 		return "", "", fmt.Errorf("the Secret %s/%s (named by \"tls\") does not exist", namespace, name)

@@ -18,7 +18,7 @@ import (
 // fakeSecrets serves Secrets from a map keyed namespace/name.
 func fakeSecrets(secrets map[string]map[string]string) *certSecrets {
 	c := &certSecrets{}
-	g := secretGetter(func(_ context.Context, namespace, name string) (*v1.Secret, error) {
+	c.UseGetter(func(_ context.Context, namespace, name string) (*v1.Secret, error) {
 		data, ok := secrets[namespace+"/"+name]
 		if !ok {
 			return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "secrets"}, name)
@@ -29,7 +29,6 @@ func fakeSecrets(secrets map[string]map[string]string) *certSecrets {
 		}
 		return s, nil
 	})
-	c.get.Store(&g)
 	return c
 }
 
