@@ -116,6 +116,7 @@ func parseFlags(args []string) (options, error) {
 	bu := &o.burst
 	fs.IntVar(&bu.Nodes, "burst-nodes", bu.Nodes, "burst: nodes per burst")
 	burstRates := fs.String("burst-rates", joinFloats(bu.Rates), "burst: comma-separated rates (nodes per second), one floor and one ours burst each")
+	fs.DurationVar(&bu.Boot, "burst-boot", bu.Boot, "burst: how long before its Node registers each machine is created (its boot)")
 
 	// oci-nodes
 	on := &o.ociNodes
@@ -210,6 +211,7 @@ func applyQuick(o *options) {
 	o.fanout.Services, o.fanout.InitialNodes, o.fanout.BurstNodes, o.fanout.Repeats = 20, 20, 20, 1
 	o.fanout.Timeout = 3 * time.Minute
 	o.burst.Nodes = 200
+	o.burst.Boot = 5 * time.Second
 	o.burst.PhaseTimeout = 3 * time.Minute
 	o.ociNodes.Nodes = 200
 	o.ociNodes.PhaseTimeout = 3 * time.Minute

@@ -18,7 +18,9 @@
 //     instances N times. With Source.FetchByKeys, MatchIndex misses
 //     coalesce like Get's: keys gather for the window and go out as one
 //     batch, so a burst of joining nodes costs about N/k calls, where k
-//     is what one call can answer.
+//     is what one call can answer. With Source.ListSince, a miss first
+//     asks for a delta (delta.go): the instances created since the view
+//     was complete, which also answers the nodes still booting.
 //
 // When a full listing is worth it is a ski-rental decision: lookups "rent"
 // (one call each batch, or one filtered call each) until the calls spent
@@ -75,6 +77,11 @@ type Source[T any] struct {
 	// of each making the caller's direct call. Like a direct call, an
 	// answer without a key proves nothing.
 	FetchByKeys func(ctx context.Context, index string, keys []string) ([]T, error)
+	// ListSince, if set, lists the instances in scope created at or after
+	// since, through all pages (a filter on the creation time, or a listing
+	// sorted newest first): a delta that extends a complete listing with
+	// what was created after it. See delta.go.
+	ListSince func(ctx context.Context, since time.Time) ([]T, error)
 }
 
 // Options tunes an inventory. Zero values take the defaults.
@@ -100,6 +107,10 @@ type Options struct {
 	Window time.Duration
 	// PageSize is the listing's page size, to estimate its cost (default 100).
 	PageSize int
+	// DeltaMargin is how much earlier than the view's completeness a delta
+	// starts (default DefaultDeltaMargin): the clock difference between
+	// this host and the cloud, and the filter's granularity.
+	DeltaMargin time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -118,16 +129,19 @@ type Inventory[T any] struct {
 	src  Source[T]
 	opts Options
 
-	mu        sync.Mutex
-	entries   map[string]entry[T]
-	index     map[string]map[string]map[string]bool // index -> key -> ids
-	listedAt  time.Time                             // start of the last complete listing; zero: none yet
-	listCost  int                                   // pages the last listing took; the price of the next one
-	rent      []time.Time                           // calls made instead of a listing, since the last one
-	listing   *flight                               // the listing in progress, if any
-	gathering *batch[T]                             // the batch still gathering ids, if any
-	inflight  map[string]*batch[T]
-	keyed     map[string]*keyBatch[T] // index -> the key batch still gathering, if any
+	mu          sync.Mutex
+	entries     map[string]entry[T]
+	index       map[string]map[string]map[string]bool // index -> key -> ids
+	listedAt    time.Time                             // start of the last complete listing; zero: none yet
+	coveredAt   time.Time                             // start of the last complete listing or delta (delta.go)
+	listCost    int                                   // pages the last listing took; the price of the next one
+	rent        []time.Time                           // calls made instead of a listing, since the last one
+	listing     *flight                               // the listing in progress, if any
+	gathering   *batch[T]                             // the batch still gathering ids, if any
+	inflight    map[string]*batch[T]
+	keyed       map[string]*keyBatch[T] // index -> the key batch still gathering, if any
+	delta       *deltaBatch             // the delta still gathering, if any
+	deltaFlight *deltaBatch             // the last delta sent, while in flight
 }
 
 type entry[T any] struct {
@@ -185,6 +199,9 @@ func New[T any](src Source[T], opts Options) *Inventory[T] {
 	}
 	if opts.KeyWindow <= 0 {
 		opts.KeyWindow = opts.Window
+	}
+	if opts.DeltaMargin <= 0 {
+		opts.DeltaMargin = DefaultDeltaMargin
 	}
 	index := map[string]map[string]map[string]bool{}
 	for name := range src.Indexes {
@@ -289,7 +306,10 @@ func (inv *Inventory[T]) Match(ctx context.Context, maxAge time.Duration, match 
 // batch of keys instead of calling direct.
 func (inv *Inventory[T]) MatchIndex(ctx context.Context, maxAge time.Duration, index string, keys []string,
 	direct func(context.Context) ([]T, error)) ([]T, error) {
-	find := func() []T { return inv.lookupKeys(index, keys) }
+	find := func() []T { return inv.lookupKeys(index, keys, maxAge) }
+	if found, ok, err := inv.fromView(ctx, maxAge, find); err != nil || ok {
+		return found, err
+	}
 	if inv.src.FetchByKeys == nil || len(keys) == 0 {
 		return inv.match(ctx, maxAge, find, direct)
 	}
@@ -528,16 +548,26 @@ func (inv *Inventory[T]) scan(match func(T) bool) []T {
 }
 
 // lookupKeys returns, sorted by id, the entries of the current listing
-// (read by it or since) with any of keys in the index. Call with mu held.
-func (inv *Inventory[T]) lookupKeys(index string, keys []string) []T {
+// (read by it or since) with any of keys in the index, if they are at most
+// maxAge old. It returns nothing when an older entry has one of the keys
+// too: that instance may be gone and its key (a private IP) reused, or
+// both may hold it (a name), and only the cloud can tell which.
+// Call with mu held.
+func (inv *Inventory[T]) lookupKeys(index string, keys []string, maxAge time.Duration) []T {
 	var out []T
 	seen := map[string]bool{}
+	now := inv.opts.Now()
 	for _, key := range keys {
 		for id := range inv.index[index][key] {
-			if e := inv.entries[id]; !seen[id] && !e.fetched.Before(inv.listedAt) {
-				seen[id] = true
-				out = append(out, e.item)
+			e := inv.entries[id]
+			if seen[id] || e.fetched.Before(inv.listedAt) {
+				continue
 			}
+			if now.Sub(e.fetched) > maxAge {
+				return nil
+			}
+			seen[id] = true
+			out = append(out, e.item)
 		}
 	}
 	inv.sortByID(out)
@@ -615,6 +645,7 @@ func (inv *Inventory[T]) replace(items []T, start time.Time) {
 		}
 	}
 	inv.listedAt = start
+	inv.coveredAt = laterOf(inv.coveredAt, start)
 	inv.listCost = max(1, (len(items)+inv.opts.PageSize-1)/inv.opts.PageSize)
 }
 

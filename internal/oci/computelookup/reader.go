@@ -64,6 +64,9 @@ type Reader struct {
 	// subnetFlights are the GetSubnet calls in progress, by subnet.
 	subnetFlights map[string]*subnetFlight
 	vnics         map[string]cachedVnic
+	// domains are the availability domains instances were listed in
+	// (newinstances.go).
+	domains map[string]bool
 }
 
 type cachedVnic struct {
@@ -84,6 +87,7 @@ func New(compute ComputeAPI, network NetworkAPI, compartment, vcn string) *Reade
 		compute: compute, network: network, compartment: compartment, vcn: vcn,
 		vnicTTL: vnicScanTTL, now: time.Now,
 		subnetVCN: map[string]string{}, subnetFlights: map[string]*subnetFlight{}, vnics: map[string]cachedVnic{},
+		domains: map[string]bool{},
 	}
 }
 
@@ -115,6 +119,7 @@ func (r *Reader) ListInstances(ctx context.Context, displayName string) ([]core.
 		if err != nil {
 			return nil, ocierr.Wrap("ListInstances", what, err)
 		}
+		r.learnDomains(resp.Items)
 		out = append(out, resp.Items...)
 		if resp.OpcNextPage == nil || *resp.OpcNextPage == "" {
 			return out, nil

@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -135,9 +136,7 @@ func (l *Lookup) ByFilter(ctx context.Context, target, name string, values []str
 }
 
 // InVPC lists every instance of our VPC, 100 per page: the inventory's
-// full refresh. Instances that show up twice (the list shifted between
-// pages) are kept once; one that a shift hid is simply absent, which the
-// inventory never takes as proof of anything.
+// full refresh.
 func (l *Lookup) InVPC(ctx context.Context) ([]*cvm.Instance, error) {
 	set, err := l.allPages(ctx, "the instances of VPC "+l.vpcID, maxVPCPages, []*cvm.Filter{
 		{Name: common.StringPtr("vpc-id"), Values: common.StringPtrs([]string{l.vpcID})},
@@ -145,6 +144,41 @@ func (l *Lookup) InVPC(ctx context.Context) ([]*cvm.Instance, error) {
 	if err != nil {
 		return nil, err
 	}
+	return l.ours(set), nil
+}
+
+// CreatedSince lists the instances of our VPC created at or after since,
+// 100 per page: the inventory's delta, which finds a burst of new nodes'
+// machines in about one call per 100 instead of one per five IPs.
+//
+// The creation-start-time filter takes "YYYY-MM-DD hh:mm:ss" without a
+// zone (cvm@v1.3.183 models.go, DescribeInstancesRequestParams.Filters).
+// It is written in Beijing time (UTC+8), the zone of the API's other
+// zone-less times (CLB's CreateTime, VPC's CreatedTime). Were the API to
+// read it as UTC, it would ask from eight hours later, find nothing new,
+// and every node would still be found by its own filter (the fallback):
+// more calls, never a wrong answer.
+func (l *Lookup) CreatedSince(ctx context.Context, since time.Time) ([]*cvm.Instance, error) {
+	set, err := l.allPages(ctx, "the instances of VPC "+l.vpcID+" created since "+since.UTC().Format(time.RFC3339), maxVPCPages, []*cvm.Filter{
+		{Name: common.StringPtr("vpc-id"), Values: common.StringPtrs([]string{l.vpcID})},
+		{Name: common.StringPtr("creation-start-time"), Values: common.StringPtrs([]string{since.In(apiZone).Format(creationTimeLayout)})},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return l.ours(set), nil
+}
+
+// creationTimeLayout and apiZone are how the creation-*-time filters write
+// a time (see CreatedSince).
+const creationTimeLayout = "2006-01-02 15:04:05"
+
+var apiZone = time.FixedZone("UTC+8", 8*3600)
+
+// ours keeps the instances of our VPC, each once: one that shows up twice
+// (the list shifted between pages) is kept once; one that a shift hid is
+// simply absent, which the inventory never takes as proof of anything.
+func (l *Lookup) ours(set []*cvm.Instance) []*cvm.Instance {
 	out := make([]*cvm.Instance, 0, len(set))
 	seen := make(map[string]bool, len(set))
 	for _, ins := range set {
@@ -153,7 +187,7 @@ func (l *Lookup) InVPC(ctx context.Context) ([]*cvm.Instance, error) {
 			out = append(out, ins)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // FilterIndexes lets the inventory answer the node mapping's filter

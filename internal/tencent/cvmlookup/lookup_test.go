@@ -273,3 +273,32 @@ func TestReleased(t *testing.T) {
 		t.Errorf("Released = %v, %v; want an error and nothing", got, err)
 	}
 }
+
+// The inventory's delta asks for the VPC's instances created since a time,
+// written in Beijing time as the creation-start-time filter takes it.
+func TestCreatedSince(t *testing.T) {
+	env := cvmlookuptest.Start(t, nil)
+	env.Add(t, cloudsim.Instance{ID: "ins-aaaa0001"}, cloudsim.Instance{ID: "ins-bbbb0001", VpcID: cvmlookuptest.OtherVPC})
+	l := cvmlookup.New(env.API, cvmlookuptest.VPC)
+	tests := []struct {
+		name  string
+		since time.Time
+		want  int
+	}{
+		{name: "an hour ago: the VPC's one instance", since: time.Now().Add(-time.Hour), want: 1},
+		{name: "in an hour: none", since: time.Now().Add(time.Hour), want: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env.API.Reset()
+			got, err := l.CreatedSince(context.Background(), tt.since)
+			if err != nil || len(got) != tt.want {
+				t.Fatalf("CreatedSince = %d instances, %v; want %d", len(got), err, tt.want)
+			}
+			beijing := tt.since.In(time.FixedZone("", 8*3600)).Format("2006-01-02 15:04:05")
+			if calls := env.API.Calls(); len(calls) != 1 || filters(calls[0]) != "vpc-id="+cvmlookuptest.VPC+";creation-start-time="+beijing {
+				t.Errorf("calls %d, filters %s; want one with creation-start-time=%s", len(calls), filters(calls[0]), beijing)
+			}
+		})
+	}
+}

@@ -127,7 +127,8 @@ func (d *Dialect) instanceModel(r core.Record, p placement, now time.Time) ocico
 
 // listInstances implements ListInstances: the instances of a compartment,
 // filtered by availabilityDomain, displayName (exact) and lifecycleState,
-// sorted by TIMECREATED (default, newest first) or DISPLAYNAME (A-Z).
+// sorted by TIMECREATED (default, newest first) or DISPLAYNAME (A-Z),
+// within each availability domain when none is given.
 func (d *Dialect) listInstances(c *call) (*reply, error) {
 	comp, err := d.compartmentParam(c)
 	if err != nil {
@@ -176,8 +177,15 @@ func (d *Dialect) listInstances(c *call) (*reply, error) {
 		}
 		rows = append(rows, row{m, r.Seq})
 	}
+	// "If you call one of these List operations without specifying an
+	// availability domain, the resources are grouped by availability
+	// domain, then sorted" (core.ListInstancesRequest.SortBy). The order of
+	// the groups is cloudsim's choice: by name.
 	sort.SliceStable(rows, func(i, j int) bool {
 		a, b := rows[i], rows[j]
+		if ad == "" && *a.m.AvailabilityDomain != *b.m.AvailabilityDomain {
+			return *a.m.AvailabilityDomain < *b.m.AvailabilityDomain
+		}
 		if sortBy == "DISPLAYNAME" && *a.m.DisplayName != *b.m.DisplayName {
 			return (*a.m.DisplayName < *b.m.DisplayName) != desc
 		}

@@ -34,7 +34,10 @@ const (
 	describeInstancesAction = "DescribeInstances"
 )
 
-// beijing is the time zone of the creation-*-time filters.
+// beijing is the time zone of the creation-*-time filters. cloudsim's
+// choice: models.go gives their format ("2023-06-01 00:00:00"), not their
+// zone; Beijing time is the zone of the API's other zone-less times (CLB's
+// CreateTime, VPC's CreatedTime).
 var beijing = time.FixedZone("UTC+8", 8*3600)
 
 var uuidRe = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)

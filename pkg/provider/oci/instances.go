@@ -66,6 +66,8 @@ func newInstances(reader *computelookup.Reader, region string, ttl time.Duration
 	i.inv = inventory.New(inventory.Source[core.Instance]{
 		FetchByID: oneByOne(reader.GetInstance),
 		ListAll:   func(ctx context.Context) ([]core.Instance, error) { return reader.ListInstances(ctx, "") },
+		// New nodes' machines, all at once: see inventory's delta.go.
+		ListSince: reader.ListInstancesSince,
 		ID:        func(ins core.Instance) string { return deref(ins.Id) },
 		// findByDisplayName's lookup, O(1) per node instead of a scan of
 		// the listing: the live instances of the compartment by name.

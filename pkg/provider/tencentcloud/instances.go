@@ -67,8 +67,10 @@ func newInstances(lookup *cvmlookup.Lookup, region string, ttl time.Duration, us
 				return lookup.ByID(ctx, "instances", ids...)
 			},
 			ListAll: lookup.InVPC,
-			ID:      func(ins *cvm.Instance) string { return *ins.InstanceId },
-			Indexes: cvmlookup.FilterIndexes(lookup.VPC()),
+			// New nodes' machines, all at once: see inventory's delta.go.
+			ListSince: lookup.CreatedSince,
+			ID:        func(ins *cvm.Instance) string { return *ins.InstanceId },
+			Indexes:   cvmlookup.FilterIndexes(lookup.VPC()),
 			// Nodes without a providerID (the IP-named ones) that join
 			// together are looked up together: one filtered call per five
 			// values, the API's limit, instead of one call per node.
