@@ -28,7 +28,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -131,6 +130,9 @@ type bench struct {
 	tracker    *tracker
 	// sharedCluster: cluster is cfg.ControlPlane's, stopped by its owner.
 	sharedCluster bool
+	// lastPhase: the phase running is the run's last; cleanUp leaves its
+	// Nodes.
+	lastPhase bool
 }
 
 func (b *bench) logf(format string, a ...any) {
@@ -155,20 +157,24 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Result, error) {
 
 	res := &Result{Nodes: cfg.Nodes, CloudsimDescribeQPS: cloudsimDescribeQPS(b.sim), InitOnly: cfg.InitOnly,
 		CCMFlags: b.ccmFlags(cfg.StatusSyncEvery), WorkDir: b.dir, Started: time.Now().UTC().Format(time.RFC3339)}
-	for run := range max(1, cfg.Repeats) {
+	runs := max(1, cfg.Repeats)
+	for run := range runs {
 		if err := b.ours(ctx, res, run); err != nil {
 			return nil, err
 		}
+		b.lastPhase = run == runs-1 && cfg.SkipBaseline && !cfg.UpstreamFloor
 		if err := b.floor(ctx, res); err != nil {
 			return nil, err
 		}
 		if cfg.UpstreamFloor {
+			b.lastPhase = run == runs-1 && cfg.SkipBaseline
 			if err := b.upstreamFloor(ctx, res); err != nil {
 				return nil, err
 			}
 		}
 	}
 	if !cfg.SkipBaseline {
+		b.lastPhase = true
 		if err := b.baseline(ctx, res); err != nil {
 			return nil, err
 		}
@@ -268,9 +274,9 @@ func (b *bench) makeDir() error {
 
 // ControlPlane is a running apiserver and etcd with the bench's client and
 // the CCM's kubeconfig. Starting one takes 5-10 s on 2 cores; the node
-// section starts one for all its sizes. Each run leaves it as it found it:
-// no Nodes (every phase deletes its own), and useControlPlane deletes the
-// Events the last run's CCM posted (Node Events go to "default").
+// section starts one for all its sizes. Each run starts as on a fresh one:
+// useControlPlane deletes the Nodes the last run's last phase left and the
+// Events its CCMs posted (Node Events go to "default").
 type ControlPlane struct {
 	cluster    *testcluster.Cluster
 	client     kubernetes.Interface
@@ -305,12 +311,26 @@ func (b *bench) useControlPlane(ctx context.Context, cp *ControlPlane) error {
 		return err
 	}
 	b.cluster, b.client, b.kubeconfig, b.sharedCluster = cp.cluster, cp.client, cp.kubeconfig, true
-	nodes, err := b.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{Limit: 1})
+	// The last run's last phase left its Nodes (cleanUp).
+	start := time.Now()
+	n, err := b.deleteNodes(ctx)
 	if err != nil {
-		return fmt.Errorf("shared control plane: list nodes: %w", err)
+		return fmt.Errorf("shared control plane: %w", err)
 	}
-	if len(nodes.Items) > 0 {
-		return fmt.Errorf("shared control plane: node %s is left from an earlier run", nodes.Items[0].Name)
+	for left := n; left > 0; {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		nodes, err := b.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{Limit: 1})
+		if err != nil {
+			return fmt.Errorf("shared control plane: list nodes: %w", err)
+		}
+		left = len(nodes.Items)
+	}
+	if n > 0 {
+		b.logf("deleted the %d nodes the last run left in %s", n, time.Since(start).Round(time.Millisecond))
 	}
 	if err := b.client.CoreV1().Events(metav1.NamespaceDefault).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 		return fmt.Errorf("shared control plane: delete events: %w", err)
@@ -336,35 +356,16 @@ type callCounter struct {
 	describe  atomic.Int64
 	throttled atomic.Int64
 	all       atomic.Int64
-	// describeAt is when each DescribeInstances answer went out, in order:
-	// the status sync phase asks for the latest before a sync began.
-	mu         sync.Mutex
-	describeAt []time.Time
 }
 
 func (c *callCounter) record(ci cloudsim.Call) {
 	c.all.Add(1)
 	if ci.Action == "DescribeInstances" {
 		c.describe.Add(1)
-		c.mu.Lock()
-		c.describeAt = append(c.describeAt, time.Now())
-		c.mu.Unlock()
 	}
 	if ci.Code == "RequestLimitExceeded" || strings.HasPrefix(ci.Code, "RequestLimitExceeded.") {
 		c.throttled.Add(1)
 	}
-}
-
-// describeBefore is when cloudsim last answered DescribeInstances before t
-// (the zero time if it never did).
-func (c *callCounter) describeBefore(t time.Time) time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	k, _ := slices.BinarySearchFunc(c.describeAt, t, time.Time.Compare)
-	if k == 0 {
-		return time.Time{}
-	}
-	return c.describeAt[k-1]
 }
 
 // cloudsimDescribeQPS is the limit cloudsim enforces on DescribeInstances.

@@ -62,49 +62,27 @@ func (b *bench) startCCM(name string, inventory bool) (*testcluster.Process, err
 }
 
 // syncLine is what upstream's node controller logs (at -v=2) after each
-// periodic status sync; klog's header, when present, gives its end time.
-var syncLine = regexp.MustCompile(`(?m)^(?:[IWEF](\d{4} \d{2}:\d{2}:\d{2}\.\d{6})\s.*?\] )?.*Update (\d+) nodes status took (\S+)\.$`)
+// periodic status sync.
+var syncLine = regexp.MustCompile(`(?m)Update (\d+) nodes status took (\S+)\.$`)
 
 // statusSync is one periodic node status sync seen in the CCM's log.
 type statusSync struct {
 	nodes    int
 	duration time.Duration
-	start    time.Time // zero when the log line has no klog header
 }
 
 // syncs returns the status syncs logged so far.
 func syncs(p *testcluster.Process) []statusSync {
 	var out []statusSync
 	for _, m := range syncLine.FindAllStringSubmatch(p.Output(), -1) {
-		n, _ := strconv.Atoi(m[2])
-		d, err := time.ParseDuration(strings.TrimSpace(m[3]))
+		n, _ := strconv.Atoi(m[1])
+		d, err := time.ParseDuration(strings.TrimSpace(m[2]))
 		if err != nil {
 			continue
 		}
-		s := statusSync{nodes: n, duration: d}
-		if end, ok := klogTime(m[1], time.Now()); ok {
-			s.start = end.Add(-d)
-		}
-		out = append(out, s)
+		out = append(out, statusSync{nodes: n, duration: d})
 	}
 	return out
-}
-
-// klogTime reads klog's "MMDD hh:mm:ss.uuuuuu" (local time, no year) as the
-// latest such time not after now (plus a minute for clock skew).
-func klogTime(s string, now time.Time) (time.Time, bool) {
-	if s == "" {
-		return time.Time{}, false
-	}
-	t, err := time.ParseInLocation("0102 15:04:05.000000", s, now.Location())
-	if err != nil {
-		return time.Time{}, false
-	}
-	t = t.AddDate(now.Year(), 0, 0)
-	if t.After(now.Add(time.Minute)) {
-		t = t.AddDate(-1, 0, 0)
-	}
-	return t, true
 }
 
 // waitSync waits for the status sync after the first `after` ones, and

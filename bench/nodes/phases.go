@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	tencentconfig "github.com/ccmkit/ccm/internal/tencent/config"
 	"github.com/ccmkit/ccm/internal/testcluster"
 )
 
@@ -55,7 +54,7 @@ func floorRun[N any](ctx context.Context, b *bench, name string, nodes []N, regi
 	}
 	secs := time.Since(start).Seconds()
 	b.logf("%s: %.1fs", name, secs)
-	return secs, b.deleteAll(ctx)
+	return secs, b.cleanUp(ctx)
 }
 
 // initialize registers the N nodes, starts the CCM and waits until every
@@ -103,11 +102,20 @@ func (b *bench) ours(ctx context.Context, res *Result, run int) error {
 		return b.stopAndMeasure(ctx, p, res)
 	}
 
-	sync, calls, err := b.coldSync(ctx, p)
+	// A full status sync with a cold inventory, as in production where the
+	// 5-minute sync outlasts the cache: wait for one sync to pass, then
+	// measure the next (a whole period later).
+	b.logf("sync: waiting for two node status syncs (every %s)", b.cfg.StatusSyncEvery)
+	_, seen, err := b.waitSync(ctx, p, len(syncs(p)))
 	if err != nil {
 		return err
 	}
-	res.SyncCalls, res.SyncSeconds, res.SyncNodes = calls, sync.duration.Seconds(), sync.nodes
+	before := b.calls.describe.Load()
+	sync, _, err := b.waitSync(ctx, p, seen)
+	if err != nil {
+		return err
+	}
+	res.SyncCalls, res.SyncSeconds, res.SyncNodes = b.calls.describe.Load()-before, sync.duration.Seconds(), sync.nodes
 	b.logf("sync: %d nodes in %s with %d DescribeInstances calls", sync.nodes, sync.duration, res.SyncCalls)
 
 	if err := b.lifecycle(ctx, res); err != nil {
@@ -173,45 +181,5 @@ func (b *bench) baseline(ctx context.Context, res *Result) error {
 	res.BaselineInitSeconds, res.BaselineDescribeCallsInit = secs, calls
 	b.logf("baseline: initialized in %.1fs with %d DescribeInstances calls", secs, calls)
 	p.Stop()
-	return b.deleteAll(ctx)
-}
-
-// coldSync waits for a full status sync with a cold inventory, as in
-// production where the 5-minute sync outlasts the cache, and returns it
-// with the DescribeInstances calls made since the sync before it (or since
-// initialization ended). A sync is cold when it started at least the cache
-// TTL after the last DescribeInstances answer: every entry has expired, so
-// it reads the cloud for every node. The first sync after initialization
-// usually is (the inventory's listing at the CCM's start made every read,
-// a period earlier); if not, the next one is, as the node controller's loop
-// is sliding (it starts a whole period, longer than the TTL, after the last
-// sync ended). Measuring the first cold one, not always the second after
-// initialization, saves a period.
-func (b *bench) coldSync(ctx context.Context, p *testcluster.Process) (statusSync, int64, error) {
-	ttl := b.cacheTTL()
-	b.logf("sync: waiting for a node status sync (every %s) that starts %s after the last DescribeInstances call", b.cfg.StatusSyncEvery, ttl)
-	next := len(syncs(p))
-	for {
-		before := b.calls.describe.Load()
-		s, _, err := b.waitSync(ctx, p, next)
-		if err != nil {
-			return statusSync{}, 0, err
-		}
-		calls := b.calls.describe.Load() - before
-		lastRead := b.calls.describeBefore(s.start)
-		if !s.start.IsZero() && s.start.Sub(lastRead) >= ttl {
-			return s, calls, nil
-		}
-		b.logf("sync: the sync of %d nodes started %s after the last DescribeInstances call, within the %s cache TTL: measuring the next",
-			s.nodes, s.start.Sub(lastRead).Round(time.Millisecond), ttl)
-		next++
-	}
-}
-
-// cacheTTL is the instance cache TTL the CCM runs with.
-func (b *bench) cacheTTL() time.Duration {
-	if d, err := time.ParseDuration(b.cfg.CacheTTL); err == nil {
-		return d
-	}
-	return tencentconfig.DefaultInstanceCacheTTL
+	return b.cleanUp(ctx)
 }
