@@ -102,7 +102,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&l.Nodes, "lb-nodes", l.Nodes, "lb: nodes (targets of every CLB)")
 	lbSyncs := fs.String("lb-syncs", joinInts(l.Syncs), "lb: comma-separated values of the CCM's --concurrent-service-syncs, one run each (upstream default: 1)")
 	fs.DurationVar(&l.TaskLatency, "lb-task-latency", l.TaskLatency, "lb: cloudsim's asynchronous CLB task latency")
-	fs.DurationVar(&l.DriftPeriod, "lb-drift-period", l.DriftPeriod, "lb: the CCM's lb_drift_check_period (longer than creating every Service takes)")
+	fs.DurationVar(&l.DriftPeriod, "lb-drift-period", l.DriftPeriod, "lb: the resync CCM's lb_drift_check_period (longer than the unchanged resync takes)")
 
 	// fanout
 	fo := &o.fanout
@@ -204,8 +204,8 @@ func applyQuick(o *options) {
 	o.routes.Idle = 10 * time.Second
 	o.routes.Timeout = 3 * time.Minute
 	o.lb.Services = 10
-	// 10 Services take about 2 s to create; the first CCM is stopped then,
-	// so its drift check must only outlast that.
+	// The resync of 10 Services takes about 3 s; the drift check must only
+	// outlast that.
 	o.lb.DriftPeriod = 15 * time.Second
 	o.lb.Timeout = 3 * time.Minute
 	o.fanout.Services, o.fanout.InitialNodes, o.fanout.BurstNodes, o.fanout.Repeats = 20, 20, 20, 1

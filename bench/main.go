@@ -236,9 +236,18 @@ func run(ctx context.Context, o options) error {
 		switch section {
 		case "nodes":
 			doc.NodeSizes = nil // an --update run replaces the whole curve
+			// One control plane for every size: each run leaves no Nodes
+			// and starts without the last one's Events; a start costs
+			// 5-10 s.
+			cp, err := nodes.StartControlPlane(ctx, o.nodes.WorkDir, os.Stdout)
+			if err != nil {
+				return fmt.Errorf("nodes: %w", err)
+			}
+			defer func() { _ = cp.Stop() }() // at exit: nothing is left to do about a failed stop
 			for _, size := range o.sizes {
 				cfg := o.nodes
 				cfg.Nodes = size
+				cfg.ControlPlane = cp
 				// Smaller sizes are for the init-vs-N curve: initialization
 				// only, which is what they plot.
 				largest := size == o.sizes[len(o.sizes)-1]
@@ -265,6 +274,7 @@ func run(ctx context.Context, o options) error {
 			if len(doc.NodeSizes) > 1 {
 				printSizes(os.Stdout, doc.NodeSizes)
 			}
+			_ = cp.Stop()
 		case "routes":
 			res, err := routes.Run(ctx, o.routes, os.Stdout)
 			if err != nil {

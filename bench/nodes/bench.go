@@ -29,9 +29,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -89,6 +91,9 @@ type Config struct {
 	Repeats int
 	// PhaseTimeout bounds each wait (initialization, a sync).
 	PhaseTimeout time.Duration
+	// ControlPlane, if set, is the apiserver and etcd to run on (the node
+	// section runs every size on one); nil: the run starts its own.
+	ControlPlane *ControlPlane
 }
 
 // DefaultConfig is the full-size run of `make bench`.
@@ -123,6 +128,11 @@ type bench struct {
 	calls      *callCounter
 	nodes      []nodeInfo
 	tracker    *tracker
+	// sharedCluster: cluster is cfg.ControlPlane's, stopped by its owner.
+	sharedCluster bool
+	// lastPhase: the phase running is the run's last; cleanUp leaves its
+	// Nodes.
+	lastPhase bool
 }
 
 func (b *bench) logf(format string, a ...any) {
@@ -147,20 +157,24 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Result, error) {
 
 	res := &Result{Nodes: cfg.Nodes, CloudsimDescribeQPS: cloudsimDescribeQPS(b.sim), InitOnly: cfg.InitOnly,
 		CCMFlags: b.ccmFlags(cfg.StatusSyncEvery), WorkDir: b.dir, Started: time.Now().UTC().Format(time.RFC3339)}
-	for run := range max(1, cfg.Repeats) {
+	runs := max(1, cfg.Repeats)
+	for run := range runs {
 		if err := b.ours(ctx, res, run); err != nil {
 			return nil, err
 		}
+		b.lastPhase = run == runs-1 && cfg.SkipBaseline && !cfg.UpstreamFloor
 		if err := b.floor(ctx, res); err != nil {
 			return nil, err
 		}
 		if cfg.UpstreamFloor {
+			b.lastPhase = run == runs-1 && cfg.SkipBaseline
 			if err := b.upstreamFloor(ctx, res); err != nil {
 				return nil, err
 			}
 		}
 	}
 	if !cfg.SkipBaseline {
+		b.lastPhase = true
 		if err := b.baseline(ctx, res); err != nil {
 			return nil, err
 		}
@@ -172,7 +186,11 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Result, error) {
 
 // setUp starts the control plane and cloudsim, and fills the cloud.
 func (b *bench) setUp(ctx context.Context) error {
-	if err := b.startControlPlane(ctx); err != nil {
+	if cp := b.cfg.ControlPlane; cp != nil {
+		if err := b.useControlPlane(ctx, cp); err != nil {
+			return err
+		}
+	} else if err := b.startControlPlane(ctx); err != nil {
 		return err
 	}
 	var err error
@@ -209,16 +227,10 @@ func (b *bench) setUp(ctx context.Context) error {
 // startControlPlane starts the apiserver and etcd, the bench's own client
 // and the CCM's ServiceAccount kubeconfig: what every section shares.
 func (b *bench) startControlPlane(ctx context.Context) error {
-	var err error
-	b.dir = b.cfg.WorkDir
-	if b.dir == "" {
-		if b.dir, err = os.MkdirTemp("", "ccm-bench-"); err != nil {
-			return err
-		}
-	} else if err = os.MkdirAll(b.dir, 0o755); err != nil {
+	if err := b.makeDir(); err != nil {
 		return err
 	}
-	b.logf("working directory (logs, kubeconfigs): %s", b.dir)
+	var err error
 	start := time.Now()
 	if b.cluster, err = testcluster.Start(b.dir); err != nil {
 		return err
@@ -245,6 +257,87 @@ func (b *bench) startControlPlane(ctx context.Context) error {
 	return nil
 }
 
+// makeDir makes the run's working directory (logs, kubeconfigs).
+func (b *bench) makeDir() error {
+	var err error
+	b.dir = b.cfg.WorkDir
+	if b.dir == "" {
+		if b.dir, err = os.MkdirTemp("", "ccm-bench-"); err != nil {
+			return err
+		}
+	} else if err = os.MkdirAll(b.dir, 0o755); err != nil {
+		return err
+	}
+	b.logf("working directory (logs, kubeconfigs): %s", b.dir)
+	return nil
+}
+
+// ControlPlane is a running apiserver and etcd with the bench's client and
+// the CCM's kubeconfig. Starting one takes 5-10 s on 2 cores; the node
+// section starts one for all its sizes. Each run starts as on a fresh one:
+// useControlPlane deletes the Nodes the last run's last phase left and the
+// Events its CCMs posted (Node Events go to "default").
+type ControlPlane struct {
+	cluster    *testcluster.Cluster
+	client     kubernetes.Interface
+	kubeconfig string
+	stopOnce   sync.Once
+	stopErr    error
+}
+
+// StartControlPlane starts a control plane whose kubeconfigs go to dir (a
+// temporary directory if empty).
+func StartControlPlane(ctx context.Context, dir string, log io.Writer) (*ControlPlane, error) {
+	b := &bench{cfg: Config{WorkDir: dir}, log: log}
+	if err := b.startControlPlane(ctx); err != nil {
+		if b.cluster != nil {
+			_ = b.cluster.Stop()
+		}
+		return nil, err
+	}
+	return &ControlPlane{cluster: b.cluster, client: b.client, kubeconfig: b.kubeconfig}, nil
+}
+
+// Stop stops the apiserver and etcd; later calls do nothing.
+func (c *ControlPlane) Stop() error {
+	c.stopOnce.Do(func() { c.stopErr = c.cluster.Stop() })
+	return c.stopErr
+}
+
+// useControlPlane runs on cp: a run starts with no Nodes and no Events,
+// as on a fresh one.
+func (b *bench) useControlPlane(ctx context.Context, cp *ControlPlane) error {
+	if err := b.makeDir(); err != nil {
+		return err
+	}
+	b.cluster, b.client, b.kubeconfig, b.sharedCluster = cp.cluster, cp.client, cp.kubeconfig, true
+	// The last run's last phase left its Nodes (cleanUp).
+	start := time.Now()
+	n, err := b.deleteNodes(ctx)
+	if err != nil {
+		return fmt.Errorf("shared control plane: %w", err)
+	}
+	for left := n; left > 0; {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		nodes, err := b.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{Limit: 1})
+		if err != nil {
+			return fmt.Errorf("shared control plane: list nodes: %w", err)
+		}
+		left = len(nodes.Items)
+	}
+	if n > 0 {
+		b.logf("deleted the %d nodes the last run left in %s", n, time.Since(start).Round(time.Millisecond))
+	}
+	if err := b.client.CoreV1().Events(metav1.NamespaceDefault).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		return fmt.Errorf("shared control plane: delete events: %w", err)
+	}
+	return nil
+}
+
 func (b *bench) tearDown() {
 	if b.tracker != nil {
 		b.tracker.stop()
@@ -252,7 +345,7 @@ func (b *bench) tearDown() {
 	if b.sim != nil {
 		_ = b.sim.Close()
 	}
-	if b.cluster != nil {
+	if b.cluster != nil && !b.sharedCluster {
 		_ = b.cluster.Stop()
 	}
 }

@@ -153,10 +153,12 @@ func RunOCI(ctx context.Context, cfg OCIConfig, log io.Writer) (*OCIResult, erro
 			res.PublicIPs++
 		}
 	}
-	for run := range max(1, cfg.Repeats) {
+	runs := max(1, cfg.Repeats)
+	for run := range runs {
 		if err := b.oursOCI(ctx, res, run); err != nil {
 			return nil, err
 		}
+		b.lastPhase = run == runs-1
 		if err := b.floorOCI(ctx, res); err != nil {
 			return nil, err
 		}

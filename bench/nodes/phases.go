@@ -54,7 +54,7 @@ func floorRun[N any](ctx context.Context, b *bench, name string, nodes []N, regi
 	}
 	secs := time.Since(start).Seconds()
 	b.logf("%s: %.1fs", name, secs)
-	return secs, b.deleteAll(ctx)
+	return secs, b.cleanUp(ctx)
 }
 
 // initialize registers the N nodes, starts the CCM and waits until every
@@ -181,5 +181,5 @@ func (b *bench) baseline(ctx context.Context, res *Result) error {
 	res.BaselineInitSeconds, res.BaselineDescribeCallsInit = secs, calls
 	b.logf("baseline: initialized in %.1fs with %d DescribeInstances calls", secs, calls)
 	p.Stop()
-	return b.deleteAll(ctx)
+	return b.cleanUp(ctx)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	cloudapi "k8s.io/cloud-provider/api"
 
@@ -64,19 +65,71 @@ type ModeResult struct {
 	LogDir         string  `json:"logDir"`
 }
 
-func runMode(ctx context.Context, cfg Config, mode string, log io.Writer) (ModeResult, error) {
+// controlPlane is the apiserver and etcd every mode runs on, and the CCM's
+// kubeconfig.
+type controlPlane struct {
+	cluster    *testcluster.Cluster
+	kubeconfig string
+}
+
+func startControlPlane(ctx context.Context, dir string, log io.Writer) (*controlPlane, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(log, "[%s routes] starting etcd and kube-apiserver %s\n", time.Now().Format("15:04:05"), testcluster.K8sVersion)
+	cluster, err := testcluster.Start(dir)
+	if err != nil {
+		return nil, err
+	}
+	cp := &controlPlane{cluster: cluster}
+	if err = cluster.ApplyFile(ctx, filepath.Join("deploy", "rbac.yaml")); err == nil {
+		cp.kubeconfig, err = cluster.ServiceAccountKubeconfig(ctx, "kube-system", "cloud-controller-manager")
+	}
+	if err != nil {
+		_ = cluster.Stop()
+		return nil, err
+	}
+	return cp, nil
+}
+
+// reset deletes the Nodes and Events a mode left (its CCM has stopped), so
+// that the next mode starts as on a fresh control plane.
+func (cp *controlPlane) reset(ctx context.Context, log io.Writer) error {
+	start := time.Now()
+	nodes := cp.cluster.Client.CoreV1().Nodes()
+	list, err := nodes.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("reset: list nodes: %w", err)
+	}
+	if err := forEach(ctx, len(list.Items), 32, func(i int) error {
+		err := nodes.Delete(ctx, list.Items[i].Name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("reset: delete node %s: %w", list.Items[i].Name, err)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := poll(ctx, time.Minute, 100*time.Millisecond, func() (bool, error) {
+		left, err := nodes.List(ctx, metav1.ListOptions{Limit: 1})
+		return err == nil && len(left.Items) == 0, nil //nolint:nilerr // keep polling
+	}); err != nil {
+		return fmt.Errorf("reset: waiting for %d nodes to go: %w", len(list.Items), err)
+	}
+	if err := cp.cluster.Client.CoreV1().Events(metav1.NamespaceDefault).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		return fmt.Errorf("reset: delete events: %w", err)
+	}
+	fmt.Fprintf(log, "[%s routes] deleted the last mode's %d nodes and its events in %.1fs\n", time.Now().Format("15:04:05"),
+		len(list.Items), time.Since(start).Seconds())
+	return nil
+}
+
+func runMode(ctx context.Context, cfg Config, mode string, cp *controlPlane, log io.Writer) (ModeResult, error) {
 	be := backendOf(mode)
 	cfg.Nodes = be.nodes(cfg.Nodes)
 	res := ModeResult{Mode: mode, Nodes: cfg.Nodes, Throttled: map[string]int{}, FloorSeconds: be.floorSeconds(cfg.Nodes),
 		CreateAction: be.create, DescribeAction: be.describe, DeleteAction: be.remove}
-	dir := cfg.WorkDir
-	if dir == "" {
-		var err error
-		if dir, err = os.MkdirTemp("", "ccm-bench-routes-"); err != nil {
-			return res, err
-		}
-	}
-	dir = filepath.Join(dir, mode)
+	dir := filepath.Join(cfg.WorkDir, mode)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return res, err
 	}
@@ -84,20 +137,8 @@ func runMode(ctx context.Context, cfg Config, mode string, log io.Writer) (ModeR
 	step := func(format string, args ...any) {
 		fmt.Fprintf(log, "[%s routes %s] %s\n", time.Now().Format("15:04:05"), mode, fmt.Sprintf(format, args...))
 	}
-
-	step("starting etcd and kube-apiserver %s", testcluster.K8sVersion)
-	cluster, err := testcluster.Start(dir)
-	if err != nil {
-		return res, err
-	}
-	defer func() { _ = cluster.Stop() }() // at exit: nothing is left to do about a failed stop
-	if err := cluster.ApplyFile(ctx, filepath.Join("deploy", "rbac.yaml")); err != nil {
-		return res, err
-	}
-	kubeconfig, err := cluster.ServiceAccountKubeconfig(ctx, "kube-system", "cloud-controller-manager")
-	if err != nil {
-		return res, err
-	}
+	cluster, kubeconfig := cp.cluster, cp.kubeconfig
+	var err error
 
 	// cloudsim with its built-in (documented) rate limits.
 	sim := cloudsim.New(cloudsim.Options{
