@@ -3,6 +3,7 @@ package computelookup
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -90,10 +91,5 @@ func (r *Reader) learnDomains(items []core.Instance) {
 func (r *Reader) availabilityDomains() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	ads := make([]string, 0, len(r.domains))
-	for ad := range r.domains {
-		ads = append(ads, ad)
-	}
-	slices.Sort(ads)
-	return ads
+	return slices.Sorted(maps.Keys(r.domains))
 }
