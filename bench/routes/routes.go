@@ -43,12 +43,12 @@ type Config struct {
 	CCMFlags  []string
 }
 
-// DefaultConfig is the full-size run of `make bench`. Idle is 30 s, three
-// periodic reconciles: enough for a per-minute rate, and make bench has a
-// time budget (25 minutes for every section).
+// DefaultConfig is the full-size run of `make bench`. Idle is 20 s, two
+// periodic reconciles (every 10 s): enough for a per-minute rate, and make
+// bench has a time budget (25 minutes for every section).
 func DefaultConfig() Config {
 	return Config{Nodes: 1000, Modes: []string{modePeriodic, modeWatch, modeVPC}, CCMBinary: "bin/cloud-controller-manager",
-		Idle: 30 * time.Second, Timeout: 15 * time.Minute}
+		Idle: 20 * time.Second, Timeout: 15 * time.Minute}
 }
 
 // ValidMode reports whether m is a mode Run knows.
