@@ -85,3 +85,37 @@ func TestCloudAPIAttempt(t *testing.T) {
 		}
 	}
 }
+
+// Credentials count refreshes by result, publish the expiry as a
+// timestamp, and serve the seconds until it computed at scrape time; a
+// source that never expires has no seconds-until series.
+func TestCredentials(t *testing.T) {
+	c := NewCredentials("credtest", SourceCVMRole)
+	exp := time.Now().Add(time.Hour)
+	c.Refreshed(exp)
+	c.RefreshFailed()
+	static := NewCredentials("credtest", SourceStaticKey)
+	static.Refreshed(time.Time{})
+	role := map[string]string{"provider": "credtest", "source": SourceCVMRole}
+	tests := []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"ccmkit_credentials_refreshes_total", map[string]string{"provider": "credtest", "source": SourceCVMRole, "result": "ok"}, 1},
+		{"ccmkit_credentials_refreshes_total", map[string]string{"provider": "credtest", "source": SourceCVMRole, "result": "error"}, 1},
+		{"ccmkit_credentials_refreshes_total", map[string]string{"provider": "credtest", "source": SourceStaticKey, "result": "ok"}, 1},
+		{"ccmkit_credentials_expiry_timestamp_seconds", role, float64(exp.Unix())},
+		{"ccmkit_credentials_expiry_timestamp_seconds", map[string]string{"provider": "credtest", "source": SourceStaticKey}, 0},
+		{"ccmkit_credentials_seconds_until_expiry", map[string]string{"provider": "credtest", "source": SourceStaticKey}, 0},
+	}
+	for _, tt := range tests {
+		if got, err := Sum(tt.name, tt.labels); err != nil || got != tt.want {
+			t.Errorf("Sum(%s, %v) = %v, %v; want %v", tt.name, tt.labels, got, err, tt.want)
+		}
+	}
+	until, err := Sum("ccmkit_credentials_seconds_until_expiry", role)
+	if err != nil || until < 3500 || until > 3600 {
+		t.Errorf("seconds until expiry = %v, %v; want about 3600", until, err)
+	}
+}
