@@ -4,9 +4,11 @@
 // It is the upstream k8s.io/cloud-provider command with every upstream flag;
 // this file only links our providers in (package provider lists them) and
 // picks the one named by --cloud-provider, with measured defaults for the flags that bound node
-// initialization (defaults.go). Two things run before upstream's command: --version, and
+// initialization (defaults.go). Three things run before upstream's command: --version,
 // `cloud-controller-manager preflight`, which checks a setup before it is
-// deployed (preflight.go, internal/preflight).
+// deployed (preflight.go, internal/preflight), and `cloud-controller-manager
+// adopt --dry-run`, which prints what the first sync would do to each load
+// balancer before a switch-over (adopt.go, internal/lbkit's Plan).
 package main
 
 import (
@@ -45,6 +47,9 @@ func main() {
 	}
 	if preflightRequested(os.Args[1:]) {
 		os.Exit(runPreflight(os.Args[2:], os.Stdout, os.Stderr))
+	}
+	if adoptRequested(os.Args[1:]) {
+		os.Exit(runAdopt(os.Args[2:], os.Stdout, os.Stderr))
 	}
 	buildinfo.RegisterMetric()
 	opts, err := options.NewCloudControllerManagerOptions()
