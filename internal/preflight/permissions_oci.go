@@ -118,15 +118,35 @@ func ociProbes(api OCIReadAPI, t OCITarget) []ociProbe {
 // OCIPermissions reports one failed row per shipped-policy permission a
 // read shows missing, and a row naming what no read can check.
 func OCIPermissions(ctx context.Context, api OCIReadAPI, t OCITarget, rep *Report) {
+	ociPermissionsWith(ctx, ociProbes(api, t), rep)
+}
+
+func ociPermissionsWith(ctx context.Context, probes []ociProbe, rep *Report) {
 	statements, err := ociiam.Parse(deploy.OCIPolicyFor("group", "ccm", "c"))
 	if err != nil { // a unit test keeps the embedded policy valid
 		rep.Fail("permissions", "the shipped OCI policy does not parse: "+err.Error(), "report this bug")
 		return
 	}
 	const fix = "add the statements of deploy/policies/oci-policy.txt to the policy of the CCM's group or dynamic group, in its compartment (docs/credentials.md, \"Cloud permissions\"); if they are there, check that the compartment or resource exists"
-	probed := map[string]bool{}
+	// statementOf names the shipped statement that grants perm.
+	statementOf := func(perm string) string {
+		for _, st := range statements {
+			if st.Grants(perm) {
+				return st.Verb.String() + " " + st.ResourceType
+			}
+		}
+		rt, v, _ := ociiam.Least(perm)
+		return v.String() + " " + rt
+	}
+	type failure struct {
+		probe      ociProbe
+		code       string
+		candidates []string // statements that may be missing
+	}
+	probed, granted := map[string]bool{}, map[string]bool{}
+	var failures []failure
 	var allowed int
-	for _, p := range ociProbes(api, t) {
+	for _, p := range probes {
 		op, ok := ociiam.LookupOperation(p.op)
 		if !ok {
 			continue // a unit test keeps every probe in the table
@@ -141,19 +161,51 @@ func OCIPermissions(ctx context.Context, api OCIReadAPI, t OCITarget, rep *Repor
 		err := p.call(ctx)
 		se, isSE := common.IsServiceError(err)
 		switch {
-		case err == nil:
+		case err == nil, isSE && se.GetHTTPStatusCode() != http.StatusNotFound:
+			// Past IAM (another error is another check's business).
 			allowed++
-		case isSE && se.GetHTTPStatusCode() == http.StatusNotFound:
 			for _, perm := range need {
-				rt, v, _ := ociiam.Least(perm)
-				rep.Fail(fmt.Sprintf("permission %s %s", v, rt),
-					fmt.Sprintf("%s of %s answered 404 %s: the policy lacks %s (%s %s), or %s does not exist", strings.TrimPrefix(p.op, "nlb:"), p.where,
-						se.GetCode(), perm, v, rt, p.where), fix)
+				granted[perm] = true
 			}
 		case isSE:
-			allowed++ // past IAM: another error is another check's business
+			f := failure{probe: p, code: se.GetCode()}
+			for _, perm := range need {
+				if st := statementOf(perm); !slices.Contains(f.candidates, st) {
+					f.candidates = append(f.candidates, st)
+				}
+			}
+			failures = append(failures, f)
 		default:
 			rep.Warn("permissions", fmt.Sprintf("%s of %s: %v", p.op, p.where, err), "check endpoint and the network, then run preflight again")
+		}
+	}
+	// A read needing several statements blames only those no successful
+	// read proved, and none when one of them is blamed already.
+	proven := map[string]bool{}
+	for perm := range granted {
+		proven[statementOf(perm)] = true
+	}
+	unproven := func(f failure) []string {
+		return slices.DeleteFunc(slices.Clone(f.candidates), func(st string) bool { return proven[st] })
+	}
+	blamed := map[string]bool{}
+	report := func(f failure, st string) {
+		blamed[st] = true
+		rep.Fail("permission "+st, fmt.Sprintf("%s of %s answered 404 %s: the policy lacks %s, or %s does not exist",
+			strings.TrimPrefix(f.probe.op, "nlb:"), f.probe.where, f.code, st, f.probe.where), fix)
+	}
+	for _, f := range failures {
+		if c := unproven(f); len(c) == 1 {
+			report(f, c[0])
+		}
+	}
+	for _, f := range failures {
+		c := unproven(f)
+		if len(c) < 2 || slices.ContainsFunc(c, func(st string) bool { return blamed[st] }) {
+			continue
+		}
+		for _, st := range c {
+			report(f, st)
 		}
 	}
 	if allowed > 0 {
