@@ -14,7 +14,7 @@ func TestParseRejects(t *testing.T) {
 		{"resource", `{"version":"2.0","statement":[{"effect":"allow","action":"cvm:*","resource":"lb-1"}]}`, `resource "lb-1"`},
 		{"condition", `{"version":"2.0","statement":[{"effect":"allow","action":"cvm:*","resource":"*","condition":{"ip_equal":{"qcs:ip":"10.0.0.1"}}}]}`, "condition is not evaluated"},
 		{"principal", `{"version":"2.0","statement":[{"effect":"allow","action":"sts:AssumeRole","resource":"*","principal":{"qcs":["qcs::cam::uin/1:root"]}}]}`, "trust policy"},
-		{"unknown key", `{"version":"2.0","statment":[]}`, "unknown field"},
+		{"unknown key", `{"version":"2.0","statements":[]}`, "unknown field"},
 		{"both reported", `{"version":"2.0","statement":[{"effect":"x","action":"y","resource":"*"}]}`, `effect is "x"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
