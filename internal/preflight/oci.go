@@ -20,6 +20,9 @@ type OCIAPI struct {
 		GetVcn(context.Context, core.GetVcnRequest) (core.GetVcnResponse, error)
 		GetSubnet(context.Context, core.GetSubnetRequest) (core.GetSubnetResponse, error)
 	}
+	// Reads are the permission checks' reads (permissions_oci.go); zero:
+	// those checks are skipped.
+	Reads OCIReadAPI
 }
 
 // OCITarget is what the cloud config names.
@@ -39,7 +42,11 @@ type OCITarget struct {
 // against the VCN, and backends per backend set against the node count.
 // clock must wrap the clients' transport.
 func OCI(ctx context.Context, api OCIAPI, t OCITarget, clock *Clock, in Input, rep *Report) {
-	if !afterCredentials(rep, clock, "OCI", ociCredentials(ctx, api, t, rep),
+	credsOK, authenticated := ociCredentials(ctx, api, t, rep)
+	if authenticated && api.Reads.Compute != nil {
+		OCIPermissions(ctx, api.Reads, t, rep)
+	}
+	if !afterCredentials(rep, clock, "OCI", credsOK,
 		"VCN", "subnets", "route table", "cluster CIDR", "backends per backend set") {
 		return
 	}
@@ -50,20 +57,24 @@ func OCI(ctx context.Context, api OCIAPI, t OCITarget, clock *Clock, in Input, r
 	ociBackends(t, in, rep)
 }
 
-func ociCredentials(ctx context.Context, api OCIAPI, t OCITarget, rep *Report) bool {
+// ociCredentials reports whether the signed call succeeded, and whether
+// the key was authenticated (a 404 is an authenticated caller's answer:
+// OCI answers 401 to one it does not know).
+func ociCredentials(ctx context.Context, api OCIAPI, t OCITarget, rep *Report) (ok, authenticated bool) {
 	const check = "credentials"
 	resp, err := api.Compute.ListInstances(ctx, core.ListInstancesRequest{CompartmentId: &t.Compartment, Limit: common.Int(1)})
 	if err != nil {
 		detail, fix := ociAuthHint(err, t)
 		rep.Fail(check, "ListInstances in the compartment: "+detail, fix)
-		return false
+		se, isSE := common.IsServiceError(err)
+		return false, isSE && se.GetHTTPStatusCode() == http.StatusNotFound
 	}
 	more := ""
 	if resp.OpcNextPage != nil {
 		more = " (and more)"
 	}
 	rep.Pass(check, fmt.Sprintf("a signed ListInstances in %s answered: %d instance(s)%s in compartment %s", t.Region, len(resp.Items), more, t.Compartment))
-	return true
+	return true, true
 }
 
 // ociAuthHint turns a failed first call into what to look at. OCI answers
@@ -81,9 +92,9 @@ func ociAuthHint(err error, t OCITarget) (detail, fix string) {
 	case http.StatusUnauthorized:
 		return detail, "the API key is not accepted: check user, tenancy, fingerprint and key (the key's public half must be uploaded to that user), and the clock (see the clock check)"
 	case http.StatusNotFound:
-		return detail, "compartment " + t.Compartment + " does not exist, or no policy lets the user read it: check compartment and the CCM's IAM policy (docs/oci.md)"
+		return detail, "compartment " + t.Compartment + " does not exist, or no policy lets the user read it: check compartment and the CCM's IAM policy (deploy/policies/oci-policy.txt, docs/credentials.md)"
 	case http.StatusForbidden:
-		return detail, "an IAM policy must let the user manage instances, load balancers and networking in the compartment (docs/oci.md)"
+		return detail, "the CCM's group needs the statements of deploy/policies/oci-policy.txt (docs/credentials.md)"
 	}
 	return detail, "see the error code in the OCI API reference"
 }

@@ -31,6 +31,9 @@ type TencentAPI struct {
 	CLB interface {
 		DescribeQuotaWithContext(context.Context, *clb.DescribeQuotaRequest) (*clb.DescribeQuotaResponse, error)
 	}
+	// Reads are every read of the shipped CAM policy, for the permission
+	// checks (permissions_tencent.go); zero: those checks are skipped.
+	Reads TencentReadAPI
 }
 
 // TencentTarget is what the cloud config names.
@@ -49,7 +52,11 @@ type TencentTarget struct {
 // the clock, the VPC, the route table, the pod network, and the CLB
 // quotas. clock must wrap the clients' transport.
 func Tencent(ctx context.Context, api TencentAPI, t TencentTarget, clock *Clock, in Input, rep *Report) {
-	if !afterCredentials(rep, clock, "Tencent Cloud", tencentCredentials(ctx, api, t, rep),
+	credsOK, authenticated := tencentCredentials(ctx, api, t, rep)
+	if authenticated && api.Reads.CVM != nil {
+		TencentPermissions(ctx, api.Reads, t, rep)
+	}
+	if !afterCredentials(rep, clock, "Tencent Cloud", credsOK,
 		"VPC", "route table", "cluster CIDR", "CLB quota", "targets per listener") {
 		return
 	}
@@ -63,7 +70,9 @@ func Tencent(ctx context.Context, api TencentAPI, t TencentTarget, clock *Clock,
 	tencentQuotas(ctx, api, in, rep)
 }
 
-func tencentCredentials(ctx context.Context, api TencentAPI, t TencentTarget, rep *Report) bool {
+// tencentCredentials reports whether the signed call succeeded, and
+// whether the key was authenticated (it was when CAM refused the call).
+func tencentCredentials(ctx context.Context, api TencentAPI, t TencentTarget, rep *Report) (ok, authenticated bool) {
 	const check = "credentials"
 	req := cvm.NewDescribeInstancesRequest()
 	req.Limit = common.Int64Ptr(1)
@@ -72,14 +81,14 @@ func tencentCredentials(ctx context.Context, api TencentAPI, t TencentTarget, re
 	if err != nil {
 		detail, fix := tencentAuthHint(err)
 		rep.Fail(check, "DescribeInstances in "+t.Region+": "+detail, fix)
-		return false
+		return false, isUnauthorized(tcapi.Code(err))
 	}
 	n := int64(0)
 	if resp.Response != nil && resp.Response.TotalCount != nil {
 		n = *resp.Response.TotalCount
 	}
 	rep.Pass(check, fmt.Sprintf("a signed DescribeInstances in %s answered: %d instances in %s", t.Region, n, t.VpcID))
-	return true
+	return true, true
 }
 
 // tencentAuthHint turns a failed first call into what the operator should
@@ -99,7 +108,7 @@ func tencentAuthHint(err error) (detail, fix string) {
 	case code == "AuthFailure.SignatureExpire":
 		return detail, "this machine's clock is off by more than 5 minutes (see the clock check): run NTP"
 	case strings.HasPrefix(code, "AuthFailure.UnauthorizedOperation"), strings.HasPrefix(code, "UnauthorizedOperation"):
-		return detail, "grant the key's CAM user the CCM's policy (docs/operations.md lists the actions)"
+		return detail, "the key is valid but may not call DescribeInstances: attach deploy/policies/tencentcloud-cam-policy.json to its CAM user or role (docs/credentials.md)"
 	case code == "AuthFailure.InvalidSecretId":
 		return detail, "secret_id is malformed: it starts with AKID"
 	case code == "UnsupportedRegion", code == "InvalidParameterValue.InvalidRegion":
@@ -128,7 +137,7 @@ func tencentVPC(ctx context.Context, api TencentAPI, t TencentTarget, rep *Repor
 		rep.Fail(check, fmt.Sprintf("VPC %s not found in %s: %v", t.VpcID, t.Region, err), fix)
 		return nil
 	case err != nil:
-		rep.Fail(check, fmt.Sprintf("DescribeVpcs %s: %v", t.VpcID, err), "grant vpc:DescribeVpcs to the key (docs/operations.md)")
+		rep.Fail(check, fmt.Sprintf("DescribeVpcs %s: %v", t.VpcID, err), "grant vpc:DescribeVpcs to the key (deploy/policies/tencentcloud-cam-policy.json)")
 		return nil
 	case len(set) == 0:
 		rep.Fail(check, fmt.Sprintf("VPC %s not found in %s", t.VpcID, t.Region), fix)
@@ -170,7 +179,7 @@ func tencentRouteTable(ctx context.Context, api TencentAPI, t *TencentTarget, in
 		case err != nil && isNotFound(err):
 			rep.Fail(check, fmt.Sprintf("VPC route table %s not found: %v", t.RouteTableID, err), fix)
 		case err != nil:
-			rep.Fail(check, fmt.Sprintf("DescribeRouteTables %s: %v", t.RouteTableID, err), "grant vpc:DescribeRouteTables to the key (docs/operations.md)")
+			rep.Fail(check, fmt.Sprintf("DescribeRouteTables %s: %v", t.RouteTableID, err), "grant vpc:DescribeRouteTables to the key (deploy/policies/tencentcloud-cam-policy.json)")
 		case resp.Response == nil || len(resp.Response.RouteTableSet) == 0:
 			rep.Fail(check, fmt.Sprintf("VPC route table %s not found", t.RouteTableID), fix)
 		case deref(resp.Response.RouteTableSet[0].VpcId) != t.VpcID:
@@ -183,7 +192,7 @@ func tencentRouteTable(ctx context.Context, api TencentAPI, t *TencentTarget, in
 
 	resp, err := api.TKE.DescribeClusterRouteTablesWithContext(ctx, tke.NewDescribeClusterRouteTablesRequest())
 	if err != nil {
-		rep.Fail(check, fmt.Sprintf("DescribeClusterRouteTables: %v", err), "grant tke:DescribeClusterRouteTables to the key (docs/operations.md)")
+		rep.Fail(check, fmt.Sprintf("DescribeClusterRouteTables: %v", err), "grant tke:DescribeClusterRouteTables to the key (deploy/policies/tencentcloud-cam-policy.json)")
 		return nil
 	}
 	var others []Network
@@ -242,7 +251,7 @@ const (
 func tencentQuotas(ctx context.Context, api TencentAPI, in Input, rep *Report) {
 	resp, err := api.CLB.DescribeQuotaWithContext(ctx, clb.NewDescribeQuotaRequest())
 	if err != nil {
-		rep.Fail("CLB quota", fmt.Sprintf("DescribeQuota: %v", err), "grant clb:DescribeQuota to the key (docs/operations.md)")
+		rep.Fail("CLB quota", fmt.Sprintf("DescribeQuota: %v", err), "grant clb:DescribeQuota to the key (deploy/policies/tencentcloud-cam-policy.json)")
 		rep.Skip("targets per listener", "DescribeQuota failed")
 		return
 	}

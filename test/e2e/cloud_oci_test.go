@@ -133,6 +133,11 @@ func (e *ociEnv) setUp() error {
 	if err := suite.sim.AddOCIKey(ociTenancy+"/"+ociUser+"/"+e.fingerprint, publicPEM(key)); err != nil {
 		return err
 	}
+	// The CCM's user runs under the shipped policy; fixtures act as an
+	// administrator (policies_test.go).
+	if err := setUpOCIIAM(e.fingerprint, publicPEM(key)); err != nil {
+		return err
+	}
 	// The network a user lays out for the CCM's default security list
 	// mode, None: a load balancer subnet open to the clients on the
 	// listener ports and to the node subnet, and a node subnet open to the
@@ -559,7 +564,7 @@ func (*ociEnv) lbReads() int {
 // Service's UID, with a listener and backend set of someone else's.
 func (e *ociEnv) adoptableLB(t *testing.T, svc *corev1.Service) (lbView, lbListener) {
 	t.Helper()
-	clients, err := ociapi.New(ociapi.Options{Tenancy: ociTenancy, User: ociUser, Region: ociRegion, Fingerprint: e.fingerprint,
+	clients, err := ociapi.New(ociapi.Options{Tenancy: ociTenancy, User: ociAdminUser, Region: ociRegion, Fingerprint: e.fingerprint,
 		Key: e.keyPEM, Endpoint: suite.simURL, Limits: ociapi.Limits{Disabled: true}})
 	if err != nil {
 		t.Fatal(err)

@@ -8,9 +8,11 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -91,6 +93,9 @@ func run(m *testing.M) (int, error) {
 		OnCall:           recordPrincipal,
 		Tencent: cloudsim.TencentOptions{
 			Credentials: credentials(),
+			// Every CCM principal runs under exactly the shipped CAM
+			// policy (policies_test.go).
+			Policies:    shippedCAMPolicies(slices.Collect(maps.Keys(credentials()))),
 			RouteTables: []cloudsim.RouteTable{routeTableSeed()},
 			// DeleteLoadBalancer's frequency check (30 deletions per region in
 			// a sliding window) with a window of 20 s instead of 5 minutes, as

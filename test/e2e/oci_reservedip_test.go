@@ -17,11 +17,11 @@ import (
 	"github.com/ccmkit/ccm/internal/oci/ociapi"
 )
 
-// ociNetwork is a VirtualNetwork client on cloudsim with the suite's key,
+// ociNetwork is a VirtualNetwork client on cloudsim as the suite's administrator,
 // for what a user does through the OCI API (reserving a public IP).
 func ociNetwork(t *testing.T) ocicore.VirtualNetworkClient {
 	t.Helper()
-	clients, err := ociapi.New(ociapi.Options{Tenancy: ociTenancy, User: ociUser, Region: ociRegion, Fingerprint: theOCIEnv.fingerprint,
+	clients, err := ociapi.New(ociapi.Options{Tenancy: ociTenancy, User: ociAdminUser, Region: ociRegion, Fingerprint: theOCIEnv.fingerprint,
 		Key: theOCIEnv.keyPEM, Endpoint: suite.simURL, Limits: ociapi.Limits{Disabled: true}})
 	if err != nil {
 		t.Fatal(err)

@@ -21,11 +21,11 @@ import (
 	"github.com/ccmkit/ccm/pkg/cloudsim/testca"
 )
 
-// ociLBClient is a Load Balancing client on cloudsim with the suite's key,
+// ociLBClient is a Load Balancing client on cloudsim as the suite's administrator,
 // to read what the CCM made (certificates, sslConfiguration).
 func ociLBClient(t *testing.T) loadbalancer.LoadBalancerClient {
 	t.Helper()
-	clients, err := ociapi.New(ociapi.Options{Tenancy: ociTenancy, User: ociUser, Region: ociRegion, Fingerprint: theOCIEnv.fingerprint,
+	clients, err := ociapi.New(ociapi.Options{Tenancy: ociTenancy, User: ociAdminUser, Region: ociRegion, Fingerprint: theOCIEnv.fingerprint,
 		Key: theOCIEnv.keyPEM, Endpoint: suite.simURL, Limits: ociapi.Limits{Disabled: true}})
 	if err != nil {
 		t.Fatal(err)

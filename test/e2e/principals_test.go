@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -22,9 +23,14 @@ const metricsSecretID = "AKIDccmkitMETRICS00000000000000000"
 // TestUpstreamMetricsServed.
 const upstreamMetricsSecretID = "AKIDccmkitUPSTREAMMETRICS000000000"
 
+// leastPrivSecretIDs are the principals of TestLeastPrivilege's rows, each
+// under the shipped policy minus one action.
+var leastPrivSecretIDs = []string{"AKIDccmkitLEASTPRIV0A0000000000000", "AKIDccmkitLEASTPRIV0B0000000000000",
+	"AKIDccmkitLEASTPRIV0C0000000000000", "AKIDccmkitLEASTPRIV0D0000000000000"}
+
 func credentials() map[string]string {
 	creds := map[string]string{secretID: secretKey, metricsSecretID: secretKey, upstreamMetricsSecretID: secretKey}
-	for _, id := range haSecretIDs {
+	for _, id := range append(slices.Clone(haSecretIDs), leastPrivSecretIDs...) {
 		creds[id] = secretKey
 	}
 	return creds

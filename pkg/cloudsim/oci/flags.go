@@ -20,6 +20,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) core.FinishFlags {
 	fs.StringVar(&o.Region, "oci-region", DefaultRegion, "OCI region played by the OCI API")
 	keys := keyFlag{}
 	fs.Var(keys, "oci-key", "accepted OCI API key, <tenancy OCID>/<user OCID>/<fingerprint>=PUBLIC_KEY_PEM_FILE (repeatable)")
+	iam := fs.String("oci-iam", "", "YAML or JSON OCI IAM setup: groups, dynamicGroups, policies, compartmentNames (a principal in no group has full access)")
 	network := fs.String("oci-network", "", "YAML or JSON OCI network seed: compartments, availabilityDomains, vcns, subnets, securityLists")
 	fs.IntVar(&o.LBLimits.BackendsPerSet, "oci-lb-backends-per-set", DefaultLBLimits.BackendsPerSet, "backends per OCI load balancer backend set")
 	fs.IntVar(&o.LBLimits.Backends, "oci-lb-backends", DefaultLBLimits.Backends, "backends per OCI load balancer, across its backend sets")
@@ -48,7 +49,16 @@ func (o *Options) AddFlags(fs *flag.FlagSet) core.FinishFlags {
 			}
 			o.Network = seed
 		}
-		return nil // New checks the keys and the network seed
+		if *iam != "" {
+			raw, err := os.ReadFile(*iam)
+			if err != nil {
+				return fmt.Errorf("--oci-iam: %w", err)
+			}
+			if err := yaml.UnmarshalStrict(raw, &o.IAM); err != nil {
+				return fmt.Errorf("--oci-iam %s: %w", *iam, err)
+			}
+		}
+		return nil // New checks the keys, the network seed and IAM
 	}
 }
 

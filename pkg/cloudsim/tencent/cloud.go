@@ -1,7 +1,10 @@
 package tencent
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/ccmkit/ccm/pkg/cloudsim/core"
@@ -16,6 +19,10 @@ type CloudOptions struct {
 	VPCRouteTables []VPCRouteTable   // VPC route tables (with routes) to start with
 	VPCs           []VPCNetwork      // VPCs with their CIDRs (others have DefaultVPCCIDR)
 	SecurityGroups []SecurityGroup   // security groups (with policies) to start with
+
+	// Policies attaches CAM policy documents to subjects (a SecretId, or
+	// role/<RoleName>); a subject without one has full access (cam.go).
+	Policies map[string][]json.RawMessage
 
 	// The CLB service (see CLBOptions for each field's meaning).
 	TaskLatency      time.Duration // each async task (0: DefaultTaskLatency; negative: done before the call returns)
@@ -49,6 +56,13 @@ type Cloud struct {
 //cloudsim:dialect Tencent
 func NewCloud(c *core.Core, plane *dataplane.Plane, opts CloudOptions) (*Cloud, error) {
 	d := New(c, Options{Credentials: opts.Credentials})
+	for _, subject := range slices.Sorted(maps.Keys(opts.Policies)) {
+		for _, doc := range opts.Policies[subject] {
+			if err := d.AttachPolicy(subject, doc); err != nil {
+				return nil, fmt.Errorf("tencent: CloudOptions.Policies[%q]: %w", subject, err)
+			}
+		}
+	}
 	clb := NewCLB(c, CLBOptions{
 		Plane:         plane,
 		TaskLatency:   opts.TaskLatency,

@@ -53,6 +53,7 @@ type Dialect struct {
 	mu       sync.RWMutex
 	services map[string]*Service
 
+	cam  *camStore       // CAM policies by subject (cam.go)
 	tke  *TKE            // cluster route tables (tke.go)
 	vpc  *VPC            // VPC route tables (vpc.go)
 	nets *Networks       // VPCs and their CIDRs (vpc_networks.go)
@@ -103,14 +104,18 @@ func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// New returns the dialect with its built-in services (cvm) registered.
+// New returns the dialect with its built-in services (cvm) registered, and
+// adds its admin endpoints (CAM policies, cam.go) to c's admin API, so make
+// one per Core.
 func New(c *core.Core, opts Options) *Dialect {
 	d := &Dialect{
 		core:     c,
 		creds:    map[string]string{},
 		skew:     opts.MaxClockSkew,
 		services: map[string]*Service{},
+		cam:      newCAMStore(),
 	}
+	d.registerCAMAdmin(c)
 	for id, key := range opts.Credentials {
 		d.creds[id] = key
 	}
@@ -295,6 +300,12 @@ func (d *Dialect) serve(r *http.Request, ci *core.CallInfo) answer {
 		return fail(Errorf("UnsupportedRegion", "The region `%s` is not supported.", region))
 	}
 
+	// CAM authorizes after the request is known to be well-formed and
+	// before it is admitted (cloudsim's choice of order: the rate limit
+	// then counts only calls the caller may make).
+	if e := d.cam.authorize(d.subjectOf(secretID), svcName, action); e != nil {
+		return fail(e)
+	}
 	if ok, limit := d.core.Allow(action); !ok {
 		return fail(Errorf("RequestLimitExceeded", "Your request rate for action `%s` exceeds the frequency limit of %g requests per second. Please reduce the frequency of calls.", action, limit))
 	}

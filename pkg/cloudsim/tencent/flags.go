@@ -1,6 +1,7 @@
 package tencent
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,6 +17,11 @@ import (
 // into o; call the returned function once fs is parsed.
 func (o *CloudOptions) AddFlags(fs *flag.FlagSet) core.FinishFlags {
 	creds := fs.String("credentials", "", "accepted Tencent credentials, SecretId:SecretKey[,SecretId:SecretKey] (default $CLOUDSIM_CREDENTIALS)")
+	var policies []string
+	fs.Func("cam-policy", "attach a CAM policy file to a subject, <SecretId or role/RoleName>=<file> (repeatable; a subject without one has full access)", func(v string) error {
+		policies = append(policies, v)
+		return nil
+	})
 	sgSeed := fs.String("security-groups", "", "YAML or JSON Tencent security group seed: {\"securityGroups\": [...]}, loaded before --seed")
 	fs.DurationVar(&o.TaskLatency, "task-latency", DefaultTaskLatency, "how long each asynchronous CLB task runs (0: done before the call returns)")
 	fs.IntVar(&o.CLBQuotaOpen, "clb-quota-open", DefaultCLBQuota, "OPEN (public) load balancers allowed per region")
@@ -42,6 +48,20 @@ func (o *CloudOptions) AddFlags(fs *flag.FlagSet) core.FinishFlags {
 		}
 		if o.TaskLatency == 0 {
 			o.TaskLatency = -1 // CloudOptions: negative means instant, 0 the default
+		}
+		for _, p := range policies {
+			subject, path, ok := strings.Cut(p, "=")
+			if !ok || subject == "" || path == "" {
+				return fmt.Errorf("--cam-policy %q: want <subject>=<file>", p)
+			}
+			doc, err := os.ReadFile(path)
+			if err != nil {
+				return fmt.Errorf("--cam-policy: %w", err)
+			}
+			if o.Policies == nil {
+				o.Policies = map[string][]json.RawMessage{}
+			}
+			o.Policies[subject] = append(o.Policies[subject], doc)
 		}
 		if *sgSeed != "" {
 			if o.SecurityGroups, err = LoadSecurityGroups(*sgSeed); err != nil {

@@ -46,7 +46,8 @@ func runPreflight(ctx context.Context, r io.Reader, in preflight.Input, rep *pre
 		// listener: a Service may ask for either kind.
 		BackendsPerSet: min(lbops.LimitsOf(lbops.KindLB).BackendsPerListener(1), lbops.LimitsOf(lbops.KindNLB).BackendsPerListener(1)),
 	}
-	preflight.OCI(ctx, preflight.OCIAPI{Compute: c.Compute, Network: c.Network}, target, clock, in, rep)
+	preflight.OCI(ctx, preflight.OCIAPI{Compute: c.Compute, Network: c.Network,
+		Reads: preflight.OCIReadAPI{Compute: c.Compute, Network: c.Network, LB: c.LB, NLB: c.NLB}}, target, clock, in, rep)
 }
 
 // ownsProviderID: oci://<instance OCID> or a bare instance OCID (providerid.go).

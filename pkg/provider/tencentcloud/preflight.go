@@ -57,19 +57,24 @@ func runPreflight(ctx context.Context, r io.Reader, in preflight.Input, rep *pre
 }
 
 func preflightAPI(s *tcapi.Clients) (preflight.TencentAPI, error) {
-	var api preflight.TencentAPI
-	var err error
-	if api.CVM, err = s.CVM(); err != nil {
-		return api, err
+	cvmc, err := s.CVM()
+	if err != nil {
+		return preflight.TencentAPI{}, err
 	}
-	if api.VPC, err = s.VPC(); err != nil {
-		return api, err
+	vpcc, err := s.VPC()
+	if err != nil {
+		return preflight.TencentAPI{}, err
 	}
-	if api.TKE, err = s.TKE(); err != nil {
-		return api, err
+	tkec, err := s.TKE()
+	if err != nil {
+		return preflight.TencentAPI{}, err
 	}
-	api.CLB, err = s.CLB()
-	return api, err
+	clbc, err := s.CLB()
+	if err != nil {
+		return preflight.TencentAPI{}, err
+	}
+	return preflight.TencentAPI{CVM: cvmc, VPC: vpcc, TKE: tkec, CLB: clbc,
+		Reads: preflight.TencentReadAPI{CVM: cvmc, VPC: vpcc, TKE: tkec, CLB: clbc}}, nil
 }
 
 // ownsProviderID: tencentcloud://<zone>/<instance id> (providerid.go).
