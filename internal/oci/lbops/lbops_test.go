@@ -456,7 +456,7 @@ func describe(rules []core.IngressSecurityRule) []string {
 }
 
 func TestOwnedName(t *testing.T) {
-	for name, want := range map[string]bool{"TCP-80": true, "UDP-53": true, "HTTP-80": false, "TCP-": false, "TCP-8a": false, "custom": false} {
+	for name, want := range map[string]bool{"TCP-80": true, "UDP-53": true, "HTTP-80": true, "GRPC-443": true, "TCP-80-IPv6": true, "TLS-80": false, "TCP-": false, "TCP-8a": false, "custom": false} {
 		if ownedName(name) != want {
 			t.Errorf("ownedName(%q) = %v", name, !want)
 		}
