@@ -257,11 +257,11 @@ func (o *Ops) vcnSubnets(ctx context.Context, of subnetInfo) ([]subnetInfo, erro
 // listUpdate is one planned UpdateSecurityList: the list's whole new
 // rules, sent with the etag they were computed from.
 type listUpdate struct {
-	id              string
-	etag            *string
-	ingress         []core.IngressSecurityRule
-	egress          []core.EgressSecurityRule
-	change          string // what changes, for the plan and the log
+	id      string
+	etag    *string
+	ingress []core.IngressSecurityRule
+	egress  []core.EgressSecurityRule
+	change  string // what changes, for the plan and the log
 }
 
 // planList computes the update that makes the rules of security list id
