@@ -151,7 +151,7 @@ func (o *Ops) Get(ctx context.Context, ref *Desired) (*corev1.LoadBalancerStatus
 			return nil, false, fmt.Errorf("lbops: Service %s: %w", ref.Service, err)
 		}
 		if a != nil {
-			return withIPMode(status(a, ref.PublishPrivate), ref.IngressIPMode), true, nil
+			return withIPMode(status(a, ref), ref.IngressIPMode), true, nil
 		}
 	}
 	return nil, false, nil
@@ -258,9 +258,9 @@ func (o *Ops) reconcile(ctx context.Context, d *Desired, create bool) (*corev1.L
 	// What OCI cannot change in place is reported after the rest is
 	// reconciled, so that traffic keeps reaching the current nodes.
 	if err := immutableDiff(d, a); err != nil {
-		return withIPMode(status(a, d.PublishPrivate), d.IngressIPMode), fmt.Errorf("lbops: Service %s: %s %s: %w", svc, d.Kind, a.ID, err)
+		return withIPMode(status(a, d), d.IngressIPMode), fmt.Errorf("lbops: Service %s: %s %s: %w", svc, d.Kind, a.ID, err)
 	}
-	return withIPMode(status(a, d.PublishPrivate), d.IngressIPMode), nil
+	return withIPMode(status(a, d), d.IngressIPMode), nil
 }
 
 // create starts the load balancer with everything inline and waits for it.
@@ -557,23 +557,31 @@ func immutableDiff(d *Desired, a *actual) error {
 // the status must not get one it cannot reach. With publishPrivate the
 // private ones follow. A private load balancer publishes its private
 // addresses. Each group is sorted, so the order is stable; if the filter
-// leaves nothing, every address is published.
-func status(a *actual, publishPrivate bool) *corev1.LoadBalancerStatus {
-	var public, private []string
+// leaves nothing, every address is published. With d.APIOrder every
+// address is published in OCI's order (a public NLB's private one too
+// unless !d.PublishPrivate), as the public OCI CCM's loadBalancerToStatus
+// does.
+func status(a *actual, d *Desired) *corev1.LoadBalancerStatus {
+	var public, private, all []string
 	for _, ip := range a.IPs {
+		all = append(all, ip.IP)
 		if ip.Public {
 			public = append(public, ip.IP)
 		} else {
 			private = append(private, ip.IP)
 		}
 	}
-	slices.SortFunc(public, compareIP)
-	slices.SortFunc(private, compareIP)
+	if !d.APIOrder {
+		slices.SortFunc(public, compareIP)
+		slices.SortFunc(private, compareIP)
+	}
 	var ips []string
 	switch {
+	case d.APIOrder && (a.Internal || d.PublishPrivate):
+		ips = all
 	case a.Internal:
 		ips = private
-	case publishPrivate:
+	case d.PublishPrivate:
 		ips = append(public, private...)
 	default:
 		ips = public

@@ -70,6 +70,10 @@ type Settings struct {
 	// its public one (external-ip-only: false); by default a public load
 	// balancer publishes only its public addresses.
 	PublishPrivate bool
+	// APIOrder publishes the addresses in the order OCI lists them, as the
+	// public OCI CCM does (defaults: upstream), instead of public ones
+	// first, each group sorted.
+	APIOrder bool
 	// SecurityListMode is None, Frontend or All (see seclist.go), or
 	// SecurityRuleNSG (nsg.go); the rules allow Spec.SourceRanges in.
 	SecurityListMode string

@@ -85,7 +85,7 @@ func kindOf(svc *corev1.Service) lbops.Kind {
 func (t *ociTranslator) Ref(svc *corev1.Service) *lbops.Desired {
 	d := &lbops.Desired{Spec: lbspec.Spec{Ref: lbspec.RefOf(svc, ""), Name: string(svc.UID)}}
 	kind := kindOf(svc)
-	d.PublishPrivate = t.upstream && kind == lbops.KindNLB
+	d.PublishPrivate, d.APIOrder = t.upstream && kind == lbops.KindNLB, t.upstream
 	if v, err := annotations.OCINLBExternalIPOnly.BoolFromService(svc); err == nil {
 		d.PublishPrivate = !v
 	}
@@ -169,7 +169,7 @@ func (t *ociTranslator) Desired(_ string, svc *corev1.Service, nodes []*corev1.N
 	if t.upstream {
 		upstreamHealthCheck(svc, &spec.HealthCheck)
 	}
-	s.ServiceNodePorts = serviceNodePorts(svc)
+	s.ServiceNodePorts, s.APIOrder = serviceNodePorts(svc), t.upstream
 	if err := hco.apply(&spec.HealthCheck); err != nil {
 		problems = append(problems, err)
 	}
