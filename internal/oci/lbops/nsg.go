@@ -157,22 +157,14 @@ func backendPorts(d *Desired) []protoPort {
 	return out
 }
 
-// ensureNSGs prepares the NSGs of d's load balancer: in mode
-// SecurityRuleNSG the managed frontend NSG (found or created) with its
-// rules, and our rules in the backend NSGs. It sets d.attachNSGs.
-func (o *Ops) ensureNSGs(ctx context.Context, d *Desired) error {
-	p, err := o.planNSGs(ctx, d)
-	if err != nil {
-		return err
-	}
-	return o.applyNSGs(ctx, d, p)
-}
-
 // newFrontendNSG stands for the id of the frontend NSG a plan creates,
 // in the rules that name it, until it is created.
 const newFrontendNSG = "(the new frontend NSG)"
 
-// nsgPlan is what ensureNSGs writes, computed reading only.
+// nsgPlan is what a sync writes to NSGs before it touches the load
+// balancer (in mode SecurityRuleNSG: the managed frontend NSG, found or
+// created, with its rules, and our rules in the backend NSGs), computed
+// reading only.
 type nsgPlan struct {
 	// create: the managed frontend NSG is created first.
 	create bool
@@ -188,7 +180,7 @@ type nsgRulesUpdate struct {
 	add    []core.AddSecurityRuleDetails // in chunks of maxNSGRulesPerAdd when applied
 }
 
-// planNSGs computes, reading only, ensureNSGs' writes and d.attachNSGs
+// planNSGs computes, reading only, the NSG writes and d.attachNSGs
 // (with newFrontendNSG for a frontend NSG still to create).
 func (o *Ops) planNSGs(ctx context.Context, d *Desired) (nsgPlan, error) {
 	d.attachNSGs = slices.Clone(d.NSGs)

@@ -462,15 +462,3 @@ func protocolNumber(p lbspec.Protocol) string {
 	}
 	return "6"
 }
-
-func mapsEqual(a, b map[ruleKey]bool) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k := range a {
-		if !b[k] {
-			return false
-		}
-	}
-	return true
-}
