@@ -92,7 +92,8 @@ func (l *LoadBalancer[D]) EnsureLoadBalancer(ctx context.Context, clusterName st
 	if err != nil {
 		return nil, err
 	}
-	return l.ops.Ensure(ctx, d)
+	st, err := l.ops.Ensure(ctx, d)
+	return st, l.refusal(svc, err)
 }
 
 // UpdateLoadBalancer brings the load balancer's backends (and everything
@@ -105,7 +106,7 @@ func (l *LoadBalancer[D]) UpdateLoadBalancer(ctx context.Context, clusterName st
 	if err != nil {
 		return err
 	}
-	return l.ops.Update(ctx, d)
+	return l.refusal(svc, l.ops.Update(ctx, d))
 }
 
 // EnsureLoadBalancerDeleted deletes what the Service owns. It needs no

@@ -121,6 +121,8 @@ func (l *LoadBalancer[D]) PlanLoadBalancer(ctx context.Context, clusterName stri
 	if err != nil {
 		return Plan{}, fmt.Errorf("plan Service %s: %w", ref, err)
 	}
-	p.Service, p.Warnings = ref, warnings
+	// The ops layer's warnings (what it would leave as it is) follow the
+	// translator's.
+	p.Service, p.Warnings = ref, append(warnings, p.Warnings...)
 	return p, nil
 }

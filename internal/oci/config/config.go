@@ -76,6 +76,14 @@ type Config struct {
 	// Optional; default 5m; "0s" turns the check off. A ccmkit extension.
 	LBDriftCheckPeriod time.Duration `json:"lbDriftCheckPeriod,omitempty"`
 
+	// Defaults chooses the defaults of what a Service leaves unset:
+	// "ccmkit" (the default: ccmkit's own, docs/annotations.md) or
+	// "upstream", the public OCI cloud-controller-manager's (v1.35), so that
+	// taking its load balancers over writes nothing the user did not ask
+	// for (docs/migration.md lists each default that differs). A ccmkit
+	// extension.
+	Defaults string `json:"defaults,omitempty"`
+
 	// LBDrainPeriod is how long a backend leaving a load balancer stays
 	// marked drain (NLB: isDrain), taking no new connections but keeping
 	// its open ones, before it is removed, as a Go duration (at most 1h).
@@ -83,6 +91,16 @@ type Config struct {
 	// lb.ccmkit.io/drain-period overrides it. A ccmkit extension.
 	LBDrainPeriod time.Duration `json:"lbDrainPeriod,omitempty"`
 }
+
+// The values of defaults.
+const (
+	DefaultsCcmkit   = "ccmkit"
+	DefaultsUpstream = "upstream"
+)
+
+// UpstreamDefaults reports whether Services default to the public OCI
+// CCM's settings (defaults: upstream).
+func (c *Config) UpstreamDefaults() bool { return c.Defaults == DefaultsUpstream }
 
 // DefaultInstanceCacheTTL is instanceCacheTTL's default: long enough for a
 // burst of node initializations to share reads, much shorter than the
@@ -146,6 +164,24 @@ type LoadBalancerConfig struct {
 	// DisableSecurityListManagement is the public format's older switch:
 	// true means mode None.
 	DisableSecurityListManagement bool `json:"disableSecurityListManagement,omitempty"`
+	// NamePrefix is the public OCI CCM's LOAD_BALANCER_PREFIX (an
+	// environment variable of its Deployment): its Load Balancers are
+	// named <prefix>-<Service UID>, and so are the ones ccmkit creates with
+	// it set, so that they are found by either CCM. Optional; default none
+	// (display name = the Service UID). A trailing hyphen is added when
+	// missing, as the public CCM does. A ccmkit extension.
+	NamePrefix string `json:"namePrefix,omitempty"`
+}
+
+// maxNamePrefix leaves room for the hyphen and a Service UID (36
+// characters) in a display name of at most 1024 (UpdateLoadBalancerDetails,
+// as the public OCI CCM's GetLoadBalancerName says).
+const maxNamePrefix = 1024 - 37
+
+// SecurityListModeSet reports whether the config chooses the security
+// list mode (securityListManagementMode or disableSecurityListManagement).
+func (c *LoadBalancerConfig) SecurityListModeSet() bool {
+	return c.SecurityListManagementMode != "" || c.DisableSecurityListManagement
 }
 
 // RateLimiterConfig is the rateLimiter section: two token buckets, reads
@@ -473,6 +509,14 @@ func (l *loader) validate(cfg *Config) {
 	}
 	l.checkLoadBalancer(&cfg.LoadBalancer)
 	l.checkRateLimiter(&cfg.RateLimiter)
+	switch cfg.Defaults {
+	case "":
+		cfg.Defaults = DefaultsCcmkit
+	case DefaultsCcmkit, DefaultsUpstream:
+	default:
+		l.Addf("defaults %q: must be %q (the default) or %q (the public OCI CCM's, for a switch-over; see docs/migration.md)",
+			cfg.Defaults, DefaultsCcmkit, DefaultsUpstream)
+	}
 }
 
 // checkOCID reports a missing required value or one of the wrong shape.
@@ -598,6 +642,14 @@ func (l *loader) checkLoadBalancer(lb *LoadBalancerConfig) {
 	for _, s := range []struct{ key, v string }{{"loadBalancer.subnet1", lb.Subnet1}, {"loadBalancer.subnet2", lb.Subnet2}} {
 		if s.v != "" && !subnetOCID.MatchString(s.v) {
 			l.Addf("%s %q: must look like ocid1.subnet.oc1.<region>.<unique id>", s.key, s.v)
+		}
+	}
+	if p := lb.NamePrefix; p != "" {
+		switch {
+		case strings.TrimSpace(p) != p || strings.ContainsAny(p, "\n\t"):
+			l.Addf("loadBalancer.namePrefix %q: must not have blanks around it or line breaks (it starts display names)", p)
+		case len(p) > maxNamePrefix:
+			l.Addf("loadBalancer.namePrefix: %d characters; at most %d leave room for the Service UID in a display name", len(p), maxNamePrefix)
 		}
 	}
 	if lb.Subnet2 != "" && lb.Subnet1 == "" {

@@ -73,6 +73,11 @@ var Keys = []cloudconfig.KeyDoc{
 		Doc:      "subnet OCID → security list OCID to manage (default: the subnet's first security list)",
 	},
 	{
+		Keys:     []string{"loadBalancer.namePrefix"},
+		Required: "no",
+		Doc:      "string, default none: the public OCI CCM's `LOAD_BALANCER_PREFIX`; Load Balancers are named `<prefix>-<Service UID>` (found under either name, created with the prefix); a ccmkit extension. See [migration.md](migration.md)",
+	},
+	{
 		Keys: []string{"rateLimiter.rateLimitQPSRead", "rateLimiter.rateLimitBucketRead",
 			"rateLimiter.rateLimitQPSWrite", "rateLimiter.rateLimitBucketWrite", "rateLimiter.disableRateLimiter"},
 		Required: "no",
@@ -82,6 +87,11 @@ var Keys = []cloudconfig.KeyDoc{
 		Keys:     []string{"rateLimiter.rateLimitReadScope"},
 		Required: "no",
 		Doc:      "`operation` (default): each read operation has its own read bucket; `process`: one read bucket for all, as the public OCI CCM; a ccmkit extension",
+	},
+	{
+		Keys:     []string{"defaults"},
+		Required: "no",
+		Doc:      "`ccmkit` (default) or `upstream`: what a Service leaves unset defaults to the public OCI CCM's settings (health checks 10 s/3 s, security lists `All` for an LB, an NLB's private address published, `is-preserve-source` with `externalTrafficPolicy: Local`, its display names), so that taking its load balancers over writes nothing; a ccmkit extension. See [migration.md](migration.md)",
 	},
 	{
 		Keys:     []string{"endpoint"},

@@ -15,6 +15,8 @@ type LBAPI interface {
 	ListLoadBalancers(context.Context, loadbalancer.ListLoadBalancersRequest) (loadbalancer.ListLoadBalancersResponse, error)
 	GetLoadBalancer(context.Context, loadbalancer.GetLoadBalancerRequest) (loadbalancer.GetLoadBalancerResponse, error)
 	CreateLoadBalancer(context.Context, loadbalancer.CreateLoadBalancerRequest) (loadbalancer.CreateLoadBalancerResponse, error)
+	// UpdateLoadBalancer writes the takeover's tags (takeover.go).
+	UpdateLoadBalancer(context.Context, loadbalancer.UpdateLoadBalancerRequest) (loadbalancer.UpdateLoadBalancerResponse, error)
 	DeleteLoadBalancer(context.Context, loadbalancer.DeleteLoadBalancerRequest) (loadbalancer.DeleteLoadBalancerResponse, error)
 	CreateBackendSet(context.Context, loadbalancer.CreateBackendSetRequest) (loadbalancer.CreateBackendSetResponse, error)
 	UpdateBackendSet(context.Context, loadbalancer.UpdateBackendSetRequest) (loadbalancer.UpdateBackendSetResponse, error)
@@ -39,6 +41,7 @@ type NLBAPI interface {
 	ListNetworkLoadBalancers(context.Context, networkloadbalancer.ListNetworkLoadBalancersRequest) (networkloadbalancer.ListNetworkLoadBalancersResponse, error)
 	GetNetworkLoadBalancer(context.Context, networkloadbalancer.GetNetworkLoadBalancerRequest) (networkloadbalancer.GetNetworkLoadBalancerResponse, error)
 	CreateNetworkLoadBalancer(context.Context, networkloadbalancer.CreateNetworkLoadBalancerRequest) (networkloadbalancer.CreateNetworkLoadBalancerResponse, error)
+	UpdateNetworkLoadBalancer(context.Context, networkloadbalancer.UpdateNetworkLoadBalancerRequest) (networkloadbalancer.UpdateNetworkLoadBalancerResponse, error)
 	DeleteNetworkLoadBalancer(context.Context, networkloadbalancer.DeleteNetworkLoadBalancerRequest) (networkloadbalancer.DeleteNetworkLoadBalancerResponse, error)
 	CreateBackendSet(context.Context, networkloadbalancer.CreateBackendSetRequest) (networkloadbalancer.CreateBackendSetResponse, error)
 	UpdateBackendSet(context.Context, networkloadbalancer.UpdateBackendSetRequest) (networkloadbalancer.UpdateBackendSetResponse, error)
@@ -70,6 +73,9 @@ type NetworkAPI interface {
 	GetPublicIpByIpAddress(context.Context, core.GetPublicIpByIpAddressRequest) (core.GetPublicIpByIpAddressResponse, error)
 }
 
+// named is a load balancer of a listing.
+type named struct{ id, name string }
+
 // wrState is a work request's state, for both services.
 type wrState int
 
@@ -86,6 +92,9 @@ type driver interface {
 	// find returns the load balancer with this display name, ignoring
 	// DELETING and DELETED ones; nil when there is none.
 	find(ctx context.Context, displayName string) (*actual, error)
+	// list returns every live load balancer of the compartment, by id and
+	// display name (takeover.go).
+	list(ctx context.Context) ([]named, error)
 	get(ctx context.Context, id string) (*actual, error)
 	// create starts creating the load balancer with its listeners and
 	// backend sets inline, with the retry token, and returns the work request.

@@ -17,7 +17,7 @@ import (
 // in place (a re-ensure reports it and cannot repair it), and security
 // list rules.
 func (o *Ops) Drift(ctx context.Context, d *Desired) ([]string, error) {
-	a, err := o.driver(d.Kind).find(ctx, d.Name)
+	a, err := o.find(ctx, o.driver(d.Kind), d)
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("lbops: Service %s: drift: %w", d.Ref.Service, err)

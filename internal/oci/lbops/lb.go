@@ -70,7 +70,7 @@ func lbActual(lb loadbalancer.LoadBalancer) *actual {
 		Subnets: slices.Sorted(slices.Values(lb.SubnetIds)), Shape: deref(lb.ShapeName),
 		NSGs:      slices.Sorted(slices.Values(lb.NetworkSecurityGroupIds)),
 		Listeners: map[string]listenerModel{}, BackendSets: map[string]backendSetModel{}, Certificates: map[string]bool{},
-		RuleSets: lbRuleSetsOf(lb),
+		RuleSets: lbRuleSetsOf(lb), DisplayName: deref(lb.DisplayName), Tags: lb.FreeformTags,
 	}
 	for name := range lb.Certificates {
 		a.Certificates[name] = true
@@ -244,13 +244,40 @@ func (d lbDriver) write(ctx context.Context, id string, s step) (string, error) 
 		wr = resp.OpcWorkRequestId
 	case "create rule set", "update rule set", "delete rule set":
 		return d.writeRuleSet(ctx, id, s)
+	case "update load balancer":
+		var resp loadbalancer.UpdateLoadBalancerResponse
+		resp, err = d.api.UpdateLoadBalancer(ctx, loadbalancer.UpdateLoadBalancerRequest{LoadBalancerId: &id,
+			UpdateLoadBalancerDetails: loadbalancer.UpdateLoadBalancerDetails{FreeformTags: s.tags}})
+		wr = resp.OpcWorkRequestId
 	default:
 		return "", fmt.Errorf("lbops: unknown step %s", s)
 	}
 	if err != nil {
-		return "", ocierr.Wrap(opName(s), id+" "+s.name, err)
+		return "", ocierr.Wrap(opName(KindLB, s), id+" "+s.name, err)
 	}
 	return deref(wr), nil
+}
+
+// list returns the compartment's live load balancers (takeover.go).
+func (d lbDriver) list(ctx context.Context) ([]named, error) {
+	req := loadbalancer.ListLoadBalancersRequest{CompartmentId: &d.compartment, Limit: common.Int64(pageSize)}
+	var out []named
+	for range maxPages {
+		resp, err := d.api.ListLoadBalancers(ctx, req)
+		if err != nil {
+			return nil, ocierr.Wrap("ListLoadBalancers", "compartment "+d.compartment, err)
+		}
+		for _, lb := range resp.Items {
+			if lb.LifecycleState != loadbalancer.LoadBalancerLifecycleStateDeleted && lb.LifecycleState != loadbalancer.LoadBalancerLifecycleStateDeleting {
+				out = append(out, named{id: deref(lb.Id), name: deref(lb.DisplayName)})
+			}
+		}
+		if resp.OpcNextPage == nil || *resp.OpcNextPage == "" {
+			return out, nil
+		}
+		req.Page = resp.OpcNextPage
+	}
+	return nil, fmt.Errorf("ListLoadBalancers of compartment %s: more than %d pages", d.compartment, maxPages)
 }
 
 func (d lbDriver) remove(ctx context.Context, id string) (string, error) {
@@ -282,9 +309,15 @@ func (d lbDriver) workRequest(ctx context.Context, id string) (wrState, string, 
 	return wrPending, "", deref(wr.LoadBalancerId), nil
 }
 
-// opName is the OCI operation a step calls, e.g. CreateBackendSet.
-func opName(s step) string {
+// opName is the OCI operation a step calls on a load balancer of kind k,
+// e.g. CreateBackendSet (both services name them alike, but for the load
+// balancer itself).
+func opName(k Kind, s step) string {
 	verb := map[string]string{"create": "Create", "update": "Update", "delete": "Delete"}[s.verb]
-	what := map[string]string{"listener": "Listener", "backend set": "BackendSet", "certificate": "Certificate", "rule set": "RuleSet"}[s.what]
+	what := map[string]string{"listener": "Listener", "backend set": "BackendSet", "certificate": "Certificate", "rule set": "RuleSet",
+		"load balancer": "LoadBalancer"}[s.what]
+	if s.what == "load balancer" && k == KindNLB {
+		what = "NetworkLoadBalancer"
+	}
 	return verb + what
 }

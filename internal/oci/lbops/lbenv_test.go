@@ -146,6 +146,8 @@ func writeName(method, path string, body []byte) string {
 		return "Create" + kindOf(seg[0])
 	case len(seg) == 2 && method == http.MethodDelete:
 		return "Delete" + kindOf(seg[0])
+	case len(seg) == 2 && method == http.MethodPut && seg[0] != "securityLists":
+		return "Update" + kindOf(seg[0])
 	case seg[0] == "securityLists":
 		return "UpdateSecurityList " + last
 	case len(seg) == 3: // POST .../backendSets with the name in the body

@@ -21,7 +21,8 @@
 //
 // Ownership: a load balancer we create is named by the Service UID and
 // tagged with it; listeners and backend sets are named <PROTO>-<port>, and
-// only such names are ever deleted.
+// only such names are ever deleted. One the public OCI CCM made for the
+// Service is taken over (takeover.go).
 package lbops
 
 import (
@@ -82,6 +83,11 @@ func (t Timing) withDefaults() Timing {
 // Config is what the operations need to know about the cluster.
 type Config struct {
 	Compartment string
+	// VCN is the cluster's VCN: a load balancer of the public OCI CCM on
+	// a subnet of another VCN is not taken over (takeover.go).
+	VCN string
+	// Naming is how display names are made (takeover.go).
+	Naming Naming
 	// SecurityLists maps a subnet to the security list managed for it
 	// (loadBalancer.securityLists); default: the subnet's first one.
 	SecurityLists map[string]string
@@ -98,6 +104,8 @@ type Ops struct {
 	lb, nlb     driver
 	net         NetworkAPI
 	compartment string
+	vcn         string
+	naming      Naming
 	secLists    map[string]string
 	timing      Timing
 	sleep       func(context.Context, time.Duration) error
@@ -121,7 +129,7 @@ func New(lb LBAPI, nlb NLBAPI, net NetworkAPI, cfg Config) *Ops {
 	t := cfg.Timing.withDefaults()
 	return &Ops{
 		lb: lbDriver{api: lb, compartment: cfg.Compartment}, nlb: nlbDriver{api: nlb, compartment: cfg.Compartment},
-		net: net, compartment: cfg.Compartment, secLists: cfg.SecurityLists, timing: t, sleep: ctxwait.Sleep,
+		net: net, compartment: cfg.Compartment, vcn: cfg.VCN, naming: cfg.Naming, secLists: cfg.SecurityLists, timing: t, sleep: ctxwait.Sleep,
 		pending: map[string]pendingWR{},
 		drains:  drain.NewTracker(nil), onDrain: cfg.OnDrain,
 	}
@@ -134,16 +142,16 @@ func (o *Ops) driver(k Kind) driver {
 	return o.lb
 }
 
-// Get reports the status of the load balancer named ref.Name, of either
-// kind (see status for ref.PublishPrivate).
+// Get reports the status of the Service's load balancer, of either kind
+// (see status for ref.PublishPrivate).
 func (o *Ops) Get(ctx context.Context, ref *Desired) (*corev1.LoadBalancerStatus, bool, error) {
 	for _, drv := range []driver{o.lb, o.nlb} {
-		a, err := drv.find(ctx, ref.Name)
+		a, err := o.find(ctx, drv, ref)
 		if err != nil {
 			return nil, false, fmt.Errorf("lbops: Service %s: %w", ref.Service, err)
 		}
 		if a != nil {
-			return withIPMode(status(a, ref.PublishPrivate), ref.IngressIPMode), true, nil
+			return withIPMode(status(a, ref), ref.IngressIPMode), true, nil
 		}
 	}
 	return nil, false, nil
@@ -178,7 +186,7 @@ func (o *Ops) reconcile(ctx context.Context, d *Desired, create bool) (*corev1.L
 		return nil, fmt.Errorf("lbops: Service %s: remove its %s after the switch to %s: %w", svc, other.kind(), d.Kind, err)
 	}
 
-	a, err := drv.find(ctx, d.Name)
+	a, err := o.find(ctx, drv, d)
 	if err != nil {
 		return nil, fmt.Errorf("lbops: Service %s: %w", svc, err)
 	}
@@ -190,14 +198,28 @@ func (o *Ops) reconcile(ctx context.Context, d *Desired, create bool) (*corev1.L
 		}
 		a = nil
 	}
-	ls, bss := desiredSets(d)
-	if err := o.ensureNSGs(ctx, d); err != nil {
+	if a != nil {
+		if err := o.checkTakeover(ctx, d, a); err != nil {
+			return nil, fmt.Errorf("lbops: Service %s: %w", svc, err)
+		}
+	}
+	nsgs, err := o.planNSGs(ctx, d)
+	if err != nil {
 		return nil, fmt.Errorf("lbops: Service %s: network security groups: %w", svc, err)
 	}
 	if a == nil {
 		if !create {
 			return nil, fmt.Errorf("lbops: Service %s: no %s named %s in compartment %s yet", svc, d.Kind, d.Name, o.compartment)
 		}
+		if err := o.checkNoStranger(ctx, d); err != nil {
+			return nil, fmt.Errorf("lbops: Service %s: %w", svc, err)
+		}
+	}
+	if err := o.applyNSGs(ctx, d, nsgs); err != nil {
+		return nil, fmt.Errorf("lbops: Service %s: network security groups: %w", svc, err)
+	}
+	if a == nil {
+		ls, bss := desiredSets(d)
 		if a, err = o.create(ctx, drv, d, ls, bss); err != nil {
 			return nil, fmt.Errorf("lbops: Service %s: %w", svc, err)
 		}
@@ -206,8 +228,14 @@ func (o *Ops) reconcile(ctx context.Context, d *Desired, create bool) (*corev1.L
 		return nil, fmt.Errorf("lbops: Service %s: %w", svc, err)
 	}
 
-	nextDrain := o.withDrains(a, bss, d.DrainPeriod, true)
-	for _, s := range withCertificates(a, d, ls, bss, planAll(a, d, ls, bss)) {
+	c, nextDrain, err := o.planChange(ctx, d, a, len(nsgs.writes()) > 0, true)
+	if err != nil {
+		return nil, fmt.Errorf("lbops: Service %s: %s %s: %w", svc, d.Kind, a.ID, err)
+	}
+	if c.tags != nil {
+		klog.InfoS("Taking over the load balancer", "service", svc, "kind", d.Kind, "id", a.ID, "displayName", a.DisplayName)
+	}
+	for _, s := range c.all() {
 		klog.V(2).InfoS("Changing load balancer", "service", svc, "kind", d.Kind, "id", a.ID, "step", s.String())
 		if err := o.apply(ctx, drv, a.ID, func(ctx context.Context) (string, error) { return drv.write(ctx, a.ID, s) }); err != nil {
 			return nil, fmt.Errorf("lbops: Service %s: %s %s: %w", svc, d.Kind, a.ID, err)
@@ -219,7 +247,7 @@ func (o *Ops) reconcile(ctx context.Context, d *Desired, create bool) (*corev1.L
 	if err := o.attachNSGs(ctx, drv, d, a); err != nil {
 		return nil, fmt.Errorf("lbops: Service %s: %s %s: network security groups: %w", svc, d.Kind, a.ID, err)
 	}
-	if err := o.ensureSecurityRules(ctx, d, a.Subnets, false); err != nil {
+	if err := o.applySecurityRules(ctx, c.lists); err != nil {
 		return nil, fmt.Errorf("lbops: Service %s: security lists: %w", svc, err)
 	}
 	if a.IPs == nil {
@@ -230,9 +258,9 @@ func (o *Ops) reconcile(ctx context.Context, d *Desired, create bool) (*corev1.L
 	// What OCI cannot change in place is reported after the rest is
 	// reconciled, so that traffic keeps reaching the current nodes.
 	if err := immutableDiff(d, a); err != nil {
-		return withIPMode(status(a, d.PublishPrivate), d.IngressIPMode), fmt.Errorf("lbops: Service %s: %s %s: %w", svc, d.Kind, a.ID, err)
+		return withIPMode(status(a, d), d.IngressIPMode), fmt.Errorf("lbops: Service %s: %s %s: %w", svc, d.Kind, a.ID, err)
 	}
-	return withIPMode(status(a, d.PublishPrivate), d.IngressIPMode), nil
+	return withIPMode(status(a, d), d.IngressIPMode), nil
 }
 
 // create starts the load balancer with everything inline and waits for it.
@@ -468,9 +496,9 @@ func (o *Ops) Delete(ctx context.Context, d *Desired) error {
 	return nil
 }
 
-// deleteWith deletes the load balancer of one kind named d.Name.
+// deleteWith deletes the Service's load balancer of one kind.
 func (o *Ops) deleteWith(ctx context.Context, drv driver, d *Desired) error {
-	a, err := drv.find(ctx, d.Name)
+	a, err := o.find(ctx, drv, d)
 	if err != nil || a == nil {
 		return err
 	}
@@ -508,7 +536,7 @@ func immutableDiff(d *Desired, a *actual) error {
 	if diff := ipVersionDiff(d, a); diff != "" {
 		diffs = append(diffs, diff)
 	}
-	if d.Kind == KindLB && a.Shape != "" && (d.FixedShape == "" || a.Shape != d.FixedShape) {
+	if d.Kind == KindLB && a.Shape != "" && !d.ShapeFromDefault && (d.FixedShape == "" || a.Shape != d.FixedShape) {
 		if a.Shape != d.Shape {
 			diffs = append(diffs, fmt.Sprintf("shape is %s but the Service asks for %s", a.Shape, d.Shape))
 		} else if d.Shape == ShapeFlexible && a.FlexMaxMbps != 0 && (a.FlexMinMbps != d.FlexMinMbps || a.FlexMaxMbps != d.FlexMaxMbps) {
@@ -529,23 +557,31 @@ func immutableDiff(d *Desired, a *actual) error {
 // the status must not get one it cannot reach. With publishPrivate the
 // private ones follow. A private load balancer publishes its private
 // addresses. Each group is sorted, so the order is stable; if the filter
-// leaves nothing, every address is published.
-func status(a *actual, publishPrivate bool) *corev1.LoadBalancerStatus {
-	var public, private []string
+// leaves nothing, every address is published. With d.APIOrder every
+// address is published in OCI's order (a public NLB's private one too
+// unless !d.PublishPrivate), as the public OCI CCM's loadBalancerToStatus
+// does.
+func status(a *actual, d *Desired) *corev1.LoadBalancerStatus {
+	var public, private, all []string
 	for _, ip := range a.IPs {
+		all = append(all, ip.IP)
 		if ip.Public {
 			public = append(public, ip.IP)
 		} else {
 			private = append(private, ip.IP)
 		}
 	}
-	slices.SortFunc(public, compareIP)
-	slices.SortFunc(private, compareIP)
+	if !d.APIOrder {
+		slices.SortFunc(public, compareIP)
+		slices.SortFunc(private, compareIP)
+	}
 	var ips []string
 	switch {
+	case d.APIOrder && (a.Internal || d.PublishPrivate):
+		ips = all
 	case a.Internal:
 		ips = private
-	case publishPrivate:
+	case d.PublishPrivate:
 		ips = append(public, private...)
 	default:
 		ips = public

@@ -456,7 +456,7 @@ func describe(rules []core.IngressSecurityRule) []string {
 }
 
 func TestOwnedName(t *testing.T) {
-	for name, want := range map[string]bool{"TCP-80": true, "UDP-53": true, "HTTP-80": false, "TCP-": false, "TCP-8a": false, "custom": false} {
+	for name, want := range map[string]bool{"TCP-80": true, "UDP-53": true, "HTTP-80": true, "GRPC-443": true, "TCP-80-IPv6": true, "TLS-80": false, "TCP-": false, "TCP-8a": false, "custom": false} {
 		if ownedName(name) != want {
 			t.Errorf("ownedName(%q) = %v", name, !want)
 		}
@@ -474,20 +474,25 @@ func TestStatusAddresses(t *testing.T) {
 		publishPrivate bool
 		ips            []ipModel
 		want           []string
+		apiOrder       bool
 	}{
 		{"public: the private address is left out, though it sorts first", false, false,
-			[]ipModel{priv("10.0.0.9"), pub("203.0.113.7")}, []string{"203.0.113.7"}},
+			[]ipModel{priv("10.0.0.9"), pub("203.0.113.7")}, []string{"203.0.113.7"}, false},
 		{"public, external-ip-only false: public first", false, true,
-			[]ipModel{priv("10.0.0.9"), pub("203.0.113.7")}, []string{"203.0.113.7", "10.0.0.9"}},
+			[]ipModel{priv("10.0.0.9"), pub("203.0.113.7")}, []string{"203.0.113.7", "10.0.0.9"}, false},
 		{"public: several, sorted", false, false,
-			[]ipModel{pub("203.0.113.9"), priv("10.0.0.9"), pub("203.0.113.10")}, []string{"203.0.113.10", "203.0.113.9"}},
-		{"private", true, false, []ipModel{priv("10.0.0.9")}, []string{"10.0.0.9"}},
-		{"nothing matches: everything", false, false, []ipModel{priv("10.0.0.9")}, []string{"10.0.0.9"}},
-		{"no address yet", false, false, nil, nil},
+			[]ipModel{pub("203.0.113.9"), priv("10.0.0.9"), pub("203.0.113.10")}, []string{"203.0.113.10", "203.0.113.9"}, false},
+		{"private", true, false, []ipModel{priv("10.0.0.9")}, []string{"10.0.0.9"}, false},
+		{"nothing matches: everything", false, false, []ipModel{priv("10.0.0.9")}, []string{"10.0.0.9"}, false},
+		{"no address yet", false, false, nil, nil, false},
+		{"the public OCI CCM's: every address, OCI's order", false, true,
+			[]ipModel{priv("10.0.0.9"), pub("203.0.113.7")}, []string{"10.0.0.9", "203.0.113.7"}, true},
+		{"the public OCI CCM's, external-ip-only: public only", false, false,
+			[]ipModel{priv("10.0.0.9"), pub("203.0.113.9"), pub("203.0.113.10")}, []string{"203.0.113.9", "203.0.113.10"}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := status(&actual{Internal: tt.internal, IPs: tt.ips}, tt.publishPrivate)
+			st := status(&actual{Internal: tt.internal, IPs: tt.ips}, &Desired{Settings: Settings{PublishPrivate: tt.publishPrivate, APIOrder: tt.apiOrder}})
 			var got []string
 			for _, in := range st.Ingress {
 				got = append(got, in.IP)

@@ -70,6 +70,10 @@ type Settings struct {
 	// its public one (external-ip-only: false); by default a public load
 	// balancer publishes only its public addresses.
 	PublishPrivate bool
+	// APIOrder publishes the addresses in the order OCI lists them, as the
+	// public OCI CCM does (defaults: upstream), instead of public ones
+	// first, each group sorted.
+	APIOrder bool
 	// SecurityListMode is None, Frontend or All (see seclist.go), or
 	// SecurityRuleNSG (nsg.go); the rules allow Spec.SourceRanges in.
 	SecurityListMode string
@@ -106,6 +110,17 @@ type Settings struct {
 	// RuleSets are the LB's rule sets, applied by every listener
 	// (rulesets.go). LB only.
 	RuleSets RuleSets
+
+	// ShapeFromDefault: the Service names no shape (none of the shape
+	// annotations), so an existing Load Balancer keeps the shape it has,
+	// as the public OCI CCM keeps it (its getLBShape); only a new one gets
+	// Shape. LB only.
+	ShapeFromDefault bool
+	// ServiceNodePorts are the Service's NodePorts and its
+	// healthCheckNodePort: ports no other Service uses, so that a security
+	// list rule the public OCI CCM wrote on one of them is this Service's
+	// (seclist.go). Set by the translator's Desired and Ref alike.
+	ServiceNodePorts []int
 }
 
 // ---- the neutral model of what is (or should be) on the load balancer ----
@@ -193,14 +208,20 @@ type actual struct {
 	// Certificates are the names of the LB's certificates (tls.go).
 	Certificates map[string]bool
 	RuleSets     map[string]string // name -> rulesJSON (LB only)
+	// DisplayName is the name it was found under; Tags its freeform tags.
+	DisplayName string
+	Tags        map[string]string
 }
 
-// ownedName matches the listener and backend set names we create:
-// <PROTO>-<port>. Anything else on the load balancer is not ours to delete.
+// ownedName matches the listener and backend set names we create,
+// <PROTO>-<port>, and those the public OCI CCM creates (the same, and
+// HTTP-<port> or GRPC-<port> for a listener whose backend protocol is
+// HTTP or GRPC; takeover.go). Anything else on the load balancer is not
+// ours to delete.
 func ownedName(name string) bool {
 	name = strings.TrimSuffix(name, ipv6NameSuffix)
 	proto, port, ok := strings.Cut(name, "-")
-	if !ok || (proto != "TCP" && proto != "UDP") || port == "" {
+	if !ok || !slices.Contains([]string{"TCP", "UDP", "HTTP", "GRPC"}, proto) || port == "" {
 		return false
 	}
 	return strings.Trim(port, "0123456789") == ""
@@ -294,6 +315,9 @@ type step struct {
 	cert *Certificate // create certificate
 	// rules are a rule set's (rulesets.go).
 	rules []loadbalancer.Rule
+	// tags are the load balancer's freeform tags (update load balancer:
+	// the takeover's, takeover.go).
+	tags map[string]string
 }
 
 func (s step) String() string { return fmt.Sprintf("%s %s %s", s.verb, s.what, s.name) }
@@ -305,6 +329,7 @@ func (s step) String() string { return fmt.Sprintf("%s %s %s", s.verb, s.what, s
 // backend sets, then create, update and delete listeners, then delete
 // backend sets. Only our own names (<PROTO>-<port>) are ever deleted.
 func plan(a *actual, ls []listenerModel, bss []backendSetModel) []step {
+	ls = listenerNames(a, ls)
 	var steps []step
 	wantBS := map[string]bool{}
 	for _, bs := range bss {

@@ -58,6 +58,7 @@ func (d nlbDriver) get(ctx context.Context, id string) (*actual, error) {
 	a := &actual{
 		ID: deref(n.Id), State: string(n.LifecycleState), Internal: deref(n.IsPrivate),
 		NSGs: slices.Sorted(slices.Values(n.NetworkSecurityGroupIds)), Listeners: map[string]listenerModel{}, BackendSets: map[string]backendSetModel{},
+		DisplayName: deref(n.DisplayName), Tags: n.FreeformTags,
 	}
 	if s := deref(n.SubnetId); s != "" {
 		a.Subnets = []string{s}
@@ -207,13 +208,40 @@ func (d nlbDriver) write(ctx context.Context, id string, s step) (string, error)
 		var resp networkloadbalancer.DeleteListenerResponse
 		resp, err = d.api.DeleteListener(ctx, networkloadbalancer.DeleteListenerRequest{NetworkLoadBalancerId: &id, ListenerName: common.String(s.name)})
 		wr = resp.OpcWorkRequestId
+	case "update load balancer":
+		var resp networkloadbalancer.UpdateNetworkLoadBalancerResponse
+		resp, err = d.api.UpdateNetworkLoadBalancer(ctx, networkloadbalancer.UpdateNetworkLoadBalancerRequest{NetworkLoadBalancerId: &id,
+			UpdateNetworkLoadBalancerDetails: networkloadbalancer.UpdateNetworkLoadBalancerDetails{FreeformTags: s.tags}})
+		wr = resp.OpcWorkRequestId
 	default:
 		return "", fmt.Errorf("lbops: unknown step %s", s)
 	}
 	if err != nil {
-		return "", ocierr.Wrap(opName(s), id+" "+s.name, err)
+		return "", ocierr.Wrap(opName(KindNLB, s), id+" "+s.name, err)
 	}
 	return deref(wr), nil
+}
+
+// list returns the compartment's live network load balancers.
+func (d nlbDriver) list(ctx context.Context) ([]named, error) {
+	req := networkloadbalancer.ListNetworkLoadBalancersRequest{CompartmentId: &d.compartment, Limit: common.Int(pageSize)}
+	var out []named
+	for range maxPages {
+		resp, err := d.api.ListNetworkLoadBalancers(ctx, req)
+		if err != nil {
+			return nil, ocierr.Wrap("ListNetworkLoadBalancers", "compartment "+d.compartment, err)
+		}
+		for _, n := range resp.Items {
+			if n.LifecycleState != networkloadbalancer.LifecycleStateDeleted && n.LifecycleState != networkloadbalancer.LifecycleStateDeleting {
+				out = append(out, named{id: deref(n.Id), name: deref(n.DisplayName)})
+			}
+		}
+		if resp.OpcNextPage == nil || *resp.OpcNextPage == "" {
+			return out, nil
+		}
+		req.Page = resp.OpcNextPage
+	}
+	return nil, fmt.Errorf("ListNetworkLoadBalancers of compartment %s: more than %d pages", d.compartment, maxPages)
 }
 
 func (d nlbDriver) remove(ctx context.Context, id string) (string, error) {

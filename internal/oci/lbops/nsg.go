@@ -12,6 +12,7 @@ import (
 	"github.com/oracle/oci-go-sdk/v65/networkloadbalancer"
 	"k8s.io/klog/v2"
 
+	"github.com/ccmkit/ccm/internal/lbkit"
 	"github.com/ccmkit/ccm/internal/oci/ocierr"
 )
 
@@ -156,43 +157,133 @@ func backendPorts(d *Desired) []protoPort {
 	return out
 }
 
-// ensureNSGs prepares the NSGs of d's load balancer: in mode
-// SecurityRuleNSG the managed frontend NSG (found or created) with its
-// rules, and our rules in the backend NSGs. It sets d.attachNSGs.
-func (o *Ops) ensureNSGs(ctx context.Context, d *Desired) error {
+// newFrontendNSG stands for the id of the frontend NSG a plan creates,
+// in the rules that name it, until it is created.
+const newFrontendNSG = "(the new frontend NSG)"
+
+// nsgPlan is what a sync writes to NSGs before it touches the load
+// balancer (in mode SecurityRuleNSG: the managed frontend NSG, found or
+// created, with its rules, and our rules in the backend NSGs), computed
+// reading only.
+type nsgPlan struct {
+	// create: the managed frontend NSG is created first.
+	create bool
+	// rules are the rule changes per NSG; newFrontendNSG stands for the
+	// frontend NSG's id when it is created.
+	rules []nsgRulesUpdate
+}
+
+// nsgRulesUpdate is one NSG's rule changes.
+type nsgRulesUpdate struct {
+	nsg    string
+	remove []string                      // rule ids
+	add    []core.AddSecurityRuleDetails // in chunks of maxNSGRulesPerAdd when applied
+}
+
+// planNSGs computes, reading only, the NSG writes and d.attachNSGs
+// (with newFrontendNSG for a frontend NSG still to create).
+func (o *Ops) planNSGs(ctx context.Context, d *Desired) (nsgPlan, error) {
 	d.attachNSGs = slices.Clone(d.NSGs)
 	if d.SecurityListMode != SecurityRuleNSG {
-		return nil
+		return nsgPlan{}, nil
 	}
 	if o.net == nil {
-		return fmt.Errorf("security rule mode NSG needs the VirtualNetwork API")
+		return nsgPlan{}, fmt.Errorf("security rule mode NSG needs the VirtualNetwork API")
 	}
 	if len(d.NSGs)+1 > MaxNSGsPerLB {
-		return fmt.Errorf("%d network security groups and the managed frontend one make %d; a load balancer takes at most %d",
+		return nsgPlan{}, fmt.Errorf("%d network security groups and the managed frontend one make %d; a load balancer takes at most %d",
 			len(d.NSGs), len(d.NSGs)+1, MaxNSGsPerLB)
 	}
+	var p nsgPlan
 	frontend, err := o.findNSG(ctx, d)
 	if err != nil {
-		return err
+		return nsgPlan{}, err
 	}
 	if frontend == "" {
-		if frontend, err = o.createNSG(ctx, d); err != nil {
-			return err
-		}
+		p.create, frontend = true, newFrontendNSG
 	}
 	if !slices.Contains(d.attachNSGs, frontend) {
 		d.attachNSGs = append(d.attachNSGs, frontend)
 	}
-	if err := o.syncNSGRules(ctx, d, frontend, frontendRules(d)); err != nil {
-		return err
+	up, err := o.planNSGRules(ctx, d, frontend, frontendRules(d), p.create)
+	if err != nil {
+		return nsgPlan{}, err
 	}
+	p.rules = append(p.rules, up)
 	want := backendRules(d, frontend)
 	for _, b := range d.BackendNSGs {
-		if err := o.syncNSGRules(ctx, d, b, want); err != nil {
+		up, err := o.planNSGRules(ctx, d, b, want, false)
+		if err != nil {
+			return nsgPlan{}, err
+		}
+		p.rules = append(p.rules, up)
+	}
+	return p, nil
+}
+
+// applyNSGs writes an NSG plan: the frontend NSG first, then each NSG's
+// rule changes, with the new frontend NSG's id in place of newFrontendNSG.
+func (o *Ops) applyNSGs(ctx context.Context, d *Desired, p nsgPlan) error {
+	id := newFrontendNSG
+	if p.create {
+		var err error
+		if id, err = o.createNSG(ctx, d); err != nil {
 			return err
+		}
+		for i, n := range d.attachNSGs {
+			if n == newFrontendNSG {
+				d.attachNSGs[i] = id
+			}
+		}
+	}
+	fill := func(s *string) *string {
+		if deref(s) == newFrontendNSG {
+			return &id
+		}
+		return s
+	}
+	for _, up := range p.rules {
+		nsg := deref(fill(&up.nsg))
+		if len(up.remove) > 0 {
+			klog.V(2).InfoS("Removing NSG rules", "nsg", nsg, "rules", len(up.remove), "service", d.Ref.Service.String())
+			if _, err := o.net.RemoveNetworkSecurityGroupSecurityRules(ctx, core.RemoveNetworkSecurityGroupSecurityRulesRequest{
+				NetworkSecurityGroupId: &nsg, RemoveNetworkSecurityGroupSecurityRulesDetails: core.RemoveNetworkSecurityGroupSecurityRulesDetails{SecurityRuleIds: up.remove},
+			}); err != nil {
+				return ocierr.Wrap("RemoveNetworkSecurityGroupSecurityRules", nsg, err)
+			}
+		}
+		for chunk := range slices.Chunk(up.add, maxNSGRulesPerAdd) {
+			for i := range chunk {
+				chunk[i].Source, chunk[i].Destination = fill(chunk[i].Source), fill(chunk[i].Destination)
+			}
+			klog.V(2).InfoS("Adding NSG rules", "nsg", nsg, "rules", len(chunk), "service", d.Ref.Service.String())
+			if _, err := o.net.AddNetworkSecurityGroupSecurityRules(ctx, core.AddNetworkSecurityGroupSecurityRulesRequest{
+				NetworkSecurityGroupId: &nsg, AddNetworkSecurityGroupSecurityRulesDetails: core.AddNetworkSecurityGroupSecurityRulesDetails{SecurityRules: chunk},
+			}); err != nil {
+				return ocierr.Wrap("AddNetworkSecurityGroupSecurityRules", nsg, err)
+			}
 		}
 	}
 	return nil
+}
+
+// writes are the plan's writes, for a Plan.
+func (p nsgPlan) writes() []lbkit.PlannedWrite {
+	var out []lbkit.PlannedWrite
+	if p.create {
+		out = append(out, lbkit.PlannedWrite{Action: "CreateNetworkSecurityGroup", Object: "the managed frontend NSG"})
+	}
+	for _, up := range p.rules {
+		if len(up.remove) > 0 {
+			out = append(out, lbkit.PlannedWrite{Action: "RemoveNetworkSecurityGroupSecurityRules", Object: "NSG " + up.nsg,
+				Change: fmt.Sprintf("-%d rules", len(up.remove))})
+		}
+		for chunk := range slices.Chunk(up.add, maxNSGRulesPerAdd) {
+			out = append(out, lbkit.PlannedWrite{Action: "AddNetworkSecurityGroupSecurityRules", Object: "NSG " + up.nsg,
+				Change: fmt.Sprintf("+%d rules", len(chunk))})
+		}
+	}
+	return out
 }
 
 // attachNSGs replaces the load balancer's NSGs when they differ from
@@ -213,7 +304,11 @@ func (o *Ops) deleteNSGs(ctx context.Context, d *Desired) error {
 		return nil
 	}
 	for _, b := range d.BackendNSGs {
-		if err := o.syncNSGRules(ctx, d, b, nil); err != nil {
+		up, err := o.planNSGRules(ctx, d, b, nil, false)
+		if err != nil {
+			return err
+		}
+		if err := o.applyNSGs(ctx, d, nsgPlan{rules: []nsgRulesUpdate{up}}); err != nil {
 			return err
 		}
 	}
@@ -284,16 +379,17 @@ func (o *Ops) createNSG(ctx context.Context, d *Desired) (string, error) {
 	return deref(resp.Id), nil
 }
 
-// syncNSGRules makes our rules in NSG id equal want (nil: none), adding and
-// removing only the difference; unchanged, it writes nothing.
-func (o *Ops) syncNSGRules(ctx context.Context, d *Desired, id string, want map[nsgRule]bool) error {
+// planNSGRules computes the changes that make our rules in NSG id equal
+// want (nil: none), reading only; fresh: the NSG is still to be created,
+// so it has no rule yet.
+func (o *Ops) planNSGRules(ctx context.Context, d *Desired, id string, want map[nsgRule]bool, fresh bool) (nsgRulesUpdate, error) {
+	up := nsgRulesUpdate{nsg: id}
 	have := map[nsgRule]bool{}
-	var stale []string
 	req := core.ListNetworkSecurityGroupSecurityRulesRequest{NetworkSecurityGroupId: &id, Limit: common.Int(pageSize)}
-	for range maxPages {
+	for page := 0; !fresh && page < maxPages; page++ {
 		resp, err := o.net.ListNetworkSecurityGroupSecurityRules(ctx, req)
 		if err != nil {
-			return ocierr.Wrap("ListNetworkSecurityGroupSecurityRules", id, err)
+			return up, ocierr.Wrap("ListNetworkSecurityGroupSecurityRules", id, err)
 		}
 		for _, r := range resp.Items {
 			if !isOurRule(d, deref(r.Description)) {
@@ -304,36 +400,19 @@ func (o *Ops) syncNSGRules(ctx context.Context, d *Desired, id string, want map[
 				have[k] = true
 				continue
 			}
-			stale = append(stale, deref(r.Id)) // not wanted, or a duplicate
+			up.remove = append(up.remove, deref(r.Id)) // not wanted, or a duplicate
 		}
 		if resp.OpcNextPage == nil {
 			break
 		}
 		req.Page = resp.OpcNextPage
 	}
-	var add []core.AddSecurityRuleDetails
 	for _, k := range sortedNSGRules(want) {
 		if !have[k] {
-			add = append(add, addDetails(k, ruleMarker(d)))
+			up.add = append(up.add, addDetails(k, ruleMarker(d)))
 		}
 	}
-	if len(stale) > 0 {
-		klog.V(2).InfoS("Removing NSG rules", "nsg", id, "rules", len(stale), "service", d.Ref.Service.String())
-		if _, err := o.net.RemoveNetworkSecurityGroupSecurityRules(ctx, core.RemoveNetworkSecurityGroupSecurityRulesRequest{
-			NetworkSecurityGroupId: &id, RemoveNetworkSecurityGroupSecurityRulesDetails: core.RemoveNetworkSecurityGroupSecurityRulesDetails{SecurityRuleIds: stale},
-		}); err != nil {
-			return ocierr.Wrap("RemoveNetworkSecurityGroupSecurityRules", id, err)
-		}
-	}
-	for chunk := range slices.Chunk(add, maxNSGRulesPerAdd) {
-		klog.V(2).InfoS("Adding NSG rules", "nsg", id, "rules", len(chunk), "service", d.Ref.Service.String())
-		if _, err := o.net.AddNetworkSecurityGroupSecurityRules(ctx, core.AddNetworkSecurityGroupSecurityRulesRequest{
-			NetworkSecurityGroupId: &id, AddNetworkSecurityGroupSecurityRulesDetails: core.AddNetworkSecurityGroupSecurityRulesDetails{SecurityRules: chunk},
-		}); err != nil {
-			return ocierr.Wrap("AddNetworkSecurityGroupSecurityRules", id, err)
-		}
-	}
-	return nil
+	return up, nil
 }
 
 // ruleOfNSG reads a rule as an nsgRule.

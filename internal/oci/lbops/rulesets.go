@@ -203,7 +203,7 @@ func (d lbDriver) writeRuleSet(ctx context.Context, id string, s step) (string, 
 		wr = resp.OpcWorkRequestId
 	}
 	if err != nil {
-		return "", ocierr.Wrap(opName(s), id+" "+s.name, err)
+		return "", ocierr.Wrap(opName(KindLB, s), id+" "+s.name, err)
 	}
 	return deref(wr), nil
 }

@@ -39,8 +39,11 @@ const (
 
 // ruleMarker is the description of every security list rule we write,
 // naming the Service's UID: it is how our rules are told apart from
-// everyone else's, which are never touched.
-func ruleMarker(d *Desired) string { return "ccmkit.io/service-uid=" + string(d.Ref.UID) }
+// everyone else's, which are never touched (but the public OCI CCM's for
+// the Service, which are taken over: planList).
+func ruleMarker(d *Desired) string { return ruleMarkerPrefix + string(d.Ref.UID) }
+
+const ruleMarkerPrefix = "ccmkit.io/service-uid="
 
 // ruleKey identifies a rule by what matters to us: the peer (the source of
 // an ingress rule, the destination of an egress rule), the protocol and
@@ -67,17 +70,27 @@ type subnetInfo struct {
 // a concurrent change by anyone is never overwritten: OCI answers 412 and
 // the Service is retried.
 func (o *Ops) ensureSecurityRules(ctx context.Context, d *Desired, subnets []string, remove bool) error {
+	ups, err := o.planSecurityRules(ctx, d, subnets, remove)
+	if err != nil {
+		return err
+	}
+	return o.applySecurityRules(ctx, ups)
+}
+
+// planSecurityRules computes, reading only, the security list updates
+// that make the managed lists hold exactly our rules for the Service.
+func (o *Ops) planSecurityRules(ctx context.Context, d *Desired, subnets []string, remove bool) ([]listUpdate, error) {
 	if d.SecurityListMode != SecurityListFrontend && d.SecurityListMode != SecurityListAll {
-		return nil
+		return nil, nil
 	}
 	if o.net == nil {
-		return fmt.Errorf("security list mode %s needs the VirtualNetwork API", d.SecurityListMode)
+		return nil, fmt.Errorf("security list mode %s needs the VirtualNetwork API", d.SecurityListMode)
 	}
 	lbSubnets := make([]subnetInfo, 0, len(subnets))
 	for _, id := range subnets {
 		s, err := o.subnet(ctx, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		lbSubnets = append(lbSubnets, s)
 	}
@@ -105,13 +118,35 @@ func (o *Ops) ensureSecurityRules(ctx context.Context, d *Desired, subnets []str
 	}
 	if d.SecurityListMode == SecurityListAll && len(lbSubnets) > 0 {
 		if err := o.backendRules(ctx, d, lbSubnets, sources, remove, rulesOf); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	marker := ruleMarker(d)
+	var ups []listUpdate
 	for _, id := range sortedKeys(want) {
-		if err := o.syncRules(ctx, id, marker, want[id]); err != nil {
-			return err
+		up, err := o.planList(ctx, id, d, want[id])
+		if err != nil {
+			return nil, err
+		}
+		if up != nil {
+			ups = append(ups, *up)
+		}
+	}
+	return ups, nil
+}
+
+// applySecurityRules writes planned security list updates.
+func (o *Ops) applySecurityRules(ctx context.Context, ups []listUpdate) error {
+	for _, up := range ups {
+		klog.V(2).InfoS("Updating security list", "securityList", up.id, "change", up.change)
+		_, err := o.net.UpdateSecurityList(ctx, core.UpdateSecurityListRequest{
+			SecurityListId: &up.id, IfMatch: up.etag,
+			UpdateSecurityListDetails: core.UpdateSecurityListDetails{IngressSecurityRules: up.ingress, EgressSecurityRules: up.egress},
+		})
+		if ocierr.Status(err) == 412 {
+			return api.NewRetryError(fmt.Sprintf("security list %s changed while we updated it (etag mismatch)", up.id), o.timing.Retry)
+		}
+		if err != nil {
+			return ocierr.Wrap("UpdateSecurityList", up.id, err)
 		}
 	}
 	return nil
@@ -219,61 +254,176 @@ func (o *Ops) vcnSubnets(ctx context.Context, of subnetInfo) ([]subnetInfo, erro
 	return nil, fmt.Errorf("ListSubnets of VCN %s: more than %d pages", of.vcn, maxPages)
 }
 
-// syncRules makes the rules of security list id carrying marker equal
-// want, writing only if they differ.
-func (o *Ops) syncRules(ctx context.Context, id, marker string, want *listRules) error {
+// listUpdate is one planned UpdateSecurityList: the list's whole new
+// rules, sent with the etag they were computed from.
+type listUpdate struct {
+	id      string
+	etag    *string
+	ingress []core.IngressSecurityRule
+	egress  []core.EgressSecurityRule
+	change  string // what changes, for the plan and the log
+}
+
+// planList computes the update that makes the rules of security list id
+// that are ours equal want; nil when they already do. Ours are the rules
+// marked with ruleMarker, and the public OCI CCM's rules on the Service's
+// own ports (incumbentRules): those are replaced by ours (or dropped) when
+// the list is written. An incumbent rule on another port that allows what
+// we want (a listener port, kube-proxy's 10256: ports several Services
+// share) counts as present and is left in place, ours to neither write
+// again nor delete, since another of its Services may need it.
+func (o *Ops) planList(ctx context.Context, id string, d *Desired, want *listRules) (*listUpdate, error) {
 	resp, err := o.net.GetSecurityList(ctx, core.GetSecurityListRequest{SecurityListId: &id})
 	if err != nil {
-		return ocierr.Wrap("GetSecurityList", id, err)
+		return nil, ocierr.Wrap("GetSecurityList", id, err)
 	}
-	var keepIn []core.IngressSecurityRule
-	haveIn := map[ruleKey]bool{}
-	for _, r := range resp.IngressSecurityRules {
-		if deref(r.Description) != marker {
-			keepIn = append(keepIn, r)
-			continue
-		}
-		haveIn[ruleKey{peer: deref(r.Source), protocol: deref(r.Protocol), port: portOf(r.TcpOptions, r.UdpOptions)}] = true
+	marker := ruleMarker(d)
+	own := map[int]bool{}
+	for _, p := range d.ServiceNodePorts {
+		own[p] = true
 	}
-	var keepEg []core.EgressSecurityRule
-	haveEg := map[ruleKey]bool{}
-	for _, r := range resp.EgressSecurityRules {
-		if deref(r.Description) != marker {
-			keepEg = append(keepEg, r)
-			continue
-		}
-		haveEg[ruleKey{peer: deref(r.Destination), protocol: deref(r.Protocol), port: portOf(r.TcpOptions, r.UdpOptions)}] = true
+	ins := make([]ruleEntry, len(resp.IngressSecurityRules))
+	for i, r := range resp.IngressSecurityRules {
+		ins[i] = ruleEntry{key: ruleKey{peer: deref(r.Source), protocol: deref(r.Protocol), port: portOf(r.TcpOptions, r.UdpOptions)},
+			desc: deref(r.Description), upstream: upstreamShape(r.Protocol, r.IsStateless, r.TcpOptions, r.UdpOptions, r.IcmpOptions) &&
+				(r.SourceType == "" || r.SourceType == core.IngressSecurityRuleSourceTypeCidrBlock)}
 	}
-	if mapsEqual(haveIn, want.ingress) && mapsEqual(haveEg, want.egress) {
-		return nil
+	egs := make([]ruleEntry, len(resp.EgressSecurityRules))
+	for i, r := range resp.EgressSecurityRules {
+		egs[i] = ruleEntry{key: ruleKey{peer: deref(r.Destination), protocol: deref(r.Protocol), port: portOf(r.TcpOptions, r.UdpOptions)},
+			desc: deref(r.Description), upstream: upstreamShape(r.Protocol, r.IsStateless, r.TcpOptions, r.UdpOptions, r.IcmpOptions) &&
+				(r.DestinationType == "" || r.DestinationType == core.EgressSecurityRuleDestinationTypeCidrBlock)}
 	}
-	for _, k := range sortedRuleKeys(want.ingress) {
+	in, eg := classify(ins, want.ingress, marker, own), classify(egs, want.egress, marker, own)
+	if in.inSync() && eg.inSync() {
+		return nil, nil
+	}
+	up := &listUpdate{id: id, etag: resp.Etag, ingress: []core.IngressSecurityRule{}, egress: []core.EgressSecurityRule{}}
+	for _, i := range in.keep {
+		up.ingress = append(up.ingress, resp.IngressSecurityRules[i])
+	}
+	for _, k := range sortedRuleKeys(in.final) {
 		r := core.IngressSecurityRule{Source: common.String(k.peer), SourceType: core.IngressSecurityRuleSourceTypeCidrBlock,
 			Protocol: common.String(k.protocol), IsStateless: common.Bool(false), Description: common.String(marker)}
 		r.TcpOptions, r.UdpOptions = portOptions(k)
-		keepIn = append(keepIn, r)
+		up.ingress = append(up.ingress, r)
 	}
-	for _, k := range sortedRuleKeys(want.egress) {
+	for _, i := range eg.keep {
+		up.egress = append(up.egress, resp.EgressSecurityRules[i])
+	}
+	for _, k := range sortedRuleKeys(eg.final) {
 		r := core.EgressSecurityRule{Destination: common.String(k.peer), DestinationType: core.EgressSecurityRuleDestinationTypeCidrBlock,
 			Protocol: common.String(k.protocol), IsStateless: common.Bool(false), Description: common.String(marker)}
 		r.TcpOptions, r.UdpOptions = portOptions(k)
-		keepEg = append(keepEg, r)
+		up.egress = append(up.egress, r)
 	}
-	if keepIn == nil {
-		keepIn = []core.IngressSecurityRule{}
+	up.change = fmt.Sprintf("ingress %s; egress %s", in.describe(), eg.describe())
+	return up, nil
+}
+
+// ruleEntry is a rule of a list as planList sees it: its key, its
+// description, and whether it has the shape of the public OCI CCM's rules.
+type ruleEntry struct {
+	key      ruleKey
+	desc     string
+	upstream bool
+}
+
+// ruleSet is one direction of a security list, sorted out for planList.
+type ruleSet struct {
+	keep      []int            // the rules (indexes) we leave as they are
+	have      map[ruleKey]bool // marked ours
+	incumbent map[ruleKey]bool // the public OCI CCM's, on the Service's own ports
+	shared    map[ruleKey]bool // wanted keys an incumbent rule on a shared port allows
+	want      map[ruleKey]bool
+	final     map[ruleKey]bool // the marked rules after a write
+}
+
+// classify sorts a list's rules for want.
+func classify(rules []ruleEntry, want map[ruleKey]bool, marker string, own map[int]bool) ruleSet {
+	s := ruleSet{have: map[ruleKey]bool{}, incumbent: map[ruleKey]bool{}, shared: map[ruleKey]bool{}, want: want, final: map[ruleKey]bool{}}
+	for i, r := range rules {
+		incumbent := r.desc == "" && r.upstream
+		switch {
+		case r.desc == marker:
+			s.have[r.key] = true
+		case incumbent && own[r.key.port]:
+			s.incumbent[r.key] = true
+		case incumbent && want[r.key]:
+			s.shared[r.key] = true
+			s.keep = append(s.keep, i)
+		default:
+			s.keep = append(s.keep, i)
+		}
 	}
-	if keepEg == nil {
-		keepEg = []core.EgressSecurityRule{}
+	for k := range want {
+		if !s.shared[k] || s.have[k] {
+			s.final[k] = true
+		}
 	}
-	klog.V(2).InfoS("Updating security list", "securityList", id, "ingress", len(want.ingress), "egress", len(want.egress), "marker", marker)
-	_, err = o.net.UpdateSecurityList(ctx, core.UpdateSecurityListRequest{
-		SecurityListId: &id, IfMatch: resp.Etag,
-		UpdateSecurityListDetails: core.UpdateSecurityListDetails{IngressSecurityRules: keepIn, EgressSecurityRules: keepEg},
-	})
-	if ocierr.Status(err) == 412 {
-		return api.NewRetryError(fmt.Sprintf("security list %s changed while we updated it (etag mismatch)", id), o.timing.Retry)
+	return s
+}
+
+// upstreamShape: the public OCI CCM writes stateful TCP rules to one
+// destination port and nothing else (makeIngressSecurityRule and
+// makeEgressSecurityRule in its load_balancer_security_lists.go), with no
+// description.
+func upstreamShape(protocol *string, stateless *bool, tcp *core.TcpOptions, udp *core.UdpOptions, icmp *core.IcmpOptions) bool {
+	if deref(protocol) != "6" || deref(stateless) || udp != nil || icmp != nil || tcp == nil || tcp.SourcePortRange != nil {
+		return false
 	}
-	return ocierr.Wrap("UpdateSecurityList", id, err)
+	r := tcp.DestinationPortRange
+	return r != nil && r.Min != nil && r.Max != nil && *r.Min == *r.Max
+}
+
+// inSync: no write is needed. Every rule we want is there (ours, or the
+// incumbent's), and none of ours or of the incumbent's own is unwanted.
+func (s ruleSet) inSync() bool {
+	for k := range s.final {
+		if !s.have[k] && !s.incumbent[k] {
+			return false
+		}
+	}
+	for k := range s.have {
+		if !s.final[k] {
+			return false
+		}
+	}
+	for k := range s.incumbent {
+		if !s.want[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// describe says what a write changes, e.g. "+2 -1 (1 of the public OCI
+// CCM's taken over)".
+func (s ruleSet) describe() string {
+	var add, del, taken int
+	for k := range s.final {
+		switch {
+		case s.incumbent[k]:
+			taken++
+		case !s.have[k]:
+			add++
+		}
+	}
+	for k := range s.have {
+		if !s.final[k] {
+			del++
+		}
+	}
+	for k := range s.incumbent {
+		if !s.want[k] {
+			del++
+		}
+	}
+	out := fmt.Sprintf("+%d -%d", add, del)
+	if taken > 0 {
+		out += fmt.Sprintf(" (%d of the public OCI CCM's taken over)", taken)
+	}
+	return out
 }
 
 func portOf(tcp *core.TcpOptions, udp *core.UdpOptions) int {
@@ -311,16 +461,4 @@ func protocolNumber(p lbspec.Protocol) string {
 		return "17"
 	}
 	return "6"
-}
-
-func mapsEqual(a, b map[ruleKey]bool) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k := range a {
-		if !b[k] {
-			return false
-		}
-	}
-	return true
 }

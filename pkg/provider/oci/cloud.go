@@ -14,9 +14,11 @@ import (
 	"io"
 
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	cloudprovider "k8s.io/cloud-provider"
 
 	"github.com/ccmkit/ccm/internal/cloudbase"
+	"github.com/ccmkit/ccm/internal/lbkit"
 	"github.com/ccmkit/ccm/internal/oci/computelookup"
 	"github.com/ccmkit/ccm/internal/oci/config"
 	"github.com/ccmkit/ccm/internal/oci/ociapi"
@@ -98,8 +100,25 @@ func (c *Cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) {
 	if c.lb == nil {
 		return nil, false
 	}
-	return c.lb, true
+	return lbWithSecrets{c.lb, c.secrets}, true
 }
+
+// lbWithSecrets is the load balancers with UseKubeClient, which
+// `cloud-controller-manager adopt` calls so that the plans of Services
+// with TLS Secrets read them (the CCM itself gets its client in
+// Initialize).
+type lbWithSecrets struct {
+	*loadBalancers
+	secrets *tlsSecrets
+}
+
+var (
+	_ lbkit.PlanSource                                 = lbWithSecrets{}
+	_ interface{ UseKubeClient(kubernetes.Interface) } = lbWithSecrets{}
+)
+
+// UseKubeClient sets the client the TLS Secrets are read with.
+func (l lbWithSecrets) UseKubeClient(k kubernetes.Interface) { l.secrets.Use(k) }
 
 // InstancesV2 returns the Compute-backed node implementation.
 func (c *Cloud) InstancesV2() (cloudprovider.InstancesV2, bool) { return c.instances, true }

@@ -27,6 +27,11 @@ import (
 // internal/oci/lbops does the cloud's side; nothing here calls an API.
 type ociTranslator struct {
 	cfg config.LoadBalancerConfig
+	// upstream: what a Service leaves unset defaults to the public OCI
+	// CCM's settings (defaults: upstream; upstreamdefaults.go).
+	upstream bool
+	// naming makes the display names (lbops/takeover.go).
+	naming lbops.Naming
 	// drainPeriod is lbDrainPeriod, the default of the drain annotation.
 	drainPeriod time.Duration
 	// secrets reads the TLS Secrets (tls.go); nil reads none.
@@ -46,18 +51,32 @@ const EventReasonFixedShape = "FixedShapeIsFlexible"
 const EventReasonNodeSelectorsDisagree = "NodeSelectorAnnotationsDisagree"
 
 func newLoadBalancers(cfg *config.Config, c *ociapi.Clients, secrets *tlsSecrets) *loadBalancers {
-	tr := &ociTranslator{cfg: cfg.LoadBalancer, drainPeriod: cfg.LBDrainPeriod, secrets: secrets}
+	naming := lbops.Naming{Prefix: cfg.LoadBalancer.NamePrefix, UpstreamNLB: cfg.UpstreamDefaults()}
+	tr := &ociTranslator{cfg: cfg.LoadBalancer, upstream: cfg.UpstreamDefaults(), naming: naming, drainPeriod: cfg.LBDrainPeriod, secrets: secrets}
 	return lbkit.New[*lbops.Desired](tr, func(onDrain func(types.UID, time.Time)) lbkit.Ops[*lbops.Desired] {
 		return lbops.New(c.LB, c.NLB, c.Network, lbops.Config{
-			Compartment: cfg.Compartment, SecurityLists: cfg.LoadBalancer.SecurityLists, OnDrain: onDrain,
+			Compartment: cfg.Compartment, VCN: cfg.VCN, Naming: naming, SecurityLists: cfg.LoadBalancer.SecurityLists, OnDrain: onDrain,
 		})
 	}, lbkit.Config{Provider: ProviderName, DriftPeriod: cfg.LBDriftCheckPeriod})
 }
 
-// Name is the load balancer's display name: the Service UID, as the public
-// OCI CCM names them, so that it is found again whatever happens to the
-// Service's name.
-func (t *ociTranslator) Name(_ string, svc *corev1.Service) string { return string(svc.UID) }
+// Name is the display name a new load balancer gets: the Service UID, as
+// the public OCI CCM names them, so that it is found again whatever
+// happens to the Service's name (with loadBalancer.namePrefix, and an
+// NLB's name with defaults: upstream, as that CCM names them:
+// lbops.Naming).
+func (t *ociTranslator) Name(_ string, svc *corev1.Service) string {
+	return t.naming.Name(kindOf(svc), lbspec.RefOf(svc, ""))
+}
+
+// kindOf is the Service's kind of load balancer, an invalid annotation
+// read as the default (Desired reports it).
+func kindOf(svc *corev1.Service) lbops.Kind {
+	if v, err := annotations.OCILoadBalancerType.EnumFromService(svc, "lb", "nlb"); err == nil {
+		return lbops.Kind(v)
+	}
+	return lbops.KindLB
+}
 
 // Ref finds and deletes the Service's load balancer, of either kind, with
 // our security list rules. It needs no valid annotation: a Service broken
@@ -65,11 +84,14 @@ func (t *ociTranslator) Name(_ string, svc *corev1.Service) string { return stri
 // (Ensure reports it).
 func (t *ociTranslator) Ref(svc *corev1.Service) *lbops.Desired {
 	d := &lbops.Desired{Spec: lbspec.Spec{Ref: lbspec.RefOf(svc, ""), Name: string(svc.UID)}}
+	kind := kindOf(svc)
+	d.PublishPrivate, d.APIOrder = t.upstream && kind == lbops.KindNLB, t.upstream
 	if v, err := annotations.OCINLBExternalIPOnly.BoolFromService(svc); err == nil {
 		d.PublishPrivate = !v
 	}
 	d.IngressIPMode, _ = ingressIPMode(svc) // for Get's status, as Ensure's
-	d.SecurityListMode = t.cfg.SecurityListMode()
+	d.ServiceNodePorts = serviceNodePorts(svc)
+	d.SecurityListMode = t.defaultSecurityListMode(kind)
 	for _, n := range []annotations.Name{annotations.OCILBSecurityListManagementMode, annotations.OCINLBSecurityListManagementMode} {
 		if m, err := securityListMode(svc, n); err == nil && m != "" && m != config.SecurityListModeNone {
 			d.SecurityListMode = m // rules written under a per-Service mode are removed too
@@ -134,7 +156,7 @@ func (t *ociTranslator) Desired(_ string, svc *corev1.Service, nodes []*corev1.N
 			if w != nil {
 				warnings = append(warnings, *w)
 			}
-			return lbspec.Placement{Internal: internal, Name: string(svc.UID), NodeSelector: sel}, errors.Join(errs...)
+			return lbspec.Placement{Internal: internal, Name: t.naming.Name(s.Kind, lbspec.RefOf(svc, "")), NodeSelector: sel}, errors.Join(errs...)
 		},
 		InstanceID:  func(n *corev1.Node) (string, error) { return parseProviderID(n.Spec.ProviderID) },
 		Limits:      ociLimits,
@@ -144,6 +166,10 @@ func (t *ociTranslator) Desired(_ string, svc *corev1.Service, nodes []*corev1.N
 		return nil, nil, err
 	}
 	var problems []error
+	if t.upstream {
+		upstreamHealthCheck(svc, &spec.HealthCheck)
+	}
+	s.ServiceNodePorts, s.APIOrder = serviceNodePorts(svc), t.upstream
 	if err := hco.apply(&spec.HealthCheck); err != nil {
 		problems = append(problems, err)
 	}
@@ -254,7 +280,7 @@ func (t *ociTranslator) readOCI(svc *corev1.Service, d *lbops.Settings, warnings
 	if v, err := annotations.HealthCheckEnabled.BoolFromService(svc); err == nil && !v {
 		errs = append(errs, annotations.HealthCheckEnabled.Invalid("false", "OCI backend sets always have a health check"))
 	}
-	d.SecurityListMode = t.cfg.SecurityListMode()
+	d.SecurityListMode = t.defaultSecurityListMode(d.Kind)
 	modeAnnotation := annotations.OCILBSecurityListManagementMode
 	if d.Kind == lbops.KindNLB {
 		modeAnnotation = annotations.OCINLBSecurityListManagementMode
@@ -280,9 +306,11 @@ func (t *ociTranslator) readOCI(svc *corev1.Service, d *lbops.Settings, warnings
 		if v, err := annotations.OCINLBBackendPolicy.EnumFromService(svc, "FIVE_TUPLE", "THREE_TUPLE", "TWO_TUPLE"); collect(err) {
 			d.Policy = v
 		}
+		d.PreserveSource = t.upstream && svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal
 		if v, err := annotations.OCINLBIsPreserveSource.BoolFromService(svc); collect(err) {
 			d.PreserveSource = v
 		}
+		d.PublishPrivate = t.upstream
 		if v, err := annotations.OCINLBExternalIPOnly.BoolFromService(svc); collect(err) {
 			d.PublishPrivate = !v
 		}
@@ -308,6 +336,7 @@ func (t *ociTranslator) readOCI(svc *corev1.Service, d *lbops.Settings, warnings
 		d.Subnets = []string{s1, s2}
 	}
 	d.Shape = lbops.ShapeFlexible
+	d.ShapeFromDefault = !annotations.OCILBShape.IsSet(svc) && !annotations.OCILBShapeFlexMin.IsSet(svc) && !annotations.OCILBShapeFlexMax.IsSet(svc)
 	if v, err := annotations.OCILBShape.StringFromService(svc); collect(err) {
 		switch {
 		case strings.EqualFold(v, lbops.ShapeFlexible):
