@@ -136,6 +136,22 @@ func newRuleID() string {
 	return strings.ToUpper(hex.EncodeToString(b))
 }
 
+// requireRuleTypes refuses an API rule without the type of its peer:
+// SourceType "Required if `direction` = `INGRESS`", DestinationType
+// "Required if `direction` = `EGRESS`" (oci-go-sdk v65.130.0
+// core/add_security_rule_details.go and update_security_rule_details.go).
+// Seeds may leave it out: it then defaults to CIDR_BLOCK (cloudsim's
+// choice, for hand-written seeds).
+func requireRuleTypes(where string, dir, sourceType, destType string) *Error {
+	switch {
+	case dir == string(ocicore.SecurityRuleDirectionIngress) && sourceType == "":
+		return missing(where + ".sourceType (required if direction = INGRESS)")
+	case dir == string(ocicore.SecurityRuleDirectionEgress) && destType == "":
+		return missing(where + ".destinationType (required if direction = EGRESS)")
+	}
+	return nil
+}
+
 // checkRule validates a rule as the API does, for an NSG in vcn.
 func (s *nsgStore) checkRuleLocked(where, vcn string, r *ocicore.SecurityRule) *Error {
 	switch r.Direction {
@@ -420,6 +436,9 @@ func (d *Dialect) addNSGRules(c *call) (*reply, error) {
 	now := d.core.Now().UTC().Truncate(time.Second)
 	var added []ocicore.SecurityRule
 	for i, in := range req.SecurityRules {
+		if e := requireRuleTypes(fmt.Sprintf("securityRules[%d]", i), string(in.Direction), string(in.SourceType), string(in.DestinationType)); e != nil {
+			return nil, e
+		}
 		r := ocicore.SecurityRule{
 			Direction: ocicore.SecurityRuleDirectionEnum(in.Direction), Protocol: in.Protocol, Description: in.Description,
 			Destination: in.Destination, DestinationType: ocicore.SecurityRuleDestinationTypeEnum(in.DestinationType),
@@ -492,6 +511,9 @@ func (d *Dialect) updateNSGRules(c *call) (*reply, error) {
 		where := fmt.Sprintf("securityRules[%d]", i)
 		if in.Id == nil {
 			return nil, missing(where + ".id")
+		}
+		if e := requireRuleTypes(where, string(in.Direction), string(in.SourceType), string(in.DestinationType)); e != nil {
+			return nil, e
 		}
 		j := slices.IndexFunc(next, func(r ocicore.SecurityRule) bool { return deref(r.Id) == *in.Id })
 		if j < 0 {
