@@ -330,8 +330,12 @@ func (d *Dialect) updateNSG(c *call) (*reply, error) {
 	return ok(nsgModel(n)).with("etag", etag(n.ID, n.version)), nil
 }
 
-// deleteNSG refuses an NSG that VNICs or load balancers are still in, or
-// that another NSG's rule names: OCI requires it to be empty first.
+// deleteNSG refuses an NSG that VNICs or load balancers are still in: "The
+// group must not contain any VNICs" (oci-go-sdk v65.130.0
+// core/core_virtualnetwork_client.go, DeleteNetworkSecurityGroup; a load
+// balancer's VNICs count, cloudsim's reading). Rules of other NSGs that
+// name it stay, with isValid false: SecurityRule.IsValid "changes to
+// `False` if that network security group is deleted" (core/security_rule.go).
 func (d *Dialect) deleteNSG(c *call) (*reply, error) {
 	id, err := d.nsgFromPath(c)
 	if err != nil {
@@ -351,7 +355,34 @@ func (d *Dialect) deleteNSG(c *call) (*reply, error) {
 		return nil, e
 	}
 	delete(d.nsgs.byID, id)
+	d.nsgs.invalidateLocked(id)
 	return &reply{status: http.StatusNoContent}, nil
+}
+
+// invalidateLocked marks every rule that names the deleted NSG id as its
+// source or destination isValid false. The data plane skips such rules
+// (firewall.go): they match nothing, as the NSG they name has no members.
+func (s *nsgStore) invalidateLocked(id string) {
+	for _, o := range s.byID {
+		var changed []ocicore.SecurityRule
+		for i, r := range o.SecurityRules {
+			if namesNSG(r, id) {
+				if changed == nil {
+					changed = slices.Clone(o.SecurityRules) // rules() hands out copies of the slice
+				}
+				changed[i].IsValid = common.Bool(false)
+			}
+		}
+		if changed != nil {
+			o.SecurityRules = changed
+		}
+	}
+}
+
+// namesNSG reports whether a rule's source or destination is the NSG id.
+func namesNSG(r ocicore.SecurityRule, id string) bool {
+	return (r.SourceType == ocicore.SecurityRuleSourceTypeNetworkSecurityGroup && deref(r.Source) == id) ||
+		(r.DestinationType == ocicore.SecurityRuleDestinationTypeNetworkSecurityGroup && deref(r.Destination) == id)
 }
 
 func (s *nsgStore) inUseLocked(n *nsgRec, instances []core.Record) *Error {
@@ -362,13 +393,6 @@ func (s *nsgStore) inUseLocked(n *nsgRec, instances []core.Record) *Error {
 	}
 	for lb := range s.lbs[n.ID] {
 		return incorrectState("The network security group %s still has a load balancer (%s): remove it first.", n.ID, lb)
-	}
-	for _, o := range s.byID {
-		for _, r := range o.SecurityRules {
-			if o != n && (deref(r.Source) == n.ID || deref(r.Destination) == n.ID) {
-				return incorrectState("The network security group %s is named by a rule of %s.", n.ID, o.ID)
-			}
-		}
 	}
 	return nil
 }
