@@ -397,4 +397,17 @@ func TestNSGInvalidRules(t *testing.T) {
 	if diffs, err := o.Drift(ctx, d); err != nil || len(diffs) != 0 {
 		t.Errorf("drift after the repair = %v, %v", diffs, err)
 	}
+
+	// The nodes' NSG itself deleted while the annotation still names it:
+	// the sync fails, naming it, and writes nothing.
+	if _, err := vn.DeleteNetworkSecurityGroup(ctx, core.DeleteNetworkSecurityGroupRequest{NetworkSecurityGroupId: common.String(nsgNodes)}); err != nil {
+		t.Fatal(err)
+	}
+	env.resetWrites()
+	if _, err := o.Ensure(ctx, d); err == nil || !strings.Contains(err.Error(), nsgNodes) {
+		t.Errorf("sync with a deleted backend NSG: err = %v, want one naming %s", err, nsgNodes)
+	}
+	if w := env.writesOf(); len(w) != 0 {
+		t.Errorf("a sync with a deleted backend NSG wrote %v", w)
+	}
 }
