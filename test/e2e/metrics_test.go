@@ -5,6 +5,7 @@ package e2e
 import (
 	"bufio"
 	"os/exec"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -91,10 +92,31 @@ func TestCloudAPIMetricsMatchCloudsim(t *testing.T) {
 		t.Fatalf("cloud-controller-manager --version: %v", err)
 	}
 	version, _, _ := strings.Cut(strings.TrimPrefix(string(out), "version "), ",")
-	if v := sumMetric(body, "ccmkit_build_info", map[string]string{"version": version, "oci_sdk": "v65.129.0"}); v != 1 {
-		t.Errorf("ccmkit_build_info{version=%q,oci_sdk=v65.129.0} = %v, want 1 (--version said %q)", version, v, out)
+	sdk := moduleVersion(t, "github.com/oracle/oci-go-sdk/v65") // go.mod's, which the binary was built with
+	if v := sumMetric(body, "ccmkit_build_info", map[string]string{"version": version, "oci_sdk": sdk}); v != 1 {
+		t.Errorf("ccmkit_build_info{version=%q,oci_sdk=%s} = %v, want 1 (--version said %q)", version, sdk, v, out)
 	}
 	mustNotContainSecret(t, "/metrics", body)
+}
+
+// moduleVersion is the version of a dependency in this test binary's
+// build, the same module graph the CCM binary is built from.
+func moduleVersion(t *testing.T, path string) string {
+	t.Helper()
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		t.Fatal("no build info in the test binary")
+	}
+	for _, m := range bi.Deps {
+		if m.Path == path {
+			if m.Replace != nil {
+				return m.Replace.Version
+			}
+			return m.Version
+		}
+	}
+	t.Fatalf("%s is not a dependency of the test binary", path)
+	return ""
 }
 
 // sumMetric adds up the samples of a Prometheus text-format metric whose
