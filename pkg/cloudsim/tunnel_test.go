@@ -89,7 +89,8 @@ func TestRealHostnamesThroughTheProxy(t *testing.T) {
 
 	// A tunnel to anything else is refused: cloudsim forwards nothing.
 	c := &http.Client{Transport: transport, Timeout: 10 * time.Second}
-	if _, err := c.Get("https://example.com/"); err == nil {
+	if resp, err := c.Get("https://example.com/"); err == nil {
+		_ = resp.Body.Close()
 		t.Fatal("a tunnel to example.com was served")
 	}
 }

@@ -1,6 +1,7 @@
 package tencent
 
 import (
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -55,7 +56,8 @@ func TestAcceptByName(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := acceptByName("clb", "CreateLoadBalancer", []byte(tt.body))
 			if tt.code != "" {
-				if e, ok := err.(*Error); !ok || e.Code != tt.code || !strings.Contains(e.Message, "AvailableZoneAffinityInfo") {
+				var e *Error
+				if !errors.As(err, &e) || e.Code != tt.code || !strings.Contains(e.Message, "AvailableZoneAffinityInfo") {
 					t.Fatalf("err = %v, want %s naming the parameter", err, tt.code)
 				}
 				return
