@@ -6,7 +6,7 @@ replace github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common => githu
 
 require (
 	github.com/go-logr/logr v1.4.4
-	github.com/oracle/oci-go-sdk/v65 v65.129.0
+	github.com/oracle/oci-go-sdk/v65 v65.130.0
 	github.com/prometheus/common v0.70.0
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10
@@ -14,7 +14,7 @@ require (
 	github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common v1.3.209
 	github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm v1.3.183
 	github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/tke v1.3.136
-	github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc v1.3.83
+	github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc v1.3.115
 	golang.org/x/crypto/x509roots/fallback v0.0.0-20261030153154-30a33513ff6d
 	golang.org/x/sync v0.24.0
 	golang.org/x/time v0.15.0

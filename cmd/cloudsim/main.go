@@ -48,6 +48,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	seed := fs.String("seed", "", "YAML or JSON seed file: {\"instances\": [...]}")
 	verbosity := fs.Int("v", 1, "log verbosity: 0 quiet, 1 one line per API call, 2 also error messages")
 	showVersion := fs.Bool("version", false, "print the version, commit and SDK versions, and exit")
+	tunnelCA := fs.String("tunnel-ca", "", "write the CA certificate (PEM) of the TLS tunnels to the real API hostnames to this file, for clients to trust (also at GET /admin/tunnel-ca.pem)")
 	var opts cloudsim.Options
 	finish := opts.AddFlags(fs) // the shared flags and every dialect's
 	if err := fs.Parse(args); err != nil {
@@ -83,6 +84,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	sim, err := cloudsim.Build(opts)
 	if err != nil {
 		return err
+	}
+	if *tunnelCA != "" {
+		if err := os.WriteFile(*tunnelCA, sim.TunnelCA(), 0o644); err != nil {
+			_ = sim.Close()
+			return fmt.Errorf("--tunnel-ca: %w", err)
+		}
+		logger.Printf("wrote the tunnels' CA certificate to %s", *tunnelCA)
 	}
 
 	if *seed != "" {

@@ -40,6 +40,8 @@ import (
 	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 	"github.com/ccmkit/ccm/pkg/cloudsim/dataplane"
 	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
+	"github.com/ccmkit/ccm/pkg/cloudsim/testca"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tunnel"
 )
 
 // Instance is one simulated VM (see core.Instance for the fields).
@@ -102,6 +104,7 @@ type Sim struct {
 	plane    *dataplane.Plane
 	dialects []core.Dialect // in registry order
 	handler  http.Handler
+	tunnels  *tunnel.Tunnels // CONNECT to the real API hostnames (handler)
 
 	dialectHandles // each dialect's typed handle (zz_generated.dialects.go)
 
@@ -160,9 +163,33 @@ func Build(opts Options) (*Sim, error) {
 		}
 	}
 	mux.HandleFunc("/", s.notFound)
-	s.handler = serverDate(c.Now, mux)
+	ca, err := testca.New("cloudsim API tunnels (throwaway CA)")
+	if err != nil {
+		s.closeDialects()
+		return nil, fmt.Errorf("cloudsim: %w", err)
+	}
+	s.tunnels = tunnel.New(serverDate(c.Now, mux), ca, APIDomains...)
+	mux.HandleFunc("GET /admin/tunnel-ca.pem", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/x-pem-file")
+		_, _ = w.Write(ca.PEM)
+	})
+	s.handler = s.tunnels
 	return s, nil
 }
+
+// APIDomains are the domains of the real API hostnames cloudsim answers
+// CONNECT tunnels for (see TunnelCA): Tencent Cloud's
+// <service>.tencentcloudapi.com, and OCI's iaas.<region>.oraclecloud.com
+// and <service>.<region>.oci.oraclecloud.com.
+var APIDomains = []string{"tencentcloudapi.com", "oraclecloud.com"}
+
+// TunnelCA is the certificate (PEM) of the throwaway CA that signs the
+// certificates of cloudsim's TLS tunnels: a client that reaches cloudsim
+// through its HTTP proxy setting, under the real API hostnames, must trust
+// it (see package tunnel and docs/cloudsim.md, "Using cloudsim from other
+// languages"). GET /admin/tunnel-ca.pem serves it too. A new one is made
+// per Sim.
+func (s *Sim) TunnelCA() []byte { return s.tunnels.CAPEM() }
 
 // notFound answers a path no dialect claims.
 func (s *Sim) notFound(w http.ResponseWriter, r *http.Request) {
@@ -180,6 +207,9 @@ func (s *Sim) notFound(w http.ResponseWriter, r *http.Request) {
 // closeDialects stops every dialect's background work (tasks, work
 // requests), the last built first, then the data plane they share.
 func (s *Sim) closeDialects() {
+	if s.tunnels != nil {
+		s.tunnels.Close()
+	}
 	for i := len(s.dialects) - 1; i >= 0; i-- {
 		s.dialects[i].Close()
 	}
@@ -289,6 +319,7 @@ func (s *Sim) Suspend() error {
 	}
 	s.server, s.suspended = nil, ln.Addr()
 	s.mu.Unlock()
+	s.tunnels.Close() // open tunnels are cut too
 	err := srv.Close()
 	<-done
 	return err
@@ -302,6 +333,7 @@ func (s *Sim) Resume() error {
 	if addr == nil {
 		return errors.New("cloudsim: resume: not suspended")
 	}
+	s.tunnels.Reopen()
 	if _, err := s.Start(addr.String()); err != nil {
 		return fmt.Errorf("cloudsim: resume: %w", err)
 	}

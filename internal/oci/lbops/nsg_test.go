@@ -7,9 +7,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/oracle/oci-go-sdk/v65/common"
 	"github.com/oracle/oci-go-sdk/v65/core"
+	"github.com/oracle/oci-go-sdk/v65/loadbalancer"
 
 	"github.com/ccmkit/ccm/internal/lbspec"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
@@ -285,4 +287,127 @@ func TestNSGModeIsIdempotent(t *testing.T) {
 		t.Errorf("five NSGs and the managed one: err = %v", err)
 	}
 	_ = lbspec.TCP
+}
+
+// TestNSGInvalidRules: OCI lets an NSG be deleted while another NSG's rule
+// names it; the rule stays with isValid false (core SecurityRule.IsValid:
+// "changes to `False` if that network security group is deleted") and
+// matches nothing (cloudsim's data plane skips it: pkg/cloudsim/oci
+// TestSecurityRulesCarryLBTraffic). Here the Service's frontend NSG is
+// deleted out of band (detached from the load balancer first, as OCI
+// requires an NSG to have no VNICs), leaving our rules in the nodes' NSG
+// invalid, beside a user's rule made invalid the same way. The next sync
+// makes a new frontend NSG, removes our invalid rules (they name an NSG
+// that is no longer the Service's) and adds rules naming the new one; the
+// user's invalid rule is not ours and stays. The drift check, which reads
+// no NSG rules, reports nothing, and a further sync writes nothing: no
+// loop. Issue 32 item 3.
+func TestNSGInvalidRules(t *testing.T) {
+	env := newNSGEnv(t)
+	o := newTestOps(env)
+	ctx := context.Background()
+	d := desired(KindLB, "10.0.0.1")
+	d.SecurityListMode, d.BackendNSGs = SecurityRuleNSG, []string{nsgNodes}
+	d.HealthCheck.Port = 10256
+	if _, err := o.Ensure(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	old := deref(managedNSGs(t, env)[0].Id)
+	vn, lbc := env.api.Network, env.api.LB
+
+	// A user's rule in the nodes' NSG naming the user's NSG 2, then NSG 2 deleted.
+	if _, err := vn.AddNetworkSecurityGroupSecurityRules(ctx, core.AddNetworkSecurityGroupSecurityRulesRequest{NetworkSecurityGroupId: common.String(nsgNodes),
+		AddNetworkSecurityGroupSecurityRulesDetails: core.AddNetworkSecurityGroupSecurityRulesDetails{SecurityRules: []core.AddSecurityRuleDetails{{
+			Direction: core.AddSecurityRuleDetailsDirectionIngress, Protocol: common.String("6"), Description: common.String("user's"),
+			Source: common.String(nsgUser2), SourceType: core.AddSecurityRuleDetailsSourceTypeNetworkSecurityGroup}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := vn.DeleteNetworkSecurityGroup(ctx, core.DeleteNetworkSecurityGroupRequest{NetworkSecurityGroupId: common.String(nsgUser2)}); err != nil {
+		t.Fatal(err)
+	}
+	// The frontend NSG detached and deleted out of band.
+	lbID := env.only(KindLB).ID
+	wr, err := lbc.UpdateNetworkSecurityGroups(ctx, loadbalancer.UpdateNetworkSecurityGroupsRequest{LoadBalancerId: common.String(lbID),
+		UpdateNetworkSecurityGroupsDetails: loadbalancer.UpdateNetworkSecurityGroupsDetails{NetworkSecurityGroupIds: []string{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		w, err := lbc.GetWorkRequest(ctx, loadbalancer.GetWorkRequestRequest{WorkRequestId: wr.OpcWorkRequestId})
+		if err == nil && w.LifecycleState == loadbalancer.WorkRequestLifecycleStateSucceeded {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("detaching the frontend NSG: %v %v", w.LifecycleState, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := vn.DeleteNetworkSecurityGroup(ctx, core.DeleteNetworkSecurityGroupRequest{NetworkSecurityGroupId: common.String(old)}); err != nil {
+		t.Fatal(err)
+	}
+	invalid := func() (ours, users int) {
+		resp, err := vn.ListNetworkSecurityGroupSecurityRules(ctx, core.ListNetworkSecurityGroupSecurityRulesRequest{NetworkSecurityGroupId: common.String(nsgNodes)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range resp.Items {
+			if r.IsValid != nil && !*r.IsValid {
+				if isOurRule(d, deref(r.Description)) {
+					ours++
+				} else {
+					users++
+				}
+			}
+		}
+		return ours, users
+	}
+	if ours, users := invalid(); ours != 2 || users != 1 {
+		t.Fatalf("invalid rules before the sync: ours %d, users' %d; want 2 and 1", ours, users)
+	}
+	if diffs, err := o.Drift(ctx, d); err != nil || len(diffs) != 0 {
+		t.Errorf("drift with invalid NSG rules = %v, %v; want none (it reads no NSG rules)", diffs, err)
+	}
+
+	if _, err := o.Ensure(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	fe := deref(managedNSGs(t, env)[0].Id)
+	if fe == old {
+		t.Fatal("the deleted frontend NSG was found again")
+	}
+	if ours, users := invalid(); ours != 0 || users != 1 {
+		t.Errorf("invalid rules after the sync: ours %d, users' %d; want 0 and 1", ours, users)
+	}
+	want := []string{"in " + fe + " 6 10256", "in " + fe + " 6 30080", "in 10.0.0.0/16 all 0 [someone else's]", "in " + nsgUser2 + " 6 0 [user's]"}
+	slices.Sort(want)
+	if got := nsgRules(t, env, nsgNodes); !slices.Equal(got, want) {
+		t.Errorf("nodes' NSG rules after the sync = %v\nwant %v", got, want)
+	}
+	if got := env.only(KindLB).NSGIDs; !slices.Equal(got, []string{fe}) {
+		t.Errorf("load balancer NSGs = %v, want the new frontend %s", got, fe)
+	}
+	env.resetWrites()
+	if _, err := o.Ensure(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	if w := env.writesOf(); len(w) != 0 {
+		t.Errorf("a sync after the repair wrote %v", w)
+	}
+	if diffs, err := o.Drift(ctx, d); err != nil || len(diffs) != 0 {
+		t.Errorf("drift after the repair = %v, %v", diffs, err)
+	}
+
+	// The nodes' NSG itself deleted while the annotation still names it:
+	// the sync fails, naming it, and writes nothing.
+	if _, err := vn.DeleteNetworkSecurityGroup(ctx, core.DeleteNetworkSecurityGroupRequest{NetworkSecurityGroupId: common.String(nsgNodes)}); err != nil {
+		t.Fatal(err)
+	}
+	env.resetWrites()
+	if _, err := o.Ensure(ctx, d); err == nil || !strings.Contains(err.Error(), nsgNodes) {
+		t.Errorf("sync with a deleted backend NSG: err = %v, want one naming %s", err, nsgNodes)
+	}
+	if w := env.writesOf(); len(w) != 0 {
+		t.Errorf("a sync with a deleted backend NSG wrote %v", w)
+	}
 }

@@ -36,7 +36,7 @@ func TestUpdateNetworkSecurityGroups(t *testing.T) {
 		return *r.Id
 	}
 	fromLoopback := ocicore.AddSecurityRuleDetails{Direction: ocicore.AddSecurityRuleDetailsDirectionIngress, Protocol: common.String("6"),
-		Source: common.String("127.0.0.1/32"), TcpOptions: &ocicore.TcpOptions{DestinationPortRange: &ocicore.PortRange{Min: common.Int(80), Max: common.Int(80)}}}
+		Source: common.String("127.0.0.1/32"), SourceType: ocicore.AddSecurityRuleDetailsSourceTypeCidrBlock, TcpOptions: &ocicore.TcpOptions{DestinationPortRange: &ocicore.PortRange{Min: common.Int(80), Max: common.Int(80)}}}
 	frontend := mk(fwVCN, fromLoopback)
 	empty := mk(fwVCN)
 	// The LB subnet's list keeps its egress to the nodes but admits no client.

@@ -664,7 +664,12 @@ func createChild[T any](d *Dialect, c *call, kind, id, name, op, nlbOp string, v
 		if _, dup := of(b)[name]; dup {
 			return nil, Errorf(http.StatusConflict, CodeAlreadyExists, "The backend set %s already exists in %s %s.", name, in, id)
 		}
-		if err := d.checkLimitsAfter(b, func(b *balancer) { of(b)[name] = v }); err != nil {
+		next := b.clone()
+		of(next)[name] = v
+		if err := d.checkLimits(next); err != nil {
+			return nil, err
+		}
+		if err := checkPreserveSource(next); err != nil {
 			return nil, err
 		}
 		return func(b *balancer) error {

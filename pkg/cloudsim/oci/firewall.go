@@ -192,6 +192,9 @@ func (f *ociFirewall) rulesOf(e *endpoint, ingress bool) []rule {
 	f.d.net.mu.Unlock()
 	for id, rules := range f.d.nsgs.rules(e.nsgs) {
 		for _, r := range rules {
+			if r.IsValid != nil && !*r.IsValid {
+				continue // it names a deleted NSG: it matches nothing (nsg.go, invalidateLocked)
+			}
 			switch {
 			case ingress && r.Direction == ocicore.SecurityRuleDirectionIngress:
 				out = append(out, ruleOf(fmt.Sprintf("NSG %s rule %s", id, deref(r.Id)), r.IsStateless, r.Protocol, r.Source, string(r.SourceType), r.TcpOptions, r.UdpOptions))

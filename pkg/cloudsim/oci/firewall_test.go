@@ -205,8 +205,32 @@ func TestSecurityRulesCarryLBTraffic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	flows(t, "the LB in the NSG the node admits", fmt.Sprintf("http://%s:80/", *got2.IpAddresses[0].IpAddress), true)
+	url2 := fmt.Sprintf("http://%s:80/", *got2.IpAddresses[0].IpAddress)
+	flows(t, "the LB in the NSG the node admits", url2, true)
 	flows(t, "the other LB still denied", url, false)
+
+	// A rule that names a deleted NSG stays, with isValid false
+	// (SecurityRule.IsValid: "changes to `False` if that network security
+	// group is deleted"), and matches nothing: the data plane skips it even
+	// while the NSG it names still had members (issue 32 item 3).
+	e.d.nsgs.mu.Lock()
+	e.d.nsgs.invalidateLocked(lbNSG)
+	e.d.nsgs.mu.Unlock()
+	flows(t, "the node's rule naming the LB's NSG is invalid", url2, false)
+	detach, err := c.UpdateNetworkSecurityGroups(ctx(t), loadbalancer.UpdateNetworkSecurityGroupsRequest{LoadBalancerId: wr2.LoadBalancerId,
+		UpdateNetworkSecurityGroupsDetails: loadbalancer.UpdateNetworkSecurityGroupsDetails{NetworkSecurityGroupIds: []string{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitLBWorkRequest(t, c, *detach.OpcWorkRequestId)
+	if _, err := vn.DeleteNetworkSecurityGroup(ctx(t), ocicore.DeleteNetworkSecurityGroupRequest{NetworkSecurityGroupId: common.String(lbNSG)}); err != nil {
+		t.Fatalf("deleting an NSG that another NSG's rule names: %v", err)
+	}
+	rules, err := vn.ListNetworkSecurityGroupSecurityRules(ctx(t), ocicore.ListNetworkSecurityGroupSecurityRulesRequest{NetworkSecurityGroupId: common.String(nodeNSG)})
+	if err != nil || len(rules.Items) != 1 || rules.Items[0].IsValid == nil || *rules.Items[0].IsValid || deref(rules.Items[0].Source) != lbNSG {
+		t.Fatalf("the node NSG's rules after the LB NSG's deletion: %+v %v", rules.Items, err)
+	}
+	flows(t, "after the LB NSG's deletion", url2, false)
 
 	vnic, err := vn.GetVnic(ctx(t), ocicore.GetVnicRequest{VnicId: common.String(vnicID(node.OCID))})
 	if err != nil || len(vnic.NsgIds) != 1 || vnic.NsgIds[0] != nodeNSG {

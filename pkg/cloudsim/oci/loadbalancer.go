@@ -32,6 +32,24 @@ const (
 	MaxLBWeight     = 100
 )
 
+// MinLBMaxConnections: a backend set's backendMaxConnections and a
+// backend's maxConnections are 0 (unlimited) or at least 256: "If setting
+// backendMaxConnections to some value other than 0 then that value must be
+// greater or equal to 256" (oci-go-sdk v65.130.0
+// loadbalancer/create_backend_set_details.go, update_backend_set_details.go,
+// backend_set_details.go; the same for maxConnections in backend_details.go).
+// A lower value is 400 InvalidParameter at once (cloudsim's choice of code
+// and of refusing the call rather than failing its work request).
+const MinLBMaxConnections = 256
+
+// checkMaxConnections refuses a connection limit the API does not take.
+func checkMaxConnections(field string, v *int) error {
+	if v != nil && *v != 0 && *v < MinLBMaxConnections {
+		return badRequest("%s %d must be 0 (unlimited) or at least %d.", field, *v, MinLBMaxConnections)
+	}
+	return nil
+}
+
 var fixedShapes = []string{"10Mbps", "10Mbps-Micro", "100Mbps", "400Mbps", "8000Mbps"}
 
 // Load Balancing enumerations cloudsim accepts.
@@ -165,6 +183,9 @@ func lbBackends(where string, in []loadbalancer.BackendDetails) ([]loadbalancer.
 		if err := checkPort(w+".port", b.Port, false); err != nil {
 			return nil, err
 		}
+		if err := checkMaxConnections(w+".maxConnections", b.MaxConnections); err != nil {
+			return nil, err
+		}
 		name := fmt.Sprintf("%s:%d", ip, *b.Port)
 		if seen[name] {
 			return nil, badRequest("%s: the backend %s is listed twice.", where, name)
@@ -202,6 +223,9 @@ func lbBackendSet(name, policy string, hcIn *loadbalancer.HealthCheckerDetails, 
 	}
 	if !slices.Contains(lbPolicies, policy) {
 		return loadbalancer.BackendSet{}, badRequest("%s.policy %q must be one of %s.", where, policy, strings.Join(lbPolicies, ", "))
+	}
+	if err := checkMaxConnections(where+".backendMaxConnections", maxConns); err != nil {
+		return loadbalancer.BackendSet{}, err
 	}
 	sslConf, err := lbSSLConfig(where, ssl)
 	if err != nil {

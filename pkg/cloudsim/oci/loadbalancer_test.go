@@ -168,6 +168,17 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 		CreateBackendSetDetails: loadbalancer.CreateBackendSetDetails{Name: common.String("x"), Policy: common.String("ROUND_ROBIN"),
 			HealthChecker: &loadbalancer.HealthCheckerDetails{Protocol: common.String("TCP")}}})
 	wantErr(t, err, http.StatusPreconditionFailed, CodeNoEtagMatch)
+	// backendMaxConnections "must be greater or equal to 256" when not 0
+	// (CreateBackendSetDetails, UpdateBackendSetDetails): refused, nothing
+	// stored, no work request.
+	_, err = c.CreateBackendSet(ctx(t), loadbalancer.CreateBackendSetRequest{LoadBalancerId: common.String(lbID),
+		CreateBackendSetDetails: loadbalancer.CreateBackendSetDetails{Name: common.String("TCP-81"), Policy: common.String("ROUND_ROBIN"),
+			HealthChecker: &loadbalancer.HealthCheckerDetails{Protocol: common.String("TCP")}, BackendMaxConnections: common.Int(100)}})
+	wantErr(t, err, 400, CodeInvalidParameter)
+	_, err = c.UpdateBackendSet(ctx(t), loadbalancer.UpdateBackendSetRequest{LoadBalancerId: common.String(lbID), BackendSetName: common.String("TCP-80"),
+		UpdateBackendSetDetails: loadbalancer.UpdateBackendSetDetails{Policy: common.String("ROUND_ROBIN"), Backends: []loadbalancer.BackendDetails{},
+			HealthChecker: &loadbalancer.HealthCheckerDetails{Protocol: common.String("TCP")}, BackendMaxConnections: common.Int(100)}})
+	wantErr(t, err, 400, CodeInvalidParameter)
 
 	wrs, err := c.ListWorkRequests(ctx(t), loadbalancer.ListWorkRequestsRequest{LoadBalancerId: common.String(lbID)})
 	if err != nil || len(wrs.Items) != 4 || *wrs.Items[0].Type != "UpdateListener" || *wrs.Items[1].Type != "UpdateBackendSet" ||
@@ -245,6 +256,27 @@ func TestCreateLoadBalancerValidation(t *testing.T) {
 			bs.HealthChecker = &loadbalancer.HealthCheckerDetails{Protocol: common.String("HTTP")}
 			d.BackendSets["TCP-80"] = bs
 		}, 400, CodeInvalidParameter},
+		// CreateBackendSetDetails.BackendMaxConnections: "If setting
+		// backendMaxConnections to some value other than 0 then that value
+		// must be greater or equal to 256"; the same for a backend's
+		// maxConnections (oci-go-sdk v65.130.0 loadbalancer/
+		// create_backend_set_details.go, backend_details.go; issue 32 item 4).
+		{"backendMaxConnections below 256", func(d *loadbalancer.CreateLoadBalancerDetails) {
+			bs := d.BackendSets["TCP-80"]
+			bs.BackendMaxConnections = common.Int(100)
+			d.BackendSets["TCP-80"] = bs
+		}, 400, CodeInvalidParameter},
+		{"backend maxConnections below 256", func(d *loadbalancer.CreateLoadBalancerDetails) {
+			bs := d.BackendSets["TCP-80"]
+			bs.Backends[0].MaxConnections = common.Int(255)
+			d.BackendSets["TCP-80"] = bs
+		}, 400, CodeInvalidParameter},
+		{"backendMaxConnections 0 (unlimited) and 256", func(d *loadbalancer.CreateLoadBalancerDetails) {
+			bs := d.BackendSets["TCP-80"]
+			bs.BackendMaxConnections = common.Int(0)
+			bs.Backends[0].MaxConnections = common.Int(256)
+			d.BackendSets["TCP-80"] = bs
+		}, 0, ""},
 		{"unknown reserved ip", func(d *loadbalancer.CreateLoadBalancerDetails) {
 			d.ReservedIps = []loadbalancer.ReservedIp{{Id: common.String("ocid1.publicip.oc1..x")}}
 		}, 400, CodeRelatedResourceNotFound},

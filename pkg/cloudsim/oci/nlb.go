@@ -163,6 +163,27 @@ func (d *Dialect) nlbBackends(where string, in []nlb.BackendDetails, ver nlb.IpV
 	return out, nil
 }
 
+// checkPreserveSource refuses a backend set that turns isPreserveSource
+// off on a network load balancer with isPreserveSourceDestination on: "If
+// the isPreserveSourceDestination parameter is enabled for the network load
+// balancer resource, then this parameter cannot be disabled" (oci-go-sdk
+// v65.130.0 networkloadbalancer/create_backend_set_details.go,
+// update_backend_set_details.go, backend_set_details.go, IsPreserveSource).
+// The code (400 InvalidParameter) is cloudsim's choice. Turning
+// isPreserveSourceDestination on over such a set (UpdateNetworkLoadBalancer)
+// is not refused: what the service does then is not documented.
+func checkPreserveSource(b *balancer) error {
+	if b.kind != kindNLB || !b.preserveSourceDest {
+		return nil
+	}
+	for _, name := range slices.Sorted(maps.Keys(b.nlbBackendSets)) {
+		if p := b.nlbBackendSets[name].IsPreserveSource; p != nil && !*p {
+			return badRequest("backendSets[%s].isPreserveSource cannot be false: the network load balancer has isPreserveSourceDestination enabled.", name)
+		}
+	}
+	return nil
+}
+
 // nlbBackendSetSpec is the union of the create, update and inline forms.
 type nlbBackendSetSpec struct {
 	policy                             *string
@@ -417,6 +438,9 @@ func (d *Dialect) createNLB(c *call) (*reply, error) {
 	if err := checkNLBListeners(b); err != nil {
 		return nil, err
 	}
+	if err := checkPreserveSource(b); err != nil {
+		return nil, err
+	}
 	if err := d.checkLimits(b); err != nil {
 		return nil, err
 	}
@@ -587,6 +611,9 @@ func (d *Dialect) updateNLBBackendSet(c *call) (*reply, error) {
 		}
 		b.nlbBackendSets[name] = bs
 		if err := checkNLBListeners(b); err != nil {
+			return err
+		}
+		if err := checkPreserveSource(b); err != nil {
 			return err
 		}
 		return d.checkLimits(b)

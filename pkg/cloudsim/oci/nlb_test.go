@@ -175,6 +175,23 @@ func TestNetworkLoadBalancerValidation(t *testing.T) {
 			l.Protocol = "HTTP"
 			d.Listeners["TCP-80"] = l
 		}, CodeInvalidParameter},
+		// BackendSetDetails.IsPreserveSource: "If the isPreserveSourceDestination
+		// parameter is enabled for the network load balancer resource, then
+		// this parameter cannot be disabled" (issue 32 item 5).
+		{"isPreserveSource off with isPreserveSourceDestination", nil, func(d *nlb.CreateNetworkLoadBalancerDetails) {
+			d.IsPreserveSourceDestination = common.Bool(true)
+			bs := d.BackendSets["TCP-80"]
+			bs.IsPreserveSource = common.Bool(false)
+			d.BackendSets["TCP-80"] = bs
+		}, CodeInvalidParameter},
+		{"isPreserveSource default with isPreserveSourceDestination", nil, func(d *nlb.CreateNetworkLoadBalancerDetails) {
+			d.IsPreserveSourceDestination = common.Bool(true)
+		}, ""},
+		{"isPreserveSource off alone", nil, func(d *nlb.CreateNetworkLoadBalancerDetails) {
+			bs := d.BackendSets["TCP-80"]
+			bs.IsPreserveSource = common.Bool(false)
+			d.BackendSets["TCP-80"] = bs
+		}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -191,5 +208,37 @@ func TestNetworkLoadBalancerValidation(t *testing.T) {
 			}
 			wantErr(t, err, 400, tt.code)
 		})
+	}
+}
+
+// TestNLBPreserveSourceDestination: on a network load balancer with
+// isPreserveSourceDestination, no backend set may turn isPreserveSource off
+// ("cannot be disabled", networkloadbalancer CreateBackendSetDetails and
+// UpdateBackendSetDetails.IsPreserveSource; issue 32 item 5): the call is
+// refused, nothing is stored.
+func TestNLBPreserveSourceDestination(t *testing.T) {
+	e := newTestEnv(t, Options{WorkRequestLatency: -1}, core.Config{})
+	c := e.nlb()
+	d := nlbDetails("psd")
+	d.IsPreserveSourceDestination = common.Bool(true)
+	created, err := c.CreateNetworkLoadBalancer(ctx(t), nlb.CreateNetworkLoadBalancerRequest{CreateNetworkLoadBalancerDetails: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitNLBWorkRequest(t, c, *created.OpcWorkRequestId)
+	id := created.Id
+	_, err = c.CreateBackendSet(ctx(t), nlb.CreateBackendSetRequest{NetworkLoadBalancerId: id, CreateBackendSetDetails: nlb.CreateBackendSetDetails{
+		Name: common.String("TCP-81"), Policy: nlb.NetworkLoadBalancingPolicyFiveTuple, IsPreserveSource: common.Bool(false),
+		HealthChecker: &nlb.HealthCheckerDetails{Protocol: nlb.HealthCheckProtocolsTcp, Port: common.Int(30081)}, Backends: []nlb.BackendDetails{}}})
+	wantErr(t, err, http.StatusBadRequest, CodeInvalidParameter)
+	_, err = c.UpdateBackendSet(ctx(t), nlb.UpdateBackendSetRequest{NetworkLoadBalancerId: id, BackendSetName: common.String("TCP-80"),
+		UpdateBackendSetDetails: nlb.UpdateBackendSetDetails{IsPreserveSource: common.Bool(false)}})
+	wantErr(t, err, http.StatusBadRequest, CodeInvalidParameter)
+	bs, err := c.GetBackendSet(ctx(t), nlb.GetBackendSetRequest{NetworkLoadBalancerId: id, BackendSetName: common.String("TCP-80")})
+	if err != nil || bs.IsPreserveSource == nil || !*bs.IsPreserveSource {
+		t.Fatalf("backend set after the refused update: %+v %v", bs.BackendSet, err)
+	}
+	if _, err := c.GetBackendSet(ctx(t), nlb.GetBackendSetRequest{NetworkLoadBalancerId: id, BackendSetName: common.String("TCP-81")}); err == nil {
+		t.Fatal("the refused backend set was created")
 	}
 }

@@ -136,6 +136,22 @@ func newRuleID() string {
 	return strings.ToUpper(hex.EncodeToString(b))
 }
 
+// requireRuleTypes refuses an API rule without the type of its peer:
+// SourceType "Required if `direction` = `INGRESS`", DestinationType
+// "Required if `direction` = `EGRESS`" (oci-go-sdk v65.130.0
+// core/add_security_rule_details.go and update_security_rule_details.go).
+// Seeds may leave it out: it then defaults to CIDR_BLOCK (cloudsim's
+// choice, for hand-written seeds).
+func requireRuleTypes(where string, dir, sourceType, destType string) *Error {
+	switch {
+	case dir == string(ocicore.SecurityRuleDirectionIngress) && sourceType == "":
+		return missing(where + ".sourceType (required if direction = INGRESS)")
+	case dir == string(ocicore.SecurityRuleDirectionEgress) && destType == "":
+		return missing(where + ".destinationType (required if direction = EGRESS)")
+	}
+	return nil
+}
+
 // checkRule validates a rule as the API does, for an NSG in vcn.
 func (s *nsgStore) checkRuleLocked(where, vcn string, r *ocicore.SecurityRule) *Error {
 	switch r.Direction {
@@ -314,8 +330,12 @@ func (d *Dialect) updateNSG(c *call) (*reply, error) {
 	return ok(nsgModel(n)).with("etag", etag(n.ID, n.version)), nil
 }
 
-// deleteNSG refuses an NSG that VNICs or load balancers are still in, or
-// that another NSG's rule names: OCI requires it to be empty first.
+// deleteNSG refuses an NSG that VNICs or load balancers are still in: "The
+// group must not contain any VNICs" (oci-go-sdk v65.130.0
+// core/core_virtualnetwork_client.go, DeleteNetworkSecurityGroup; a load
+// balancer's VNICs count, cloudsim's reading). Rules of other NSGs that
+// name it stay, with isValid false: SecurityRule.IsValid "changes to
+// `False` if that network security group is deleted" (core/security_rule.go).
 func (d *Dialect) deleteNSG(c *call) (*reply, error) {
 	id, err := d.nsgFromPath(c)
 	if err != nil {
@@ -335,7 +355,34 @@ func (d *Dialect) deleteNSG(c *call) (*reply, error) {
 		return nil, e
 	}
 	delete(d.nsgs.byID, id)
+	d.nsgs.invalidateLocked(id)
 	return &reply{status: http.StatusNoContent}, nil
+}
+
+// invalidateLocked marks every rule that names the deleted NSG id as its
+// source or destination isValid false. The data plane skips such rules
+// (firewall.go): they match nothing, as the NSG they name has no members.
+func (s *nsgStore) invalidateLocked(id string) {
+	for _, o := range s.byID {
+		var changed []ocicore.SecurityRule
+		for i, r := range o.SecurityRules {
+			if namesNSG(r, id) {
+				if changed == nil {
+					changed = slices.Clone(o.SecurityRules) // rules() hands out copies of the slice
+				}
+				changed[i].IsValid = common.Bool(false)
+			}
+		}
+		if changed != nil {
+			o.SecurityRules = changed
+		}
+	}
+}
+
+// namesNSG reports whether a rule's source or destination is the NSG id.
+func namesNSG(r ocicore.SecurityRule, id string) bool {
+	return (r.SourceType == ocicore.SecurityRuleSourceTypeNetworkSecurityGroup && deref(r.Source) == id) ||
+		(r.DestinationType == ocicore.SecurityRuleDestinationTypeNetworkSecurityGroup && deref(r.Destination) == id)
 }
 
 func (s *nsgStore) inUseLocked(n *nsgRec, instances []core.Record) *Error {
@@ -346,13 +393,6 @@ func (s *nsgStore) inUseLocked(n *nsgRec, instances []core.Record) *Error {
 	}
 	for lb := range s.lbs[n.ID] {
 		return incorrectState("The network security group %s still has a load balancer (%s): remove it first.", n.ID, lb)
-	}
-	for _, o := range s.byID {
-		for _, r := range o.SecurityRules {
-			if o != n && (deref(r.Source) == n.ID || deref(r.Destination) == n.ID) {
-				return incorrectState("The network security group %s is named by a rule of %s.", n.ID, o.ID)
-			}
-		}
 	}
 	return nil
 }
@@ -420,6 +460,9 @@ func (d *Dialect) addNSGRules(c *call) (*reply, error) {
 	now := d.core.Now().UTC().Truncate(time.Second)
 	var added []ocicore.SecurityRule
 	for i, in := range req.SecurityRules {
+		if e := requireRuleTypes(fmt.Sprintf("securityRules[%d]", i), string(in.Direction), string(in.SourceType), string(in.DestinationType)); e != nil {
+			return nil, e
+		}
 		r := ocicore.SecurityRule{
 			Direction: ocicore.SecurityRuleDirectionEnum(in.Direction), Protocol: in.Protocol, Description: in.Description,
 			Destination: in.Destination, DestinationType: ocicore.SecurityRuleDestinationTypeEnum(in.DestinationType),
@@ -492,6 +535,9 @@ func (d *Dialect) updateNSGRules(c *call) (*reply, error) {
 		where := fmt.Sprintf("securityRules[%d]", i)
 		if in.Id == nil {
 			return nil, missing(where + ".id")
+		}
+		if e := requireRuleTypes(where, string(in.Direction), string(in.SourceType), string(in.DestinationType)); e != nil {
+			return nil, e
 		}
 		j := slices.IndexFunc(next, func(r ocicore.SecurityRule) bool { return deref(r.Id) == *in.Id })
 		if j < 0 {

@@ -13,7 +13,18 @@ import (
 
 func ingressRule(port int) ocicore.AddSecurityRuleDetails {
 	return ocicore.AddSecurityRuleDetails{Direction: ocicore.AddSecurityRuleDetailsDirectionIngress, Protocol: common.String("6"),
-		Source: common.String("10.0.0.0/8"), TcpOptions: &ocicore.TcpOptions{DestinationPortRange: &ocicore.PortRange{Min: common.Int(port), Max: common.Int(port)}}}
+		Source: common.String("10.0.0.0/8"), SourceType: ocicore.AddSecurityRuleDetailsSourceTypeCidrBlock, TcpOptions: &ocicore.TcpOptions{DestinationPortRange: &ocicore.PortRange{Min: common.Int(port), Max: common.Int(port)}}}
+}
+
+// created2 creates an empty NSG in the default VCN.
+func emptyNSG(t *testing.T, vn ocicore.VirtualNetworkClient) *string {
+	t.Helper()
+	r, err := vn.CreateNetworkSecurityGroup(ctx(t), ocicore.CreateNetworkSecurityGroupRequest{CreateNetworkSecurityGroupDetails: ocicore.CreateNetworkSecurityGroupDetails{
+		CompartmentId: common.String(DefaultCompartmentID), VcnId: common.String(DefaultVCNID)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Id
 }
 
 func TestNSGLifecycleAndLimits(t *testing.T) {
@@ -52,18 +63,39 @@ func TestNSGLifecycleAndLimits(t *testing.T) {
 	_, err = add(ingressRule(1))
 	wantErr(t, err, http.StatusBadRequest, CodeLimitExceeded) // 120 rules per NSG
 
+	// The peer's type is required with its direction: SourceType "Required
+	// if `direction` = `INGRESS`", DestinationType "Required if `direction` =
+	// `EGRESS`" (oci-go-sdk v65.130.0 core/add_security_rule_details.go,
+	// update_security_rule_details.go; issue 32 item 2).
+	noSourceType := ingressRule(22)
+	noSourceType.SourceType = ""
+	noDestType := ocicore.AddSecurityRuleDetails{Direction: ocicore.AddSecurityRuleDetailsDirectionEgress, Protocol: common.String("all"), Destination: common.String("0.0.0.0/0")}
+	for name, r := range map[string]ocicore.AddSecurityRuleDetails{"INGRESS without sourceType": noSourceType, "EGRESS without destinationType": noDestType} {
+		r, err := vn.AddNetworkSecurityGroupSecurityRules(ctx(t), ocicore.AddNetworkSecurityGroupSecurityRulesRequest{NetworkSecurityGroupId: emptyNSG(t, vn),
+			AddNetworkSecurityGroupSecurityRulesDetails: ocicore.AddNetworkSecurityGroupSecurityRulesDetails{SecurityRules: []ocicore.AddSecurityRuleDetails{r}}})
+		if err == nil {
+			t.Errorf("%s: added %+v", name, r.SecurityRules)
+			continue
+		}
+		wantErr(t, err, http.StatusBadRequest, CodeMissingParameter)
+	}
+
 	list, err := vn.ListNetworkSecurityGroupSecurityRules(ctx(t), ocicore.ListNetworkSecurityGroupSecurityRulesRequest{NetworkSecurityGroupId: id, Limit: common.Int(1000)})
 	if err != nil || len(list.Items) != MaxNSGRules || list.Items[0].Id == nil || !*list.Items[0].IsValid || *list.Items[0].IsStateless {
 		t.Fatalf("rules: %d %v", len(list.Items), err)
 	}
 	first := *list.Items[0].Id
 	upd := ocicore.UpdateSecurityRuleDetails{Id: common.String(first), Direction: ocicore.UpdateSecurityRuleDetailsDirectionEgress, Protocol: common.String("all"),
-		Destination: common.String("0.0.0.0/0")}
+		Destination: common.String("0.0.0.0/0"), DestinationType: ocicore.UpdateSecurityRuleDetailsDestinationTypeCidrBlock}
 	ur, err := vn.UpdateNetworkSecurityGroupSecurityRules(ctx(t), ocicore.UpdateNetworkSecurityGroupSecurityRulesRequest{NetworkSecurityGroupId: id,
 		UpdateNetworkSecurityGroupSecurityRulesDetails: ocicore.UpdateNetworkSecurityGroupSecurityRulesDetails{SecurityRules: []ocicore.UpdateSecurityRuleDetails{upd}}})
 	if err != nil || len(ur.SecurityRules) != 1 || ur.SecurityRules[0].Direction != ocicore.SecurityRuleDirectionEgress {
 		t.Fatalf("update: %+v %v", ur, err)
 	}
+	upd.DestinationType = ""
+	_, err = vn.UpdateNetworkSecurityGroupSecurityRules(ctx(t), ocicore.UpdateNetworkSecurityGroupSecurityRulesRequest{NetworkSecurityGroupId: id,
+		UpdateNetworkSecurityGroupSecurityRulesDetails: ocicore.UpdateNetworkSecurityGroupSecurityRulesDetails{SecurityRules: []ocicore.UpdateSecurityRuleDetails{upd}}})
+	wantErr(t, err, http.StatusBadRequest, CodeMissingParameter)
 	egress, err := vn.ListNetworkSecurityGroupSecurityRules(ctx(t), ocicore.ListNetworkSecurityGroupSecurityRulesRequest{NetworkSecurityGroupId: id,
 		Direction: ocicore.ListNetworkSecurityGroupSecurityRulesDirectionEgress})
 	if err != nil || len(egress.Items) != 1 {

@@ -229,8 +229,13 @@ func describeInstances(call *Call, body []byte) (any, error) {
 		return nil, err
 	}
 	ids := deref(req.InstanceIds)
+	// "参数不支持同时指定InstanceIds和Filters" (cvm@v1.3.183 models.go,
+	// DescribeInstancesRequestParams.InstanceIds). The code is InvalidParameter
+	// ("参数错误"), the documented one of the action's list (client.go) that
+	// fits; errors.go also has InvalidParameterCombination ("表示参数组合不正确"),
+	// but DescribeInstances does not list it.
 	if len(ids) > 0 && len(req.Filters) > 0 {
-		return nil, Errorf("InvalidParameterCombination", "The parameters `InstanceIds` and `Filters` cannot be specified at the same time.")
+		return nil, Errorf("InvalidParameter", "The parameters `InstanceIds` and `Filters` cannot be specified at the same time.")
 	}
 	if len(ids) > MaxInstanceIDs {
 		return nil, Errorf("InvalidParameterValue.LimitExceeded", "The number of `InstanceIds` (%d) exceeds the limit of %d.", len(ids), MaxInstanceIDs)

@@ -38,10 +38,13 @@ func TestDescribeInstancesValidation(t *testing.T) {
 		req      func(r *cvm.DescribeInstancesRequest)
 		wantCode string
 	}{
+		// "参数不支持同时指定InstanceIds和Filters" (DescribeInstancesRequestParams);
+		// InvalidParameter is in the action's documented codes (cvm client.go),
+		// InvalidParameterCombination is not.
 		{"ids and filters together", func(r *cvm.DescribeInstancesRequest) {
 			r.InstanceIds = common.StringPtrs([]string{"ins-aaaaaaaa"})
 			r.Filters = []*cvm.Filter{filter("zone", "ap-guangzhou-3")}
-		}, "InvalidParameterCombination"},
+		}, "InvalidParameter"},
 		{"100 ids is fine", func(r *cvm.DescribeInstancesRequest) { r.InstanceIds = common.StringPtrs(ids(100)) }, ""},
 		{"101 ids", func(r *cvm.DescribeInstancesRequest) { r.InstanceIds = common.StringPtrs(ids(101)) }, "InvalidParameterValue.LimitExceeded"},
 		{"malformed id", func(r *cvm.DescribeInstancesRequest) { r.InstanceIds = common.StringPtrs([]string{"i-123"}) }, "InvalidInstanceId.Malformed"},

@@ -172,6 +172,23 @@ func (d *Dialect) service(name string) *Service {
 	return d.services[name]
 }
 
+// Actions lists the emulated actions by service ("clb": ["CreateListener",
+// ...]), each list sorted.
+func (d *Dialect) Actions() map[string][]string {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	out := make(map[string][]string, len(d.services))
+	for name, s := range d.services {
+		as := make([]string, 0, len(s.Actions))
+		for a := range s.Actions {
+			as = append(as, a)
+		}
+		sort.Strings(as)
+		out[name] = as
+	}
+	return out
+}
+
 func (d *Dialect) serviceNames() []string {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
@@ -317,6 +334,14 @@ func (d *Dialect) serve(r *http.Request, ci *core.CallInfo) answer {
 		return fail(Errorf(f.ErrorCode, "cloudsim: injected fault for action `%s`.", action))
 	}
 
+	body, err = acceptByName(svcName, action, body)
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return fail(e)
+		}
+		return fail(Errorf("InternalError", "%v", err))
+	}
 	call := &Call{
 		Ctx:       r.Context(),
 		Core:      d.core,

@@ -960,6 +960,16 @@ func (s *SecurityGroups) modifyPolicies(call *Call, body []byte) (any, error) {
 		g.changed(now)
 		return &vpc.ModifySecurityGroupPoliciesResponseParams{}, nil
 	}
+	// "SecurityGroupPolicySet对象必须同时指定新的出（Egress）入（Ingress）站规则"
+	// (vpc@v1.3.115 models.go, ModifySecurityGroupPoliciesRequestParams):
+	// a direction left out (or null) is refused; an explicit [] gives it
+	// (cloudsim's reading of "指定"). InvalidParameterValue.Empty ("缺少参数",
+	// errors.go) is in the action's documented codes (client.go).
+	for dir, list := range map[string][]*vpc.SecurityGroupPolicy{"Ingress": set.Ingress, "Egress": set.Egress} {
+		if list == nil {
+			return nil, Errorf(CodeSGEmpty, "SecurityGroupPolicySet.%s is missing: ModifySecurityGroupPolicies resets both directions, so both Ingress and Egress must be given (\"必须同时指定新的出（Egress）入（Ingress）站规则\").", dir)
+		}
+	}
 	var next [2][]sgPolicy
 	for k, dir := range []string{"Ingress", "Egress"} {
 		list := set.Ingress

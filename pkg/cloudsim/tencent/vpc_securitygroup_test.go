@@ -84,7 +84,7 @@ func ingressOf(t *testing.T, cl *vpc.Client, sg string) ([]string, string) {
 }
 
 func TestSecurityGroupPolicies(t *testing.T) {
-	_, cl := sgEnv(t)
+	e, cl := sgEnv(t)
 	sg := createSG(t, cl, "web")
 	// A new group has no policies: "新建的安全组的入站和出站规则默认都是全部拒绝".
 	if got, v := ingressOf(t, cl, sg); len(got) != 0 || v != "0" {
@@ -142,9 +142,26 @@ func TestSecurityGroupPolicies(t *testing.T) {
 			for i := range MaxSecurityGroupPolicies + 1 {
 				req.SecurityGroupPolicySet.Ingress = append(req.SecurityGroupPolicySet.Ingress, pol("TCP", fmt.Sprint(1+i), "10.0.0.0/8", "ACCEPT"))
 			}
+			req.SecurityGroupPolicySet.Egress = []*vpc.SecurityGroupPolicy{pol("ALL", "ALL", "0.0.0.0/0", "ACCEPT")}
 			_, err := cl.ModifySecurityGroupPolicies(req)
 			return err
 		}, CodeSGModifyLimit},
+		// vpc@v1.3.115 models.go, ModifySecurityGroupPoliciesRequestParams.SecurityGroupPolicySet:
+		// "SecurityGroupPolicySet对象必须同时指定新的出（Egress）入（Ingress）站规则" (issue 32 item 1).
+		{"modify without Egress", func() error {
+			req := vpc.NewModifySecurityGroupPoliciesRequest()
+			req.SecurityGroupId = common.StringPtr(sg)
+			req.SecurityGroupPolicySet = &vpc.SecurityGroupPolicySet{Ingress: []*vpc.SecurityGroupPolicy{pol("TCP", "1", "1.1.1.1", "ACCEPT")}}
+			_, err := cl.ModifySecurityGroupPolicies(req)
+			return err
+		}, CodeSGEmpty},
+		{"modify without Ingress", func() error {
+			req := vpc.NewModifySecurityGroupPoliciesRequest()
+			req.SecurityGroupId = common.StringPtr(sg)
+			req.SecurityGroupPolicySet = &vpc.SecurityGroupPolicySet{Egress: []*vpc.SecurityGroupPolicy{pol("ALL", "ALL", "0.0.0.0/0", "ACCEPT")}}
+			_, err := cl.ModifySecurityGroupPolicies(req)
+			return err
+		}, CodeSGEmpty},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -183,6 +200,16 @@ func TestSecurityGroupPolicies(t *testing.T) {
 	}
 	if got, _ := ingressOf(t, cl, sg); len(got) != 0 {
 		t.Fatalf("Version 0 clears every policy: %v", got)
+	}
+	// An explicit empty Egress gives the direction (the Go SDK omits an
+	// empty list, other clients may send it).
+	_, resp := e.do(t, rawReq{action: "ModifySecurityGroupPolicies", version: VPCVersion, service: "vpc",
+		body: `{"SecurityGroupId":"` + sg + `","SecurityGroupPolicySet":{"Ingress":[{"Protocol":"TCP","Port":"80","CidrBlock":"10.0.0.0/8","Action":"ACCEPT"}],"Egress":[]}}`})
+	if strings.Contains(resp, `"Error"`) {
+		t.Fatalf("Ingress with an explicit empty Egress: %s", resp)
+	}
+	if got, _ := ingressOf(t, cl, sg); !slices.Equal(got, []string{"ACCEPT TCP 80 10.0.0.0/8"}) {
+		t.Fatalf("after Modify with an empty Egress: %v", got)
 	}
 }
 
