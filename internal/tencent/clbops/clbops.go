@@ -15,7 +15,9 @@
 // deleted with its Service. On an adopted CLB (service.kubernetes.io/
 // tke-existed-lbid) we own only the listeners named
 // <PROTO>-<port>-<Service UID>; every other listener is never touched, and
-// the CLB itself is never deleted.
+// the CLB itself is never deleted. A CLB TKE's service controller made for
+// the Service is taken over as if we had created it (takeover.go). Plan
+// (plan.go) says what Ensure would write, reading only.
 package clbops
 
 import (

@@ -95,8 +95,8 @@ func (o *Ops) resolveIncumbent(spec *Desired, lb *loadBalancer) (*loadBalancer, 
 		if owner == string(spec.UID) {
 			return lb, nil
 		}
-		return nil, refuse(lb.id, lbkit.OwnerOurs, "CLB %s named by annotation %s was created by this CCM for Service %s (uid %s), not for this one; %s",
-			lb.id, annotations.TKELoadBalanceID, lb.tags[TagService], owner, newCLBHint)
+		return nil, refuse(lb.id, lbkit.OwnerOurs, "CLB %s named by annotation %s belongs to Service %s (tag %s=%s), not to this one; %s",
+			lb.id, annotations.TKELoadBalanceID, lb.tags[TagService], TagServiceUID, owner, newCLBHint)
 	}
 	if !lb.tkeMade() {
 		return nil, nil

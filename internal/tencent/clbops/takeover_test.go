@@ -231,7 +231,7 @@ func TestTakeOverRefused(t *testing.T) {
 		{"another VPC", "vpc-other001", testTKECluster, testTKECluster, "", `is in VPC "vpc-other001", not the cluster's VPC`},
 		{"another cluster", testVPC, "cls-other001", testTKECluster, "", `for cluster "cls-other001"`},
 		{"no tke_cluster_id", testVPC, testTKECluster, "", "", "set tke_cluster_id"},
-		{"another Service's CLB of ours", testVPC, "", testTKECluster, "uid-other", "created by this CCM for Service"},
+		{"another Service's CLB of ours", testVPC, "", testTKECluster, "uid-other", "belongs to Service default/other"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
