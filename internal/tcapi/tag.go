@@ -27,15 +27,15 @@ type AttachResourcesTagRequest struct {
 	*tchttp.BaseRequest
 
 	// ServiceType: "资源所属业务名称（资源六段式中的第三段）" ("clb").
-	ServiceType *string `json:"ServiceType,omitnil,omitempty" name:"ServiceType"`
+	ServiceType *string `json:"ServiceType,omitempty" name:"ServiceType"`
 	// ResourceIds: "资源ID数组，资源个数最多为50".
-	ResourceIds []*string `json:"ResourceIds,omitnil,omitempty" name:"ResourceIds"`
-	TagKey      *string   `json:"TagKey,omitnil,omitempty" name:"TagKey"`
-	TagValue    *string   `json:"TagValue,omitnil,omitempty" name:"TagValue"`
+	ResourceIds []*string `json:"ResourceIds,omitempty" name:"ResourceIds"`
+	TagKey      *string   `json:"TagKey,omitempty" name:"TagKey"`
+	TagValue    *string   `json:"TagValue,omitempty" name:"TagValue"`
 	// ResourceRegion: "资源所在地域，不区分地域的资源不需要传入该字段，区分地域的资源必填".
-	ResourceRegion *string `json:"ResourceRegion,omitnil,omitempty" name:"ResourceRegion"`
+	ResourceRegion *string `json:"ResourceRegion,omitempty" name:"ResourceRegion"`
 	// ResourcePrefix: "资源前缀（资源六段式中最后一段"/"前面的部分）… 其他云资源必填" ("clb").
-	ResourcePrefix *string `json:"ResourcePrefix,omitnil,omitempty" name:"ResourcePrefix"`
+	ResourcePrefix *string `json:"ResourcePrefix,omitempty" name:"ResourcePrefix"`
 }
 
 // NewAttachResourcesTagRequest returns an empty request for the action.
@@ -49,7 +49,7 @@ func NewAttachResourcesTagRequest() *AttachResourcesTagRequest {
 type AttachResourcesTagResponse struct {
 	*tchttp.BaseResponse
 	Response *struct {
-		RequestId *string `json:"RequestId,omitnil,omitempty" name:"RequestId"`
+		RequestId *string `json:"RequestId,omitempty" name:"RequestId"`
 	} `json:"Response"`
 }
 
