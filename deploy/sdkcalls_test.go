@@ -111,6 +111,13 @@ func scanSDKCalls(root, module, mainPkg string) ([]sdkCall, error) {
 
 // sdkCallOf: a method named Op or OpWithContext with a parameter of the
 // SDK's OpRequest type (or a pointer to it).
+// sdkShaped are request types the CCM declares itself in an SDK
+// package's shape, because the Go module proxy serves no version of that
+// package (internal/tcapi/tag.go), and the SDK package they stand for.
+var sdkShaped = map[string]string{
+	module + "/internal/tcapi.AttachResourcesTagRequest": tencentSDK + "tag/v20180813",
+}
+
 func sdkCallOf(obj types.Object) (sdkCall, bool) {
 	fn, ok := obj.(*types.Func)
 	if !ok {
@@ -131,6 +138,9 @@ func sdkCallOf(obj types.Object) (sdkCall, bool) {
 			continue
 		}
 		path := named.Obj().Pkg().Path()
+		if sdk, ok := sdkShaped[path+"."+named.Obj().Name()]; ok {
+			path = sdk
+		}
 		if strings.HasPrefix(path, tencentSDK) || strings.HasPrefix(path, ociSDK) {
 			return sdkCall{Package: path, Op: op}, true
 		}

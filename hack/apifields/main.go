@@ -48,7 +48,7 @@ var (
 
 // versions are the API versions cloudsim serves, by service.
 var versions = map[string]string{
-	"clb": tencent.CLBVersion, "cvm": tencent.CVMVersion, "tke": tencent.TKEVersion, "vpc": tencent.VPCVersion,
+	"clb": tencent.CLBVersion, "cvm": tencent.CVMVersion, "tke": tencent.TKEVersion, "vpc": tencent.VPCVersion, "tag": tencent.TagVersion,
 }
 
 // iface is one interface of a models file: field -> TypeScript type.

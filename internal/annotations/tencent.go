@@ -58,8 +58,13 @@ const (
 	// TKELoadBalanceID is written by the CCM, as TKE's service controller
 	// does: the id of the Service's CLB (created or adopted), set once the
 	// CLB exists and removed when the Service stops being a LoadBalancer.
-	// Nothing reads it: a value set by hand is ignored and overwritten on
-	// the next sync. To use an existing CLB, set TKEExistedLBID instead.
+	// It is read for one thing: a CLB it names that TKE's service
+	// controller made (tagged tke-createdBy-flag=yes) is taken over as the
+	// Service's when it is in the cluster's VPC and tagged with the
+	// configured tke_cluster_id, and refused otherwise, with nothing
+	// created in its place until the annotation is removed
+	// (docs/migration.md). Any other value is overwritten on the next
+	// sync. To use an existing CLB, set TKEExistedLBID instead.
 	//
 	// Type: string (lb-xxxxxxxx)
 	// Default: none

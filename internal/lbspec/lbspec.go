@@ -197,6 +197,11 @@ type Options struct {
 	// DrainPeriod is the drain period of a Service without the annotation:
 	// the cloud config's lb_drain_period.
 	DrainPeriod time.Duration
+	// TCPHealthCheck makes the default health check a TCP connection to
+	// each backend's own port (the cloud's plain check, as an incumbent
+	// controller that sets none leaves it) instead of HTTP on kube-proxy's
+	// /healthz; the health check annotations still apply.
+	TCPHealthCheck bool
 }
 
 // Defaults of the neutral annotations (documented in internal/annotations).
@@ -262,7 +267,7 @@ func Build(svc *corev1.Service, nodes []*corev1.Node, opts Options) (*Spec, erro
 	var err error
 	spec.Listeners, err = listeners(svc)
 	collect(err)
-	spec.HealthCheck, err = healthCheck(svc, opts.Limits)
+	spec.HealthCheck, err = healthCheck(svc, opts.Limits, opts.TCPHealthCheck)
 	collect(err)
 	spec.SessionAffinity, err = sessionAffinity(svc, opts.Limits)
 	collect(err)
@@ -338,7 +343,7 @@ func compareListeners(a, b Listener) int {
 // healthCheckNodePort, where kube-proxy answers 200 only on nodes that have
 // a local endpoint, so that traffic goes only there. health-check-protocol
 // tcp without a port probes each listener's NodePort instead, as before.
-func healthCheck(svc *corev1.Service, lim Limits) (HealthCheck, error) {
+func healthCheck(svc *corev1.Service, lim Limits, tcp bool) (HealthCheck, error) {
 	hc := HealthCheck{
 		Enabled:            true,
 		Protocol:           HealthCheckHTTP,
@@ -351,6 +356,9 @@ func healthCheck(svc *corev1.Service, lim Limits) (HealthCheck, error) {
 	}
 	if path, port := servicehelper.GetServiceHealthCheckPathPort(svc); port != 0 {
 		hc.Path, hc.Port = path, port
+	}
+	if tcp {
+		hc.Protocol, hc.Port = HealthCheckTCP, 0
 	}
 
 	var errs []error

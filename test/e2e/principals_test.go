@@ -29,7 +29,8 @@ var leastPrivSecretIDs = []string{"AKIDccmkitLEASTPRIV0A0000000000000", "AKIDccm
 	"AKIDccmkitLEASTPRIV0C0000000000000", "AKIDccmkitLEASTPRIV0D0000000000000"}
 
 func credentials() map[string]string {
-	creds := map[string]string{secretID: secretKey, metricsSecretID: secretKey, upstreamMetricsSecretID: secretKey}
+	creds := map[string]string{secretID: secretKey, metricsSecretID: secretKey, upstreamMetricsSecretID: secretKey,
+		incumbentSecretID: secretKey, takeoverSecretID: secretKey, takeoverTKESecretID: secretKey, seedRoutesSecretID: secretKey}
 	for _, id := range append(slices.Clone(haSecretIDs), leastPrivSecretIDs...) {
 		creds[id] = secretKey
 	}

@@ -44,6 +44,13 @@ type API interface {
 	DescribeTaskStatusWithContext(context.Context, *clb.DescribeTaskStatusRequest) (*clb.DescribeTaskStatusResponse, error)
 }
 
+// TagAPI is the slice of the Tag API (tag 2018-08-13) the operations use:
+// adding our tags to a CLB taken over from TKE. *tcapi.TagClient
+// implements it.
+type TagAPI interface {
+	AttachResourcesTagWithContext(context.Context, *tcapi.AttachResourcesTagRequest) (*tcapi.AttachResourcesTagResponse, error)
+}
+
 // Documented limits of the CLB API.
 const (
 	maxLoadBalancerIDs  = 20  // DescribeLoadBalancers LoadBalancerIds, DeleteLoadBalancer

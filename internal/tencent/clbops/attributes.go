@@ -10,7 +10,8 @@ import (
 )
 
 // attributeDiffs is what differs on the CLB itself from spec. Only CLBs we
-// created are ours to change: an adopted CLB keeps its attributes.
+// created or took over are ours to change: an adopted CLB keeps its
+// attributes, and so does any CLB under KeepPassToTarget.
 //
 // LoadBalancerPassToTarget: "开启放通（true）：只验证CLB上的安全组；不开启放通
 // （false）：需同时验证CLB和后端实例上的安全组" (CreateLoadBalancer). Off, the
@@ -18,7 +19,7 @@ import (
 // CLB's VIP for health checks, which clusters rarely do; so we turn it on
 // by default, and correct a CLB created before (or changed by hand).
 func attributeDiffs(lb *loadBalancer, spec *Desired) []string {
-	if lb.adopted || lb.passToTarget == spec.PassToTarget {
+	if lb.adopted || spec.KeepPassToTarget || lb.passToTarget == spec.PassToTarget {
 		return nil
 	}
 	return []string{fmt.Sprintf("LoadBalancerPassToTarget is %t, want %t", lb.passToTarget, spec.PassToTarget)}

@@ -15,7 +15,9 @@
 // deleted with its Service. On an adopted CLB (service.kubernetes.io/
 // tke-existed-lbid) we own only the listeners named
 // <PROTO>-<port>-<Service UID>; every other listener is never touched, and
-// the CLB itself is never deleted.
+// the CLB itself is never deleted. A CLB TKE's service controller made for
+// the Service is taken over as if we had created it (takeover.go). Plan
+// (plan.go) says what Ensure would write, reading only.
 package clbops
 
 import (
@@ -74,6 +76,17 @@ type Config struct {
 	// loadBalancerSourceRanges (securitygroups.go); nil refuses source
 	// ranges and the security-groups annotation.
 	SecurityGroups SecurityGroupAPI
+	// Tags is the Tag API, which adds our tags to a CLB taken over from
+	// TKE (takeover.go); nil refuses such a takeover with lb_defaults ccmkit.
+	Tags TagAPI
+	// TKEClusterID is tke_cluster_id: a CLB TKE made is taken over only
+	// when its tke-clusterId tag is this; "" refuses every one.
+	TKEClusterID string
+	// Region is the CLBs' region (the Tag API's ResourceRegion).
+	Region string
+	// TKECompat is lb_defaults tke: a CLB taken over from TKE is written
+	// nothing to mark it, and new listeners on it get TKE's name.
+	TKECompat bool
 }
 
 // Ops runs CLB operations. It holds no state between calls but the
@@ -98,6 +111,12 @@ type Ops struct {
 	onCreationDrift func(uid types.UID, lbID string, drift []string)
 	// sgAPI is Config.SecurityGroups.
 	sgAPI SecurityGroupAPI
+	// tagAPI, tkeClusterID and tkeCompat are Config.Tags, TKEClusterID
+	// and TKECompat.
+	tagAPI       TagAPI
+	region       string
+	tkeClusterID string
+	tkeCompat    bool
 }
 
 // New returns Ops calling api.
@@ -117,6 +136,10 @@ func New(api API, cfg Config) *Ops {
 		onFound:         cfg.OnFound,
 		onCreationDrift: cfg.OnCreationDrift,
 		sgAPI:           cfg.SecurityGroups,
+		tagAPI:          cfg.Tags,
+		region:          cfg.Region,
+		tkeClusterID:    cfg.TKEClusterID,
+		tkeCompat:       cfg.TKECompat,
 	}
 }
 
@@ -152,6 +175,14 @@ type Settings struct {
 	// lbspec.Listener.Name() (TCP-443): TKE's specify-protocol
 	// (certificates.go).
 	Protocols map[string]PortProtocol
+	// KeepPassToTarget leaves a CLB's LoadBalancerPassToTarget as found
+	// (lb_defaults tke without the pass-to-target annotation), and a new
+	// CLB is created without the field (the API's default).
+	KeepPassToTarget bool
+	// Incumbent is the CLB the Service's service.kubernetes.io/
+	// loadbalance-id annotation names: the one TKE's service controller
+	// made, if it did (takeover.go); "" when absent.
+	Incumbent string
 }
 
 // Ensure makes the Service's CLB match spec, creating it if needed, and
@@ -197,6 +228,10 @@ func (o *Ops) pipeline(ctx context.Context, spec *Desired, create bool) (*corev1
 		o.onFound(spec.UID, lb.id)
 	}
 	o.reportCreationDrift(spec.UID, lb, spec.Creation)
+	// First, so that a sync that fails later finds it as ours next time.
+	if err := o.markTakenOver(ctx, lb, spec); err != nil {
+		return nil, err
+	}
 	if err := o.reconcileAttributes(ctx, lb, spec); err != nil {
 		return nil, err
 	}
@@ -216,7 +251,7 @@ func (o *Ops) pipeline(ctx context.Context, spec *Desired, create bool) (*corev1
 
 // findOrCreate returns the Service's CLB, ready for listeners.
 func (o *Ops) findOrCreate(ctx context.Context, spec *Desired, create bool) (*loadBalancer, error) {
-	lb, err := o.find(ctx, spec.Ref)
+	lb, err := o.find(ctx, spec)
 	switch {
 	case err != nil:
 		return nil, err
@@ -248,10 +283,17 @@ func (o *Ops) Get(ctx context.Context, d *Desired) (*corev1.LoadBalancerStatus, 
 		return lbs[0].status(), true, nil
 	}
 	adopted, err := o.adoptedForCleanup(ctx, ref)
-	if err != nil || adopted == nil {
+	if err != nil {
 		return nil, false, err
 	}
-	return adopted.status(), true, nil
+	if adopted != nil {
+		return adopted.status(), true, nil
+	}
+	incumbent, err := o.incumbentForCleanup(ctx, d)
+	if err != nil || incumbent == nil {
+		return nil, false, err
+	}
+	return incumbent.status(), true, nil
 }
 
 // Delete removes what the Service owns: every CLB created for it (there is
@@ -280,6 +322,18 @@ func (o *Ops) Delete(ctx context.Context, d *Desired) error {
 			return fmt.Errorf("%s: Service %s: %w", op, ref.Service, err)
 		}
 		o.drains.ForgetPrefix(adopted.id + "/")
+	}
+	// The CLB TKE made for the Service, never taken over (lb_defaults tke,
+	// or no sync since the switch): deleted with it, as TKE would have.
+	incumbent, err := o.incumbentForCleanup(ctx, d)
+	if err != nil {
+		return fmt.Errorf("%s: Service %s: %w", op, ref.Service, err)
+	}
+	if incumbent != nil {
+		if err := o.deleteLoadBalancer(ctx, incumbent); err != nil {
+			return fmt.Errorf("%s: Service %s: %w", op, ref.Service, err)
+		}
+		o.drains.ForgetPrefix(incumbent.id + "/")
 	}
 	// After the CLB, which was bound to them.
 	if err := o.deleteOwnedGroups(ctx, ref); err != nil {
@@ -311,7 +365,7 @@ func (o *Ops) adoptedForCleanup(ctx context.Context, ref lbspec.Ref) (*loadBalan
 // what differs ("listener TCP-80 missing"); nil means in sync.
 func (o *Ops) Drift(ctx context.Context, spec *Desired) ([]string, error) {
 	const op = "clbops.Drift"
-	lb, err := o.find(ctx, spec.Ref)
+	lb, err := o.find(ctx, spec)
 	if err != nil {
 		return nil, fmt.Errorf("%s: Service %s: %w", op, spec.Service, err)
 	}
@@ -351,7 +405,8 @@ func (o *Ops) DriftAll(ctx context.Context, specs []*Desired) map[types.UID]lbdr
 			adoptIDs = append(adoptIDs, s.AdoptID)
 		}
 	}
-	adopted := map[string]*loadBalancer{}
+	adoptIDs = append(adoptIDs, incumbentIDs(specs, func(s *Desired) bool { return len(tagged[s.UID]) > 0 })...)
+	adopted := map[string]*loadBalancer{} // and incumbents
 	for chunk := range slices.Chunk(adoptIDs, maxLoadBalancerIDs) {
 		req := clb.NewDescribeLoadBalancersRequest()
 		req.LoadBalancerIds = common.StringPtrs(chunk)
@@ -364,7 +419,7 @@ func (o *Ops) DriftAll(ctx context.Context, specs []*Desired) map[types.UID]lbdr
 		}
 	}
 	for _, s := range specs {
-		lb, err := o.resolve(s.Ref, tagged[s.UID], adopted[s.AdoptID])
+		lb, err := o.resolve(s, tagged[s.UID], adopted[s.AdoptID], adopted[s.Incumbent])
 		switch {
 		case err != nil:
 			out[s.UID] = lbdrift.Result{Err: fmt.Errorf("%s: Service %s: %w", op, s.Service, err)}
@@ -389,7 +444,8 @@ func (o *Ops) drift(ctx context.Context, lb *loadBalancer, spec *Desired) ([]str
 	if err != nil {
 		return nil, err
 	}
-	lp, err := planListeners(desiredListeners(spec, ownerSuffix(lb, spec.Ref)), actual, ownerSuffix(lb, spec.Ref))
+	owner := o.ownerOf(lb, spec)
+	lp, err := planListeners(desiredListeners(spec, owner), actual, owner)
 	if err != nil {
 		return nil, err
 	}
@@ -397,7 +453,12 @@ func (o *Ops) drift(ctx context.Context, lb *loadBalancer, spec *Desired) ([]str
 	if err != nil {
 		return nil, err
 	}
-	diffs := append(attributeDiffs(lb, spec), sp.describe(lb)...)
+	var diffs []string
+	for _, k := range o.takeoverTags(lb, spec) {
+		diffs = append(diffs, fmt.Sprintf("tag %s missing (CLB taken over from TKE)", k))
+	}
+	diffs = append(diffs, attributeDiffs(lb, spec)...)
+	diffs = append(diffs, sp.describe(lb)...)
 	diffs = append(diffs, lp.describe()...)
 	existing := lp.keep()
 	if len(existing) == 0 {

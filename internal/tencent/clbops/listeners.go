@@ -1,6 +1,7 @@
 package clbops
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -307,7 +308,7 @@ func (l *listener) owned(suffix string) bool {
 	return l.name == listenerName(l.protocol, l.port, suffix)
 }
 
-func desiredListeners(spec *Desired, suffix string) []wantListener {
+func desiredListeners(spec *Desired, owner listenerOwner) []wantListener {
 	var session int64
 	if spec.SessionAffinity.ClientIP {
 		session = seconds(spec.SessionAffinity.Timeout)
@@ -316,7 +317,7 @@ func desiredListeners(spec *Desired, suffix string) []wantListener {
 	for _, l := range spec.Listeners {
 		protocol, cert := listenerProtocol(spec, l)
 		out = append(out, wantListener{
-			name:     listenerName(protocol, int64(l.Port), suffix),
+			name:     owner.name(protocol, int64(l.Port)),
 			protocol: protocol,
 			port:     int64(l.Port),
 			nodePort: int64(l.NodePort),
@@ -365,31 +366,33 @@ func (p *listenerPlan) describe() []string {
 	return out
 }
 
-// planListeners compares wanted and actual listeners. A wanted port taken
-// by a listener we do not own is an error, found before any write.
-func planListeners(want []wantListener, actual []*listener, suffix string) (*listenerPlan, error) {
-	owned := map[string]*listener{}
-	foreign := map[string]*listener{} // by protocol/port
+// planListeners compares wanted and actual listeners, matched by protocol
+// and port. A wanted port taken by a listener we do not own is an error,
+// found before any write; on a CLB TKE made (owner.byPort) the listener on
+// a wanted port is ours whatever its name, and keeps its name.
+func planListeners(want []wantListener, actual []*listener, owner listenerOwner) (*listenerPlan, error) {
+	byPort := map[string]*listener{} // protocol/port
 	for _, l := range actual {
-		if l.owned(suffix) {
-			owned[l.name] = l
-		} else {
-			foreign[fmt.Sprintf("%s/%d", l.protocol, l.port)] = l
+		k := fmt.Sprintf("%s/%d", l.protocol, l.port)
+		if prev, dup := byPort[k]; !dup || (!owner.owns(prev) && owner.owns(l)) {
+			byPort[k] = l
 		}
 	}
 	p := &listenerPlan{}
 	var conflicts []string
+	bound := map[*listener]bool{}
 	for _, w := range want {
-		l, ok := owned[w.name]
-		if !ok {
-			if f, taken := foreign[fmt.Sprintf("%s/%d", w.protocol, w.port)]; taken {
-				conflicts = append(conflicts, fmt.Sprintf("port %d/%s is used by listener %s (%q), which this Service does not own", w.port, w.protocol, f.id, f.name))
-				continue
-			}
+		l, ok := byPort[fmt.Sprintf("%s/%d", w.protocol, w.port)]
+		switch {
+		case !ok:
 			p.create = append(p.create, w)
 			continue
+		case !owner.owns(l) && !owner.byPort:
+			conflicts = append(conflicts, fmt.Sprintf("port %d/%s is used by listener %s (%q), which this Service does not own", w.port, w.protocol, l.id, l.name))
+			continue
 		}
-		delete(owned, w.name)
+		bound[l] = true
+		w.name = l.name // a taken-over listener keeps its name
 		p.bound = append(p.bound, boundListener{id: l.id, wantListener: w, rules: l.rules})
 		var why []string
 		// A layer-7 listener's health check and affinity are its rule's
@@ -412,10 +415,14 @@ func planListeners(want []wantListener, actual []*listener, suffix string) (*lis
 	if len(conflicts) > 0 {
 		return nil, errors.New(strings.Join(conflicts, "; "))
 	}
-	for _, l := range owned {
-		p.remove = append(p.remove, l)
+	for _, l := range actual {
+		if !bound[l] && owner.owns(l) {
+			p.remove = append(p.remove, l)
+		}
 	}
-	slices.SortFunc(p.remove, func(a, b *listener) int { return strings.Compare(a.name, b.name) })
+	slices.SortFunc(p.remove, func(a, b *listener) int {
+		return cmp.Or(strings.Compare(a.name, b.name), strings.Compare(a.protocol, b.protocol), cmp.Compare(a.port, b.port))
+	})
 	return p, nil
 }
 
@@ -454,12 +461,12 @@ func (o *Ops) describeListeners(ctx context.Context, lb *loadBalancer) ([]*liste
 // reconcileListeners creates, updates and deletes our listeners, and
 // returns every wanted listener with its id.
 func (o *Ops) reconcileListeners(ctx context.Context, lb *loadBalancer, spec *Desired) ([]boundListener, error) {
-	suffix := ownerSuffix(lb, spec.Ref)
+	owner := o.ownerOf(lb, spec)
 	actual, err := o.describeListeners(ctx, lb)
 	if err != nil {
 		return nil, err
 	}
-	plan, err := planListeners(desiredListeners(spec, suffix), actual, suffix)
+	plan, err := planListeners(desiredListeners(spec, owner), actual, owner)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", lb, err)
 	}
@@ -510,58 +517,42 @@ func (o *Ops) reconcileListeners(ctx context.Context, lb *loadBalancer, spec *De
 // createListeners creates listeners with identical settings in one call
 // (one asynchronous task), since CreateListener takes several ports.
 func (o *Ops) createListeners(ctx context.Context, lb *loadBalancer, want []wantListener) ([]boundListener, error) {
-	type group struct {
-		protocol string
-		hc       healthCheck
-		session  int64
-		cert     listenerCert
-	}
-	var order []group
-	byGroup := map[group][]wantListener{}
-	for _, w := range want {
-		g := group{w.protocol, w.hc, w.session, w.cert}
-		if _, ok := byGroup[g]; !ok {
-			order = append(order, g)
-		}
-		byGroup[g] = append(byGroup[g], w)
-	}
 	var out []boundListener
-	for _, g := range order {
-		for chunk := range slices.Chunk(byGroup[g], maxPortsPerCreate) {
-			req := clb.NewCreateListenerRequest()
-			req.LoadBalancerId = common.StringPtr(lb.id)
-			req.Protocol = common.StringPtr(g.protocol)
-			req.Certificate = g.cert.sdk()
-			if !isLayer7(g.protocol) { // else the rule's (rules.go)
-				req.HealthCheck = g.hc.sdk(false)
-			}
-			if g.session > 0 && !isLayer7(g.protocol) {
-				req.SessionExpireTime = common.Int64Ptr(g.session)
-			}
-			var names []string
-			for _, w := range chunk {
-				req.Ports = append(req.Ports, common.Int64Ptr(w.port))
-				req.ListenerNames = append(req.ListenerNames, common.StringPtr(w.name))
-				names = append(names, w.name)
-			}
-			target := fmt.Sprintf("%s (listeners %s)", lb, strings.Join(names, ", "))
-			logWrite("Creating CLB listeners", "clb", lb.id, "listeners", names)
-			var resp *clb.CreateListenerResponse
-			if err := o.call(ctx, "CreateListener", target, func() (err error) {
-				resp, err = o.api.CreateListenerWithContext(ctx, req)
-				return err
-			}); err != nil {
-				return nil, err
-			}
-			if resp == nil || resp.Response == nil || len(resp.Response.ListenerIds) != len(chunk) {
-				return nil, callError("CreateListener", target, errors.New("malformed answer: not one ListenerId per port"))
-			}
-			if _, err := o.waitTask(ctx, "CreateListener", target, requestID(resp.Response.RequestId), ""); err != nil {
-				return nil, err
-			}
-			for i, w := range chunk {
-				out = append(out, boundListener{id: deref(resp.Response.ListenerIds[i]), wantListener: w, fresh: true})
-			}
+	for _, chunk := range createGroups(want) {
+		g := chunk[0]
+		req := clb.NewCreateListenerRequest()
+		req.LoadBalancerId = common.StringPtr(lb.id)
+		req.Protocol = common.StringPtr(g.protocol)
+		req.Certificate = g.cert.sdk()
+		if !isLayer7(g.protocol) { // else the rule's (rules.go)
+			req.HealthCheck = g.hc.sdk(false)
+		}
+		if g.session > 0 && !isLayer7(g.protocol) {
+			req.SessionExpireTime = common.Int64Ptr(g.session)
+		}
+		var names []string
+		for _, w := range chunk {
+			req.Ports = append(req.Ports, common.Int64Ptr(w.port))
+			req.ListenerNames = append(req.ListenerNames, common.StringPtr(w.name))
+			names = append(names, w.name)
+		}
+		target := fmt.Sprintf("%s (listeners %s)", lb, strings.Join(names, ", "))
+		logWrite("Creating CLB listeners", "clb", lb.id, "listeners", names)
+		var resp *clb.CreateListenerResponse
+		if err := o.call(ctx, "CreateListener", target, func() (err error) {
+			resp, err = o.api.CreateListenerWithContext(ctx, req)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		if resp == nil || resp.Response == nil || len(resp.Response.ListenerIds) != len(chunk) {
+			return nil, callError("CreateListener", target, errors.New("malformed answer: not one ListenerId per port"))
+		}
+		if _, err := o.waitTask(ctx, "CreateListener", target, requestID(resp.Response.RequestId), ""); err != nil {
+			return nil, err
+		}
+		for i, w := range chunk {
+			out = append(out, boundListener{id: deref(resp.Response.ListenerIds[i]), wantListener: w, fresh: true})
 		}
 	}
 	return out, nil

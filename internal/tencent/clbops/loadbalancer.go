@@ -19,7 +19,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccm/internal/annotations"
-	"github.com/ccmkit/ccm/internal/lbspec"
 )
 
 // ErrNotFound: the Service has no CLB.
@@ -49,6 +48,9 @@ type loadBalancer struct {
 	// adopted: found through the adoption annotation, not created for
 	// the Service. Only our listeners on it are ours.
 	adopted bool
+	// takeover: made by TKE's service controller for the Service, found
+	// through its loadbalance-id annotation and taken over (takeover.go).
+	takeover bool
 	// createdWith is what the CLB was created with (creation.go).
 	createdWith createdWith
 }
@@ -110,19 +112,26 @@ func (o *Ops) checkSupported(spec *Desired) error {
 }
 
 // find returns the Service's CLB: by our service-uid tag, else by the
-// adoption annotation; nil if neither finds one.
-func (o *Ops) find(ctx context.Context, ref lbspec.Ref) (*loadBalancer, error) {
+// adoption annotation, else the one TKE made for it (its loadbalance-id
+// annotation, takeover.go); nil if none finds one.
+func (o *Ops) find(ctx context.Context, spec *Desired) (*loadBalancer, error) {
+	ref := spec.Ref
 	tagged, err := o.describeTagged(ctx, []types.UID{ref.UID})
 	if err != nil {
 		return nil, err
 	}
-	var adopted *loadBalancer
-	if len(tagged[ref.UID]) == 0 && ref.AdoptID != "" {
-		if adopted, err = o.describeByID(ctx, ref.AdoptID); err != nil {
-			return nil, err
-		}
+	var adopted, incumbent *loadBalancer
+	switch {
+	case len(tagged[ref.UID]) > 0:
+	case ref.AdoptID != "":
+		adopted, err = o.describeByID(ctx, ref.AdoptID)
+	case spec.Incumbent != "":
+		incumbent, err = o.describeByID(ctx, spec.Incumbent)
 	}
-	return o.resolve(ref, tagged[ref.UID], adopted)
+	if err != nil {
+		return nil, err
+	}
+	return o.resolve(spec, tagged[ref.UID], adopted, incumbent)
 }
 
 // describeTagged returns the CLBs tagged for the given Service UIDs, using
@@ -154,9 +163,11 @@ func (o *Ops) describeTagged(ctx context.Context, uids []types.UID) (map[types.U
 	return out, nil
 }
 
-// resolve decides which CLB is the Service's, from the CLBs tagged for it
-// and the one its adoption annotation names (nil if none or not found).
-func (o *Ops) resolve(ref lbspec.Ref, tagged []*loadBalancer, adopted *loadBalancer) (*loadBalancer, error) {
+// resolve decides which CLB is the Service's, from the CLBs tagged for it,
+// the one its adoption annotation names and the one its loadbalance-id
+// annotation names (each nil if none or not found).
+func (o *Ops) resolve(spec *Desired, tagged []*loadBalancer, adopted, incumbent *loadBalancer) (*loadBalancer, error) {
+	ref := spec.Ref
 	switch {
 	case len(tagged) > 1:
 		ids := make([]string, len(tagged))
@@ -174,6 +185,8 @@ func (o *Ops) resolve(ref lbspec.Ref, tagged []*loadBalancer, adopted *loadBalan
 				lb, ref.AdoptID, annotations.TKEExistedLBID, lb.id)
 		}
 		return lb, nil
+	case ref.AdoptID == "" && incumbent != nil:
+		return o.resolveIncumbent(spec, incumbent)
 	case ref.AdoptID == "":
 		return nil, nil
 	case adopted == nil:
@@ -287,7 +300,9 @@ func (o *Ops) createWithToken(ctx context.Context, spec *Desired, token string) 
 	req.LoadBalancerName = common.StringPtr(spec.Name)
 	req.VpcId = common.StringPtr(o.vpcID)
 	req.ClientToken = common.StringPtr(token)
-	req.LoadBalancerPassToTarget = common.BoolPtr(spec.PassToTarget)
+	if !spec.KeepPassToTarget {
+		req.LoadBalancerPassToTarget = common.BoolPtr(spec.PassToTarget)
+	}
 	tagMap := tags(spec)
 	for _, k := range sortedKeys(tagMap) {
 		req.Tags = append(req.Tags, &clb.TagInfo{TagKey: common.StringPtr(k), TagValue: common.StringPtr(tagMap[k])})
@@ -376,7 +391,7 @@ func (o *Ops) waitReady(ctx context.Context, lb *loadBalancer) (*loadBalancer, e
 		if fresh == nil {
 			return nil, fmt.Errorf("%s disappeared while being created", lb)
 		}
-		fresh.adopted = lb.adopted
+		fresh.adopted, fresh.takeover = lb.adopted, lb.takeover
 		lb = fresh
 	}
 	return lb, nil

@@ -177,7 +177,32 @@ type Config struct {
 	// "0s" deregisters at once. A Service's lb.ccmkit.io/drain-period
 	// overrides it. Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_LB_DRAIN_PERIOD.
 	LBDrainPeriod time.Duration `json:"lb_drain_period,omitempty"`
+
+	// LBDefaults chooses whose defaults a CLB gets where the Service says
+	// nothing: "ccmkit" (ours: HTTP health checks of kube-proxy's /healthz,
+	// pass-to-target on, our ownership tags on a CLB taken over from TKE)
+	// or "tke" (managed TKE's service controller's: CLB's own TCP health
+	// check of each NodePort, pass-to-target as the CLB has it, and a CLB
+	// taken over from TKE keeps TKE's marks only), so that switching from
+	// TKE writes nothing the user did not ask for (docs/migration.md).
+	// Optional; default "ccmkit". Env:
+	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_LB_DEFAULTS.
+	LBDefaults string `json:"lb_defaults,omitempty"`
+
+	// TKEClusterID is the id of the TKE cluster (cls-xxxxxxxx) whose
+	// service controller this CCM replaces. A CLB that controller made for
+	// a Service (tagged tke-createdBy-flag=yes) is taken over only when its
+	// tke-clusterId tag equals it; without it such CLBs are refused, never
+	// replaced. Optional; default none. Env:
+	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_TKE_CLUSTER_ID.
+	TKEClusterID string `json:"tke_cluster_id,omitempty"`
 }
+
+// LBDefaults values.
+const (
+	LBDefaultsCCMKit = "ccmkit"
+	LBDefaultsTKE    = "tke"
+)
 
 // DefaultInstanceCacheTTL is instance_cache_ttl's default: long enough for
 // a burst of node initializations to share one listing of the VPC, much
@@ -627,4 +652,27 @@ func (l *loader) lbSettings(file map[string]string, cfg *Config) {
 	retry := l.plain(file, "lb_delete_retry_after", EnvLBDeleteRetryAfter)
 	cfg.LBDeleteRetryAfter = l.duration(retry, "lb_delete_retry_after", DefaultLBDeleteRetryAfter, time.Nanosecond,
 		`must be a positive duration like "1m" or "30s"`)
+	defaults := l.plain(file, "lb_defaults", EnvLBDefaults)
+	switch cfg.LBDefaults = strings.ToLower(defaults.value); cfg.LBDefaults {
+	case "":
+		cfg.LBDefaults = LBDefaultsCCMKit
+	case LBDefaultsCCMKit, LBDefaultsTKE:
+	default:
+		l.Addf("lb_defaults %q%s: must be ccmkit or tke", defaults.value, defaults.suffix())
+	}
+	cluster := l.plain(file, "tke_cluster_id", EnvTKEClusterID)
+	cfg.TKEClusterID = cluster.value
+	if cluster.value != "" {
+		l.checkPattern(cluster, "tke_cluster_id", EnvTKEClusterID, tkeClusterIDPattern, "cls-xxxxxxxx")
+	}
 }
+
+// EnvLBDefaults sets lb_defaults; EnvTKEClusterID sets tke_cluster_id.
+const (
+	EnvLBDefaults   = envPrefix + "LB_DEFAULTS"
+	EnvTKEClusterID = envPrefix + "TKE_CLUSTER_ID"
+)
+
+// tkeClusterIDPattern: cls- and 8 lower-case letters or digits, as TKE
+// names clusters (and tags their CLBs tke-clusterId=cls-…).
+var tkeClusterIDPattern = regexp.MustCompile(`^cls-[a-z0-9]{8}$`)

@@ -55,6 +55,7 @@ func TestLoadConfigValid(t *testing.T) {
 		// the defaults Load fills in
 		APIRateLimits: tcapi.Limits{}, InstanceCacheTTL: DefaultInstanceCacheTTL, RouteCacheTTL: DefaultRouteCacheTTL,
 		LBDriftCheckPeriod: DefaultLBDriftCheckPeriod, LBDeleteRetryAfter: DefaultLBDeleteRetryAfter, LBDrainPeriod: lbspec.DefaultDrainPeriod,
+		LBDefaults: LBDefaultsCCMKit,
 	}
 	jsonDoc, _ := yaml.YAMLToJSON([]byte(validYAML))
 	tests := []struct {
@@ -349,7 +350,8 @@ func TestSecretsNeverInErrors(t *testing.T) {
 func TestConfigKeysMatchDocs(t *testing.T) {
 	want := []string{"region", "vpc_id", "secret_id", "secret_key", "secret_id_file", "secret_key_file", "cluster_route_table",
 		"route_backend", "route_table_id", "cluster_cidr", "create_cluster_route_table", "route_cache_ttl", "api_endpoint",
-		"api_rate_limits", "instance_cache_ttl", "inventory", "lb_drift_check_period", "lb_delete_retry_after", "lb_drain_period"}
+		"api_rate_limits", "instance_cache_ttl", "inventory", "lb_drift_check_period", "lb_delete_retry_after", "lb_drain_period",
+		"lb_defaults", "tke_cluster_id"}
 	if got := configKeys(); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("keys %v, want %v", got, want)
 	}
@@ -558,6 +560,44 @@ func TestLBDurationKeys(t *testing.T) {
 				t.Fatal(err)
 			case tc.got(cfg) != tc.want:
 				t.Errorf("%v, want %v", tc.got(cfg), tc.want)
+			}
+		})
+	}
+}
+
+// TestTakeoverKeys checks lb_defaults and tke_cluster_id: defaults, the
+// accepted values, and an error naming the key, its value and its source.
+func TestTakeoverKeys(t *testing.T) {
+	base := map[string]string{EnvRegion: "ap-guangzhou", EnvVpcID: "vpc-aaaa1111", EnvSecretID: "AKIDtest", EnvSecretKey: "key-test"}
+	tests := []struct {
+		env, value      string
+		defaults, clsID string
+		wantErr         string
+	}{
+		{EnvLBDefaults, "", LBDefaultsCCMKit, "", ""},
+		{EnvLBDefaults, "tke", LBDefaultsTKE, "", ""},
+		{EnvLBDefaults, "TKE", LBDefaultsTKE, "", ""},
+		{EnvLBDefaults, "ccmkit", LBDefaultsCCMKit, "", ""},
+		{EnvLBDefaults, "upstream", "", "", `lb_defaults "upstream" (from TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_LB_DEFAULTS): must be ccmkit or tke`},
+		{EnvTKEClusterID, "cls-abcd1234", LBDefaultsCCMKit, "cls-abcd1234", ""},
+		{EnvTKEClusterID, "abcd1234", "", "", `tke_cluster_id "abcd1234" (from TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_TKE_CLUSTER_ID): must look like cls-xxxxxxxx`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.env+"="+tc.value, func(t *testing.T) {
+			env := maps.Clone(base)
+			if tc.value != "" {
+				env[tc.env] = tc.value
+			}
+			cfg, err := Load(nil, envOf(env))
+			switch {
+			case tc.wantErr != "":
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("err = %v, want %q", err, tc.wantErr)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case cfg.LBDefaults != tc.defaults || cfg.TKEClusterID != tc.clsID:
+				t.Errorf("lb_defaults %q, tke_cluster_id %q; want %q, %q", cfg.LBDefaults, cfg.TKEClusterID, tc.defaults, tc.clsID)
 			}
 		})
 	}

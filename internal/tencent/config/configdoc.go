@@ -120,4 +120,16 @@ var Keys = []cloudconfig.KeyDoc{
 		Required: "no",
 		Doc:      "Go duration, default `30s`, at most `1h`: how long a target leaving a CLB stays at weight 0 (no new connections, open ones kept) before it is deregistered; `0s` deregisters at once; a Service's `lb.ccmkit.io/drain-period` overrides it. See [reliability.md](reliability.md#draining)",
 	},
+	{
+		Keys:     []string{"lb_defaults"},
+		Env:      []string{EnvLBDefaults},
+		Required: "no",
+		Doc:      "`ccmkit` (default) or `tke`: whose defaults a CLB gets where the Service says nothing; `tke` makes every default managed TKE's service controller's, so that taking its CLBs over writes nothing. See [migration.md](migration.md#from-tkes-service-controller)",
+	},
+	{
+		Keys:     []string{"tke_cluster_id"},
+		Env:      []string{EnvTKEClusterID},
+		Required: "to take over TKE's CLBs",
+		Doc:      "`cls-` + 8 characters: the TKE cluster whose service controller this CCM replaces; a CLB TKE made for a Service is taken over only when its `tke-clusterId` tag is this id, else refused. See [migration.md](migration.md#from-tkes-service-controller)",
+	},
 }

@@ -76,6 +76,7 @@ func NewCloud(c *core.Core, plane *dataplane.Plane, opts CloudOptions) (*Cloud, 
 		SecurityGroups:        d.SecurityGroups(),
 	})
 	d.Register(clb.Service())
+	d.Register(clb.TagService())
 	cl := &Cloud{Dialect: d, clb: clb}
 	if err := cl.seed(opts); err != nil {
 		cl.Close()

@@ -78,7 +78,11 @@ func New(cfg *config.Config) (*Cloud, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.lb = newLoadBalancers(cfg, clbClient, clbClient, vpcClient)
+	tagClient, err := clients.Tag()
+	if err != nil {
+		return nil, err
+	}
+	c.lb = newLoadBalancers(cfg, clbClient, clbClient, vpcClient, tagClient)
 	return c, nil
 }
 

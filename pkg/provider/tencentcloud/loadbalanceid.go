@@ -70,6 +70,10 @@ func (l *clbLoadBalancers) Initialize(b cloudprovider.ControllerClientBuilder, s
 	l.secrets.Use(client)
 }
 
+// UseKubeClient gives the Secret reader (specify-protocol's certificates)
+// a client outside the controllers: `cloud-controller-manager adopt`'s.
+func (l *clbLoadBalancers) UseKubeClient(client kubernetes.Interface) { l.secrets.Use(client) }
+
 // EnsureLoadBalancer ensures the CLB, then shows its id on the Service.
 func (l *clbLoadBalancers) EnsureLoadBalancer(ctx context.Context, clusterName string, svc *v1.Service, nodes []*v1.Node) (*v1.LoadBalancerStatus, error) {
 	st, err := l.loadBalancers.EnsureLoadBalancer(ctx, clusterName, svc, nodes)

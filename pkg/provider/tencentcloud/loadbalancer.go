@@ -33,18 +33,23 @@ type clbTranslator struct {
 	// secrets reads TKE's certificate Secrets for specify-protocol
 	// (protocol.go); nil in tests without a cluster.
 	secrets *certSecrets
+	// tkeDefaults is lb_defaults tke: where the Service says nothing, a
+	// CLB gets what managed TKE's service controller gives it.
+	tkeDefaults bool
 }
 
 // loadBalancers is the CLB implementation of cloudprovider.LoadBalancer.
 type loadBalancers = lbkit.LoadBalancer[*clbops.Desired]
 
-func newLoadBalancers(cfg *config.Config, api clbops.API, quotaAPI clbops.QuotaAPI, sgAPI clbops.SecurityGroupAPI) *clbLoadBalancers {
+func newLoadBalancers(cfg *config.Config, api clbops.API, quotaAPI clbops.QuotaAPI, sgAPI clbops.SecurityGroupAPI, tagAPI clbops.TagAPI) *clbLoadBalancers {
 	quotas := clbops.NewQuotas(quotaAPI, 0)
-	tr := &clbTranslator{quotas: quotas, drainPeriod: cfg.LBDrainPeriod, secrets: &certSecrets{}}
+	tke := cfg.LBDefaults == config.LBDefaultsTKE
+	tr := &clbTranslator{quotas: quotas, drainPeriod: cfg.LBDrainPeriod, secrets: &certSecrets{}, tkeDefaults: tke}
 	ids, drift := &foundIDs{}, newCreationDrift()
 	inner := lbkit.New[*clbops.Desired](tr, func(onDrain func(types.UID, time.Time)) lbkit.Ops[*clbops.Desired] {
 		return clbops.New(api, clbops.Config{VpcID: cfg.VpcID, Timing: clbops.Timing{DeleteRetryAfter: cfg.LBDeleteRetryAfter}, OnDrain: onDrain,
-			ListenerQuota: quotas.ListenersPerCLB, OnFound: ids.found, OnCreationDrift: drift.found, SecurityGroups: sgAPI})
+			ListenerQuota: quotas.ListenersPerCLB, OnFound: ids.found, OnCreationDrift: drift.found, SecurityGroups: sgAPI,
+			Tags: tagAPI, Region: cfg.Region, TKEClusterID: cfg.TKEClusterID, TKECompat: tke})
 	}, lbkit.Config{Provider: ProviderName, DriftPeriod: cfg.LBDriftCheckPeriod})
 	return &clbLoadBalancers{loadBalancers: inner, ids: ids, drift: drift, secrets: tr.secrets}
 }
@@ -71,7 +76,7 @@ func (t *clbTranslator) Desired(clusterName string, svc *v1.Service, nodes []*v1
 		Placement: func(svc *v1.Service) (lbspec.Placement, error) {
 			p, err := placement(clusterName, svc)
 			var serr, cerr, perr error
-			settings, serr = readSettings(svc)
+			settings, serr = readSettings(svc, t.tkeDefaults)
 			settings.Creation, extName, warnings, cerr = creation(svc, p)
 			if extName != "" {
 				p.Name = extName // creation() refused a different TencentLBName
@@ -79,14 +84,16 @@ func (t *clbTranslator) Desired(clusterName string, svc *v1.Service, nodes []*v1
 			settings.Protocols, perr = t.secrets.readProtocols(svc)
 			return p, errors.Join(err, serr, selErr, cerr, perr)
 		},
-		InstanceID:  nodeInstanceID,
-		Limits:      clbLimits,
-		DrainPeriod: t.drainPeriod,
+		InstanceID:     nodeInstanceID,
+		Limits:         clbLimits,
+		DrainPeriod:    t.drainPeriod,
+		TCPHealthCheck: t.tkeDefaults, // TKE sets no check: CLB's TCP check of each NodePort
 	})
 	if err != nil {
 		return nil, nil, err
 	}
 	spec.ClusterName = clusterName
+	settings.Incumbent = incumbent(svc)
 	// The listeners must never hold more than the target quota, even for a
 	// moment while targets are replaced; below a raised quota the documented
 	// default is the bound (quotas are only ever raised).
@@ -98,9 +105,11 @@ func (t *clbTranslator) Desired(clusterName string, svc *v1.Service, nodes []*v1
 	return &clbops.Desired{Spec: *spec, Settings: settings}, warnings, nil
 }
 
-// readSettings reads what only CLB has. pass-to-target defaults to true, as
-// on managed TKE; local-svc-only-bind-node-with-pod to false, as there.
-func readSettings(svc *v1.Service) (clbops.Settings, error) {
+// readSettings reads what only CLB has. pass-to-target defaults to true;
+// with lb_defaults tke (tkeDefaults) the CCM leaves it alone instead
+// (migration.md: TKE documents no default, and a CLB it made keeps its
+// own); local-svc-only-bind-node-with-pod defaults to false, as on TKE.
+func readSettings(svc *v1.Service, tkeDefaults bool) (clbops.Settings, error) {
 	s := clbops.Settings{PassToTarget: true}
 	v, err := annotations.TKEPassToTarget.BoolFromService(svc)
 	switch {
@@ -108,6 +117,8 @@ func readSettings(svc *v1.Service) (clbops.Settings, error) {
 		s.PassToTarget = v
 	case !errors.Is(err, annotations.ErrNotSet):
 		return s, err
+	case tkeDefaults:
+		s.PassToTarget, s.KeepPassToTarget = false, true
 	}
 	v, err = annotations.TKELocalOnlyBindNodeWithPod.BoolFromService(svc)
 	switch {
@@ -193,7 +204,17 @@ func (t *clbTranslator) Ref(svc *v1.Service) *clbops.Desired {
 	if !clbIDPattern.MatchString(r.AdoptID) {
 		r.AdoptID = ""
 	}
-	return &clbops.Desired{Spec: lbspec.Spec{Ref: r}}
+	return &clbops.Desired{Spec: lbspec.Spec{Ref: r}, Settings: clbops.Settings{Incumbent: incumbent(svc)}}
+}
+
+// incumbent is the CLB the Service's loadbalance-id annotation names: the
+// one TKE's service controller made for it, if it did, which clbops takes
+// over (takeover.go); "" when the annotation is absent or not a CLB id.
+func incumbent(svc *v1.Service) string {
+	if id := svc.Annotations[string(annotations.TKELoadBalanceID)]; clbIDPattern.MatchString(id) {
+		return id
+	}
+	return ""
 }
 
 // Name returns the name a new CLB gets.

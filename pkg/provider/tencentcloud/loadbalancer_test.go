@@ -2,6 +2,7 @@ package tencentcloud
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -187,6 +188,46 @@ func TestSpecPassToTarget(t *testing.T) {
 			}
 			if spec.PassToTarget != tc.want {
 				t.Errorf("PassToTarget = %v, want %v", spec.PassToTarget, tc.want)
+			}
+		})
+	}
+}
+
+// TestTKEDefaults checks lb_defaults tke against ours: the health check a
+// plain Service gets, pass-to-target, and that the annotations still win;
+// and that loadbalance-id names the incumbent CLB in both.
+func TestTKEDefaults(t *testing.T) {
+	tests := []struct {
+		name      string
+		tke       bool
+		ann       map[string]string
+		protocol  lbspec.HealthCheckProtocol
+		port      int32
+		keep, p2t bool
+	}{
+		{"ours", false, nil, lbspec.HealthCheckHTTP, lbspec.KubeProxyHealthPort, false, true},
+		{"TKE's: CLB's TCP check of the NodePort, pass-to-target left alone", true, nil, lbspec.HealthCheckTCP, 0, true, false},
+		{"TKE's, annotations win", true, map[string]string{
+			string(annotations.TKEPassToTarget): "true", string(annotations.HealthCheckProtocol): "http", string(annotations.HealthCheckPort): "10256",
+		}, lbspec.HealthCheckHTTP, 10256, false, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ann := map[string]string{string(annotations.TKELoadBalanceID): "lb-tke00001"}
+			maps.Copy(ann, tc.ann)
+			svc := lbTestService(ann)
+			tr := &clbTranslator{tkeDefaults: tc.tke}
+			spec, _, err := tr.Desired("kubernetes", svc, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hc := spec.HealthCheck
+			if hc.Protocol != tc.protocol || hc.Port != tc.port || spec.KeepPassToTarget != tc.keep || spec.PassToTarget != tc.p2t {
+				t.Errorf("health check %s port %d, keep pass-to-target %t, pass-to-target %t; want %s %d %t %t",
+					hc.Protocol, hc.Port, spec.KeepPassToTarget, spec.PassToTarget, tc.protocol, tc.port, tc.keep, tc.p2t)
+			}
+			if spec.Incumbent != "lb-tke00001" || tr.Ref(svc).Incumbent != "lb-tke00001" {
+				t.Errorf("incumbent %q, ref's %q; want lb-tke00001", spec.Incumbent, tr.Ref(svc).Incumbent)
 			}
 		})
 	}

@@ -30,7 +30,7 @@ func TestSecurityGroupsAnnotation(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			svc := &v1.Service{}
 			svc.Annotations = tt.ann
-			got, err := readSettings(svc)
+			got, err := readSettings(svc, false)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
