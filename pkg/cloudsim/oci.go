@@ -58,6 +58,10 @@ func (s *Sim) SetOCIMetadataInstance(instanceID, tenancy string) (OCIInstanceIde
 	return s.oci.SetMetadataInstance(instanceID, tenancy)
 }
 
+// RemoveOCIKey unregisters an OCI API signing key (it is revoked: requests
+// signed with it are refused from now on).
+func (s *Sim) RemoveOCIKey(keyID string) error { return s.oci.RemoveKey(keyID) }
+
 // SeedOCINetwork adds compartments, availability domains, VCNs, subnets and
 // security lists, all or none.
 func (s *Sim) SeedOCINetwork(seed OCINetworkSeed) (OCINetwork, error) { return s.oci.SeedNetwork(seed) }

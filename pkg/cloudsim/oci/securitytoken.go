@@ -67,6 +67,17 @@ type jwk struct {
 
 var b64 = base64.RawURLEncoding
 
+// tokenHeader is the JWT header of every token cloudsim issues.
+var tokenHeader = func() string {
+	h, _ := json.Marshal(map[string]string{"alg": "RS256", "kid": "cloudsim", "typ": "JWT"})
+	return b64.EncodeToString(h)
+}()
+
+// SecurityTokenPrefix is how every security token cloudsim issues begins
+// (its JWT header and the dot after it): tests scan logs for it, as a token
+// is a credential.
+var SecurityTokenPrefix = tokenHeader + "."
+
 // issueSecurityToken signs a token for the instance of l, bound to the
 // session key pub, valid for the configured lifetime from now.
 func (d *Dialect) issueSecurityToken(l *leaf, pub *rsa.PublicKey) (string, tokenClaims, error) {
@@ -79,9 +90,8 @@ func (d *Dialect) issueSecurityToken(l *leaf, pub *rsa.PublicKey) (string, token
 		Tenant: l.tenancy, TenantAlias: l.tenancy, Ptype: "instance", Ttype: "x509",
 		Fprint: certFingerprintSHA256(l.cert), JWK: string(key),
 	}
-	header, _ := json.Marshal(map[string]string{"alg": "RS256", "kid": "cloudsim", "typ": "JWT"})
 	payload, _ := json.Marshal(c)
-	signing := b64.EncodeToString(header) + "." + b64.EncodeToString(payload)
+	signing := SecurityTokenPrefix + b64.EncodeToString(payload)
 	d.ids.mu.Lock()
 	tokKey := d.ids.tokKey
 	d.ids.mu.Unlock()
