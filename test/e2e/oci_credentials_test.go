@@ -153,8 +153,9 @@ lbDrainPeriod: %s
 	if err := vol.Update(keyFiles(newKey)); err != nil {
 		t.Fatal(err)
 	}
+	waitFor(t, "a call signed with the new key", 30*time.Second, func() bool { return callsBy(newID) >= 1 })
+	t.Logf("the CCM's first call with the new key came %s after the Secret changed", time.Since(rotated).Round(time.Millisecond))
 	waitFor(t, "calls signed with the new key", 30*time.Second, func() bool { return callsBy(newID) >= 5 })
-	t.Logf("the CCM signed with the new key %s after the Secret changed", time.Since(rotated).Round(time.Millisecond))
 	// Only now is the old key revoked.
 	oldCalls := callsBy(oldID)
 	if err := suite.sim.RemoveOCIKey(oldID); err != nil {
