@@ -67,7 +67,7 @@ var (
 // makes no API call, except, with instance principals, those that get the
 // first security token (and the region, unless configured).
 func New(cfg *config.Config) (*Cloud, error) {
-	creds, err := newCredentials(cfg, nil)
+	creds, err := newCredentials(cfg, startupBudget, nil)
 	if err != nil {
 		return nil, err
 	}

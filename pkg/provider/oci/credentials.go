@@ -24,7 +24,9 @@ const startupBudget = 30 * time.Second
 // or an inline API key. With instance principals it fills in the region
 // and tenancy the config left out, from the instance. wrap wraps the
 // credential calls' transport (preflight measures the clock on it).
-func newCredentials(cfg *config.Config, wrap func(http.RoundTripper) http.RoundTripper) (ociauth.Source, error) {
+// budget bounds the retries of the first instance principal token (0: one
+// try, as preflight wants an answer, not a wait).
+func newCredentials(cfg *config.Config, budget time.Duration, wrap func(http.RoundTripper) http.RoundTripper) (ociauth.Source, error) {
 	a := &cfg.Auth
 	switch {
 	case cfg.InstancePrincipals():
@@ -33,7 +35,7 @@ func newCredentials(cfg *config.Config, wrap func(http.RoundTripper) http.RoundT
 			MetadataURL: a.MetadataEndpoint, FederationURL: a.FederationEndpoint, Region: a.Region, Tenancy: a.Tenancy,
 			HTTP: ociapi.AuthHTTP(wrap), Metrics: metrics,
 		}
-		ip, err := retryStartup(func(ctx context.Context) (*ociauth.InstancePrincipal, error) {
+		ip, err := retryStartup(budget, func(ctx context.Context) (*ociauth.InstancePrincipal, error) {
 			return ociauth.NewInstancePrincipal(ctx, opts)
 		})
 		if err != nil {
@@ -55,10 +57,15 @@ func newCredentials(cfg *config.Config, wrap func(http.RoundTripper) http.RoundT
 	}
 }
 
-// retryStartup runs f until it succeeds or startupBudget is spent,
-// backing off from 1 s; the last error is returned.
-func retryStartup[T any](f func(context.Context) (T, error)) (T, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), startupBudget)
+// retryStartup runs f until it succeeds or budget is spent, backing off
+// from 1 s; the last error is returned. A zero budget tries once.
+func retryStartup[T any](budget time.Duration, f func(context.Context) (T, error)) (T, error) {
+	if budget == 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		return f(ctx)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
 	defer cancel()
 	wait := time.Second
 	for {

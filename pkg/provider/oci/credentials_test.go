@@ -21,7 +21,7 @@ import (
 // mustCredentials builds the credentials of cfg, as New does.
 func mustCredentials(t testing.TB, cfg *config.Config) ociauth.Source {
 	t.Helper()
-	src, err := newCredentials(cfg, nil)
+	src, err := newCredentials(cfg, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func runPreflight(ctx context.Context, r io.Reader, in preflight.Input, rep *pre
 		clock = preflight.NewClock(next, in.Now)
 		return clock
 	}
-	creds, err := newCredentials(cfg, nil)
+	creds, err := newCredentials(cfg, 0, wrap)
 	if err != nil {
 		rep.Fail("credential source", err.Error(), credentialsFix(cfg))
 		return
