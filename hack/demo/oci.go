@@ -23,6 +23,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/ccmkit/ccm/deploy"
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 	simoci "github.com/ccmkit/ccm/pkg/cloudsim/oci"
@@ -195,13 +196,18 @@ func runOCI(ccmBinary string, check bool, timeout time.Duration) error {
 		if _, err := sim.SetOCIMetadataInstance(added[0].OCID, ociDemoTenancy); err != nil {
 			return err
 		}
-		step("the CCM runs on instance %s (%s), which a dynamic group's matching rule would select "+
-			"(instance.compartment.id = '%s'): the config holds no key, region or tenancy", host.Name, added[0].OCID, ociDemoCompartment)
-		// TODO(lead): once the shipped OCI policies land (policy helper),
-		// print the policy statements this instance's dynamic group runs under.
+		rule := "instance.id = '" + added[0].OCID + "'"
+		step("the CCM runs on instance %s (%s), in dynamic group ccm-demo (matching rule %s): "+
+			"the config holds no key, region or tenancy", host.Name, added[0].OCID, rule)
+		if err := ociDemoPolicy(sim, "dynamic-group", cloudsim.OCIIAM{DynamicGroups: map[string]string{"ccm-demo": rule}}); err != nil {
+			return err
+		}
 		cfg = fmt.Sprintf("useInstancePrincipals: true\nauth:\n  metadataEndpoint: %s/opc/v2\n  federationEndpoint: %s\ncompartment: %s\nvcn: %s\nloadBalancer:\n  subnet1: %s\nendpoint: %s\n",
 			simURL, simURL, ociDemoCompartment, ociDemoVCN, ociDemoSubnet, simURL)
 	} else {
+		if err := ociDemoPolicy(sim, "group", cloudsim.OCIIAM{Groups: map[string][]string{"ccm-demo": {ociDemoUser}}}); err != nil {
+			return err
+		}
 		keyPEM := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}))
 		cfg = fmt.Sprintf("auth:\n  region: %s\n  tenancy: %s\n  user: %s\n  fingerprint: %s\n  key: |\n    %s\ncompartment: %s\nvcn: %s\nloadBalancer:\n  subnet1: %s\nendpoint: %s\n",
 			simoci.DefaultRegion, ociDemoTenancy, ociDemoUser, fingerprint, strings.ReplaceAll(strings.TrimSpace(keyPEM), "\n", "\n    "),
@@ -285,6 +291,21 @@ func printOCINodes(ctx context.Context, c *testcluster.Cluster) error {
 	}
 	fmt.Println()
 	return w.Flush()
+}
+
+// ociDemoPolicy puts the CCM's principal (iam: group or dynamic group
+// "ccm-demo") under the shipped policy's block for kind, enforced by
+// cloudsim, and prints the statements.
+func ociDemoPolicy(sim *cloudsim.Sim, kind string, iam cloudsim.OCIIAM) error {
+	policy := strings.TrimSpace(deploy.OCIPolicyFor(kind, "ccm-demo", "demo"))
+	iam.CompartmentNames = map[string]string{"demo": ociDemoCompartment}
+	iam.Policies = map[string][]string{"ccm-demo": strings.Split(policy, "\n")}
+	if err := sim.SeedOCIIAM(iam); err != nil {
+		return err
+	}
+	step("the CCM runs under the %s block of deploy/policies/oci-policy.txt, which cloudsim enforces:\n    %s",
+		kind, strings.ReplaceAll(policy, "\n", "\n    "))
+	return nil
 }
 
 // credentialLine is the CCM's log line naming its credential source,

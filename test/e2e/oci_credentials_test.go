@@ -15,9 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ccmkit/ccm/deploy"
 	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/internal/testcluster/secretvolume"
+	"github.com/ccmkit/ccm/pkg/cloudsim"
 	simoci "github.com/ccmkit/ccm/pkg/cloudsim/oci"
 )
 
@@ -45,6 +47,10 @@ func TestOCIInstancePrincipals(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.addSecret(instanceKeyPEM(t))
+	// The instance is in a dynamic group under the shipped policy's
+	// dynamic-group block, and nothing else.
+	underShippedPolicy(t, "dynamic-group", "ccm-e2e-instance-principal", cloudsim.OCIIAM{
+		DynamicGroups: map[string]string{"ccm-e2e-instance-principal": "instance.id = '" + host.OCID + "'"}})
 	tokensBefore := federations(host.OCID)
 
 	cfg := filepath.Join(suite.dir, "cloud-oci-instance-principal.yaml")
@@ -117,6 +123,7 @@ func TestOCIKeyRotation(t *testing.T) {
 	if err := suite.sim.AddOCIKey(oldID, publicPEM(oldKey)); err != nil {
 		t.Fatal(err)
 	}
+	underShippedPolicy(t, "group", "ccm-e2e-rotation", cloudsim.OCIIAM{Groups: map[string][]string{"ccm-e2e-rotation": {user}}})
 	vol, err := secretvolume.New(filepath.Join(suite.dir, "oci-key-secret"), keyFiles(oldKey))
 	if err != nil {
 		t.Fatal(err)
@@ -188,6 +195,25 @@ lbDrainPeriod: %s
 	if !strings.Contains(p.Output(), "Reloaded the OCI API key") {
 		t.Error("the CCM did not log the reload")
 	}
+}
+
+// underShippedPolicy seeds iam (a group or dynamic group named name) with
+// the shipped OCI policy's block for it (kind "group" or "dynamic-group"),
+// removed at the end of the test.
+func underShippedPolicy(t *testing.T, kind, name string, iam cloudsim.OCIIAM) {
+	t.Helper()
+	iam.Policies = map[string][]string{name: policyLines(deploy.OCIPolicyFor(kind, name, ociCompartmentName))}
+	if err := suite.sim.SeedOCIIAM(iam); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = suite.sim.RemoveOCIIAM("policies", name)
+		what := "groups"
+		if kind == "dynamic-group" {
+			what = "dynamicGroups"
+		}
+		_ = suite.sim.RemoveOCIIAM(what, name)
+	})
 }
 
 // ociNodeAndTraffic initializes a node, and gives a LoadBalancer Service on

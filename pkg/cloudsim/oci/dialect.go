@@ -273,9 +273,9 @@ type call struct {
 	r         *http.Request
 	body      []byte
 	action    string
-	keyID     string    // the API key's keyId ("" for an instance principal)
-	who       caller    // the authenticated caller (principal.go)
-	tenancy   string    // the caller's tenancy: its root compartment
+	keyID     string // the API key's keyId ("" for an instance principal)
+	who       caller // the authenticated caller (principal.go)
+	tenancy   string // the caller's tenancy: its root compartment
 	requestID string
 	created   string // set from the reply, for opc-retry-token
 }
