@@ -62,7 +62,7 @@ bench-smoke:
 	CCM_BINARY=$(CURDIR)/$(BIN)/cloud-controller-manager \
 	  $(GO) test -tags e2e -count=1 -timeout 15m -v ./bench/nodes/
 
-## demo: a local control plane, cloudsim and the CCM initializing nodes (CLOUD=oci for OCI; DEMO_FLAGS=--check exits when done)
+## demo: a local control plane, cloudsim and the CCM initializing nodes (CLOUD=oci for OCI, keyless: instance principals; DEMO_FLAGS=--check exits when done, --oci-auth api-key signs with a key)
 demo: tools build
 	$(GO) run ./hack/demo --cloud $(CLOUD) --ccm-binary $(BIN)/cloud-controller-manager $(DEMO_FLAGS)
 

@@ -179,11 +179,21 @@ func TestChartSnapshots(t *testing.T) {
 			checkDashboardConfigMap(t, r.find("ConfigMap", "cloud-controller-manager-dashboard"))
 			checkPrometheusRule(t, r.find("PrometheusRule", "cloud-controller-manager"))
 		}},
-		{"oci", map[string]any{"provider": "oci"}, func(t *testing.T, r rendered) {
+		// OCI with instance principals: the config holds no credential, so
+		// the chart's own Secret may carry it (docs/credentials.md).
+		{"oci", map[string]any{"provider": "oci", "config": map[string]any{"values": map[string]any{
+			"useInstancePrincipals": true,
+			"compartment":           "ocid1.compartment.oc1..aaaaaaaaexample",
+			"vcn":                   "ocid1.vcn.oc1.iad.aaaaaaaaexample",
+		}}}, func(t *testing.T, r rendered) {
 			d := decode[appsv1.Deployment](t, r.find("Deployment", ""))
 			c := container(t, d.Spec.Template.Spec)
 			if !slices.Contains(c.Args, "--cloud-config=/etc/ccm/cloud-provider.yaml") || !slices.Contains(c.Args, "--cloud-provider=oci") {
 				t.Errorf("oci args = %v", c.Args)
+			}
+			cfg, _, _ := unstructured.NestedString(r.find("Secret", "").Object, "stringData", "cloud-provider.yaml")
+			if !strings.Contains(cfg, "useInstancePrincipals: true") || strings.Contains(cfg, "key") {
+				t.Errorf("oci cloud config = %q, want instance principals and no key", cfg)
 			}
 		}},
 	}

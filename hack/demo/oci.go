@@ -7,6 +7,7 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -22,16 +23,18 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/ccmkit/ccm/deploy"
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 	simoci "github.com/ccmkit/ccm/pkg/cloudsim/oci"
 )
 
-// The OCI demo (make demo CLOUD=oci): cloudsim's OCI API with a registered
-// API key, a compartment, a VCN and a subnet; three instances whose nodes
-// are named the three ways the OCI provider maps them; the CCM with
-// --cloud-provider=oci; then a LoadBalancer Service whose OCI load
-// balancer carries HTTP to the nodes.
+// The OCI demo (make demo CLOUD=oci): cloudsim's OCI API with a
+// compartment, a VCN and a subnet; three instances whose nodes are named
+// the three ways the OCI provider maps them; the CCM with
+// --cloud-provider=oci, keyless: it signs as the instance it runs on
+// (instance principals), or with an API key (--oci-auth api-key); then a
+// LoadBalancer Service whose OCI load balancer carries HTTP to the nodes.
 const (
 	ociDemoTenancy     = "ocid1.tenancy.oc1..aaaaaaaademotenancy"
 	ociDemoUser        = "ocid1.user.oc1..aaaaaaaademouser"
@@ -81,6 +84,14 @@ var ociFleet = []struct {
 
 func init() { demos["oci"] = runOCI }
 
+// ociAuth is the OCI demo's credential source.
+var ociAuth = flag.String("oci-auth", "instance-principal",
+	"OCI demo: how the CCM authenticates: instance-principal (no key: the identity of the instance it runs on) or api-key")
+
+// ociDemoCCMHost is the instance the CCM "runs on" with instance
+// principals: cloudsim's metadata service answers for it.
+var ociDemoCCMHost = cloudsim.Instance{Name: "control-plane-1", Shape: "VM.Standard.E4.Flex", FaultDomain: "FAULT-DOMAIN-1"}
+
 func runOCI(ccmBinary string, check bool, timeout time.Duration) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -95,7 +106,15 @@ func runOCI(ccmBinary string, check bool, timeout time.Duration) error {
 	}
 	defer func() { _ = cluster.Stop() }() // at exit: nothing is left to do about a failed stop
 
-	step("generating an OCI API key and starting cloudsim's OCI API (signatures verified with the registered key)")
+	keyless := *ociAuth == "instance-principal"
+	if !keyless && *ociAuth != "api-key" {
+		return fmt.Errorf("--oci-auth %q: want instance-principal or api-key", *ociAuth)
+	}
+	if keyless {
+		step("starting cloudsim's OCI API, its instance metadata service and its federation endpoint (instance principals: no API key)")
+	} else {
+		step("generating an OCI API key and starting cloudsim's OCI API (signatures verified with the registered key)")
+	}
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return err
@@ -105,15 +124,19 @@ func runOCI(ccmBinary string, check bool, timeout time.Duration) error {
 		return err
 	}
 	fingerprint := md5Fingerprint(der)
-	n, err := pickDemoNet(len(ociFleet), ociDemoPort)
+	n, err := pickDemoNet(len(ociFleet)+1, ociDemoPort) // the fleet, and the CCM's host
 	if err != nil {
 		return err
 	}
 	step("this run's addresses: nodes %s.., load balancer VIPs %s, NodePort %d", n.node(0), n.vipRange(), n.nodePort)
+	keys := map[string]string{} // instance principals: no key registered at all
+	if !keyless {
+		keys[ociDemoTenancy+"/"+ociDemoUser+"/"+fingerprint] = string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))
+	}
 	sim := cloudsim.New(cloudsim.Options{
 		VIPRange: n.vipRange(),
 		OCI: cloudsim.OCIOptions{
-			Keys: map[string]string{ociDemoTenancy + "/" + ociDemoUser + "/" + fingerprint: string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))},
+			Keys: keys,
 			Network: cloudsim.OCINetworkSeed{
 				Compartments:  []string{ociDemoCompartment},
 				VCNs:          []simoci.VCN{{ID: ociDemoVCN, CompartmentID: ociDemoCompartment, CIDRBlock: n.vcnCIDR(), DisplayName: "demo", DNSLabel: "demovcn"}},
@@ -162,10 +185,34 @@ func runOCI(ccmBinary string, check bool, timeout time.Duration) error {
 	}
 
 	cloudConfig := filepath.Join(dir, "cloud-provider.yaml")
-	keyPEM := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}))
-	cfg := fmt.Sprintf("auth:\n  region: %s\n  tenancy: %s\n  user: %s\n  fingerprint: %s\n  key: |\n    %s\ncompartment: %s\nvcn: %s\nloadBalancer:\n  subnet1: %s\nendpoint: %s\n",
-		simoci.DefaultRegion, ociDemoTenancy, ociDemoUser, fingerprint, strings.ReplaceAll(strings.TrimSpace(keyPEM), "\n", "\n    "),
-		ociDemoCompartment, ociDemoVCN, ociDemoSubnet, simURL)
+	var cfg string
+	if keyless {
+		host := ociDemoCCMHost
+		host.VpcID, host.SubnetID, host.CompartmentID, host.State, host.PrivateIP = ociDemoVCN, ociDemoSubnet, ociDemoCompartment, "RUNNING", n.node(len(ociFleet))
+		added, err := sim.AddInstances(host)
+		if err != nil {
+			return err
+		}
+		if _, err := sim.SetOCIMetadataInstance(added[0].OCID, ociDemoTenancy); err != nil {
+			return err
+		}
+		rule := "instance.id = '" + added[0].OCID + "'"
+		step("the CCM runs on instance %s (%s), in dynamic group ccm-demo (matching rule %s): "+
+			"the config holds no key, region or tenancy", host.Name, added[0].OCID, rule)
+		if err := ociDemoPolicy(sim, "dynamic-group", cloudsim.OCIIAM{DynamicGroups: map[string]string{"ccm-demo": rule}}); err != nil {
+			return err
+		}
+		cfg = fmt.Sprintf("useInstancePrincipals: true\nauth:\n  metadataEndpoint: %s/opc/v2\n  federationEndpoint: %s\ncompartment: %s\nvcn: %s\nloadBalancer:\n  subnet1: %s\nendpoint: %s\n",
+			simURL, simURL, ociDemoCompartment, ociDemoVCN, ociDemoSubnet, simURL)
+	} else {
+		if err := ociDemoPolicy(sim, "group", cloudsim.OCIIAM{Groups: map[string][]string{"ccm-demo": {ociDemoUser}}}); err != nil {
+			return err
+		}
+		keyPEM := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}))
+		cfg = fmt.Sprintf("auth:\n  region: %s\n  tenancy: %s\n  user: %s\n  fingerprint: %s\n  key: |\n    %s\ncompartment: %s\nvcn: %s\nloadBalancer:\n  subnet1: %s\nendpoint: %s\n",
+			simoci.DefaultRegion, ociDemoTenancy, ociDemoUser, fingerprint, strings.ReplaceAll(strings.TrimSpace(keyPEM), "\n", "\n    "),
+			ociDemoCompartment, ociDemoVCN, ociDemoSubnet, simURL)
+	}
 	if err := os.WriteFile(cloudConfig, []byte(cfg), 0o600); err != nil {
 		return err
 	}
@@ -177,6 +224,10 @@ func runOCI(ccmBinary string, check bool, timeout time.Duration) error {
 	defer ccm.Stop()
 
 	start := time.Now()
+	if err := ccm.WaitForOutput(ctx, `"OCI credentials"`); err != nil {
+		return withCCMLog(ccm, err)
+	}
+	step("credential source, as the CCM logs it: %s", credentialLine(ccm.Output()))
 	if err := waitInitialized(ctx, cluster, names, timeout); err != nil {
 		return withCCMLog(ccm, err)
 	}
@@ -240,6 +291,32 @@ func printOCINodes(ctx context.Context, c *testcluster.Cluster) error {
 	}
 	fmt.Println()
 	return w.Flush()
+}
+
+// ociDemoPolicy puts the CCM's principal (iam: group or dynamic group
+// "ccm-demo") under the shipped policy's block for kind, enforced by
+// cloudsim, and prints the statements.
+func ociDemoPolicy(sim *cloudsim.Sim, kind string, iam cloudsim.OCIIAM) error {
+	policy := strings.TrimSpace(deploy.OCIPolicyFor(kind, "ccm-demo", "demo"))
+	iam.CompartmentNames = map[string]string{"demo": ociDemoCompartment}
+	iam.Policies = map[string][]string{"ccm-demo": strings.Split(policy, "\n")}
+	if err := sim.SeedOCIIAM(iam); err != nil {
+		return err
+	}
+	step("the CCM runs under the %s block of deploy/policies/oci-policy.txt, which cloudsim enforces:\n    %s",
+		kind, strings.ReplaceAll(policy, "\n", "\n    "))
+	return nil
+}
+
+// credentialLine is the CCM's log line naming its credential source,
+// from "source=" on.
+func credentialLine(log string) string {
+	for line := range strings.SplitSeq(log, "\n") {
+		if i := strings.Index(line, "source="); i >= 0 && strings.Contains(line, `"OCI credentials"`) {
+			return line[i:]
+		}
+	}
+	return "(not logged)"
 }
 
 // ociCallSummary counts cloudsim's OCI calls by operation.

@@ -28,6 +28,14 @@ func (c *AdminClient) RemoveOCIKey(ctx context.Context, keyID string) error {
 	return c.do(ctx, http.MethodDelete, "oci/keys/"+keyID, nil, nil)
 }
 
+// SetOCIMetadataInstance makes the OCI instance metadata service answer
+// for an instance, in tenancy.
+func (c *AdminClient) SetOCIMetadataInstance(ctx context.Context, instanceID, tenancy string) (OCIInstanceIdentity, error) {
+	var out OCIInstanceIdentity
+	err := c.do(ctx, http.MethodPut, "oci/metadata", oci.MetadataBody{InstanceID: instanceID, Tenancy: tenancy}, &out)
+	return out, err
+}
+
 // SeedOCINetwork adds compartments, availability domains, VCNs, subnets and
 // security lists, all or none, and returns the whole network.
 func (c *AdminClient) SeedOCINetwork(ctx context.Context, seed OCINetworkSeed) (OCINetwork, error) {

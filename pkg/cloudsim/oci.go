@@ -23,6 +23,10 @@ type OCILoadBalancer = oci.LoadBalancer
 // (see oci.BalancerLimits).
 type OCIBalancerLimits = oci.BalancerLimits
 
+// OCIInstanceIdentity is the instance the OCI metadata service answers
+// for (see oci.InstanceIdentity).
+type OCIInstanceIdentity = oci.InstanceIdentity
+
 // OCIWorkRequest is an OCI work request as the admin API shows it.
 type OCIWorkRequest = oci.WorkRequest
 
@@ -45,6 +49,18 @@ func (s *Sim) AddOCIKey(keyID, publicKeyPEM string) error {
 	_, err := s.oci.AddKey(keyID, publicKeyPEM)
 	return err
 }
+
+// SetOCIMetadataInstance makes the OCI instance metadata service (/opc/v2)
+// answer for an instance of the fleet (its OCID or id), whose identity
+// certificate names tenancy: software using instance principals then "runs
+// on" that instance.
+func (s *Sim) SetOCIMetadataInstance(instanceID, tenancy string) (OCIInstanceIdentity, error) {
+	return s.oci.SetMetadataInstance(instanceID, tenancy)
+}
+
+// RemoveOCIKey unregisters an OCI API signing key (it is revoked: requests
+// signed with it are refused from now on).
+func (s *Sim) RemoveOCIKey(keyID string) error { return s.oci.RemoveKey(keyID) }
 
 // SeedOCINetwork adds compartments, availability domains, VCNs, subnets and
 // security lists, all or none.

@@ -73,6 +73,9 @@ type ociEnv struct {
 
 	mu  sync.Mutex
 	ccm *testcluster.Process // the running OCI CCM, if any
+	// secrets are more credentials the leak scan looks for (finishOCI):
+	// the PEM private keys of rotated API keys and of instance identities.
+	secrets []string
 }
 
 var theOCIEnv = &ociEnv{}
@@ -104,8 +107,14 @@ func (e *ociEnv) prepare(t *testing.T) {
 // until the end of the test.
 func (e *ociEnv) runExclusive(t *testing.T, name string, args ...string) {
 	t.Helper()
+	e.runExclusiveWith(t, name, e.writeConfig("cloud-oci-"+name+".yaml", ""), args...)
+}
+
+// runExclusiveWith is runExclusive with a cloud config of the test's own.
+func (e *ociEnv) runExclusiveWith(t *testing.T, name, cloudConfig string, args ...string) *testcluster.Process {
+	t.Helper()
 	pauseMainCCM(t)
-	p, err := e.startCCM(name, e.writeConfig("cloud-oci-"+name+".yaml", ""), args...)
+	p, err := e.startCCM(name, cloudConfig, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,6 +129,14 @@ func (e *ociEnv) runExclusive(t *testing.T, name string, args ...string) {
 			e.ccm = nil
 		}
 	})
+	return p
+}
+
+// addSecret adds a private key (PEM) to what the leak scan looks for.
+func (e *ociEnv) addSecret(pemText string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.secrets = append(e.secrets, pemText)
 }
 
 func (e *ociEnv) setUp() error {
@@ -389,7 +406,7 @@ func (e *ociEnv) malformedConfigs() []configCase {
 		{"missing region", replace("  region: "+ociRegion+"\n", ""), "auth.region: required"},
 		{"unknown key", valid + "vcnId: x\n", "vcnId"},
 		{"bad endpoint", replace("endpoint: "+suite.simURL, "endpoint: ftp://x"), "endpoint"},
-		{"instance principals", valid + "useInstancePrincipals: true\n", "instance principals are out of scope"},
+		{"instance principals and a key", valid + "useInstancePrincipals: true\n", "useInstancePrincipals is true and an API key is configured"},
 		{"wrong fingerprint", replace(e.fingerprint, "00:11:22:33:44:55:66:77:88:99:aa:bb:cc:dd:ee:ff"), "auth.fingerprint"},
 		{"no key", replace("  key: |\n", "  key_file: /nonexistent/key.pem\n  nokey: |\n"), "auth.key_file /nonexistent/key.pem"},
 	}
@@ -414,18 +431,29 @@ func (e *ociEnv) pause(t *testing.T) {
 	}
 }
 
-// leaksSecret reports whether any line of the private key's body is in text.
+// leaksSecret reports whether text holds a line of a private key's body
+// (the suite's API key, a rotated one, an instance's identity key) or a
+// security token.
 func (e *ociEnv) leaksSecret(text string) bool {
-	for line := range strings.SplitSeq(e.keyPEM, "\n") {
-		if len(line) > 20 && !strings.HasPrefix(line, "-----") && strings.Contains(text, line) {
-			return true
+	if strings.Contains(text, simoci.SecurityTokenPrefix) || strings.Contains(text, "ST$") {
+		return true
+	}
+	e.mu.Lock()
+	keys := append([]string{e.keyPEM}, e.secrets...)
+	e.mu.Unlock()
+	for _, key := range keys {
+		for line := range strings.SplitSeq(key, "\n") {
+			if len(line) > 20 && !strings.HasPrefix(line, "-----") && strings.Contains(text, line) {
+				return true
+			}
 		}
 	}
 	return false
 }
 
 // finishOCI stops an OCI CCM left running and returns the logs and events
-// that contain the OCI private key (TestMain fails the suite on any).
+// that contain an OCI private key or a security token (TestMain fails the
+// suite on any).
 func finishOCI() []string {
 	e := theOCIEnv
 	e.mu.Lock()

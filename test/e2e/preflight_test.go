@@ -172,6 +172,18 @@ func TestPreflight(t *testing.T) {
 		return fmt.Sprintf("auth:\n  region: %s\n  tenancy: %s\n  user: %s\n  fingerprint: %s\n  key: |\n%s\ncompartment: %s\nvcn: %s\nloadBalancer:\n  subnet1: %s\nendpoint: %s\n",
 			ociRegion, ociTenancy, pfUser, k.fingerprint, indented, compartment, vcn, subnet, c.url)
 	}
+	// The instance principal the good cloud's metadata service answers for.
+	pfHost, err := good.sim.AddInstances(cloudsim.Instance{Name: "pf-ccm-host", VpcID: pfVCN, SubnetID: pfSubnet, CompartmentID: pfCompartment})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := good.sim.SetOCIMetadataInstance(pfHost[0].OCID, ociTenancy); err != nil {
+		t.Fatal(err)
+	}
+	ociIP := func(c pfCloud, metadata string) string {
+		return fmt.Sprintf("useInstancePrincipals: true\nauth:\n  metadataEndpoint: %s/opc/v2\n  federationEndpoint: %s\ncompartment: %s\nvcn: %s\nloadBalancer:\n  subnet1: %s\nendpoint: %s\n",
+			metadata, c.url, pfCompartment, pfVCN, pfSubnet, c.url)
+	}
 	kube := "--kubeconfig=" + ccmKube
 	tcNodes := []*corev1.Node{
 		pfNode("pf-tc-1", "tencentcloud:///"+zone+"/ins-pf000001", false),
@@ -235,10 +247,18 @@ func TestPreflight(t *testing.T) {
 		{name: "oci good setup", config: oci(good, key, pfCompartment, pfVCN, pfSubnet), nodes: ociNodes,
 			args: []string{kube, "--cluster-cidr=10.244.0.0/16"}, exit: 0,
 			want: []pfExpect{
+				{"credential source", "ok", "static-key: API key " + ociTenancy + "/" + pfUser + "/" + key.fingerprint},
 				{"credentials", "ok", "signed ListInstances"}, {"clock", "ok", ""}, {"VCN", "ok", "10.0.0.0/16"},
 				{"subnets", "ok", "in the VCN"}, {"cluster CIDR", "ok", ""}, {"backends per backend set", "ok", "2 nodes fit"},
 				{"RBAC", "ok", ""}, {"nodes", "ok", "2 with a providerID of oci"},
 			}},
+		{name: "oci instance principal", config: ociIP(good, good.url), nodes: ociNodes, args: []string{kube}, exit: 0,
+			want: []pfExpect{
+				{"credential source", "ok", "instance-principal: instance principal of " + pfHost[0].OCID + " (tenancy " + ociTenancy + "), security token valid until"},
+				{"credentials", "ok", "signed ListInstances"}, {"VCN", "ok", "10.0.0.0/16"},
+			}},
+		{name: "oci instance principal off OCI", config: ociIP(good, "http://127.0.0.1:9"), nodes: ociNodes, args: []string{kube}, exit: 1,
+			want: []pfExpect{{"credential source", "FAIL", "instance principals work only on an OCI instance"}}},
 		{name: "oci unregistered key", config: oci(good, unregistered, pfCompartment, pfVCN, pfSubnet), nodes: ociNodes, args: []string{kube}, exit: 1,
 			want: []pfExpect{{"credentials", "FAIL", "the API key is not accepted"}}},
 		{name: "oci unknown compartment", config: oci(good, key, "ocid1.compartment.oc1..aaaaaaaapfnowhere", pfVCN, pfSubnet), nodes: ociNodes, args: []string{kube}, exit: 1,

@@ -42,6 +42,7 @@ var principals struct {
 	calls     map[string]int            // principal -> calls
 	actions   map[string]map[string]int // principal -> action -> calls
 	lastWrite map[string]time.Time      // principal -> when its last write call ended
+	failed    map[string]map[string]int // principal -> error code -> calls
 }
 
 // recordPrincipal counts cloudsim calls per caller key id (never a secret).
@@ -55,6 +56,15 @@ func recordPrincipal(c cloudsim.Call) {
 		principals.lastWrite[c.Principal] = time.Now()
 	}
 	principals.calls[c.Principal]++
+	if c.Code != "OK" {
+		if principals.failed == nil {
+			principals.failed = map[string]map[string]int{}
+		}
+		if principals.failed[c.Principal] == nil {
+			principals.failed[c.Principal] = map[string]int{}
+		}
+		principals.failed[c.Principal][c.Code]++
+	}
 	if principals.actions[c.Principal] == nil {
 		principals.actions[c.Principal] = map[string]int{}
 	}
@@ -85,4 +95,16 @@ func actionCallsBy(principal, action string) int {
 	principals.Lock()
 	defer principals.Unlock()
 	return principals.actions[principal][action]
+}
+
+// failedBy returns the error codes of principal's failed calls, with
+// their counts (empty: none failed).
+func failedBy(principal string) map[string]int {
+	principals.Lock()
+	defer principals.Unlock()
+	out := map[string]int{}
+	for code, n := range principals.failed[principal] {
+		out[code] = n
+	}
+	return out
 }

@@ -33,11 +33,14 @@ import (
 // private endpoints. The json tags are the file's keys. Unknown keys are an
 // error, and every problem is reported at once.
 type Config struct {
-	// Auth is the API key the CCM signs requests with.
+	// Auth is the region, the tenancy and the API key the CCM signs
+	// requests with (unless useInstancePrincipals).
 	Auth AuthConfig `json:"auth"`
 
-	// UseInstancePrincipals asks for instance-principal authentication.
-	// Out of scope for this CCM: true is a config error (use an API key).
+	// UseInstancePrincipals signs requests as the instance the CCM runs on
+	// (no API key): its identity from the instance metadata service,
+	// exchanged for short-lived security tokens renewed ahead of expiry.
+	// Optional; default false. No auth.user or key may be set with it.
 	UseInstancePrincipals bool `json:"useInstancePrincipals,omitempty"`
 
 	// Compartment is the OCID of the compartment holding the cluster's
@@ -114,9 +117,13 @@ const DefaultLBDriftCheckPeriod = 5 * time.Minute
 
 // AuthConfig is an OCI API signing key and the identities it belongs to.
 type AuthConfig struct {
-	// Region is the region the cluster runs in, e.g. us-ashburn-1. Required.
+	// Region is the region the cluster runs in, e.g. us-ashburn-1. Required
+	// with an API key; with instance principals, default: the instance's
+	// region, from the metadata service.
 	Region string `json:"region"`
-	// Tenancy is the tenancy OCID. Required.
+	// Tenancy is the tenancy OCID. Required with an API key; with instance
+	// principals, optional (the instance certificate names it), and
+	// checked against it when set.
 	Tenancy string `json:"tenancy"`
 	// User is the OCID of the user owning the API key. Required.
 	User string `json:"user"`
@@ -127,15 +134,32 @@ type AuthConfig struct {
 	// ccmkit extension; set key or key_file, not both.
 	KeyFile string `json:"key_file,omitempty"`
 	// Fingerprint is the API key's fingerprint (aa:bb:...:ff), checked
-	// against the key. Required.
+	// against the key. Required: this or fingerprint_file.
 	Fingerprint string `json:"fingerprint"`
+	// FingerprintFile names a file holding the fingerprint, re-read with
+	// key_file when the files change (a mounted Secret). A ccmkit
+	// extension; needs key_file; set fingerprint or fingerprint_file.
+	FingerprintFile string `json:"fingerprint_file,omitempty"`
 	// Passphrase decrypts an encrypted key. Optional. Never printed.
 	Passphrase Secret `json:"passphrase,omitempty"`
 	// KeyPassphrase is the public format's older name for passphrase.
 	KeyPassphrase Secret `json:"key_passphrase,omitempty"`
+	// PassphraseFile names a file holding the passphrase, re-read with
+	// key_file. A ccmkit extension; needs key_file.
+	PassphraseFile string `json:"passphrase_file,omitempty"`
 	// UseInstancePrincipals is the public format's older place for the
-	// top-level useInstancePrincipals; out of scope as well.
+	// top-level useInstancePrincipals.
 	UseInstancePrincipals bool `json:"useInstancePrincipals,omitempty"`
+	// MetadataEndpoint is the instance metadata service's base URL for
+	// instance principals. Optional; default
+	// http://169.254.169.254/opc/v2. For tests and demos against cloudsim
+	// only. A ccmkit extension.
+	MetadataEndpoint string `json:"metadataEndpoint,omitempty"`
+	// FederationEndpoint is the auth service's URL (scheme://host[:port])
+	// for instance principals. Optional; default
+	// https://auth.<region>.oraclecloud.com (the realm's domain). For tests
+	// and demos against cloudsim only. A ccmkit extension.
+	FederationEndpoint string `json:"federationEndpoint,omitempty"`
 	// Compartment is the public format's older place for the top-level
 	// compartment; used when that is not set.
 	Compartment string `json:"compartment,omitempty"`
@@ -248,6 +272,12 @@ func orDefault[T int | float64](v, def T) T {
 		return def
 	}
 	return v
+}
+
+// InstancePrincipals reports whether requests are signed as the instance
+// (useInstancePrincipals, at either place).
+func (c *Config) InstancePrincipals() bool {
+	return c.UseInstancePrincipals || c.Auth.UseInstancePrincipals
 }
 
 // EffectivePassphrase returns the key's passphrase, from either spelling.
@@ -480,28 +510,30 @@ func (l *loader) validate(cfg *Config) {
 		l.Addf("lbDrainPeriod %q: must be at most %s", cfg.LBDrainPeriod, lbspec.MaxDrainPeriod)
 	}
 	a := &cfg.Auth
-	if cfg.UseInstancePrincipals || a.UseInstancePrincipals {
-		key := "useInstancePrincipals"
-		if a.UseInstancePrincipals {
-			key = "auth.useInstancePrincipals"
-		}
-		l.Addf("%s: instance principals are out of scope for this CCM; set it to false and configure an API key "+
-			"(auth.user, auth.key or auth.key_file, auth.fingerprint)", key)
-	}
+	ip := cfg.InstancePrincipals()
 	if cfg.Compartment == "" && a.Compartment != "" {
 		cfg.Compartment = a.Compartment // the public format's older place
 	} else if cfg.Compartment != "" && a.Compartment != "" && a.Compartment != cfg.Compartment {
 		l.Addf("auth.compartment and compartment differ: set only the top-level compartment")
 	}
-	l.checkOCID("auth.region", a.Region, regionPattern, "us-ashburn-1")
-	l.checkOCID("auth.tenancy", a.Tenancy, tenancyOCID, "ocid1.tenancy.oc1..<unique id>")
-	l.checkOCID("auth.user", a.User, userOCID, "ocid1.user.oc1..<unique id>")
 	l.checkOCID("compartment", cfg.Compartment, compartmentOCID, "ocid1.compartment.oc1..<unique id> (or the tenancy OCID for the root compartment)")
 	l.checkOCID("vcn", cfg.VCN, vcnOCID, "ocid1.vcn.oc1.<region>.<unique id>")
-	if a.Passphrase != "" && a.KeyPassphrase != "" {
-		l.Addf("auth.passphrase and auth.key_passphrase are both set: set only auth.passphrase")
+	if ip {
+		l.checkInstancePrincipals(cfg)
+	} else {
+		l.checkOCID("auth.region", a.Region, regionPattern, "us-ashburn-1")
+		l.checkOCID("auth.tenancy", a.Tenancy, tenancyOCID, "ocid1.tenancy.oc1..<unique id>")
+		l.checkOCID("auth.user", a.User, userOCID, "ocid1.user.oc1..<unique id>")
+		for _, k := range []struct{ key, v string }{{"auth.metadataEndpoint", a.MetadataEndpoint}, {"auth.federationEndpoint", a.FederationEndpoint}} {
+			if k.v != "" {
+				l.Addf("%s is set but useInstancePrincipals is not: only instance principals use it (remove it, or set useInstancePrincipals: true)", k.key)
+			}
+		}
+		if a.Passphrase != "" && a.KeyPassphrase != "" {
+			l.Addf("auth.passphrase and auth.key_passphrase are both set: set only auth.passphrase")
+		}
+		l.checkKey(a)
 	}
-	l.checkKey(a)
 	if cfg.Endpoint != "" {
 		if err := checkEndpoint(cfg.Endpoint); err != nil {
 			l.Addf("endpoint %q: %v", cfg.Endpoint, err)
@@ -533,22 +565,109 @@ func (l *loader) checkOCID(key, v string, re *regexp.Regexp, example string) {
 // is an RSA key the passphrase opens, and that the fingerprint is its own:
 // a wrong fingerprint would only show up later as 401 on every call.
 func (l *loader) checkKey(a *AuthConfig) {
+	for _, f := range []struct{ file, fileKey, inline, inlineKey string }{
+		{a.FingerprintFile, "auth.fingerprint_file", a.Fingerprint, "auth.fingerprint"},
+		{a.PassphraseFile, "auth.passphrase_file", string(a.EffectivePassphrase()), "auth.passphrase"},
+	} {
+		switch {
+		case f.file == "":
+		case f.inline != "":
+			l.Addf("%s and %s are both set: set only one", f.inlineKey, f.fileKey)
+			return
+		case a.KeyFile == "":
+			l.Addf("%s is set without auth.key_file: the files of a mounted Secret are re-read together, so put the key in a file too (auth.key_file)", f.fileKey)
+			return
+		}
+	}
+	fp, ok := l.fileValue(a.FingerprintFile, "auth.fingerprint_file", a.Fingerprint, strings.TrimSpace)
+	if !ok {
+		return
+	}
 	key := l.loadKey(a)
 	switch {
-	case a.Fingerprint == "" && key != nil:
+	case fp == "" && key != nil:
 		l.Addf("auth.fingerprint: required (the API key's fingerprint, %s for this key)", Fingerprint(key))
-	case a.Fingerprint == "" && !a.UseInstancePrincipals:
+	case fp == "":
 		l.Addf("auth.fingerprint: required (the API key's fingerprint, aa:bb:...:ff)")
-	case a.Fingerprint == "":
-	case !fingerprintPattern.MatchString(a.Fingerprint):
-		l.Addf("auth.fingerprint %q: must be 16 colon-separated lowercase hex bytes, like 12:34:56:78:9a:bc:de:f0:12:34:56:78:9a:bc:de:f0", a.Fingerprint)
-	case key != nil && a.Fingerprint != Fingerprint(key):
+	case !fingerprintPattern.MatchString(fp):
+		l.Addf("%s %q: must be 16 colon-separated lowercase hex bytes, like 12:34:56:78:9a:bc:de:f0:12:34:56:78:9a:bc:de:f0", fpKey(a), fp)
+	case key != nil && fp != Fingerprint(key):
 		what := "auth.key"
 		if a.KeyFile != "" {
 			what = "auth.key_file " + a.KeyFile
 		}
-		l.Addf("auth.fingerprint %q: is not the fingerprint of %s (%s); OCI would reject every call with 401",
-			a.Fingerprint, what, Fingerprint(key))
+		l.Addf("%s %q: is not the fingerprint of %s (%s); OCI would reject every call with 401",
+			fpKey(a), fp, what, Fingerprint(key))
+	}
+}
+
+// fpKey names where the fingerprint comes from.
+func fpKey(a *AuthConfig) string {
+	if a.FingerprintFile != "" {
+		return "auth.fingerprint_file " + a.FingerprintFile
+	}
+	return "auth.fingerprint"
+}
+
+// fileValue is the value of a key that may come from a file: the file's
+// content (trimmed by trim) when file is set, else inline. ok is false
+// after reporting an unreadable file.
+func (l *loader) fileValue(file, key, inline string, trim func(string) string) (string, bool) {
+	if file == "" {
+		return inline, true
+	}
+	data, err := readKeyFile(file)
+	if err != nil {
+		l.Addf("%s %s: %v", key, file, err)
+		return "", false
+	}
+	return trim(data), true
+}
+
+// checkInstancePrincipals checks the keys instance principals take, and
+// that no API key is configured beside them: two credential sources at
+// once would leave the CCM's identity to a guess.
+func (l *loader) checkInstancePrincipals(cfg *Config) {
+	a := &cfg.Auth
+	key := "useInstancePrincipals"
+	if a.UseInstancePrincipals && !cfg.UseInstancePrincipals {
+		key = "auth.useInstancePrincipals"
+	}
+	var keySet []string
+	for _, k := range []struct {
+		name string
+		set  bool
+	}{
+		{"auth.user", a.User != ""}, {"auth.key", a.Key != ""}, {"auth.key_file", a.KeyFile != ""},
+		{"auth.fingerprint", a.Fingerprint != ""}, {"auth.fingerprint_file", a.FingerprintFile != ""},
+		{"auth.passphrase", a.Passphrase != ""}, {"auth.key_passphrase", a.KeyPassphrase != ""}, {"auth.passphrase_file", a.PassphraseFile != ""},
+	} {
+		if k.set {
+			keySet = append(keySet, k.name)
+		}
+	}
+	if a.Key != "" {
+		l.Remember(string(a.Key))
+	}
+	if len(keySet) > 0 {
+		l.Addf("%s is true and an API key is configured (%s): choose one credential source; an instance principal needs no key, so remove %s, or set %s to false",
+			key, strings.Join(keySet, ", "), strings.Join(keySet, ", "), key)
+	}
+	if a.Region != "" {
+		l.checkOCID("auth.region", a.Region, regionPattern, "us-ashburn-1")
+	}
+	if a.Tenancy != "" {
+		l.checkOCID("auth.tenancy", a.Tenancy, tenancyOCID, "ocid1.tenancy.oc1..<unique id>")
+	}
+	if u := a.MetadataEndpoint; u != "" {
+		if err := checkURL(u); err != nil {
+			l.Addf("auth.metadataEndpoint %q: %v", u, err)
+		}
+	}
+	if u := a.FederationEndpoint; u != "" {
+		if err := checkEndpoint(u); err != nil {
+			l.Addf("auth.federationEndpoint %q: %v", u, err)
+		}
 	}
 }
 
@@ -564,9 +683,7 @@ func (l *loader) loadKey(a *AuthConfig) *rsa.PrivateKey {
 		l.Addf("auth.key and auth.key_file are both set: set only one")
 		return nil
 	case a.Key == "" && a.KeyFile == "":
-		if !a.UseInstancePrincipals {
-			l.Addf("auth.key: required (the PEM private key inline, or auth.key_file naming a file holding it)")
-		}
+		l.Addf("auth.key: required (the PEM private key inline, or auth.key_file naming a file holding it; or useInstancePrincipals: true for no key)")
 		return nil
 	case a.KeyFile != "":
 		what = "auth.key_file " + a.KeyFile
@@ -578,11 +695,14 @@ func (l *loader) loadKey(a *AuthConfig) *rsa.PrivateKey {
 		l.Remember(pem)
 		a.Key = Secret(pem)
 	}
+	passphrase, ok := l.fileValue(a.PassphraseFile, "auth.passphrase_file", string(a.EffectivePassphrase()), func(s string) string { return strings.TrimRight(s, "\r\n") })
+	if !ok {
+		return nil
+	}
 	var pass *string
-	if p := a.EffectivePassphrase(); p != "" {
-		s := string(p)
-		l.Remember(s)
-		pass = &s
+	if passphrase != "" {
+		l.Remember(passphrase)
+		pass = &passphrase
 	}
 	key, err := common.PrivateKeyFromBytes([]byte(a.Key), pass)
 	if err != nil {
@@ -633,6 +753,21 @@ func checkEndpoint(s string) error {
 		return errors.New("must name a host, like http://127.0.0.1:8080")
 	case u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "":
 		return errors.New("must be scheme://host[:port] with no user, path or query (the SDK adds each service's path)")
+	}
+	return nil
+}
+
+// checkURL accepts an http[s] URL with a host and perhaps a path (the
+// metadata service's base URL).
+func checkURL(s string) error {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return errors.New("must be a URL like http://169.254.169.254/opc/v2")
+	case u.Scheme != "http" && u.Scheme != "https":
+		return errors.New("scheme must be http or https")
+	case u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "":
+		return errors.New("must be scheme://host[:port][/path], like http://169.254.169.254/opc/v2")
 	}
 	return nil
 }

@@ -133,10 +133,8 @@ lbDriftCheckPeriod: -1m
 lbDrainPeriod: 2h
 `, want: []string{"11 problems", `lbDrainPeriod "2h0m0s": must be at most 1h0m0s`, `instanceCacheTTL "soon"`, `lbDriftCheckPeriod "-1m"`, `auth.fingerprint "nope"`, `auth.region "ashburn"`, `auth.tenancy "ocid1.user.oc1..x"`, `auth.user "alice"`,
 			`compartment "ocid1.vcn.oc1..x"`, `vcn "vcn-1"`, "auth.key: not a usable PEM RSA private key", `endpoint "ftp://x"`}},
-		{name: "instance principals", file: configtest.Valid("useInstancePrincipals: true\n"),
-			want: []string{"useInstancePrincipals: instance principals are out of scope"}},
-		{name: "instance principals, old place", file: "auth:\n  useInstancePrincipals: true\ncompartment: " + configtest.Compartment + "\nvcn: " + configtest.VCN + "\n",
-			want: []string{"auth.useInstancePrincipals: instance principals are out of scope"}},
+		{name: "instance principals and a key", file: configtest.Valid("useInstancePrincipals: true\n"),
+			want: []string{"useInstancePrincipals is true and an API key is configured (auth.user, auth.key, auth.fingerprint): choose one credential source"}},
 		{name: "unknown keys suggest", file: configtest.Valid("subnet1: x\nloadBalancer:\n  Subnet_1: y\n  frobnicate: true\nVCN: z\n"),
 			want: []string{`unknown key "subnet1" in the cloud config (did you mean loadBalancer.subnet1?)`,
 				`unknown key "loadBalancer.Subnet_1" in the cloud config (did you mean loadBalancer.subnet1?)`,
@@ -213,5 +211,88 @@ func TestSecretsNeverPrinted(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "auth.region") {
 		t.Errorf("err does not name auth.region: %v", err)
+	}
+}
+
+// Instance principals: no key, region and tenancy optional, the
+// endpoints only for tests and only with instance principals.
+func TestLoadInstancePrincipals(t *testing.T) {
+	base := "compartment: " + configtest.Compartment + "\nvcn: " + configtest.VCN + "\n"
+	tests := []struct {
+		name, file string
+		want       []string // error fragments; none: valid
+	}{
+		{name: "minimal", file: "useInstancePrincipals: true\n" + base},
+		{name: "old place", file: "auth:\n  useInstancePrincipals: true\n" + base},
+		{name: "region, tenancy, endpoints", file: "useInstancePrincipals: true\nauth:\n  region: us-phoenix-1\n  tenancy: " + configtest.Tenancy +
+			"\n  metadataEndpoint: http://127.0.0.1:9/opc/v2\n  federationEndpoint: http://127.0.0.1:9\n" + base},
+		{name: "bad endpoints", file: "useInstancePrincipals: true\nauth:\n  region: nowhere\n  metadataEndpoint: ftp://x\n  federationEndpoint: http://127.0.0.1:9/v1/x509\n" + base,
+			want: []string{`auth.region "nowhere"`, `auth.metadataEndpoint "ftp://x": scheme must be http or https`, `auth.federationEndpoint "http://127.0.0.1:9/v1/x509"`}},
+		{name: "key file beside", file: "useInstancePrincipals: true\nauth:\n  key_file: /k.pem\n  passphrase_file: /p\n" + base,
+			want: []string{"an API key is configured (auth.key_file, auth.passphrase_file)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := config.Load(strings.NewReader(tt.file))
+			if len(tt.want) == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("no error; cfg %+v", cfg)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error does not contain %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+	cfg := strings.Replace(configtest.Valid(""), "auth:\n", "auth:\n  metadataEndpoint: http://127.0.0.1:9/opc/v2\n", 1)
+	if _, err := config.Load(strings.NewReader(cfg)); err == nil || !strings.Contains(err.Error(), "auth.metadataEndpoint is set but useInstancePrincipals is not") {
+		t.Fatalf("metadataEndpoint with an API key: %v", err)
+	}
+}
+
+// The files of a mounted Secret: key_file with fingerprint_file and
+// passphrase_file, each checked at load.
+func TestLoadKeyFiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	keyFile := write("key.pem", configtest.PEM())
+	fpFile := write("fingerprint", configtest.Fingerprint()+"\n")
+	wrongFP := write("wrong", "00:11:22:33:44:55:66:77:88:99:aa:bb:cc:dd:ee:ff\n")
+	pass := write("passphrase", "x\n")
+	head := "auth:\n  region: us-ashburn-1\n  tenancy: " + configtest.Tenancy + "\n  user: " + configtest.User + "\n"
+	tail := "compartment: " + configtest.Compartment + "\nvcn: " + configtest.VCN + "\n"
+	tests := []struct {
+		name, auth string
+		want       string // "" = valid
+	}{
+		{"key and fingerprint files", "  key_file: " + keyFile + "\n  fingerprint_file: " + fpFile + "\n", ""},
+		{"wrong fingerprint file", "  key_file: " + keyFile + "\n  fingerprint_file: " + wrongFP + "\n", "auth.fingerprint_file " + wrongFP + ` "00:11:22:33:44:55:66:77:88:99:aa:bb:cc:dd:ee:ff": is not the fingerprint of auth.key_file`},
+		{"fingerprint twice", "  key_file: " + keyFile + "\n  fingerprint: " + configtest.Fingerprint() + "\n  fingerprint_file: " + fpFile + "\n", "auth.fingerprint and auth.fingerprint_file are both set"},
+		{"fingerprint file, inline key", "  key: x\n  fingerprint_file: " + fpFile + "\n", "auth.fingerprint_file is set without auth.key_file"},
+		{"missing fingerprint file", "  key_file: " + keyFile + "\n  fingerprint_file: /nonexistent/fp\n", "auth.fingerprint_file /nonexistent/fp"},
+		{"passphrase file for an unencrypted key", "  key_file: " + keyFile + "\n  fingerprint_file: " + fpFile + "\n  passphrase_file: " + pass + "\n", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := config.Load(strings.NewReader(head + tt.auth + tail))
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatal(err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Fatalf("error %v, want %q", err, tt.want)
+			}
+		})
 	}
 }

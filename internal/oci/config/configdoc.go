@@ -5,37 +5,54 @@ import "github.com/ccmkit/ccm/internal/cloudconfig"
 // Keys documents every key of Config: the key table of
 // docs/configuration.md is generated from it (go run ./hack/configdoc), and
 // TestConfigKeysDocumented checks that it names every key and no other. The
-// OCI provider reads no environment variables.
+// OCI provider reads no environment variables (not even the SDK's
+// OCI_METADATA_BASE_URL and OCI_SDK_AUTH_CLIENT_REGION_URL: the
+// auth.metadataEndpoint and auth.federationEndpoint keys replace them).
 var Keys = []cloudconfig.KeyDoc{
-	{
-		Keys:     []string{"auth.region"},
-		Required: "yes",
-		Doc:      "region name, e.g. `us-ashburn-1`",
-	},
-	{
-		Keys:     []string{"auth.tenancy", "auth.user"},
-		Required: "yes",
-		Doc:      "tenancy and user OCIDs (the resource type is checked)",
-	},
-	{
-		Keys:     []string{"auth.key", "auth.key_file"},
-		Required: "one of",
-		Doc:      "the API key's PEM RSA private key, inline or from a file (`key_file` is a ccmkit extension); never printed",
-	},
-	{
-		Keys:     []string{"auth.fingerprint"},
-		Required: "yes",
-		Doc:      "must be the key's own fingerprint",
-	},
-	{
-		Keys:     []string{"auth.passphrase", "auth.key_passphrase"},
-		Required: "no",
-		Doc:      "for an encrypted key (`key_passphrase` is the older name); never printed",
-	},
 	{
 		Keys:     []string{"useInstancePrincipals", "auth.useInstancePrincipals"},
 		Required: "no",
-		Doc:      "`true` is refused: instance principals are out of scope (`auth.` is the older place)",
+		Doc:      "bool, default `false`: sign as the instance the CCM runs on, with no API key (security tokens from the instance's identity, renewed ahead of expiry); no `auth.user` or key may be set with it (`auth.` is the older place). See [credentials.md](credentials.md#oci)",
+	},
+	{
+		Keys:     []string{"auth.region"},
+		Required: "yes (instance principals: no)",
+		Doc:      "region name, e.g. `us-ashburn-1`; with instance principals, default: the instance's region, from the metadata service",
+	},
+	{
+		Keys:     []string{"auth.tenancy"},
+		Required: "yes (instance principals: no)",
+		Doc:      "tenancy OCID (the resource type is checked); with instance principals, default: from the instance certificate, and checked against it when set",
+	},
+	{
+		Keys:     []string{"auth.user"},
+		Required: "yes (instance principals: must not be set)",
+		Doc:      "the OCID of the user owning the API key",
+	},
+	{
+		Keys:     []string{"auth.key", "auth.key_file"},
+		Required: "one of (instance principals: neither)",
+		Doc:      "the API key's PEM RSA private key, inline or from a file (`key_file` is a ccmkit extension, re-read without a restart when its directory changes, e.g. a mounted Secret); never printed",
+	},
+	{
+		Keys:     []string{"auth.fingerprint", "auth.fingerprint_file"},
+		Required: "one of (instance principals: neither)",
+		Doc:      "must be the key's own fingerprint; `fingerprint_file` (a ccmkit extension, with `key_file`) is re-read with the key, so that a rotated key can bring its fingerprint",
+	},
+	{
+		Keys:     []string{"auth.passphrase", "auth.key_passphrase", "auth.passphrase_file"},
+		Required: "no",
+		Doc:      "for an encrypted key (`key_passphrase` is the older name; `passphrase_file`, a ccmkit extension with `key_file`, is re-read with the key); never printed",
+	},
+	{
+		Keys:     []string{"auth.metadataEndpoint"},
+		Required: "no",
+		Doc:      "URL, default `http://169.254.169.254/opc/v2`: the instance metadata service instance principals read; for tests and demos against cloudsim only; a ccmkit extension",
+	},
+	{
+		Keys:     []string{"auth.federationEndpoint"},
+		Required: "no",
+		Doc:      "`http[s]://host[:port]`, default `https://auth.<region>.oraclecloud.com` (the realm's domain): the auth service instance principals get tokens from; for tests and demos against cloudsim only; a ccmkit extension",
 	},
 	{
 		Keys:     []string{"compartment", "vcn"},

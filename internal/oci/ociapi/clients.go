@@ -19,6 +19,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/ccmkit/ccm/internal/ccmmetrics"
+	"github.com/ccmkit/ccm/internal/oci/ociauth"
 	"github.com/ccmkit/ccm/internal/oci/ocierr"
 )
 
@@ -30,7 +31,7 @@ const Provider = "oci"
 const requestTimeout = 30 * time.Second
 
 // Clients holds every OCI SDK client the provider uses. They share one
-// signer (the API key), one HTTP transport and one pair of rate limiters,
+// signer (ociauth.Signer: an API key or the instance principal), one HTTP transport and one pair of rate limiters,
 // so that the limits hold for the whole process, whichever controller calls.
 //
 // Deliberate SDK settings, the same for every client:
@@ -56,10 +57,15 @@ type Clients struct {
 // Options are what the clients are built from: narrow on purpose, so that
 // the SDK wiring does not depend on the provider's config.
 type Options struct {
-	// The API signing key (PEM, with its passphrase if encrypted) and the
-	// identities it belongs to.
-	Tenancy, User, Region, Fingerprint string
-	Key, Passphrase                    string
+	// The region, and the tenancy the credentials belong to.
+	Tenancy, Region string
+	// Credentials sign every request (internal/oci/ociauth). When nil,
+	// the API key below does.
+	Credentials ociauth.Source
+	// An API signing key (PEM, with its passphrase if encrypted) and the
+	// user it belongs to, when Credentials is nil.
+	User, Fingerprint string
+	Key, Passphrase   string
 	// Endpoint replaces every client's host (cloudsim, private endpoints);
 	// empty: the regional endpoints.
 	Endpoint string
@@ -82,11 +88,16 @@ type Limits struct {
 
 // New builds every client. It makes no API call.
 func New(o Options) (*Clients, error) {
-	var pass *string
-	if o.Passphrase != "" {
-		pass = &o.Passphrase
+	src := o.Credentials
+	if src == nil {
+		static, err := ociauth.NewStatic(o.Tenancy, o.User, o.Fingerprint, o.Key, o.Passphrase)
+		if err != nil {
+			return nil, fmt.Errorf("the OCI API key: %w", err)
+		}
+		src = static
 	}
-	provider := common.NewRawConfigurationProvider(o.Tenancy, o.User, o.Region, o.Fingerprint, o.Key, pass)
+	provider := ociauth.ClientConfig(o.Region, o.Tenancy, src)
+	signer := ociauth.Signer(src)
 	limits := newLimiters(o.Limits)
 	rec := ccmmetrics.NewCloudAPI(Provider, ocierr.Result)
 	transport := newBaseTransport()
@@ -102,24 +113,25 @@ func New(o Options) (*Clients, error) {
 	if c.Compute, err = core.NewComputeClientWithConfigurationProvider(provider); err != nil {
 		return nil, fmt.Errorf("create OCI Compute client: %w", err)
 	}
-	configure(&c.Compute.BaseClient, "compute", o.Endpoint, base, limits, rec)
+	configure(&c.Compute.BaseClient, "compute", o.Endpoint, base, limits, rec, signer)
 	if c.Network, err = core.NewVirtualNetworkClientWithConfigurationProvider(provider); err != nil {
 		return nil, fmt.Errorf("create OCI VirtualNetwork client: %w", err)
 	}
-	configure(&c.Network.BaseClient, "virtualnetwork", o.Endpoint, base, limits, rec)
+	configure(&c.Network.BaseClient, "virtualnetwork", o.Endpoint, base, limits, rec, signer)
 	if c.LB, err = loadbalancer.NewLoadBalancerClientWithConfigurationProvider(provider); err != nil {
 		return nil, fmt.Errorf("create OCI LoadBalancer client: %w", err)
 	}
-	configure(&c.LB.BaseClient, "loadbalancer", o.Endpoint, base, limits, rec)
+	configure(&c.LB.BaseClient, "loadbalancer", o.Endpoint, base, limits, rec, signer)
 	if c.NLB, err = networkloadbalancer.NewNetworkLoadBalancerClientWithConfigurationProvider(provider); err != nil {
 		return nil, fmt.Errorf("create OCI NetworkLoadBalancer client: %w", err)
 	}
-	configure(&c.NLB.BaseClient, "networkloadbalancer", o.Endpoint, base, limits, rec)
+	configure(&c.NLB.BaseClient, "networkloadbalancer", o.Endpoint, base, limits, rec, signer)
 	return &c, nil
 }
 
 // configure applies the settings every client shares (see Clients).
-func configure(c *common.BaseClient, service, endpoint string, base *http.Client, limits *limiters, rec *ccmmetrics.CloudAPI) {
+func configure(c *common.BaseClient, service, endpoint string, base *http.Client, limits *limiters, rec *ccmmetrics.CloudAPI, signer common.HTTPRequestSigner) {
+	c.Signer = signer
 	if endpoint != "" {
 		c.Host = strings.TrimSuffix(endpoint, "/")
 	}

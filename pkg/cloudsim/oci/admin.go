@@ -335,6 +335,18 @@ func (d *Dialect) registerAdmin(c *core.Core) {
 	h("DELETE /admin/oci/instances/{id}", func(r *http.Request) (int, any, error) {
 		return http.StatusNoContent, nil, d.PurgeTerminated(r.PathValue("id"))
 	})
+	h("GET /admin/oci/metadata", func(*http.Request) (int, any, error) {
+		v, err := d.MetadataInstance()
+		return http.StatusOK, v, err
+	})
+	h("PUT /admin/oci/metadata", func(r *http.Request) (int, any, error) {
+		var body MetadataBody
+		if err := core.DecodeAdmin(r, &body); err != nil {
+			return 0, nil, err
+		}
+		v, err := d.SetMetadataInstance(body.InstanceID, body.Tenancy)
+		return http.StatusOK, v, err
+	})
 	h("GET /admin/oci/workrequests", func(*http.Request) (int, any, error) {
 		wrs := d.WorkRequests()
 		if wrs == nil {

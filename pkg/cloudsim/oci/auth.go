@@ -198,69 +198,117 @@ func parseSignature(h string) (*signature, error) {
 	return s, nil
 }
 
-// authenticate verifies r's signature the way OCI does and returns the
-// keyId. body is the request body, already read. The error is always a
-// 401 NotAuthenticated; its message says what was wrong, which the real
-// API does not, but which makes a misconfigured client easy to fix.
-func (d *Dialect) authenticate(r *http.Request, body []byte) (string, *Error) {
-	fail := func(format string, args ...any) (string, *Error) {
-		return "", Errorf(http.StatusUnauthorized, CodeNotAuthenticated,
-			"The required information to complete authentication was not provided or was incorrect (cloudsim: %s).", fmt.Sprintf(format, args...))
+// authenticate verifies r's signature the way OCI does and returns who
+// signed it (principal.go): the user of an API key, or the instance of a
+// security token (keyId "ST$<token>", securitytoken.go). body is the
+// request body, already read. The error is always a 401
+// NotAuthenticated; its message says what was wrong, which the real API
+// does not, but which makes a misconfigured client easy to fix. On
+// failure the principal names what could be told (never a token).
+func (d *Dialect) authenticate(r *http.Request, body []byte) (caller, *Error) {
+	fail := func(who caller, format string, args ...any) (caller, *Error) {
+		return who, notAuthenticated(format, args...)
 	}
 	auth := r.Header.Get("Authorization")
 	if auth == "" {
-		return fail("no Authorization header")
+		return fail(caller{}, "no Authorization header")
 	}
 	s, err := parseSignature(auth)
 	if err != nil {
-		return fail("%v", err)
+		return fail(caller{}, "%v", err)
 	}
-	keyID := s.keyID
+	// What the caller claims to be, for the call log of a refused call.
+	claimed := caller{KeyID: s.keyID}
+	if isSecurityToken(s.keyID) {
+		claimed = caller{KeyID: securityTokenPrefix + "(token)"}
+	}
 
 	// The signed headers must cover what the SDK signs.
 	need := slices.Clone(requiredHeaders)
 	if r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch {
 		need = append(need, requiredBodyHeaders...)
 	}
+	if msg := d.checkSigned(r, body, s, need); msg != "" {
+		return fail(claimed, "%s", msg)
+	}
+
+	var pub *rsa.PublicKey
+	var who caller
+	if isSecurityToken(s.keyID) {
+		claims, key, msg := d.verifySecurityToken(strings.TrimPrefix(s.keyID, securityTokenPrefix))
+		if msg != "" {
+			if claims.Instance != "" {
+				claimed = callerOfToken(claims)
+			}
+			return fail(claimed, "%s", msg)
+		}
+		pub, who = key, callerOfToken(claims)
+	} else {
+		pub = d.keys.get(s.keyID)
+		if pub == nil {
+			return fail(claimed, "no API key is registered for keyId %q", s.keyID)
+		}
+		who = d.callerOfKey(s.keyID)
+	}
+	if msg := verifySignature(r, s, pub); msg != "" {
+		if !isSecurityToken(s.keyID) && msg == errSignature {
+			msg = fmt.Sprintf("%s with the key registered for keyId %q", errSignature, s.keyID)
+		}
+		return fail(claimed, "%s", msg)
+	}
+	return who, nil
+}
+
+// notAuthenticated is OCI's 401 answer to a request it cannot authenticate.
+func notAuthenticated(format string, args ...any) *Error {
+	return Errorf(http.StatusUnauthorized, CodeNotAuthenticated,
+		"The required information to complete authentication was not provided or was incorrect (cloudsim: %s).", fmt.Sprintf(format, args...))
+}
+
+// checkSigned checks what comes before the key: the signed headers cover
+// need, the date is within the allowed skew, and the body headers match
+// the body. It returns what is wrong, or "".
+func (d *Dialect) checkSigned(r *http.Request, body []byte, s *signature, need []string) string {
 	for _, h := range need {
 		if !slices.Contains(s.headers, h) {
-			return keyID, failWith(fail("the signed headers %q do not include %q", strings.Join(s.headers, " "), h))
+			return fmt.Sprintf("the signed headers %q do not include %q", strings.Join(s.headers, " "), h)
 		}
 	}
 	dateHeader := "date"
 	if !slices.Contains(s.headers, "date") {
 		if !slices.Contains(s.headers, "x-date") {
-			return keyID, failWith(fail("the signed headers do not include date (or x-date)"))
+			return "the signed headers do not include date (or x-date)"
 		}
 		dateHeader = "x-date"
 	}
-
 	// The clock check comes before the key lookup, as it costs nothing.
 	raw := r.Header.Get(dateHeader)
 	when, perr := http.ParseTime(raw)
 	if perr != nil {
-		return keyID, failWith(fail("the %s header %q is not an HTTP date", dateHeader, raw))
+		return fmt.Sprintf("the %s header %q is not an HTTP date", dateHeader, raw)
 	}
 	if skew := d.core.Now().Sub(when); skew > d.skew || skew < -d.skew {
-		return keyID, failWith(fail("the %s header %s is more than %s from the server's clock", dateHeader, raw, d.skew))
+		return fmt.Sprintf("the %s header %s is more than %s from the server's clock", dateHeader, raw, d.skew)
 	}
-
 	if slices.Contains(s.headers, "x-content-sha256") {
 		sum := sha256.Sum256(body)
 		if got := r.Header.Get("X-Content-Sha256"); got != base64.StdEncoding.EncodeToString(sum[:]) {
-			return keyID, failWith(fail("x-content-sha256 does not match the body"))
+			return "x-content-sha256 does not match the body"
 		}
 	}
 	if slices.Contains(s.headers, "content-length") {
 		if got := headerValue(r, "content-length"); got != strconv.Itoa(len(body)) {
-			return keyID, failWith(fail("content-length %q does not match the body's %d bytes", got, len(body)))
+			return fmt.Sprintf("content-length %q does not match the body's %d bytes", got, len(body))
 		}
 	}
+	return ""
+}
 
-	pub := d.keys.get(keyID)
-	if pub == nil {
-		return keyID, failWith(fail("no API key is registered for keyId %q", keyID))
-	}
+const errSignature = "the signature does not verify"
+
+// verifySignature checks the signature over the signed headers with pub,
+// returning what is wrong, or "".
+func verifySignature(r *http.Request, s *signature, pub *rsa.PublicKey) string {
 	lines := make([]string, len(s.headers))
 	for i, h := range s.headers {
 		var v string
@@ -271,7 +319,7 @@ func (d *Dialect) authenticate(r *http.Request, body []byte) (string, *Error) {
 			v = r.Host
 		default:
 			if _, present := r.Header[http.CanonicalHeaderKey(h)]; !present && h != "content-length" {
-				return keyID, failWith(fail("the signed header %q is missing from the request", h))
+				return fmt.Sprintf("the signed header %q is missing from the request", h)
 			}
 			v = headerValue(r, h)
 		}
@@ -279,13 +327,10 @@ func (d *Dialect) authenticate(r *http.Request, body []byte) (string, *Error) {
 	}
 	digest := sha256.Sum256([]byte(strings.Join(lines, "\n")))
 	if err := rsa.VerifyPKCS1v15(pub, crypto.SHA256, digest[:], s.sig); err != nil {
-		return keyID, failWith(fail("the signature does not verify with the key registered for keyId %q", keyID))
+		return errSignature
 	}
-	return keyID, nil
+	return ""
 }
-
-// failWith drops the empty keyId fail returns, keeping the error.
-func failWith(_ string, e *Error) *Error { return e }
 
 // headerValue is the request's value of a header; net/http keeps the
 // Content-Length of a request in r.ContentLength only.

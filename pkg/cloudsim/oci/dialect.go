@@ -108,6 +108,10 @@ type Options struct {
 	// IAM sets up groups, dynamic groups, policies and compartment names
 	// (iam.go); a principal in no group has full access.
 	IAM IAMSeed
+	// SecurityTokenLifetime is how long the security tokens of instance
+	// principals are valid (federation.go): 0 means
+	// DefaultSecurityTokenLifetime; tests use seconds.
+	SecurityTokenLifetime time.Duration
 }
 
 // Dialect serves the OCI API. It is an http.Handler for the paths under
@@ -141,6 +145,7 @@ type Dialect struct {
 	fixedShapes         bool
 
 	gone *terminated // terminated instances kept visible (terminated.go)
+	ids  *identities // instance identities, metadata service, tokens (identity.go)
 }
 
 // New returns the dialect over c, with plane carrying the load balancers'
@@ -202,6 +207,10 @@ func New(c *core.Core, plane *dataplane.Plane, opts Options) (*Dialect, error) {
 	c.AddInstanceCheck(d.checkInstanceNSGs)
 	d.gone = newTerminated(opts.TerminatedRetention)
 	c.OnInstanceGone(d.gone.keep)
+	if opts.SecurityTokenLifetime <= 0 {
+		opts.SecurityTokenLifetime = DefaultSecurityTokenLifetime
+	}
+	d.ids = newIdentities(opts.SecurityTokenLifetime)
 	d.lbs = newBalancers()
 	d.lbLimits, d.nlbLimits = opts.LBLimits.or(DefaultLBLimits), opts.NLBLimits.or(DefaultNLBLimits)
 	d.wrs = newWorkRequests()
@@ -216,9 +225,11 @@ func New(c *core.Core, plane *dataplane.Plane, opts Options) (*Dialect, error) {
 	d.routeLoadBalancer()
 	d.routeNLB()
 	d.routeBalancerNSGs()
-	for _, p := range d.Patterns() {
+	for _, p := range d.apiPatterns() {
 		d.mux.Handle(p, d.route("", "(unknown)", false, d.unknownOperation))
 	}
+	d.mux.HandleFunc(PrefixMetadata+"/", d.serveMetadata)
+	d.mux.HandleFunc(PathFederation, d.serveFederation)
 	d.registerAdmin(c)
 	d.registerIAMAdmin(c)
 	return d, nil
@@ -227,8 +238,15 @@ func New(c *core.Core, plane *dataplane.Plane, opts Options) (*Dialect, error) {
 // Name is DialectName.
 func (d *Dialect) Name() string { return DialectName }
 
-// Patterns are the API version prefixes, each a subtree.
+// Patterns are the API version prefixes, each a subtree, the instance
+// metadata service (metadata.go) and the federation endpoint
+// (federation.go).
 func (d *Dialect) Patterns() []string {
+	return append(d.apiPatterns(), PrefixMetadata+"/", PathFederation)
+}
+
+// apiPatterns are the signed API's version prefixes.
+func (d *Dialect) apiPatterns() []string {
 	return []string{PrefixCore + "/", PrefixLoadBalancer + "/", PrefixNLB + "/"}
 }
 
@@ -255,8 +273,9 @@ type call struct {
 	r         *http.Request
 	body      []byte
 	action    string
-	keyID     string
-	tenancy   string // of the caller's key: its root compartment
+	keyID     string // the API key's keyId ("" for an instance principal)
+	who       caller // the authenticated caller (principal.go)
+	tenancy   string // the caller's tenancy: its root compartment
 	requestID string
 	created   string // set from the reply, for opc-retry-token
 }
@@ -338,8 +357,8 @@ func (d *Dialect) serve(r *http.Request, ci *core.CallInfo, mutation bool, fn op
 	if len(body) > maxBody {
 		return fail(Errorf(http.StatusRequestEntityTooLarge, "RequestEntityTooLarge", "The request body exceeds %d bytes.", maxBody))
 	}
-	keyID, aerr := d.authenticate(r, body)
-	ci.Principal = keyID
+	who, aerr := d.authenticate(r, body)
+	ci.Principal = who.String()
 	if aerr != nil {
 		return fail(aerr)
 	}
@@ -348,7 +367,7 @@ func (d *Dialect) serve(r *http.Request, ci *core.CallInfo, mutation bool, fn op
 	// the caller may make). The answer is OCI's; the call log also names
 	// what was missing.
 	op := strings.TrimPrefix(ci.Action, ActionPrefix)
-	if missing, e := d.authorize(r, body, op, d.principalOf(keyID)); e != nil {
+	if missing, e := d.authorize(r, body, op, who.Principal); e != nil {
 		st, h, b := fail(e)
 		ci.Message += " (cloudsim: " + op + " needs " + strings.Join(missing, ", ") + ")"
 		return st, h, b
@@ -370,8 +389,8 @@ func (d *Dialect) serve(r *http.Request, ci *core.CallInfo, mutation bool, fn op
 		}
 		return st, h, b
 	}
-	tenancy, _, _, _ := splitKeyID(keyID)
-	c := &call{ctx: r.Context(), r: r, body: body, action: ci.Action, keyID: keyID, tenancy: tenancy, requestID: ci.RequestID}
+	tenancy := who.Tenancy
+	c := &call{ctx: r.Context(), r: r, body: body, action: ci.Action, keyID: who.KeyID, who: who, tenancy: tenancy, requestID: ci.RequestID}
 
 	var token string
 	if mutation {

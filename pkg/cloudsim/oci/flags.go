@@ -29,6 +29,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) core.FinishFlags {
 	fs.BoolVar(&o.FixedShapes, "oci-fixed-shapes", false, "play an OCI tenancy created before May 2023, which may still create the fixed LB shapes (10Mbps, 100Mbps, 400Mbps, 8000Mbps); by default only flexible")
 	fs.DurationVar(&o.TerminatedRetention, "oci-terminated-retention", DefaultTerminatedRetention, "how long a terminated OCI instance stays visible as TERMINATED (0: it disappears with --terminated-linger, then GetInstance answers 404)")
 	fs.DurationVar(&o.WorkRequestLatency, "oci-work-request-latency", DefaultWorkRequestLatency, "how long each OCI load balancer work request runs (0: done before the call returns)")
+	fs.DurationVar(&o.SecurityTokenLifetime, "oci-security-token-lifetime", DefaultSecurityTokenLifetime, "how long the security tokens the OCI federation endpoint issues to instance principals are valid")
 	return func(func(string) string) error {
 		if len(keys) > 0 {
 			o.Keys = keys

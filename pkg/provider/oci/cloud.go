@@ -22,6 +22,7 @@ import (
 	"github.com/ccmkit/ccm/internal/oci/computelookup"
 	"github.com/ccmkit/ccm/internal/oci/config"
 	"github.com/ccmkit/ccm/internal/oci/ociapi"
+	"github.com/ccmkit/ccm/internal/oci/ociauth"
 )
 
 // ProviderName is the --cloud-provider name and the providerID scheme.
@@ -51,6 +52,7 @@ type Cloud struct {
 	cloudbase.V2Only // Instances, Zones, Clusters: not implemented
 
 	cfg       *config.Config
+	creds     ociauth.Source // what every request is signed with (credentials.go)
 	instances *instances
 	lb        *loadBalancers // nil when loadBalancer.disabled (loadbalancer.go, run by internal/lbkit)
 	secrets   *tlsSecrets    // the load balancers' TLS Secrets (tls.go)
@@ -62,23 +64,30 @@ var (
 )
 
 // New builds the provider from a loaded Config, with real SDK clients. It
-// makes no API call.
+// makes no API call, except, with instance principals, those that get the
+// first security token (and the region, unless configured).
 func New(cfg *config.Config) (*Cloud, error) {
-	c, err := ociapi.New(clientOptions(cfg))
+	creds, err := newCredentials(cfg, startupBudget, nil)
+	if err != nil {
+		return nil, err
+	}
+	c, err := ociapi.New(clientOptions(cfg, creds))
 	if err != nil {
 		return nil, err
 	}
 	reader := computelookup.New(c.Compute, c.Network, cfg.Compartment, cfg.VCN)
-	cloud := &Cloud{cfg: cfg, instances: newInstances(reader, cfg.Auth.Region, cfg.InstanceCacheTTL), secrets: &tlsSecrets{}}
+	cloud := &Cloud{cfg: cfg, creds: creds, instances: newInstances(reader, cfg.Auth.Region, cfg.InstanceCacheTTL), secrets: &tlsSecrets{}}
 	if !cfg.LoadBalancer.Disabled {
 		cloud.lb = newLoadBalancers(cfg, c, cloud.secrets)
 	}
 	return cloud, nil
 }
 
-// Initialize hands the load balancers (Events, subset EndpointSlice watch,
-// drift check) their Kubernetes client.
+// Initialize starts keeping the credentials fresh, and hands the load
+// balancers (Events, subset EndpointSlice watch, drift check) their
+// Kubernetes client.
 func (c *Cloud) Initialize(b cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
+	runCredentials(c.creds, stop)
 	if c.lb != nil {
 		c.lb.Initialize(b, stop)
 		c.useSecrets(b)
@@ -130,11 +139,10 @@ func (c *Cloud) Routes() (cloudprovider.Routes, bool) { return nil, false }
 // ProviderName returns "oci".
 func (c *Cloud) ProviderName() string { return ProviderName }
 
-// clientOptions are the SDK clients' options for cfg.
-func clientOptions(cfg *config.Config) ociapi.Options {
+// clientOptions are the SDK clients' options for cfg, signing with creds.
+func clientOptions(cfg *config.Config, creds ociauth.Source) ociapi.Options {
 	o := ociapi.Options{
-		Tenancy: cfg.Auth.Tenancy, User: cfg.Auth.User, Region: cfg.Auth.Region, Fingerprint: cfg.Auth.Fingerprint,
-		Key: string(cfg.Auth.Key), Passphrase: string(cfg.Auth.EffectivePassphrase()),
+		Tenancy: cfg.Auth.Tenancy, Region: cfg.Auth.Region, Credentials: creds,
 		Endpoint: cfg.Endpoint,
 		Limits:   ociapi.Limits{Disabled: cfg.RateLimiter.DisableRateLimiter, ReadPerOperation: cfg.RateLimiter.ReadPerOperation()},
 	}

@@ -94,7 +94,7 @@ func TestCloudsimFixedShape(t *testing.T) {
 			}
 			// A load balancer made with the fixed shape before (by hand,
 			// or an earlier CCM) is kept, not reported as a shape change.
-			cl, err := ociapi.New(clientOptions(cfg))
+			cl, err := ociapi.New(clientOptions(cfg, mustCredentials(t, cfg)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -191,7 +191,7 @@ func TestCloudsimBusy(t *testing.T) {
 	sim, c, cfg := startSimWith(t, func(o *cloudsim.Options) { o.OCI.WorkRequestLatency = time.Second })
 	n1, nodePort := simNode(t, sim, "busy-1", "127.0.55.1")
 	n2, _ := simNode(t, sim, "busy-2", "127.0.55.2")
-	cl, err := ociapi.New(clientOptions(cfg))
+	cl, err := ociapi.New(clientOptions(cfg, mustCredentials(t, cfg)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ import (
 func TestCloudsimReservedIPAndOptions(t *testing.T) {
 	sim, c, cfg := startSimWith(t, nil)
 	n, nodePort := simNode(t, sim, "opts-1", "127.0.58.1")
-	cl, err := ociapi.New(clientOptions(cfg))
+	cl, err := ociapi.New(clientOptions(cfg, mustCredentials(t, cfg)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,11 +27,18 @@ func runPreflight(ctx context.Context, r io.Reader, in preflight.Input, rep *pre
 	// Every client shares one base transport (internal/oci/ociapi), so one
 	// Clock sees every answer.
 	var clock *preflight.Clock
-	opts := clientOptions(cfg)
-	opts.Wrap = func(next http.RoundTripper) http.RoundTripper {
+	wrap := func(next http.RoundTripper) http.RoundTripper {
 		clock = preflight.NewClock(next, in.Now)
 		return clock
 	}
+	creds, err := newCredentials(cfg, 0, wrap)
+	if err != nil {
+		rep.Fail("credential source", err.Error(), credentialsFix(cfg))
+		return
+	}
+	rep.Pass("credential source", creds.Kind()+": "+creds.Describe())
+	opts := clientOptions(cfg, creds)
+	opts.Wrap = wrap
 	c, err := ociapi.New(opts)
 	if err != nil {
 		rep.Fail("cloud config", err.Error(), "fix the fields named (docs/oci.md)")
@@ -48,6 +55,14 @@ func runPreflight(ctx context.Context, r io.Reader, in preflight.Input, rep *pre
 	}
 	preflight.OCI(ctx, preflight.OCIAPI{Compute: c.Compute, Network: c.Network,
 		Reads: preflight.OCIReadAPI{Compute: c.Compute, Network: c.Network, LB: c.LB, NLB: c.NLB}}, target, clock, in, rep)
+}
+
+// credentialsFix is what to do about credentials that do not load.
+func credentialsFix(cfg *config.Config) string {
+	if cfg.InstancePrincipals() {
+		return "run on an OCI instance in a dynamic group that a policy allows (docs/credentials.md#oci), or configure an API key"
+	}
+	return "fix the key files named (docs/credentials.md#oci)"
 }
 
 // ownsProviderID: oci://<instance OCID> or a bare instance OCID (providerid.go).
