@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,12 +22,15 @@ import (
 	simoci "github.com/ccmkit/ccm/pkg/cloudsim/oci"
 )
 
-// The dual-stack subnets: the node and load balancer subnets' IPv4 ranges
-// and security lists, with a unique local IPv6 prefix each (so the nodes'
-// IPv6 addresses are InternalIPs, as the public OCI CCM types a ULA).
+// The dual-stack subnets: IPv4 ranges of their own in the suite's VCN (a
+// VCN's subnets never overlap: the SDK's Subnet model), with a unique local
+// IPv6 prefix each (so the nodes' IPv6 addresses are InternalIPs, as the
+// public OCI CCM types a ULA).
 const (
 	ociDualNodeSubnet = "ocid1.subnet.oc1..aaaaaaaae2edualnodes"
 	ociDualLBSubnet   = "ocid1.subnet.oc1..aaaaaaaae2eduallb"
+	ociDualNodeCIDR   = "127.0.160.0/24"
+	ociDualLBCIDR     = "127.0.204.0/24"
 	ociDualNodeIPv6   = "fd00:e2e:0:1::/64"
 	ociDualLBIPv6     = "fd00:e2e:0:2::/64"
 	ociDualVIPv6      = "fd00:e2e:0:2::80" // the assigned-ipv6 annotation's
@@ -54,15 +58,16 @@ func TestOCIDualStackNLB(t *testing.T) {
 		SecurityLists: []simoci.SecurityList{
 			{ID: ociDualLBSecurityList, VCNID: ociVCN, CompartmentID: ociCompartment, DisplayName: "e2e-dual-lb",
 				IngressSecurityRules: append(ociLBIngress(), tcpFrom("::/0", 8000, 8999)),
-				EgressSecurityRules:  []ocicore.EgressSecurityRule{allTo(ociNodeCIDR), allTo(ociDualNodeIPv6)}},
+				EgressSecurityRules:  []ocicore.EgressSecurityRule{allTo(ociDualNodeCIDR), allTo(ociDualNodeIPv6)}},
 			{ID: ociDualNodeSecurityList, VCNID: ociVCN, CompartmentID: ociCompartment, DisplayName: "e2e-dual-nodes",
-				IngressSecurityRules: append(ociNodeIngress(), tcpFrom(ociDualLBIPv6, 30000, 32767), tcpFrom(ociDualLBIPv6, 10256, 10256)),
-				EgressSecurityRules:  []ocicore.EgressSecurityRule{allTo("0.0.0.0/0"), allTo("::/0")}},
+				IngressSecurityRules: []ocicore.IngressSecurityRule{tcpFrom(ociDualLBCIDR, 30000, 32767), tcpFrom(ociDualLBCIDR, 10256, 10256),
+					tcpFrom(ociDualLBIPv6, 30000, 32767), tcpFrom(ociDualLBIPv6, 10256, 10256)},
+				EgressSecurityRules: []ocicore.EgressSecurityRule{allTo("0.0.0.0/0"), allTo("::/0")}},
 		},
 		Subnets: []simoci.Subnet{
-			{ID: ociDualNodeSubnet, VCNID: ociVCN, CompartmentID: ociCompartment, CIDRBlock: ociNodeCIDR, SecurityListIDs: []string{ociDualNodeSecurityList},
+			{ID: ociDualNodeSubnet, VCNID: ociVCN, CompartmentID: ociCompartment, CIDRBlock: ociDualNodeCIDR, SecurityListIDs: []string{ociDualNodeSecurityList},
 				IPv6CIDRBlocks: []string{ociDualNodeIPv6}},
-			{ID: ociDualLBSubnet, VCNID: ociVCN, CompartmentID: ociCompartment, CIDRBlock: ociLBCIDR, SecurityListIDs: []string{ociDualLBSecurityList},
+			{ID: ociDualLBSubnet, VCNID: ociVCN, CompartmentID: ociCompartment, CIDRBlock: ociDualLBCIDR, SecurityListIDs: []string{ociDualLBSecurityList},
 				IPv6CIDRBlocks: []string{ociDualLBIPv6}},
 		}}); err != nil {
 		t.Fatal(err)
@@ -74,7 +79,9 @@ func TestOCIDualStackNLB(t *testing.T) {
 	spec := lbServiceSpec("oci-dual", sel, 8080)
 	np := nodePort(spec, 8080)
 	for i := range 2 {
-		in := theOCIEnv.newInstanceWith(t, fmt.Sprintf("oci-dual-%d", i), func(in *cloudsim.Instance) { in.SubnetID = ociDualNodeSubnet })
+		in := theOCIEnv.newInstanceWith(t, fmt.Sprintf("oci-dual-%d", i), func(in *cloudsim.Instance) {
+			in.PrivateIP, in.SubnetID = fmt.Sprintf("127.0.160.%d", 10+dualNodeSeq.Add(1)), ociDualNodeSubnet
+		})
 		t.Cleanup(func() { _ = suite.sim.SetInstanceState(in.ID, "TERMINATED") })
 		registerNode(t, testcluster.NodeSpec{Name: in.PrivateIP, InternalIP: in.PrivateIP, ProviderID: "oci://" + in.OCID,
 			Labels: map[string]string{lbNodeLabel: sel}})
@@ -187,3 +194,6 @@ func ipv6Of(t *testing.T, prefix, ipv4 string) string {
 	copy(b[12:], netip.MustParseAddr(ipv4).AsSlice())
 	return netip.AddrFrom16(b).String()
 }
+
+// dualNodeSeq numbers the nodes of ociDualNodeSubnet.
+var dualNodeSeq atomic.Int32

@@ -187,7 +187,7 @@ type upstreamRule struct {
 // the listener port in the LB subnet's list; the LB subnet to the node
 // subnet on the NodePort and kube-proxy's 10256, as egress in the LB
 // subnet's list and ingress in the node subnet's. At the end of the test
-// the ones still there go (the lists are the suite's).
+// the lists are as they were before (they are the suite's).
 func addUpstreamRules(t *testing.T, port, nodePort int) []upstreamRule {
 	t.Helper()
 	rules := []upstreamRule{
@@ -197,7 +197,13 @@ func addUpstreamRules(t *testing.T, port, nodePort int) []upstreamRule {
 		{list: ociSecurityList, peer: ociLBCIDR, ingress: true, port: nodePort},
 		{list: ociSecurityList, peer: ociLBCIDR, ingress: true, port: 10256},
 	}
+	type listRules struct {
+		in []ocicore.IngressSecurityRule
+		eg []ocicore.EgressSecurityRule
+	}
+	saved := map[string]listRules{}
 	editRules(t, func(list string, in []ocicore.IngressSecurityRule, eg []ocicore.EgressSecurityRule) ([]ocicore.IngressSecurityRule, []ocicore.EgressSecurityRule) {
+		saved[list] = listRules{in: slices.Clone(in), eg: slices.Clone(eg)}
 		for _, r := range rules {
 			if r.list != list {
 				continue
@@ -211,15 +217,12 @@ func addUpstreamRules(t *testing.T, port, nodePort int) []upstreamRule {
 		}
 		return in, eg
 	})
+	// The suite's own rules may have the incumbent's shape (its 10256
+	// rule from the load balancer subnet does): the lists go back to what
+	// they were rather than losing every rule that looks like one of these.
 	t.Cleanup(func() {
-		editRules(t, func(_ string, in []ocicore.IngressSecurityRule, eg []ocicore.EgressSecurityRule) ([]ocicore.IngressSecurityRule, []ocicore.EgressSecurityRule) {
-			in = slices.DeleteFunc(in, func(r ocicore.IngressSecurityRule) bool {
-				return deref(r.Description) == "" && deref(r.Protocol) == "6" && hasUpstreamRule(rules, deref(r.Source), true, r.TcpOptions)
-			})
-			eg = slices.DeleteFunc(eg, func(r ocicore.EgressSecurityRule) bool {
-				return deref(r.Description) == "" && deref(r.Protocol) == "6" && hasUpstreamRule(rules, deref(r.Destination), false, r.TcpOptions)
-			})
-			return in, eg
+		editRules(t, func(list string, _ []ocicore.IngressSecurityRule, _ []ocicore.EgressSecurityRule) ([]ocicore.IngressSecurityRule, []ocicore.EgressSecurityRule) {
+			return saved[list].in, saved[list].eg
 		})
 	})
 	return rules
