@@ -1,0 +1,63 @@
+// Package secretvolume writes a directory the way the kubelet writes a
+// mounted Secret (or a projected volume): no kubelet runs in tests, so
+// tests that rotate a mounted key do what it does.
+//
+// The kubelet's atomic writer (k8s.io/kubernetes/pkg/volume/util,
+// atomic_writer.go) puts each version of the files into a fresh hidden
+// directory (..<timestamp>), points the symlink ..data at it by creating
+// ..data_tmp and renaming it over ..data (one atomic rename), and makes
+// each visible file a symlink through ..data. A reader that opens a
+// visible file sees either the whole old version or the whole new one.
+package secretvolume
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+var seq atomic.Int64
+
+// Write makes files (name -> content) the current version in dir, creating
+// dir if needed, and removes the previous version.
+func Write(dir string, files map[string]string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	dataLink := filepath.Join(dir, "..data")
+	old, _ := os.Readlink(dataLink)
+
+	version := ".." + time.Now().UTC().Format("2006_01_02_15_04_05.") + strconv.FormatInt(seq.Add(1), 10)
+	if err := os.Mkdir(filepath.Join(dir, version), 0o755); err != nil {
+		return err
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, version, name), []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	tmp := filepath.Join(dir, "..data_tmp")
+	_ = os.Remove(tmp)
+	if err := os.Symlink(version, tmp); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, dataLink); err != nil {
+		return fmt.Errorf("swap ..data: %w", err)
+	}
+	for name := range files {
+		link := filepath.Join(dir, name)
+		if target, err := os.Readlink(link); err == nil && target == filepath.Join("..data", name) {
+			continue
+		}
+		if err := os.Symlink(filepath.Join("..data", name), link); err != nil {
+			return err
+		}
+	}
+	if old != "" {
+		return os.RemoveAll(filepath.Join(dir, old))
+	}
+	return nil
+}
