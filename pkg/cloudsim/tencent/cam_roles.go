@@ -213,6 +213,19 @@ func (m *CAM) TempCredentials() []TempCredential {
 	return out
 }
 
+// TempSecrets returns the SecretKeys and tokens of the temporary
+// credentials still known: what a test scans logs for, to prove that none
+// leaked.
+func (m *CAM) TempSecrets() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]string, 0, 2*len(m.temps))
+	for _, t := range m.temps {
+		out = append(out, t.SecretKey, t.Token)
+	}
+	return out
+}
+
 // issue makes temporary credentials for role, valid for want (0: the
 // default) capped by the role's session duration.
 func (m *CAM) issue(role string, want time.Duration, via string) (*TempCredential, error) {

@@ -2,6 +2,8 @@ package tencent
 
 import (
 	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
@@ -156,6 +158,7 @@ type issuer struct {
 	url string
 	key *rsa.PrivateKey
 	kid string
+	ec  *ecdsa.PrivateKey // published as "ec-1"
 }
 
 func newIssuer(t *testing.T) *issuer {
@@ -164,16 +167,25 @@ func newIssuer(t *testing.T) *issuer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	is := &issuer{key: key, kid: "key-1"}
+	ec, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	is := &issuer{key: key, kid: "key-1", ec: ec}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/.well-known/openid-configuration", func(w http.ResponseWriter, _ *http.Request) {
 		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": is.url, "jwks_uri": is.url + "openid/v1/jwks"})
 	})
 	mux.HandleFunc("/openid/v1/jwks", func(w http.ResponseWriter, _ *http.Request) {
 		b64 := base64.RawURLEncoding.EncodeToString
+		pub, _ := is.ec.PublicKey.ECDH()
+		point := pub.Bytes() // 0x04 || X || Y
 		_ = json.NewEncoder(w).Encode(map[string]any{"keys": []map[string]string{{
 			"kty": "RSA", "alg": "RS256", "use": "sig", "kid": is.kid,
 			"n": b64(key.N.Bytes()), "e": b64(big.NewInt(int64(key.E)).Bytes()),
+		}, {
+			"kty": "EC", "alg": "ES256", "use": "sig", "kid": "ec-1", "crv": "P-256",
+			"x": b64(point[1:33]), "y": b64(point[33:]),
 		}}})
 	})
 	srv := httptest.NewServer(mux)
@@ -198,6 +210,26 @@ func (is *issuer) token(t *testing.T, claims map[string]any, key *rsa.PrivateKey
 	if err != nil {
 		t.Fatal(err)
 	}
+	return signed + "." + base64.RawURLEncoding.EncodeToString(sig)
+}
+
+// tokenES256 signs claims with the issuer's P-256 key (RFC 7518 §3.4:
+// R and S, 32 bytes each).
+func (is *issuer) tokenES256(t *testing.T, kid string, claims map[string]any) string {
+	t.Helper()
+	enc := func(v any) string {
+		b, _ := json.Marshal(v)
+		return base64.RawURLEncoding.EncodeToString(b)
+	}
+	signed := enc(map[string]string{"alg": "ES256", "kid": kid}) + "." + enc(claims)
+	digest := sha256.Sum256([]byte(signed))
+	r, sv, err := ecdsa.Sign(rand.Reader, is.ec, digest[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := make([]byte, 64)
+	r.FillBytes(sig[:32])
+	sv.FillBytes(sig[32:])
 	return signed + "." + base64.RawURLEncoding.EncodeToString(sig)
 }
 
@@ -268,6 +300,7 @@ func TestAssumeRoleWithWebIdentity(t *testing.T) {
 		{"expired", params(is.token(t, claims(func(c map[string]any) { c["exp"] = now - 1 }), nil), "cluster", "ccm"), "InvalidParameter.WebIdentityTokenError"},
 		{"not yet valid", params(is.token(t, claims(func(c map[string]any) { c["nbf"] = now + 60 }), nil), "cluster", "ccm"), "InvalidParameter.WebIdentityTokenError"},
 		{"not a JWT", params("not-a-jwt", "cluster", "ccm"), "InvalidParameter.WebIdentityTokenError"},
+		{"ES256 with the RSA key's id", params(is.tokenES256(t, "key-1", claims(nil)), "cluster", "ccm"), "InvalidParameter.WebIdentityTokenError"},
 		{"unknown provider", params(good, "nobody", "ccm"), "InvalidParameter.ParamError"},
 		{"unknown role", params(good, "cluster", "nobody"), "InvalidParameter.ParamError"},
 		{"untrusting role", params(good, "cluster", "untrusting"), "UnauthorizedOperation"},
@@ -308,6 +341,10 @@ func TestAssumeRoleWithWebIdentity(t *testing.T) {
 	clock.Advance(21 * time.Second)
 	if code := e.describe(t, common.NewTokenCredential(id, key, token)); code != "AuthFailure.TokenFailure" {
 		t.Fatalf("expired: %q, want AuthFailure.TokenFailure", code)
+	}
+	// A P-256 signing key (ES256), as envtest's apiserver has.
+	if _, code := e.assumeRole(t, params(is.tokenES256(t, "ec-1", claims(nil)), "cluster", "ccm")); code != "" {
+		t.Fatalf("ES256 token: %s", code)
 	}
 	// The reference's own example sends DurationSeconds as a string.
 	p := params(is.token(t, claims(nil), nil), "cluster", "ccm")

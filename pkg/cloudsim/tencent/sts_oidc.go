@@ -3,6 +3,8 @@ package tencent
 import (
 	"context"
 	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/tls"
@@ -47,7 +49,7 @@ type oidcProvider struct {
 	client *http.Client
 
 	mu      sync.Mutex
-	keys    map[string]*rsa.PublicKey // by kid
+	keys    map[string]crypto.PublicKey // by kid: *rsa.PublicKey or *ecdsa.PublicKey
 	fetched time.Time
 }
 
@@ -112,9 +114,10 @@ func (e errToken) Error() string { return e.msg }
 
 func badToken(format string, args ...any) error { return errToken{fmt.Sprintf(format, args...)} }
 
-// verify checks a JWT: an RS256 signature by one of the issuer's keys
-// (the algorithm a kube-apiserver signs ServiceAccount tokens with by
-// default), iss, aud, exp and nbf. It returns the claims.
+// verify checks a JWT: an RS256 or ES256 signature (RFC 7518 §3.3, §3.4:
+// a kube-apiserver signs ServiceAccount tokens with RS256 for an RSA key,
+// ES256 for a P-256 key) by one of the issuer's keys, and iss, aud, exp
+// and nbf. It returns the claims.
 func (p *oidcProvider) verify(ctx context.Context, token string, now time.Time) (*tokenClaims, error) {
 	parts := strings.Split(token, ".")
 	if len(parts) != 3 {
@@ -127,8 +130,8 @@ func (p *oidcProvider) verify(ctx context.Context, token string, now time.Time) 
 	if err := decodeSegment(parts[0], &header); err != nil {
 		return nil, badToken("the token's header: %v", err)
 	}
-	if header.Alg != "RS256" {
-		return nil, badToken("the token is signed with %q; cloudsim verifies RS256 only", header.Alg)
+	if header.Alg != "RS256" && header.Alg != "ES256" {
+		return nil, badToken("the token is signed with %q; cloudsim verifies RS256 and ES256", header.Alg)
 	}
 	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
 	if err != nil {
@@ -139,7 +142,7 @@ func (p *oidcProvider) verify(ctx context.Context, token string, now time.Time) 
 		return nil, err
 	}
 	digest := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
-	if rsa.VerifyPKCS1v15(key, crypto.SHA256, digest[:], sig) != nil {
+	if !verifySignature(header.Alg, key, digest[:], sig) {
 		return nil, badToken("the token's signature does not verify with the issuer's key %q", header.Kid)
 	}
 	var c tokenClaims
@@ -161,6 +164,23 @@ func (p *oidcProvider) verify(ctx context.Context, token string, now time.Time) 
 	return &c, nil
 }
 
+// verifySignature checks a JWS signature: RS256 is PKCS #1 v1.5 with
+// SHA-256; ES256 is ECDSA P-256 with SHA-256, the signature being R and S
+// as two 32-byte big-endian integers (RFC 7518 §3.4).
+func verifySignature(alg string, key crypto.PublicKey, digest, sig []byte) bool {
+	switch k := key.(type) {
+	case *rsa.PublicKey:
+		return alg == "RS256" && rsa.VerifyPKCS1v15(k, crypto.SHA256, digest, sig) == nil
+	case *ecdsa.PublicKey:
+		if alg != "ES256" || len(sig) != 64 {
+			return false
+		}
+		r, s := new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])
+		return ecdsa.Verify(k, digest, r, s)
+	}
+	return false
+}
+
 func decodeSegment(seg string, v any) error {
 	raw, err := base64.RawURLEncoding.DecodeString(seg)
 	if err != nil {
@@ -174,7 +194,7 @@ func decodeSegment(seg string, v any) error {
 
 // key returns the issuer's signing key kid, fetching the keys when the
 // cache is old or does not know kid.
-func (p *oidcProvider) key(ctx context.Context, kid string, now time.Time) (*rsa.PublicKey, error) {
+func (p *oidcProvider) key(ctx context.Context, kid string, now time.Time) (crypto.PublicKey, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if k, ok := p.keys[kid]; ok && now.Sub(p.fetched) < jwksTTL {
@@ -193,7 +213,7 @@ func (p *oidcProvider) key(ctx context.Context, kid string, now time.Time) (*rsa
 
 // fetchKeys reads the discovery document (OpenID Connect Discovery 1.0
 // §4: its issuer must be the one configured) and then the JWKS it names.
-func (p *oidcProvider) fetchKeys(ctx context.Context) (map[string]*rsa.PublicKey, error) {
+func (p *oidcProvider) fetchKeys(ctx context.Context) (map[string]crypto.PublicKey, error) {
 	var discovery struct {
 		Issuer  string `json:"issuer"`
 		JWKSURI string `json:"jwks_uri"`
@@ -213,22 +233,37 @@ func (p *oidcProvider) fetchKeys(ctx context.Context) (map[string]*rsa.PublicKey
 			Kid string `json:"kid"`
 			N   string `json:"n"`
 			E   string `json:"e"`
+			Crv string `json:"crv"`
+			X   string `json:"x"`
+			Y   string `json:"y"`
 		} `json:"keys"`
 	}
 	if err := p.getJSON(ctx, discovery.JWKSURI, &set); err != nil {
 		return nil, err
 	}
-	keys := map[string]*rsa.PublicKey{}
+	keys := map[string]crypto.PublicKey{}
+	b64 := base64.RawURLEncoding.DecodeString
 	for _, k := range set.Keys {
-		if k.Kty != "RSA" {
-			continue
+		switch k.Kty {
+		case "RSA": // RFC 7518 §6.3: n and e
+			n, errN := b64(k.N)
+			e, errE := b64(k.E)
+			if errN != nil || errE != nil || len(e) == 0 || len(e) > 4 {
+				continue
+			}
+			keys[k.Kid] = &rsa.PublicKey{N: new(big.Int).SetBytes(n), E: int(new(big.Int).SetBytes(e).Int64())}
+		case "EC": // RFC 7518 §6.2: crv, x and y
+			x, errX := b64(k.X)
+			y, errY := b64(k.Y)
+			if k.Crv != "P-256" || errX != nil || errY != nil {
+				continue
+			}
+			pub := &ecdsa.PublicKey{Curve: elliptic.P256(), X: new(big.Int).SetBytes(x), Y: new(big.Int).SetBytes(y)}
+			if !pub.Curve.IsOnCurve(pub.X, pub.Y) { //nolint:staticcheck // the JWK gives the point's coordinates
+				continue
+			}
+			keys[k.Kid] = pub
 		}
-		n, errN := base64.RawURLEncoding.DecodeString(k.N)
-		e, errE := base64.RawURLEncoding.DecodeString(k.E)
-		if errN != nil || errE != nil || len(e) == 0 || len(e) > 4 {
-			continue
-		}
-		keys[k.Kid] = &rsa.PublicKey{N: new(big.Int).SetBytes(n), E: int(new(big.Int).SetBytes(e).Int64())}
 	}
 	return keys, nil
 }
