@@ -111,7 +111,7 @@ func Start(ctx context.Context, provider string, src Source, p Policy) (*Credent
 			if !v.Expiry.IsZero() { // temporary: the first fetch is a refresh too
 				c.metrics.Refreshed(v.Expiry)
 			}
-			klog.InfoS("Tencent Cloud credentials loaded", "source", src.Describe(), "expires", expiryText(v.Expiry))
+			klog.V(1).InfoS("Tencent Cloud credentials loaded", "source", src.Describe(), "expires", expiryText(v.Expiry))
 			go c.run(ctx)
 			return c, nil
 		}
