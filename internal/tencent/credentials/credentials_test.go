@@ -3,6 +3,7 @@ package credentials
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -40,6 +41,12 @@ func (f *fakeSource) setFail(v bool) {
 	f.mu.Unlock()
 }
 
+var runs atomic.Int32
+
+// provider is a metrics label of this test run alone (the registry is
+// global, and -count runs a test again).
+func provider(name string) string { return fmt.Sprintf("credtest-%s-%d", name, runs.Add(1)) }
+
 func metric(t *testing.T, provider, result string) float64 {
 	t.Helper()
 	v, err := ccmmetrics.Sum("ccmkit_credentials_refreshes_total", map[string]string{"provider": provider, "result": result})
@@ -64,15 +71,16 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 // their lifetime, every refresh is counted, and the three parts always
 // come from one value.
 func TestRefreshBeforeExpiry(t *testing.T) {
+	prov := provider("TestRefreshBeforeExpiry")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	src := &fakeSource{life: 2 * time.Second}
-	c, err := Start(ctx, "credtest-refresh", src, Policy{})
+	c, err := Start(ctx, prov, src, Policy{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	first := c.Value()
-	waitFor(t, 5*time.Second, "two refreshes", func() bool { return metric(t, "credtest-refresh", "ok") >= 3 })
+	waitFor(t, 5*time.Second, "two refreshes", func() bool { return metric(t, prov, "ok") >= 3 })
 	now := c.Value()
 	if now == first || now.Expiry.Before(time.Now()) {
 		t.Fatalf("value %+v not replaced by a live one", now)
@@ -87,16 +95,17 @@ func TestRefreshBeforeExpiry(t *testing.T) {
 // credentials stay, every failure is counted, and retries back off; once it
 // answers again the credentials are replaced.
 func TestFailedRefreshKeepsCredentials(t *testing.T) {
+	prov := provider("TestFailedRefreshKeepsCredentials")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	src := &fakeSource{life: 2 * time.Second}
-	c, err := Start(ctx, "credtest-fail", src, Policy{RetryBase: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond})
+	c, err := Start(ctx, prov, src, Policy{RetryBase: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	first := c.Value()
 	src.setFail(true)
-	waitFor(t, 5*time.Second, "three failed refreshes", func() bool { return metric(t, "credtest-fail", "error") >= 3 })
+	waitFor(t, 5*time.Second, "three failed refreshes", func() bool { return metric(t, prov, "error") >= 3 })
 	if c.Value() != first {
 		t.Fatal("a failed refresh replaced the credentials")
 	}
@@ -107,8 +116,9 @@ func TestFailedRefreshKeepsCredentials(t *testing.T) {
 // TestStartFails: a source that never answers fails Start after a few
 // tries, naming it.
 func TestStartFails(t *testing.T) {
+	prov := provider("TestStartFails")
 	src := &fakeSource{fail: true}
-	_, err := Start(context.Background(), "credtest-start", src, Policy{RetryBase: time.Millisecond, StartAttempts: 3})
+	_, err := Start(context.Background(), prov, src, Policy{RetryBase: time.Millisecond, StartAttempts: 3})
 	if err == nil || err.Error() != "credentials from fake: metadata service down" {
 		t.Fatalf("error %v", err)
 	}

@@ -104,6 +104,9 @@ func (k KeyFiles) Changes(ctx context.Context) <-chan struct{} {
 		}
 	}
 	events, errs := k.watchDirs(ctx)
+	// The files may have changed between the first read and the watch's
+	// start: read them once more now that the watch is on.
+	signal()
 	go func() {
 		ticker := time.NewTicker(poll)
 		defer ticker.Stop()

@@ -65,6 +65,7 @@ func describe(url string, cred common.CredentialIface) error {
 // sign calls with their token, and they are refreshed before they expire
 // (a 2 s session: refreshed every second).
 func TestCVMRole(t *testing.T) {
+	prov := provider("TestCVMRole")
 	sim, url := startSim(t, cloudsim.TencentOptions{
 		Roles:        []tencent.Role{{Name: "ccm-node", SessionDurationSeconds: 2}},
 		MetadataRole: "ccm-node",
@@ -85,7 +86,7 @@ func TestCVMRole(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	c, err := Start(ctx, "credtest-cvm", CVMRole{Endpoint: url}, Policy{})
+	c, err := Start(ctx, prov, CVMRole{Endpoint: url}, Policy{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,6 +157,7 @@ func (is *issuer) token(t *testing.T, aud string, life time.Duration) string {
 // that sign calls; the file is read again at every refresh, so a token
 // replaced by the kubelet is used, and a bad token fails with STS's code.
 func TestWebIdentity(t *testing.T) {
+	prov := provider("TestWebIdentity")
 	is := newIssuer(t)
 	sim, url := startSim(t, cloudsim.TencentOptions{
 		OIDCProviders: []tencent.OIDCProvider{{ID: "cluster", Issuer: is.url, ClientIDs: []string{"sts.cloud.tencent.com"}}},
@@ -171,7 +173,7 @@ func TestWebIdentity(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	c, err := Start(ctx, "credtest-web", src, Policy{})
+	c, err := Start(ctx, prov, src, Policy{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,6 +205,7 @@ func TestWebIdentity(t *testing.T) {
 // swaps a mounted Secret; calls made all along never fail, the next calls
 // use the new key, and then the old key can be revoked.
 func TestKeyFilesRotation(t *testing.T) {
+	prov := provider("TestKeyFilesRotation")
 	const newID, newKey = "AKIDcredentialstestROTATED000000000", "credentials-test-key-0002"
 	sim, url := startSim(t, cloudsim.TencentOptions{Credentials: map[string]string{staticID: staticKey, newID: newKey}})
 	dir := t.TempDir()
@@ -216,7 +219,7 @@ func TestKeyFilesRotation(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	c, err := Start(ctx, "credtest-files", src, Policy{})
+	c, err := Start(ctx, prov, src, Policy{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,8 +260,8 @@ func TestKeyFilesRotation(t *testing.T) {
 	if failed.Load() > 0 {
 		t.Fatalf("%d calls failed", failed.Load())
 	}
-	if metric(t, "credtest-files", "ok") != 1 {
-		t.Fatalf("refreshes ok = %v, want 1 (one change)", metric(t, "credtest-files", "ok"))
+	if metric(t, prov, "ok") != 1 {
+		t.Fatalf("refreshes ok = %v, want 1 (one change)", metric(t, prov, "ok"))
 	}
 
 	// A Secret updated with an empty key is refused and the current key
@@ -266,7 +269,7 @@ func TestKeyFilesRotation(t *testing.T) {
 	if err := secretvolume.Write(dir, map[string]string{"secret_id": staticID, "secret_key": ""}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "the failed re-read counted", func() bool { return metric(t, "credtest-files", "error") >= 1 })
+	waitFor(t, 5*time.Second, "the failed re-read counted", func() bool { return metric(t, prov, "error") >= 1 })
 	if c.GetSecretKey() != newKey {
 		t.Fatal("an empty key file replaced the key")
 	}
