@@ -181,7 +181,7 @@ func (m *CAM) DeleteRole(name string) error {
 // BindMetadataRole binds a role to the instance the metadata service
 // answers for ("" unbinds), as binding a CAM role to a CVM does (one role
 // per instance: https://cloud.tencent.com/document/product/213/47668).
-// Which instance asks is not modelled: every caller of the metadata
+// Which instance asks is not modeled: every caller of the metadata
 // endpoint is that instance (cloudsim's choice).
 func (m *CAM) BindMetadataRole(name string) error {
 	m.mu.Lock()

@@ -255,11 +255,12 @@ func (p *oidcProvider) fetchKeys(ctx context.Context) (map[string]crypto.PublicK
 		case "EC": // RFC 7518 §6.2: crv, x and y
 			x, errX := b64(k.X)
 			y, errY := b64(k.Y)
-			if k.Crv != "P-256" || errX != nil || errY != nil {
+			// x and y are the full 32 bytes each (RFC 7518 §6.2.1.2).
+			if k.Crv != "P-256" || errX != nil || errY != nil || len(x) != 32 || len(y) != 32 {
 				continue
 			}
-			pub := &ecdsa.PublicKey{Curve: elliptic.P256(), X: new(big.Int).SetBytes(x), Y: new(big.Int).SetBytes(y)}
-			if !pub.Curve.IsOnCurve(pub.X, pub.Y) { //nolint:staticcheck // the JWK gives the point's coordinates
+			pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), append(append([]byte{4}, x...), y...))
+			if err != nil { // not a point on the curve
 				continue
 			}
 			keys[k.Kid] = pub
