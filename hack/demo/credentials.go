@@ -1,8 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/ccmkit/ccm/deploy"
+	"github.com/ccmkit/ccm/internal/cloudpolicy/cam"
 
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
@@ -44,10 +48,34 @@ func announceCredentials() {
 	} else {
 		step("credentials: no key; the CVM's CAM role %s, from cloudsim's metadata service (the cloud config names only credential_source: cvm-role)", demoRoleName)
 	}
-	// The CAM policy the role (or key) is allowed: the shipped policy
-	// (docs/credentials.md) once cloudsim enforces policies.
-	// TODO(lead): print the policy the principal runs under here when the
-	// policy work (issue 29, item 4) lands.
+	actions, statements := policySize()
+	step("permissions: the shipped CAM policy, deploy/policies/tencentcloud-cam-policy.json (%d actions in %d statements), attached to %s; cloudsim refuses anything else (AuthFailure.UnauthorizedOperation)",
+		actions, statements, demoSubject())
+}
+
+// demoSubject is who the CCM is to CAM: the role, or the key's SecretId.
+func demoSubject() string {
+	if tencentCredentials == credentialsKey {
+		return demoSecretID
+	}
+	return "role/" + demoRoleName
+}
+
+// demoPolicies attaches the shipped CAM policy to the CCM's subject.
+func demoPolicies() map[string][]json.RawMessage {
+	return map[string][]json.RawMessage{demoSubject(): {deploy.TencentCAMPolicy}}
+}
+
+// policySize counts the shipped policy's actions and statements.
+func policySize() (actions, statements int) {
+	p, err := cam.Parse(deploy.TencentCAMPolicy)
+	if err != nil {
+		return 0, 0
+	}
+	for _, st := range p.Statements {
+		actions += len(st.Actions)
+	}
+	return actions, len(p.Statements)
 }
 
 // reportCredentials prints the source the CCM logged, and what cloudsim

@@ -146,6 +146,7 @@ func run(ccmBinary string, check bool, timeout time.Duration) error {
 			SecurityGroups: []cloudsim.SecurityGroup{demoNodeGroup()},
 			Roles:          []cloudsim.TencentRole{demoRole()},
 			MetadataRole:   demoRoleName,
+			Policies:       demoPolicies(),
 		},
 	})
 	simURL, err := sim.Start("127.0.0.1:0")

@@ -17,6 +17,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/ccmkit/ccm/deploy"
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/internal/testcluster/secretvolume"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
@@ -39,6 +40,16 @@ func writeCredentialConfig(t *testing.T, name, extra string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// underShippedPolicy attaches the shipped CAM policy to subject (a role,
+// or a key's SecretId) for the test, as the suite's own CCM runs under it.
+func underShippedPolicy(t *testing.T, subject string) {
+	t.Helper()
+	if err := suite.sim.AttachCAMPolicy(subject, deploy.TencentCAMPolicy); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = suite.sim.DetachCAMPolicies(subject) })
 }
 
 // credentialRun is what a credential scenario measured.
@@ -158,6 +169,7 @@ func TestTencentCredentialsCVMRole(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cam.BindMetadataRole("") })
+	underShippedPolicy(t, "role/"+role)
 
 	cfg := writeCredentialConfig(t, "cloud-cvm-role", "credential_source: cvm-role\nmetadata_endpoint: "+suite.simURL+"\n")
 	run := runWithCredentials(t, "ccm-cvm-role", cfg, "cvm-role", "role/"+role, 3)
@@ -212,6 +224,7 @@ func TestTencentCredentialsWebIdentity(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	underShippedPolicy(t, "role/"+role)
 
 	// The projected token: what the kubelet writes for a serviceAccountToken
 	// volume source with this audience, renewed (here every 10 s, well
@@ -272,6 +285,8 @@ func TestTencentKeyRotation(t *testing.T) {
 	if err := cam.AddKey(oldID, oldKey); err != nil {
 		t.Fatal(err)
 	}
+	underShippedPolicy(t, oldID)
+	underShippedPolicy(t, newID)
 	keyDir := filepath.Join(suite.dir, "rotation-key")
 	if err := secretvolume.Write(keyDir, map[string]string{"secret-id": oldID, "secret-key": oldKey}); err != nil {
 		t.Fatal(err)

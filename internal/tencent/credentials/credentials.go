@@ -75,6 +75,9 @@ type Policy struct {
 	// StartAttempts is how often the first fetch is tried before Start
 	// gives up (default 3).
 	StartAttempts int
+	// Quiet leaves out the log line of the first fetch, for callers that
+	// report the source themselves (preflight).
+	Quiet bool
 }
 
 func (p Policy) withDefaults() Policy {
@@ -111,7 +114,9 @@ func Start(ctx context.Context, provider string, src Source, p Policy) (*Credent
 			if !v.Expiry.IsZero() { // temporary: the first fetch is a refresh too
 				c.metrics.Refreshed(v.Expiry)
 			}
-			klog.V(1).InfoS("Tencent Cloud credentials loaded", "source", src.Describe(), "expires", expiryText(v.Expiry))
+			if !c.policy.Quiet {
+				klog.InfoS("Tencent Cloud credentials loaded", "source", src.Describe(), "expires", expiryText(v.Expiry))
+			}
 			go c.run(ctx)
 			return c, nil
 		}

@@ -66,7 +66,7 @@ func New(cfg *config.Config) (*Cloud, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.Credential, err = startCredentials(context.Background(), cfg, opts.Transport); err != nil {
+	if opts.Credential, err = startCredentials(context.Background(), cfg, opts.Transport, false); err != nil {
 		return nil, err
 	}
 	clients := tcapi.NewClients(opts)
@@ -177,12 +177,14 @@ func clientOptions(cfg *config.Config) (tcapi.ClientOptions, error) {
 // startCredentials starts the credential source cfg names: one
 // credential for every client, refreshed until ctx ends. transport also
 // carries STS calls (web-identity), so that they are paced and counted.
-func startCredentials(ctx context.Context, cfg *config.Config, transport http.RoundTripper) (*credentials.Credential, error) {
+func startCredentials(ctx context.Context, cfg *config.Config, transport http.RoundTripper, quiet bool) (*credentials.Credential, error) {
 	src, err := credentials.FromConfig(cfg, transport)
 	if err != nil {
 		return nil, err
 	}
-	return credentials.Start(ctx, ProviderName, src, credentialPolicy)
+	p := credentialPolicy
+	p.Quiet = quiet
+	return credentials.Start(ctx, ProviderName, src, p)
 }
 
 // credentialPolicy is when credentials are refreshed: zero values take the

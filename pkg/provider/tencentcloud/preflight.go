@@ -37,7 +37,7 @@ func runPreflight(ctx context.Context, r io.Reader, in preflight.Input, rep *pre
 	topts.Base = clock
 	opts.Transport = tcapi.NewTransport(topts)
 
-	cred, err := startCredentials(ctx, cfg, opts.Transport)
+	cred, err := startCredentials(ctx, cfg, opts.Transport, true) // the report names the source
 	if err != nil {
 		rep.Fail(preflight.CheckCredentialSource, err.Error(), credentialFix(cfg))
 		return
