@@ -22,7 +22,8 @@ import (
 // RequestLimitExceeded, UnauthorizedOperation.
 const (
 	stsService = "sts"
-	stsVersion = "2018-08-13"
+	// STSVersion is the sts API version cloudsim serves.
+	STSVersion = "2018-08-13"
 )
 
 // unsignedActions are the actions called without a signature: "when
@@ -75,7 +76,7 @@ type assumeRoleWithWebIdentityResponse struct {
 }
 
 func (m *CAM) stsService() *Service {
-	return &Service{Name: stsService, Version: stsVersion, Actions: map[string]Action{
+	return &Service{Name: stsService, Version: STSVersion, Actions: map[string]Action{
 		// "A maximum of 20 requests can be initiated per second for this
 		// API" (the reference).
 		"AssumeRoleWithWebIdentity": {Handler: m.assumeRoleWithWebIdentity, RateLimit: 20, RegionRequired: true},
