@@ -179,6 +179,36 @@ func TestChartSnapshots(t *testing.T) {
 			checkDashboardConfigMap(t, r.find("ConfigMap", "cloud-controller-manager-dashboard"))
 			checkPrometheusRule(t, r.find("PrometheusRule", "cloud-controller-manager"))
 		}},
+		{"web-identity", map[string]any{
+			"config":      map[string]any{"existingSecret": "ccm-web-identity-config"},
+			"webIdentity": map[string]any{"enabled": true},
+		}, func(t *testing.T, r rendered) {
+			d := decode[appsv1.Deployment](t, r.find("Deployment", ""))
+			spec := d.Spec.Template.Spec
+			var projected *corev1.ProjectedVolumeSource
+			for _, v := range spec.Volumes {
+				if v.Name == "web-identity-token" {
+					projected = v.Projected
+				}
+			}
+			if projected == nil || len(projected.Sources) != 1 || projected.Sources[0].ServiceAccountToken == nil {
+				t.Fatalf("volumes %+v lack the projected token", spec.Volumes)
+			}
+			if tok := projected.Sources[0].ServiceAccountToken; tok.Audience != "sts.cloud.tencent.com" || tok.Path != "token" ||
+				tok.ExpirationSeconds == nil || *tok.ExpirationSeconds != 3600 {
+				t.Errorf("projected token %+v, want audience sts.cloud.tencent.com, path token, 3600 s", tok)
+			}
+			mounted := false
+			for _, m := range container(t, spec).VolumeMounts {
+				mounted = mounted || (m.Name == "web-identity-token" && m.MountPath == "/var/run/secrets/tencentcloud")
+			}
+			if !mounted {
+				t.Errorf("the token is not mounted at /var/run/secrets/tencentcloud: %+v", container(t, spec).VolumeMounts)
+			}
+			if def := render(t, nil); strings.Contains(strings.Join(def.docs, ""), "web-identity-token") {
+				t.Error("the default chart mounts a web identity token")
+			}
+		}},
 		// OCI with instance principals: the config holds no credential, so
 		// the chart's own Secret may carry it (docs/credentials.md).
 		{"oci", map[string]any{"provider": "oci", "config": map[string]any{"values": map[string]any{

@@ -49,6 +49,7 @@ var (
 // versions are the API versions cloudsim serves, by service.
 var versions = map[string]string{
 	"clb": tencent.CLBVersion, "cvm": tencent.CVMVersion, "tke": tencent.TKEVersion, "vpc": tencent.VPCVersion, "tag": tencent.TagVersion,
+	"sts": tencent.STSVersion,
 }
 
 // iface is one interface of a models file: field -> TypeScript type.

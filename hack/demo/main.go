@@ -6,6 +6,10 @@
 // LoadBalancer Service whose CLB VIP carries requests to the nodes
 // (loadbalancer.go).
 //
+// The CCM runs without a key by default, as on a CVM bound to a CAM role:
+// its temporary credentials come from cloudsim's metadata service
+// (credentials.go); --credentials=key runs it with a key pair instead.
+//
 // Run it with `make demo`; `make demo DEMO_FLAGS=--check` exits 0 once the
 // scenario succeeded (for scripts and CI) instead of waiting for Ctrl-C.
 package main
@@ -72,7 +76,13 @@ func main() {
 	timeout := flag.Duration("timeout", 2*time.Minute, "how long to wait for the nodes to be initialized")
 	names := slices.Sorted(maps.Keys(demos))
 	cloud := flag.String("cloud", "tencentcloud", "the cloud to demonstrate: "+strings.Join(names, " or "))
+	flag.StringVar(&tencentCredentials, "credentials", credentialsCVMRole,
+		"Tencent: the CCM's credentials: "+credentialsCVMRole+" (the CVM's CAM role, from cloudsim's metadata service; no key) or "+credentialsKey)
 	flag.Parse()
+	if tencentCredentials != credentialsCVMRole && tencentCredentials != credentialsKey {
+		fmt.Fprintf(os.Stderr, "demo: --credentials %q: must be %s or %s\n", tencentCredentials, credentialsCVMRole, credentialsKey)
+		os.Exit(2)
+	}
 
 	demo, ok := demos[*cloud]
 	if !ok {
@@ -134,6 +144,9 @@ func run(ccmBinary string, check bool, timeout time.Duration) error {
 			RouteTables: []cloudsim.RouteTable{{Name: demoRouteTable, CIDR: demoClusterCIDR, VpcID: demoVPC,
 				Routes: []cloudsim.ClusterRoute{foreignRoute(n)}}},
 			SecurityGroups: []cloudsim.SecurityGroup{demoNodeGroup()},
+			Roles:          []cloudsim.TencentRole{demoRole()},
+			MetadataRole:   demoRoleName,
+			Policies:       demoPolicies(),
 		},
 	})
 	simURL, err := sim.Start("127.0.0.1:0")
@@ -170,11 +183,12 @@ func run(ccmBinary string, check bool, timeout time.Duration) error {
 	}
 
 	cloudConfig := filepath.Join(dir, "cloud.yaml")
-	cfg := fmt.Sprintf("region: %s\nvpc_id: %s\nsecret_id: %s\nsecret_key: %s\napi_endpoint: %s\ncluster_route_table: %s\ncluster_cidr: %s\n",
-		demoRegion, demoVPC, demoSecretID, demoSecretKey, simURL, demoRouteTable, demoClusterCIDR)
+	cfg := fmt.Sprintf("region: %s\nvpc_id: %s\napi_endpoint: %s\ncluster_route_table: %s\ncluster_cidr: %s\n%s",
+		demoRegion, demoVPC, simURL, demoRouteTable, demoClusterCIDR, credentialConfig(simURL))
 	if err := os.WriteFile(cloudConfig, []byte(cfg), 0o600); err != nil {
 		return err
 	}
+	announceCredentials()
 	step("starting the cloud-controller-manager (log: %s)", filepath.Join(dir, "ccm.log"))
 	ccm, _, err := testcluster.CCM{
 		Binary: ccmBinary, Provider: "tencentcloud", CloudConfig: cloudConfig,
@@ -191,6 +205,7 @@ func run(ccmBinary string, check bool, timeout time.Duration) error {
 		return withCCMLog(ccm, err)
 	}
 	step("all %d nodes initialized in %s", len(names), time.Since(start).Round(100*time.Millisecond))
+	reportCredentials(ccm, sim)
 	if err := printNodes(ctx, cluster, "After the CCM"); err != nil {
 		return err
 	}

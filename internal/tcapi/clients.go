@@ -25,7 +25,11 @@ const (
 // ClientOptions are what every client is built from: narrow on purpose,
 // so that the SDK wiring does not depend on the provider's config.
 type ClientOptions struct {
-	Region              string
+	Region string
+	// Credential signs every call: one object shared by every client, so
+	// that a refreshed credential reaches them all at once. When nil, a
+	// static credential of SecretID and SecretKey.
+	Credential          common.CredentialIface
 	SecretID, SecretKey string
 	// Endpoint and Scheme (HTTP or HTTPS) replace
 	// <service>.tencentcloudapi.com for every service; empty: the SDK's.
@@ -41,7 +45,7 @@ type ClientOptions struct {
 // client-side pacing per action, backoff on throttling, and API call
 // metrics.
 type Clients struct {
-	cred      *common.Credential
+	cred      common.CredentialIface
 	region    string
 	profile   *profile.ClientProfile
 	transport http.RoundTripper
@@ -49,8 +53,12 @@ type Clients struct {
 
 // NewClients prepares the clients; it makes no API call.
 func NewClients(o ClientOptions) *Clients {
+	cred := o.Credential
+	if cred == nil {
+		cred = common.NewCredential(o.SecretID, o.SecretKey)
+	}
 	return &Clients{
-		cred:      common.NewCredential(o.SecretID, o.SecretKey),
+		cred:      cred,
 		region:    o.Region,
 		profile:   newClientProfile(o.Endpoint, o.Scheme),
 		transport: o.Transport,

@@ -344,9 +344,13 @@ func TestServiceOf(t *testing.T) {
 		{"127.0.0.1:8080", "", "unknown"},
 		{"127.0.0.1:8080", "TC3-HMAC-SHA256 Credential=AKID/2026-01-02/CVM;drop/tc3_request", "unknown"},
 		{"127.0.0.1:8080", "Basic Zm9vOmJhcg==", "unknown"},
+		{"127.0.0.1:8080", "SKIP", "sts"}, // AssumeRoleWithWebIdentity, unsigned
 	}
 	for _, tt := range tests {
 		req := httptest.NewRequest(http.MethodPost, "http://"+tt.host+"/", nil)
+		if tt.auth == "SKIP" {
+			req.Header.Set("X-TC-Action", "AssumeRoleWithWebIdentity")
+		}
 		if tt.auth != "" {
 			req.Header.Set("Authorization", tt.auth)
 		}

@@ -81,7 +81,12 @@ func Start(dir string) (*Cluster, error) {
 		// No kube-controller-manager runs here to lift the not-ready taint
 		// that this plugin puts on new Nodes; envtest already disables
 		// ServiceAccount (no controller creates default accounts).
-		Set("disable-admission-plugins", "ServiceAccount,TaintNodesByCondition")
+		Set("disable-admission-plugins", "ServiceAccount,TaintNodesByCondition").
+		// The OIDC discovery document's jwks_uri is built from the
+		// external host, by default the machine's own address, on which
+		// the apiserver does not listen here: an OIDC client (cloudsim's
+		// STS) fetches the keys where the issuer is, on loopback.
+		Set("external-hostname", "127.0.0.1")
 	cfg, err := env.Start()
 	if err != nil {
 		return nil, fmt.Errorf("start control plane: %w", err)

@@ -271,7 +271,8 @@ func TestDialectRouting(t *testing.T) {
 		{http.MethodGet, "/20160918/instances", http.StatusUnauthorized, "NotAuthenticated"}, // OCI
 		{http.MethodGet, "/20200501/networkLoadBalancers", http.StatusUnauthorized, "NotAuthenticated"},
 		{http.MethodGet, "/admin/healthz", http.StatusOK, "ok"},
-		{http.MethodGet, "/nothing", http.StatusNotFound, "no API at /nothing (oci at /20160918/, /20170115/, /20200501/, /opc/v2/, /v1/x509; tencent at /; admin at /admin/)"},
+		{http.MethodGet, "/latest/meta-data/cam/security-credentials/", http.StatusNotFound, "no CAM role bound"}, // Tencent's metadata service
+		{http.MethodGet, "/nothing", http.StatusNotFound, "no API at /nothing (oci at /20160918/, /20170115/, /20200501/, /opc/v2/, /v1/x509; tencent at /, /latest/meta-data/; admin at /admin/)"},
 	}
 	for _, tt := range tests {
 		rec := httptest.NewRecorder()

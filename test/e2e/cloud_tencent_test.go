@@ -119,6 +119,8 @@ func (tencentEnv) malformedConfigs() []configCase {
 		{"missing region", "vpc_id: vpc-e2e00001\nsecret_id: a\nsecret_key: b\n", "region"},
 		{"unknown key", "region: ap-guangzhou\nvpc_id: vpc-e2e00001\nsecret_id: a\nsecret_key: b\nvpcid: x\n", "vpcid"},
 		{"bad endpoint", "region: ap-guangzhou\nvpc_id: vpc-e2e00001\nsecret_id: a\nsecret_key: b\napi_endpoint: ftp://x\n", "api_endpoint"},
+		{"two credential sources", "region: ap-guangzhou\nvpc_id: vpc-e2e00001\nsecret_id: a\nsecret_key: b\ncvm_role_name: ccm\n", "two credential sources are configured"},
+		{"role not bound", "region: ap-guangzhou\nvpc_id: vpc-e2e00001\ncredential_source: cvm-role\nmetadata_endpoint: " + suite.simURL + "\n", "no such CAM role is bound to this instance"},
 	}
 }
 

@@ -49,7 +49,7 @@ func TestOCIInstancePrincipals(t *testing.T) {
 	e.addSecret(instanceKeyPEM(t))
 	// The instance is in a dynamic group under the shipped policy's
 	// dynamic-group block, and nothing else.
-	underShippedPolicy(t, "dynamic-group", "ccm-e2e-instance-principal", cloudsim.OCIIAM{
+	underShippedOCIPolicy(t, "dynamic-group", "ccm-e2e-instance-principal", cloudsim.OCIIAM{
 		DynamicGroups: map[string]string{"ccm-e2e-instance-principal": "instance.id = '" + host.OCID + "'"}})
 	tokensBefore := federations(host.OCID)
 
@@ -123,7 +123,7 @@ func TestOCIKeyRotation(t *testing.T) {
 	if err := suite.sim.AddOCIKey(oldID, publicPEM(oldKey)); err != nil {
 		t.Fatal(err)
 	}
-	underShippedPolicy(t, "group", "ccm-e2e-rotation", cloudsim.OCIIAM{Groups: map[string][]string{"ccm-e2e-rotation": {user}}})
+	underShippedOCIPolicy(t, "group", "ccm-e2e-rotation", cloudsim.OCIIAM{Groups: map[string][]string{"ccm-e2e-rotation": {user}}})
 	vol, err := secretvolume.New(filepath.Join(suite.dir, "oci-key-secret"), keyFiles(oldKey))
 	if err != nil {
 		t.Fatal(err)
@@ -197,10 +197,10 @@ lbDrainPeriod: %s
 	}
 }
 
-// underShippedPolicy seeds iam (a group or dynamic group named name) with
+// underShippedOCIPolicy seeds iam (a group or dynamic group named name) with
 // the shipped OCI policy's block for it (kind "group" or "dynamic-group"),
 // removed at the end of the test.
-func underShippedPolicy(t *testing.T, kind, name string, iam cloudsim.OCIIAM) {
+func underShippedOCIPolicy(t *testing.T, kind, name string, iam cloudsim.OCIIAM) {
 	t.Helper()
 	iam.Policies = map[string][]string{name: policyLines(deploy.OCIPolicyFor(kind, name, ociCompartmentName))}
 	if err := suite.sim.SeedOCIIAM(iam); err != nil {

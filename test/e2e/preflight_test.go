@@ -162,6 +162,14 @@ func TestPreflight(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	withRole := newPFCloud(t, key, pub, cloudsim.Options{Tencent: cloudsim.TencentOptions{
+		Roles: []cloudsim.TencentRole{{Name: "pf-ccm-node"}}, MetadataRole: "pf-ccm-node",
+	}})
+	cvmRole := func(c pfCloud) string {
+		return fmt.Sprintf("region: %s\nvpc_id: %s\ncredential_source: cvm-role\nmetadata_endpoint: %s\napi_endpoint: %s\n",
+			region, pfVPC, c.url, c.url)
+	}
+
 	tencent := func(c pfCloud, id, secret, extra string) string {
 		return fmt.Sprintf("region: %s\nvpc_id: %s\nsecret_id: %s\nsecret_key: %s\napi_endpoint: %s\n%s",
 			region, pfVPC, id, secret, c.url, extra)
@@ -198,12 +206,18 @@ func TestPreflight(t *testing.T) {
 		{name: "tencent good setup", config: tencent(good, secretID, secretKey, withTable), nodes: tcNodes,
 			args: []string{kube, "--cluster-cidr=" + pfTableCIDR, "--leader-elect=true", "--v=2"}, exit: 0,
 			want: []pfExpect{
-				{"cloud config", "ok", pfVPC}, {"credentials", "ok", "signed DescribeInstances"}, {"clock", "ok", ""},
+				{"cloud config", "ok", pfVPC}, {"credential source", "ok", "a key (secret_id, secret_key); does not expire"},
+				{"credentials", "ok", "signed DescribeInstances"}, {"clock", "ok", ""},
 				{"VPC", "ok", pfVPCCIDR}, {"route table", "ok", pfTable}, {"cluster CIDR", "ok", "overlaps none"},
 				{"CLB quota", "ok", "0 of 100 public CLBs"}, {"targets per listener", "ok", "2 nodes fit in 2"},
 				{"RBAC", "ok", "system:serviceaccount:kube-system:cloud-controller-manager holds all"},
 				{"nodes", "ok", "1 with a providerID of tencentcloud, 1 waiting"},
 			}},
+		{name: "tencent CVM role", config: cvmRole(withRole), nodes: tcNodes, args: []string{kube}, exit: 0,
+			want: []pfExpect{{"credential source", "ok", "the CVM's CAM role (bound to the instance) from the metadata service"},
+				{"credential source", "ok", "; temporary, expires "}, {"credentials", "ok", "signed DescribeInstances"}}},
+		{name: "tencent CVM without a role", config: cvmRole(good), nodes: tcNodes, args: []string{kube}, exit: 1,
+			want: []pfExpect{{"credential source", "FAIL", "404: no such CAM role is bound to this instance"}}},
 		{name: "tencent wrong secret key", config: tencent(good, secretID, "not-the-key", withTable), nodes: tcNodes, args: []string{kube}, exit: 1,
 			want: []pfExpect{{"credentials", "FAIL", "secret_key does not belong to secret_id"}, {"VPC", "skip", "credentials"}}},
 		{name: "tencent unknown secret id", config: tencent(good, "AKIDccmkitE2EUNKNOWN000000000000000", secretKey, withTable), nodes: tcNodes, args: []string{kube}, exit: 1,

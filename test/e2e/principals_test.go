@@ -43,15 +43,34 @@ var principals struct {
 	actions   map[string]map[string]int // principal -> action -> calls
 	lastWrite map[string]time.Time      // principal -> when its last write call ended
 	failed    map[string]map[string]int // principal -> error code -> calls
+	lastCall  map[string]time.Time      // principal -> when its last call ended
+	// Tencent subjects (cloudsim's SubjectOf: a key's SecretId, or
+	// role/<name> for a role's temporary credentials): result codes, and
+	// the SecretIds each used.
+	subjectCodes map[string]map[string]int
+	subjectKeys  map[string]map[string]bool
 }
 
 // recordPrincipal counts cloudsim calls per caller key id (never a secret).
 func recordPrincipal(c cloudsim.Call) {
+	subject := ""
+	if c.Dialect == "tencent" && c.Principal != "" && suite.sim != nil {
+		subject = suite.sim.Tencent().SubjectOf(c.Principal)
+	}
 	principals.Lock()
 	defer principals.Unlock()
 	if principals.calls == nil {
 		principals.calls, principals.actions, principals.lastWrite = map[string]int{}, map[string]map[string]int{}, map[string]time.Time{}
+		principals.lastCall, principals.subjectCodes, principals.subjectKeys = map[string]time.Time{}, map[string]map[string]int{}, map[string]map[string]bool{}
 	}
+	if subject != "" {
+		if principals.subjectCodes[subject] == nil {
+			principals.subjectCodes[subject], principals.subjectKeys[subject] = map[string]int{}, map[string]bool{}
+		}
+		principals.subjectCodes[subject][c.Code]++
+		principals.subjectKeys[subject][c.Principal] = true
+	}
+	principals.lastCall[c.Principal] = time.Now()
 	if !strings.HasPrefix(c.Action, "Describe") {
 		principals.lastWrite[c.Principal] = time.Now()
 	}
@@ -76,6 +95,25 @@ func lastWriteBy(principal string) time.Time {
 	principals.Lock()
 	defer principals.Unlock()
 	return principals.lastWrite[principal]
+}
+
+// lastCallBy is when principal's last call ended (zero: none).
+func lastCallBy(principal string) time.Time {
+	principals.Lock()
+	defer principals.Unlock()
+	return principals.lastCall[principal]
+}
+
+// subjectCodes returns the result codes of the calls made as subject
+// (result code -> calls), and how many SecretIds those calls used.
+func subjectCodes(subject string) (map[string]int, int) {
+	principals.Lock()
+	defer principals.Unlock()
+	codes := map[string]int{}
+	for code, n := range principals.subjectCodes[subject] {
+		codes[code] = n
+	}
+	return codes, len(principals.subjectKeys[subject])
 }
 
 func callsBy(principal string) int {

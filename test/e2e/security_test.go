@@ -10,7 +10,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -138,21 +140,42 @@ func serviceAccountToken(t *testing.T, name string, rules []rbacv1.PolicyRule) s
 	return token
 }
 
-// scanForSecret looks for the secret key in every log the suite wrote and in
-// every Event: secrets never appear in logs, events or errors.
+// moreSecrets are secrets tests used besides secretKey: rotated keys, and
+// the temporary SecretKeys and tokens cloudsim issued (credentials_test.go).
+var moreSecrets struct {
+	sync.Mutex
+	values []string
+}
+
+// addSecrets adds values to what scanForSecret looks for.
+func addSecrets(values ...string) {
+	moreSecrets.Lock()
+	defer moreSecrets.Unlock()
+	moreSecrets.values = append(moreSecrets.values, values...)
+}
+
+// scanForSecret looks for the secret key, and every secret addSecrets
+// named, in every log the suite wrote and in every Event: secrets never
+// appear in logs, events or errors.
 func scanForSecret() []string {
+	moreSecrets.Lock()
+	secrets := append([]string{secretKey}, moreSecrets.values...)
+	moreSecrets.Unlock()
+	leaked := func(text string) bool {
+		return slices.ContainsFunc(secrets, func(s string) bool { return s != "" && strings.Contains(text, s) })
+	}
 	var leaks []string
 	logs, _ := filepath.Glob(filepath.Join(suite.dir, "*.log"))
 	for _, f := range logs {
 		data, err := os.ReadFile(f)
-		if err == nil && strings.Contains(string(data), secretKey) {
+		if err == nil && leaked(string(data)) {
 			leaks = append(leaks, f)
 		}
 	}
 	events, err := suite.cluster.Client.CoreV1().Events("").List(context.Background(), metav1.ListOptions{})
 	if err == nil {
 		for _, e := range events.Items {
-			if strings.Contains(e.Message, secretKey) || strings.Contains(e.Reason, secretKey) {
+			if leaked(e.Message) || leaked(e.Reason) {
 				leaks = append(leaks, "event "+e.Namespace+"/"+e.Name)
 			}
 		}

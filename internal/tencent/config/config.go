@@ -68,8 +68,9 @@ type Config struct {
 	// Required. Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_VPC_ID.
 	VpcID string `json:"vpc_id"`
 
-	// SecretID is the API key's SecretId. Required: set it here, or through
-	// secret_id_file, TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_SECRET_ID[_FILE] or
+	// SecretID is the API key's SecretId. Required for credential source
+	// key (credentials.go): set it here, or through secret_id_file,
+	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_SECRET_ID[_FILE] or
 	// TENCENTCLOUD_SECRET_ID[_FILE] (in increasing precedence: file key,
 	// SDK env, CCM env). Never printed.
 	SecretID Secret `json:"secret_id"`
@@ -86,6 +87,61 @@ type Config struct {
 
 	// SecretKeyFile names a file holding the SecretKey, like secret_id_file.
 	SecretKeyFile string `json:"secret_key_file,omitempty"`
+
+	// CredentialSource is where the CCM's API credentials come from:
+	// "key" (secret_id/secret_key, re-read when they come from files),
+	// "cvm-role" (the instance's CAM role, from the metadata service) or
+	// "web-identity" (a ServiceAccount token exchanged at STS). Optional;
+	// default: the source whose keys are set (credentials.go); needed only
+	// for cvm-role with the role name discovered. Env:
+	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_CREDENTIAL_SOURCE.
+	CredentialSource string `json:"credential_source,omitempty"`
+
+	// CVMRoleName is the CAM role bound to the instance (cvm-role).
+	// Optional; default: the role the metadata service lists. Env:
+	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_CVM_ROLE_NAME.
+	CVMRoleName string `json:"cvm_role_name,omitempty"`
+
+	// MetadataEndpoint is the instance metadata service, as
+	// scheme://host[:port] (cvm-role). For tests and the demo (cloudsim);
+	// production uses the default, http://metadata.tencentyun.com. Env:
+	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_METADATA_ENDPOINT.
+	MetadataEndpoint string `json:"metadata_endpoint,omitempty"`
+
+	// WebIdentityTokenFile is the projected ServiceAccount token
+	// (web-identity), re-read at every refresh. Env:
+	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_WEB_IDENTITY_TOKEN_FILE, else
+	// TKE's TKE_WEB_IDENTITY_TOKEN_FILE or TKE_IDENTITY_TOKEN_FILE.
+	WebIdentityTokenFile string `json:"web_identity_token_file,omitempty"`
+
+	// WebIdentityRoleArn is the CAM role to assume (web-identity), e.g.
+	// qcs::cam::uin/100000000001:roleName/ccm. Env:
+	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_WEB_IDENTITY_ROLE_ARN, else
+	// TKE_ROLE_ARN.
+	WebIdentityRoleArn string `json:"web_identity_role_arn,omitempty"`
+
+	// WebIdentityProviderID is the CAM OIDC identity provider's name
+	// (web-identity). Env:
+	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_WEB_IDENTITY_PROVIDER_ID, else
+	// TKE_PROVIDER_ID.
+	WebIdentityProviderID string `json:"web_identity_provider_id,omitempty"`
+
+	// WebIdentitySessionName names the role session in CAM's audit logs
+	// (web-identity). Optional; default ccmkit-cloud-controller-manager.
+	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_WEB_IDENTITY_SESSION_NAME.
+	WebIdentitySessionName string `json:"web_identity_session_name,omitempty"`
+
+	// WebIdentityDuration is how long the temporary credentials asked for
+	// last, as a Go duration (web-identity): STS DurationSeconds, at most
+	// 12h; the role's own session duration may cut it. Optional; default
+	// 2h. Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_WEB_IDENTITY_DURATION.
+	WebIdentityDuration time.Duration `json:"web_identity_duration,omitempty"`
+
+	// STSEndpoint is STS, as scheme://host[:port] (web-identity). For
+	// tests and the demo (cloudsim); production uses the default,
+	// https://sts.tencentcloudapi.com. Env:
+	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_STS_ENDPOINT.
+	STSEndpoint string `json:"sts_endpoint,omitempty"`
 
 	// ClusterRouteTable is the name of the TKE cluster route table that pod
 	// routes go into (route_backend tke). Setting it turns the route
@@ -251,6 +307,11 @@ func Load(r io.Reader, getenv func(string) string) (*Config, error) {
 	secretKey, secretKeyFile := l.secret(file, "secret_key", EnvSecretKey, EnvSDKSecretKey)
 	cfg.SecretID, cfg.SecretIDFile = Secret(secretID.value), secretIDFile
 	cfg.SecretKey, cfg.SecretKeyFile = Secret(secretKey.value), secretKeyFile
+	l.credentialSettings(file, cfg, secretID.from != "" || secretKey.from != "")
+	if cfg.CredentialSource == CredentialSourceKey {
+		l.requireSecret(secretID, "secret_id", EnvSecretID, EnvSDKSecretID)
+		l.requireSecret(secretKey, "secret_key", EnvSecretKey, EnvSDKSecretKey)
+	}
 
 	l.checkPattern(region, "region", EnvRegion, regionPattern, "ap-guangzhou")
 	l.checkPattern(vpcID, "vpc_id", EnvVpcID, vpcIDPattern, "vpc-xxxxxxxx")
@@ -285,6 +346,10 @@ func (c *Config) Endpoint() (host, scheme string, err error) {
 	}
 	return parseEndpoint(c.APIEndpoint)
 }
+
+// ParseEndpoint splits an endpoint setting (api_endpoint, sts_endpoint)
+// into the SDK's Endpoint (host[:port]) and Scheme (HTTP or HTTPS).
+func ParseEndpoint(s string) (host, scheme string, err error) { return parseEndpoint(s) }
 
 // parseEndpoint checks api_endpoint and splits it into the SDK's Endpoint
 // (host[:port]) and Scheme (HTTP or HTTPS).
@@ -451,11 +516,15 @@ func (l *loader) secret(file map[string]string, key, ccmEnv, sdkEnv string) (sou
 			return sourced{value: l.readSecretFile(lv.fileName, lv.file), from: lv.fileName}, lv.file
 		}
 	}
-	if !l.fileUnparsed {
+	return sourced{}, ""
+}
+
+// requireSecret reports a missing half of the key pair.
+func (l *loader) requireSecret(v sourced, key, ccmEnv, sdkEnv string) {
+	if v.value == "" && v.from == "" && !l.fileUnparsed {
 		l.Addf("%s: required (set %s or %s_file in the cloud config, or %s, %s, %s or %s)",
 			key, key, key, ccmEnv, ccmEnv+"_FILE", sdkEnv, sdkEnv+"_FILE")
 	}
-	return sourced{}, ""
 }
 
 // maxSecretFileSize bounds what a secret file may hold; credentials are a

@@ -50,7 +50,7 @@ api_endpoint: http://127.0.0.1:8080
 func TestLoadConfigValid(t *testing.T) {
 	want := Config{
 		Region: "ap-guangzhou", VpcID: "vpc-aaaa1111",
-		SecretID: testSecretID, SecretKey: testSecretKey,
+		SecretID: testSecretID, SecretKey: testSecretKey, CredentialSource: CredentialSourceKey,
 		ClusterRouteTable: "rt-cluster", APIEndpoint: "http://127.0.0.1:8080",
 		// the defaults Load fills in
 		APIRateLimits: tcapi.Limits{}, InstanceCacheTTL: DefaultInstanceCacheTTL, RouteCacheTTL: DefaultRouteCacheTTL,
@@ -179,7 +179,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"nothing at all", "", nil, []string{
 			"region: required (set region in the cloud config or TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_REGION)",
 			"vpc_id: required (set vpc_id in the cloud config or TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_VPC_ID)",
-			"secret_id: required", "secret_key: required",
+			"credentials: required: set secret_id and secret_key (or their _file variants), credential_source cvm-role",
 		}},
 		{"bad shapes", "region: ap guangzhou\nvpc_id: abc\napi_endpoint: ftp://x\nsecret_id: a\nsecret_key: b\n", nil, []string{
 			`region "ap guangzhou": must look like ap-guangzhou`,
@@ -195,7 +195,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"not strings", "region: 1\nvpc_id: [a]\nsecret_id: true\nsecret_key: {a: b}\n", nil, []string{
 			"region: must be a string, got a number", "vpc_id: must be a string, got a list",
 			"secret_id: must be a string, got a boolean", "secret_key: must be a string, got a mapping",
-			"secret_id: required", "secret_key: required", "region: required", "vpc_id: required",
+			"credentials: required", "region: required", "vpc_id: required",
 		}},
 		// A file that does not parse is one problem: "required" would repeat it.
 		{"yaml syntax error names the line", "region: ap-guangzhou\nvpc_id: [\n", nil, []string{"parse cloud config: error converting YAML to JSON: yaml: line 2:"}},
@@ -348,7 +348,9 @@ func TestSecretsNeverInErrors(t *testing.T) {
 }
 
 func TestConfigKeysMatchDocs(t *testing.T) {
-	want := []string{"region", "vpc_id", "secret_id", "secret_key", "secret_id_file", "secret_key_file", "cluster_route_table",
+	want := []string{"region", "vpc_id", "secret_id", "secret_key", "secret_id_file", "secret_key_file",
+		"credential_source", "cvm_role_name", "metadata_endpoint", "web_identity_token_file", "web_identity_role_arn",
+		"web_identity_provider_id", "web_identity_session_name", "web_identity_duration", "sts_endpoint", "cluster_route_table",
 		"route_backend", "route_table_id", "cluster_cidr", "create_cluster_route_table", "route_cache_ttl", "api_endpoint",
 		"api_rate_limits", "instance_cache_ttl", "inventory", "lb_drift_check_period", "lb_delete_retry_after", "lb_drain_period",
 		"lb_defaults", "tke_cluster_id"}

@@ -48,7 +48,7 @@ func TestDocumentedFieldsAccepted(t *testing.T) {
 	t.Cleanup(srv.Close)
 	e := &env{core: c, d: cl.Dialect, url: srv.URL, host: strings.TrimPrefix(srv.URL, "http://")}
 
-	versions := map[string]string{"clb": CLBVersion, "cvm": CVMVersion, "tke": TKEVersion, "vpc": VPCVersion, "tag": TagVersion}
+	versions := map[string]string{"clb": CLBVersion, "cvm": CVMVersion, "tke": TKEVersion, "vpc": VPCVersion, "tag": TagVersion, "sts": STSVersion}
 	for svc, actions := range cl.Actions() {
 		for _, action := range actions {
 			fields, ok := table.Actions[svc+"."+action]

@@ -109,12 +109,9 @@ func (d *Dialect) authenticate(r *http.Request, body []byte) (secretID, service 
 			"Signature expired: the request timestamp %d (%s) differs from the server time (%s) by more than %v.",
 			ts, reqTime.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339), d.skew)
 	}
-	key, ok := d.creds[auth.secretID]
-	if !ok {
-		return secretID, service, Errorf("AuthFailure.SecretIdNotFound", "The SecretId `%s` is not found, please check it.", auth.secretID)
-	}
-	if r.Header.Get("X-TC-Token") != "" {
-		return secretID, service, Errorf("AuthFailure.TokenFailure", "The token is invalid: cloudsim does not issue temporary credentials, so X-TC-Token must be empty.")
+	key, kerr := d.ids.signingKey(auth.secretID, r.Header.Get("X-TC-Token"))
+	if kerr != nil {
+		return secretID, service, kerr
 	}
 	if want := reqTime.UTC().Format("2006-01-02"); auth.date != want {
 		return secretID, service, Errorf("AuthFailure.SignatureFailure",

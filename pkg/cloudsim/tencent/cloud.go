@@ -24,6 +24,13 @@ type CloudOptions struct {
 	// role/<RoleName>); a subject without one has full access (cam.go).
 	Policies map[string][]json.RawMessage
 
+	// CAM roles (cam_roles.go): the roles, the OIDC identity providers STS trusts, and the
+	// role bound to the instance the metadata service answers for ("":
+	// none; the role must be in Roles).
+	Roles         []Role
+	OIDCProviders []OIDCProvider
+	MetadataRole  string
+
 	// The CLB service (see CLBOptions for each field's meaning).
 	TaskLatency      time.Duration // each async task (0: DefaultTaskLatency; negative: done before the call returns)
 	CLBQuotaOpen     int           // OPEN load balancers per region (0: DefaultCLBQuota)
@@ -90,6 +97,19 @@ func NewCloud(c *core.Core, plane *dataplane.Plane, opts CloudOptions) (*Cloud, 
 func (cl *Cloud) seed(opts CloudOptions) error {
 	err := seedEach("tencent: CloudOptions.VPCs", opts.VPCs, cl.Networks().AddVPC)
 	if err == nil {
+		err = seedEach("tencent: CloudOptions.Roles", opts.Roles, cl.CAM().PutRole)
+	}
+	if err == nil {
+		err = seedEach("tencent: CloudOptions.OIDCProviders", opts.OIDCProviders, func(p OIDCProvider) (OIDCProvider, error) {
+			return p, cl.CAM().PutOIDCProvider(p)
+		})
+	}
+	if err == nil && opts.MetadataRole != "" {
+		if err = cl.CAM().BindMetadataRole(opts.MetadataRole); err != nil {
+			err = fmt.Errorf("tencent: CloudOptions.MetadataRole: %w", err)
+		}
+	}
+	if err == nil {
 		err = seedEach("tencent: CloudOptions.SecurityGroups", opts.SecurityGroups, cl.SecurityGroups().Create)
 	}
 	if err == nil {
@@ -117,8 +137,10 @@ func (cl *Cloud) Name() string { return DialectName }
 
 // Patterns: the Tencent Cloud API is one endpoint, POST / (any method
 // reaches the dialect, which answers UnsupportedProtocol to all but POST,
-// as the real endpoint does).
-func (cl *Cloud) Patterns() []string { return []string{"/{$}"} }
+// as the real endpoint does); the instance metadata service's CAM paths
+// are under MetadataPrefix (on the real cloud at
+// http://metadata.tencentyun.com).
+func (cl *Cloud) Patterns() []string { return []string{"/{$}", MetadataPrefix} }
 
 // CLB is the CLB service.
 func (cl *Cloud) CLB() *CLB { return cl.clb }

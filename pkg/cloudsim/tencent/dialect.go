@@ -46,9 +46,9 @@ type Options struct {
 
 // Dialect serves the Tencent Cloud API. It is an http.Handler for POST /.
 type Dialect struct {
-	core  *core.Core
-	creds map[string]string
-	skew  time.Duration
+	core *core.Core
+	ids  *CAM // keys, roles, temporary credentials (cam_roles.go)
+	skew time.Duration
 
 	mu       sync.RWMutex
 	services map[string]*Service
@@ -110,20 +110,18 @@ func Errorf(code, format string, args ...any) *Error {
 func New(c *core.Core, opts Options) *Dialect {
 	d := &Dialect{
 		core:     c,
-		creds:    map[string]string{},
+		ids:      NewCAM(c, opts.Credentials),
 		skew:     opts.MaxClockSkew,
 		services: map[string]*Service{},
 		cam:      newCAMStore(),
 	}
 	d.registerCAMAdmin(c)
-	for id, key := range opts.Credentials {
-		d.creds[id] = key
-	}
 	if d.skew <= 0 {
 		d.skew = DefaultMaxClockSkew
 	}
 	c.SetDefaultLatency(DialectName, DefaultLatency)
 	d.Register(cvmService())
+	d.Register(d.ids.stsService())
 	d.nets = NewNetworks(c)
 	d.tke = NewTKE(c)
 	d.tke.nets = d.nets
@@ -148,6 +146,9 @@ func New(c *core.Core, opts Options) *Dialect {
 	}
 	return d
 }
+
+// CAM returns the dialect's keys, roles and temporary credentials.
+func (d *Dialect) CAM() *CAM { return d.ids }
 
 // SecurityGroups returns the dialect's security groups (vpc), which the
 // CLB service binds to and its data plane judges traffic with.
@@ -211,8 +212,13 @@ type answer struct {
 // MissingAction is the call-count key of a request without X-TC-Action.
 const MissingAction = "(missing)"
 
-// ServeHTTP implements the Tencent Cloud API endpoint.
+// ServeHTTP implements the Tencent Cloud API endpoint, and the instance
+// metadata service under MetadataPrefix.
 func (d *Dialect) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, MetadataPrefix) {
+		d.ids.serveMetadata(w, r)
+		return
+	}
 	if r.URL.Path != "/" {
 		http.Error(w, fmt.Sprintf("cloudsim: no Tencent Cloud API at %s (it is served at POST /)", r.URL.Path), http.StatusNotFound)
 		return
@@ -281,11 +287,18 @@ func (d *Dialect) serve(r *http.Request, ci *core.CallInfo) answer {
 		return fail(Errorf("RequestSizeLimitExceeded", "The request body exceeds the limit of %d bytes.", maxBody))
 	}
 
-	secretID, svcName, aerr := d.authenticate(r, body)
-	ci.Principal, ci.Service = secretID, svcName
-	if aerr != nil {
-		return fail(aerr)
+	// A few actions are called unsigned (sts.go); every other call is
+	// authenticated first.
+	secretID, svcName, unsigned := "", "", false
+	if svcName, unsigned = unsignedService(r.Header, r.Host); !unsigned {
+		var aerr *Error
+		secretID, svcName, aerr = d.authenticate(r, body)
+		ci.Principal, ci.Service = secretID, svcName
+		if aerr != nil {
+			return fail(aerr)
+		}
 	}
+	ci.Service = svcName
 
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		return fail(Errorf("InvalidParameter", "Content-Type %q is not supported: cloudsim accepts only application/json (TC3-HMAC-SHA256).", r.Header.Get("Content-Type")))

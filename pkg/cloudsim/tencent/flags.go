@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -29,6 +30,7 @@ func (o *CloudOptions) AddFlags(fs *flag.FlagSet) core.FinishFlags {
 	fs.IntVar(&o.CLBTargetQuota, "clb-target-quota", DefaultTargetQuota, "targets per CLB listener (TOTAL_TARGET_BIND_QUOTA; a ticket raises it on Tencent Cloud)")
 	fs.IntVar(&o.CLBDeleteFrequencyLimit, "clb-delete-frequency-limit", DefaultDeleteFrequencyLimit, "DeleteLoadBalancer refuses (FailedOperation.FrequencyCheckRisk) the deletion that makes this many load balancers deleted in a region within --clb-delete-frequency-window")
 	fs.DurationVar(&o.CLBDeleteFrequencyWindow, "clb-delete-frequency-window", DefaultDeleteFrequencyWindow, "the sliding window of --clb-delete-frequency-limit")
+	metadataRole := fs.String("metadata-role", "", "a CAM role, NAME[:SESSION-SECONDS], bound to the instance the metadata service (/latest/meta-data/) answers for: its temporary credentials last SESSION-SECONDS (default 7200)")
 	fs.BoolVar(&o.CLBNullHealthCheckFields, "clb-null-health-check-fields", false, "DescribeListeners answers null for every health check field the SDK says may be null, whatever the check type")
 	return func(getenv func(string) string) error {
 		credSrc := "--credentials"
@@ -63,6 +65,13 @@ func (o *CloudOptions) AddFlags(fs *flag.FlagSet) core.FinishFlags {
 			}
 			o.Policies[subject] = append(o.Policies[subject], doc)
 		}
+		if *metadataRole != "" {
+			role, err := parseMetadataRole(*metadataRole)
+			if err != nil {
+				return fmt.Errorf("--metadata-role: %w", err)
+			}
+			o.Roles, o.MetadataRole = append(o.Roles, role), role.Name
+		}
 		if *sgSeed != "" {
 			if o.SecurityGroups, err = LoadSecurityGroups(*sgSeed); err != nil {
 				return fmt.Errorf("--security-groups: %w", err)
@@ -88,6 +97,23 @@ func ParseCredentials(s string) (map[string]string, error) {
 		out[id] = key
 	}
 	return out, nil
+}
+
+// parseMetadataRole parses NAME[:SESSION-SECONDS].
+func parseMetadataRole(s string) (Role, error) {
+	name, secs, hasSecs := strings.Cut(strings.TrimSpace(s), ":")
+	r := Role{Name: name}
+	if hasSecs {
+		n, err := strconv.ParseInt(secs, 10, 64)
+		if err != nil || n < 1 {
+			return Role{}, fmt.Errorf("session seconds %q: want a positive integer", secs)
+		}
+		r.SessionDurationSeconds = n
+	}
+	if !roleNamePattern.MatchString(r.Name) {
+		return Role{}, fmt.Errorf("role name %q: want 1-128 letters, digits or +=,.@_-", r.Name)
+	}
+	return r, nil
 }
 
 // SecurityGroupSeed is a security group seed file: {"securityGroups":

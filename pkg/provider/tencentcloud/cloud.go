@@ -5,8 +5,10 @@
 package tencentcloud
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 
 	"k8s.io/client-go/informers"
@@ -15,6 +17,7 @@ import (
 	"github.com/ccmkit/ccm/internal/cloudbase"
 	"github.com/ccmkit/ccm/internal/tcapi"
 	"github.com/ccmkit/ccm/internal/tencent/config"
+	"github.com/ccmkit/ccm/internal/tencent/credentials"
 	"github.com/ccmkit/ccm/internal/tencent/cvmlookup"
 )
 
@@ -55,10 +58,15 @@ var (
 )
 
 // New builds the provider from a loaded Config, with real SDK clients.
-// It makes no API call.
+// It makes no API call, except fetching the first temporary credentials
+// of a role (credential sources cvm-role and web-identity), which are then
+// kept fresh in the background for the life of the process.
 func New(cfg *config.Config) (*Cloud, error) {
 	opts, err := clientOptions(cfg)
 	if err != nil {
+		return nil, err
+	}
+	if opts.Credential, err = startCredentials(context.Background(), cfg, opts.Transport, false); err != nil {
 		return nil, err
 	}
 	clients := tcapi.NewClients(opts)
@@ -158,13 +166,30 @@ func clientOptions(cfg *config.Config) (tcapi.ClientOptions, error) {
 		return tcapi.ClientOptions{}, fmt.Errorf("api_endpoint %q: %w", cfg.APIEndpoint, err)
 	}
 	return tcapi.ClientOptions{
-		Region: cfg.Region, SecretID: string(cfg.SecretID), SecretKey: string(cfg.SecretKey),
+		Region:   cfg.Region,
 		Endpoint: host, Scheme: scheme,
 		// One transport for every client: pacing and cool-downs must see
 		// every call the process makes with this account.
 		Transport: tcapi.NewTransport(transportOptions(cfg.APIRateLimits)),
 	}, nil
 }
+
+// startCredentials starts the credential source cfg names: one
+// credential for every client, refreshed until ctx ends. transport also
+// carries STS calls (web-identity), so that they are paced and counted.
+func startCredentials(ctx context.Context, cfg *config.Config, transport http.RoundTripper, quiet bool) (*credentials.Credential, error) {
+	src, err := credentials.FromConfig(cfg, transport)
+	if err != nil {
+		return nil, err
+	}
+	p := credentialPolicy
+	p.Quiet = quiet
+	return credentials.Start(ctx, ProviderName, src, p)
+}
+
+// credentialPolicy is when credentials are refreshed: zero values take the
+// credentials package's defaults. Tests shorten it.
+var credentialPolicy credentials.Policy
 
 // retryPolicy is the transport's retry policy: zero values take tcapi's
 // defaults (4 attempts within 5 s). Tests shorten it.

@@ -37,6 +37,14 @@ func runPreflight(ctx context.Context, r io.Reader, in preflight.Input, rep *pre
 	topts.Base = clock
 	opts.Transport = tcapi.NewTransport(topts)
 
+	cred, err := startCredentials(ctx, cfg, opts.Transport, true) // the report names the source
+	if err != nil {
+		rep.Fail(preflight.CheckCredentialSource, err.Error(), credentialFix(cfg))
+		return
+	}
+	rep.Pass(preflight.CheckCredentialSource, preflight.DescribeCredentials(cred.Source().Describe(), cred.Value().Expiry, in.Now))
+	opts.Credential = cred
+
 	api, err := preflightAPI(tcapi.NewClients(opts))
 	if err != nil {
 		rep.Fail("cloud config", err.Error(), "fix the fields named (docs/configuration.md)")
@@ -54,6 +62,17 @@ func runPreflight(ctx context.Context, r io.Reader, in preflight.Input, rep *pre
 		}
 	}
 	preflight.Tencent(ctx, api, target, clock, in, rep)
+}
+
+// credentialFix says what to check when the credential source fails.
+func credentialFix(cfg *config.Config) string {
+	switch cfg.CredentialSource {
+	case config.CredentialSourceCVMRole:
+		return "bind a CAM role to this CVM (carrier cvm.qcloud.com) and check that the metadata service answers; see docs/credentials.md"
+	case config.CredentialSourceWebIdentity:
+		return "check the token file (a projected ServiceAccount token with the provider's client id as audience), the role ARN, and the OIDC identity provider and its trust in the role; see docs/credentials.md"
+	}
+	return "check the key files named; see docs/credentials.md"
 }
 
 func preflightAPI(s *tcapi.Clients) (preflight.TencentAPI, error) {
