@@ -6,9 +6,7 @@ package config
 
 import (
 	"crypto"
-	"crypto/md5" //nolint:gosec // OCI API key fingerprints are defined as MD5 of the public key
 	"crypto/rsa"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -25,6 +23,7 @@ import (
 
 	"github.com/ccmkit/ccm/internal/cloudconfig"
 	"github.com/ccmkit/ccm/internal/lbspec"
+	"github.com/ccmkit/ccm/internal/oci/ociauth"
 )
 
 // Config is the OCI provider's configuration: the --cloud-config file
@@ -713,20 +712,9 @@ func (l *loader) loadKey(a *AuthConfig) *rsa.PrivateKey {
 	return key
 }
 
-// Fingerprint returns an API key's fingerprint: the MD5 of the public
-// key in DER (PKIX), as colon-separated hex. It is public information.
-func Fingerprint(key crypto.Signer) string {
-	der, err := x509.MarshalPKIXPublicKey(key.Public())
-	if err != nil {
-		return "(unknown)"
-	}
-	sum := md5.Sum(der) //nolint:gosec // the fingerprint format is MD5
-	parts := make([]string, len(sum))
-	for i, b := range sum {
-		parts[i] = fmt.Sprintf("%02x", b)
-	}
-	return strings.Join(parts, ":")
-}
+// Fingerprint returns an API key's fingerprint (ociauth.Fingerprint of its
+// public key). It is public information.
+func Fingerprint(key crypto.Signer) string { return ociauth.Fingerprint(key.Public()) }
 
 // readKeyFile reads a regular file of at most maxKeyFileSize bytes.
 func readKeyFile(path string) (string, error) {

@@ -3,8 +3,8 @@ package ociauth
 import (
 	"bytes"
 	"context"
+	"crypto"
 	"crypto/md5" //nolint:gosec // OCI API key fingerprints are MD5 of the public key
-	"crypto/rsa"
 	"crypto/x509"
 	"fmt"
 	"io"
@@ -261,7 +261,7 @@ func readSmall(path string) ([]byte, error) {
 
 // Fingerprint is an API key's fingerprint: the MD5 of the public key in
 // DER (PKIX), as colon-separated lower-case hex. It is public.
-func Fingerprint(pub *rsa.PublicKey) string {
+func Fingerprint(pub crypto.PublicKey) string {
 	der, err := x509.MarshalPKIXPublicKey(pub)
 	if err != nil {
 		return "(unknown)"

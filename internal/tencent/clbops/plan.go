@@ -170,15 +170,7 @@ func (o *Ops) planWrites(ctx context.Context, lb *loadBalancer, spec *Desired) (
 		if err != nil {
 			return nil, planProblem{err}
 		}
-		var keep *rule
-		var stale []string
-		for j, r := range b.rules {
-			if keep == nil && r.domain == domain && r.url == defaultRuleURL {
-				keep = &b.rules[j]
-				continue
-			}
-			stale = append(stale, r.id)
-		}
+		keep, stale := b.splitRules(domain)
 		if len(stale) > 0 {
 			add("DeleteRule", fmt.Sprintf("listener %s rules %s", b.name, strings.Join(stale, ", ")), "not the Service's rule")
 		}

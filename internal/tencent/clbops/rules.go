@@ -91,15 +91,7 @@ func (o *Ops) reconcileRules(ctx context.Context, lb *loadBalancer, bound []boun
 		if err != nil {
 			return err
 		}
-		var keep *rule
-		var stale []string
-		for j, r := range b.rules {
-			if keep == nil && r.domain == domain && r.url == defaultRuleURL {
-				keep = &b.rules[j]
-				continue
-			}
-			stale = append(stale, r.id)
-		}
+		keep, stale := b.splitRules(domain)
 		if len(stale) > 0 {
 			if err := o.deleteRules(ctx, lb, b, stale); err != nil {
 				return err
@@ -121,6 +113,19 @@ func (o *Ops) reconcileRules(ctx context.Context, lb *loadBalancer, bound []boun
 		b.locationID, b.fresh = id, true
 	}
 	return nil
+}
+
+// splitRules finds the listener's rule to keep (the first for domain and
+// the default URL) and the ids of the others, which are stale.
+func (b *boundListener) splitRules(domain string) (keep *rule, stale []string) {
+	for j, r := range b.rules {
+		if keep == nil && r.domain == domain && r.url == defaultRuleURL {
+			keep = &b.rules[j]
+			continue
+		}
+		stale = append(stale, r.id)
+	}
+	return keep, stale
 }
 
 func (o *Ops) createRule(ctx context.Context, lb *loadBalancer, b *boundListener, domain string) (string, error) {
