@@ -4,11 +4,16 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"sigs.k8s.io/yaml"
 
 	"github.com/ccmkit/ccm/internal/chartrender"
 )
@@ -31,6 +36,37 @@ func TestDeployManifestsDryRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			dryRun(t, f, data)
+		})
+	}
+	// The patches, each merged into the shipped Deployment as kustomize's
+	// strategic merge does.
+	patches, err := filepath.Glob(filepath.Join(repoRoot(), "deploy", "patches", "*.yaml"))
+	if err != nil || len(patches) == 0 {
+		t.Fatalf("no patches in deploy/patches/: %v", err)
+	}
+	base, err := os.ReadFile(filepath.Join(repoRoot(), "deploy", "deployment.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range patches {
+		t.Run("patches/"+filepath.Base(f), func(t *testing.T) {
+			patch, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			baseJSON, err1 := yaml.YAMLToJSON(base)
+			patchJSON, err2 := yaml.YAMLToJSON(patch)
+			if err := errors.Join(err1, err2); err != nil {
+				t.Fatal(err)
+			}
+			merged, err := strategicpatch.StrategicMergePatch(baseJSON, patchJSON, appsv1.Deployment{})
+			if err != nil {
+				t.Fatalf("merge into deploy/deployment.yaml: %v", err)
+			}
+			if string(merged) == string(baseJSON) {
+				t.Fatal("the patch changes nothing in deploy/deployment.yaml")
+			}
+			dryRun(t, f, merged)
 		})
 	}
 }

@@ -25,7 +25,7 @@ func TestDeployExamplesLoad(t *testing.T) {
 	}{
 		{"secret-tencentcloud.example.yaml", config.CredentialSourceKey},
 		{"secret-tencentcloud-cvm-role.example.yaml", config.CredentialSourceCVMRole},
-		{"tencentcloud-web-identity.example.yaml", config.CredentialSourceWebIdentity},
+		{"secret-tencentcloud-web-identity.example.yaml", config.CredentialSourceWebIdentity},
 	}
 	for _, tt := range tests {
 		raw, err := os.ReadFile(filepath.Join("..", "..", "..", "deploy", tt.file))
