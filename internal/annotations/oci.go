@@ -200,7 +200,9 @@ const (
 	// "false" is the default value"; without it "the kubectl get service
 	// command ... returns both the network load balancer's public IP
 	// address and private IP address"); ours is true, so that a client
-	// taking the first address never gets one it cannot reach.
+	// taking the first address never gets one it cannot reach. Unset, a
+	// private address the Service's status already lists stays there (a
+	// switch-over from the public OCI CCM changes no address); true drops it.
 	//
 	// Type: bool
 	// Default: true

@@ -560,15 +560,19 @@ func immutableDiff(d *Desired, a *actual) error {
 // leaves nothing, every address is published. With d.APIOrder every
 // address is published in OCI's order (a public NLB's private one too
 // unless !d.PublishPrivate), as the public OCI CCM's loadBalancerToStatus
-// does.
+// does. Unless the Service chose (d.PublishPrivateSet), a private address
+// it already shows stays published; and a status that would list the
+// addresses it lists now keeps their order, so nothing a user sees moves.
 func status(a *actual, d *Desired) *corev1.LoadBalancerStatus {
 	var public, private, all []string
+	publishPrivate := d.PublishPrivate
 	for _, ip := range a.IPs {
 		all = append(all, ip.IP)
 		if ip.Public {
 			public = append(public, ip.IP)
 		} else {
 			private = append(private, ip.IP)
+			publishPrivate = publishPrivate || (!d.PublishPrivateSet && slices.Contains(d.Published, ip.IP))
 		}
 	}
 	if !d.APIOrder {
@@ -577,11 +581,11 @@ func status(a *actual, d *Desired) *corev1.LoadBalancerStatus {
 	}
 	var ips []string
 	switch {
-	case d.APIOrder && (a.Internal || d.PublishPrivate):
+	case d.APIOrder && (a.Internal || publishPrivate):
 		ips = all
 	case a.Internal:
 		ips = private
-	case d.PublishPrivate:
+	case publishPrivate:
 		ips = append(public, private...)
 	default:
 		ips = public
@@ -589,11 +593,25 @@ func status(a *actual, d *Desired) *corev1.LoadBalancerStatus {
 	if len(ips) == 0 {
 		ips = append(public, private...)
 	}
+	if sameSet(ips, d.Published) {
+		ips = d.Published
+	}
 	st := &corev1.LoadBalancerStatus{}
 	for _, ip := range ips {
 		st.Ingress = append(st.Ingress, corev1.LoadBalancerIngress{IP: ip})
 	}
 	return st
+}
+
+// sameSet says whether a and b hold the same addresses, each once.
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	sa, sb := slices.Clone(a), slices.Clone(b)
+	slices.Sort(sa)
+	slices.Sort(sb)
+	return slices.Equal(sa, sb) && len(slices.Compact(sa)) == len(a)
 }
 
 func freeformTags(d *Desired) map[string]string {

@@ -475,24 +475,35 @@ func TestStatusAddresses(t *testing.T) {
 		ips            []ipModel
 		want           []string
 		apiOrder       bool
+		published      []string // the Service's status now
+		chose          bool     // external-ip-only is set
 	}{
 		{"public: the private address is left out, though it sorts first", false, false,
-			[]ipModel{priv("10.0.0.9"), pub("203.0.113.7")}, []string{"203.0.113.7"}, false},
+			[]ipModel{priv("10.0.0.9"), pub("203.0.113.7")}, []string{"203.0.113.7"}, false, nil, false},
 		{"public, external-ip-only false: public first", false, true,
-			[]ipModel{priv("10.0.0.9"), pub("203.0.113.7")}, []string{"203.0.113.7", "10.0.0.9"}, false},
+			[]ipModel{priv("10.0.0.9"), pub("203.0.113.7")}, []string{"203.0.113.7", "10.0.0.9"}, false, nil, false},
 		{"public: several, sorted", false, false,
-			[]ipModel{pub("203.0.113.9"), priv("10.0.0.9"), pub("203.0.113.10")}, []string{"203.0.113.10", "203.0.113.9"}, false},
-		{"private", true, false, []ipModel{priv("10.0.0.9")}, []string{"10.0.0.9"}, false},
-		{"nothing matches: everything", false, false, []ipModel{priv("10.0.0.9")}, []string{"10.0.0.9"}, false},
-		{"no address yet", false, false, nil, nil, false},
+			[]ipModel{pub("203.0.113.9"), priv("10.0.0.9"), pub("203.0.113.10")}, []string{"203.0.113.10", "203.0.113.9"}, false, nil, false},
+		{"private", true, false, []ipModel{priv("10.0.0.9")}, []string{"10.0.0.9"}, false, nil, false},
+		{"nothing matches: everything", false, false, []ipModel{priv("10.0.0.9")}, []string{"10.0.0.9"}, false, nil, false},
+		{"no address yet", false, false, nil, nil, false, nil, false},
 		{"the public OCI CCM's: every address, OCI's order", false, true,
-			[]ipModel{priv("10.0.0.9"), pub("203.0.113.7")}, []string{"10.0.0.9", "203.0.113.7"}, true},
+			[]ipModel{priv("10.0.0.9"), pub("203.0.113.7")}, []string{"10.0.0.9", "203.0.113.7"}, true, nil, false},
 		{"the public OCI CCM's, external-ip-only: public only", false, false,
-			[]ipModel{priv("10.0.0.9"), pub("203.0.113.9"), pub("203.0.113.10")}, []string{"203.0.113.9", "203.0.113.10"}, true},
+			[]ipModel{priv("10.0.0.9"), pub("203.0.113.9"), pub("203.0.113.10")}, []string{"203.0.113.9", "203.0.113.10"}, true, nil, false},
+		{"taken over: the private address the Service shows stays, in its order", false, false,
+			[]ipModel{pub("203.0.113.7"), priv("10.0.0.9")}, []string{"10.0.0.9", "203.0.113.7"}, false, []string{"10.0.0.9", "203.0.113.7"}, false},
+		{"taken over, external-ip-only true: the private address goes", false, false,
+			[]ipModel{pub("203.0.113.7"), priv("10.0.0.9")}, []string{"203.0.113.7"}, false, []string{"10.0.0.9", "203.0.113.7"}, true},
+		{"a status with another address: sorted as ours", false, false,
+			[]ipModel{pub("203.0.113.9"), pub("203.0.113.10")}, []string{"203.0.113.10", "203.0.113.9"}, false, []string{"203.0.113.9"}, false},
+		{"the same addresses: the status's order kept", false, false,
+			[]ipModel{pub("203.0.113.9"), pub("203.0.113.10")}, []string{"203.0.113.9", "203.0.113.10"}, false, []string{"203.0.113.9", "203.0.113.10"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := status(&actual{Internal: tt.internal, IPs: tt.ips}, &Desired{Settings: Settings{PublishPrivate: tt.publishPrivate, APIOrder: tt.apiOrder}})
+			st := status(&actual{Internal: tt.internal, IPs: tt.ips}, &Desired{Settings: Settings{PublishPrivate: tt.publishPrivate, APIOrder: tt.apiOrder,
+				PublishPrivateSet: tt.chose, Published: tt.published}})
 			var got []string
 			for _, in := range st.Ingress {
 				got = append(got, in.IP)

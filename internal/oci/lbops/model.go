@@ -70,6 +70,14 @@ type Settings struct {
 	// its public one (external-ip-only: false); by default a public load
 	// balancer publishes only its public addresses.
 	PublishPrivate bool
+	// PublishPrivateSet says the Service chose PublishPrivate (its
+	// external-ip-only annotation). Without it, a public NLB whose Service
+	// already shows its private address keeps showing it: a switch-over
+	// from the public OCI CCM, which publishes it, changes no address.
+	PublishPrivateSet bool
+	// Published are the addresses the Service's status lists now; when the
+	// status would list the same ones, it keeps their order.
+	Published []string
 	// APIOrder publishes the addresses in the order OCI lists them, as the
 	// public OCI CCM does (defaults: upstream), instead of public ones
 	// first, each group sorted.

@@ -87,8 +87,9 @@ func (t *ociTranslator) Ref(svc *corev1.Service) *lbops.Desired {
 	kind := kindOf(svc)
 	d.PublishPrivate, d.APIOrder = t.upstream && kind == lbops.KindNLB, t.upstream
 	if v, err := annotations.OCINLBExternalIPOnly.BoolFromService(svc); err == nil {
-		d.PublishPrivate = !v
+		d.PublishPrivate, d.PublishPrivateSet = !v, true
 	}
+	d.Published = publishedIPs(svc)
 	d.IngressIPMode, _ = ingressIPMode(svc) // for Get's status, as Ensure's
 	d.ServiceNodePorts = serviceNodePorts(svc)
 	d.SecurityListMode = t.defaultSecurityListMode(kind)
@@ -99,6 +100,17 @@ func (t *ociTranslator) Ref(svc *corev1.Service) *lbops.Desired {
 	}
 	_ = readNSGs(svc, &d.Settings) // mode NSG: the managed NSG and our backend rules go too
 	return d
+}
+
+// publishedIPs are the addresses the Service's status lists now.
+func publishedIPs(svc *corev1.Service) []string {
+	var out []string
+	for _, in := range svc.Status.LoadBalancer.Ingress {
+		if in.IP != "" {
+			out = append(out, in.IP)
+		}
+	}
+	return out
 }
 
 // Health check ranges OCI accepts.
@@ -312,8 +324,9 @@ func (t *ociTranslator) readOCI(svc *corev1.Service, d *lbops.Settings, warnings
 		}
 		d.PublishPrivate = t.upstream
 		if v, err := annotations.OCINLBExternalIPOnly.BoolFromService(svc); collect(err) {
-			d.PublishPrivate = !v
+			d.PublishPrivate, d.PublishPrivateSet = !v, true
 		}
+		d.Published = publishedIPs(svc)
 		return internal, errs
 	}
 
