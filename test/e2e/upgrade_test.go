@@ -310,6 +310,7 @@ func upgradeScenario(t *testing.T, c upgradeCloud, oldBinary string) {
 	if more := positive(extra); len(more) != 0 {
 		rewrite("this build wrote beyond what the node churn costs (action: extra calls): %v", more)
 	}
+	t.Logf("%s: every cloud error the four processes got (action code: calls): %v", c.name, errorsOf(principals, scenarioFrom))
 	if refused := refusalsOf(principals, scenarioFrom); len(refused) != 0 {
 		t.Errorf("calls refused as not authorized under the shipped policy (principal action: calls): %v", refused)
 	}
@@ -628,6 +629,18 @@ func positive(d map[string]int) map[string]int {
 	for a, n := range d {
 		if n > 0 {
 			out[a] = n
+		}
+	}
+	return out
+}
+
+// errorsOf counts the calls of the principals since then that the cloud
+// answered with an error, by action and code.
+func errorsOf(principals []string, since time.Time) map[string]int {
+	out := map[string]int{}
+	for _, c := range callsOf(principals, since) {
+		if c.Code != "OK" {
+			out[c.Action+" "+c.Code]++
 		}
 	}
 	return out
