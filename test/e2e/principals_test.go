@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	simoci "github.com/ccmkit/ccm/pkg/cloudsim/oci"
 )
 
 // Scenarios that run several CCM processes give each its own SecretId, so
@@ -28,10 +29,16 @@ const upstreamMetricsSecretID = "AKIDccmkitUPSTREAMMETRICS000000000"
 var leastPrivSecretIDs = []string{"AKIDccmkitLEASTPRIV0A0000000000000", "AKIDccmkitLEASTPRIV0B0000000000000",
 	"AKIDccmkitLEASTPRIV0C0000000000000", "AKIDccmkitLEASTPRIV0D0000000000000"}
 
+// upgradeSecretIDs are the principals of TestUpgradeUnderTraffic's four
+// CCM processes: two of the previous release, two of this build.
+var upgradeSecretIDs = []string{"AKIDccmkitUPGRADE0OLDA0000000000000", "AKIDccmkitUPGRADE0OLDB0000000000000",
+	"AKIDccmkitUPGRADE0NEWA0000000000000", "AKIDccmkitUPGRADE0NEWB0000000000000"}
+
 func credentials() map[string]string {
 	creds := map[string]string{secretID: secretKey, metricsSecretID: secretKey, upstreamMetricsSecretID: secretKey,
 		incumbentSecretID: secretKey, takeoverSecretID: secretKey, takeoverTKESecretID: secretKey, seedRoutesSecretID: secretKey}
-	for _, id := range append(slices.Clone(haSecretIDs), leastPrivSecretIDs...) {
+	ids := append(slices.Clone(haSecretIDs), leastPrivSecretIDs...)
+	for _, id := range append(ids, upgradeSecretIDs...) {
 		creds[id] = secretKey
 	}
 	return creds
@@ -49,6 +56,10 @@ var principals struct {
 	// the SecretIds each used.
 	subjectCodes map[string]map[string]int
 	subjectKeys  map[string]map[string]bool
+	// logged are the principals whose every call is kept in log
+	// (logCallsOf), for tests that count calls by result and time.
+	logged map[string]bool
+	log    []cloudsim.Call
 }
 
 // recordPrincipal counts cloudsim calls per caller key id (never a secret).
@@ -88,6 +99,49 @@ func recordPrincipal(c cloudsim.Call) {
 		principals.actions[c.Principal] = map[string]int{}
 	}
 	principals.actions[c.Principal][c.Action]++
+	if principals.logged[c.Principal] {
+		principals.log = append(principals.log, c)
+	}
+}
+
+// logCallsOf keeps every call of these principals from now on (callsOf).
+func logCallsOf(ids ...string) {
+	principals.Lock()
+	defer principals.Unlock()
+	if principals.logged == nil {
+		principals.logged = map[string]bool{}
+	}
+	for _, id := range ids {
+		principals.logged[id] = true
+	}
+}
+
+// callsOf returns the logged calls of the principals that ended at or
+// after since.
+func callsOf(ids []string, since time.Time) []cloudsim.Call {
+	principals.Lock()
+	defer principals.Unlock()
+	var out []cloudsim.Call
+	for _, c := range principals.log {
+		if slices.Contains(ids, c.Principal) && !c.Time.Before(since) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// isCloudWrite reports whether a cloud action changes something: every
+// action of both clouds that is not a read (Describe*, Inquiry* and Check*
+// on Tencent; Get* and List* on OCI, whose actions cloudsim names
+// "oci:[nlb:]Op").
+func isCloudWrite(action string) bool {
+	op := strings.TrimPrefix(strings.TrimPrefix(action, simoci.ActionPrefix), "nlb:")
+	for _, read := range []string{"Describe", "Inquiry", "Check", "Get", "List"} {
+		if strings.HasPrefix(op, read) {
+			return false
+		}
+	}
+	return true
 }
 
 // lastWriteBy is when principal's last cloud write ended (zero: none).
