@@ -37,7 +37,10 @@ func previousCCM(t *testing.T) string {
 		shallow, _ := exec.Command("git", "-C", root, "rev-parse", "--is-shallow-repository").Output()
 		hint := "fetch it (git fetch origin " + previousRelease + ")"
 		if strings.TrimSpace(string(shallow)) == "true" {
-			hint = "this clone is shallow: run git fetch --unshallow (the test needs the history)"
+			// Not a fault of the code under test: a shallow clone has no
+			// history to build from, and no cached build came before it.
+			t.Skipf("NOT RUN: the previous release %s is not in this shallow clone and not cached in %s: run git fetch --unshallow",
+				previousRelease, filepath.Dir(bin))
 		}
 		t.Fatalf("the previous release %s is not in this repository's history: %s", previousRelease, hint)
 	}
