@@ -88,3 +88,45 @@ func (a *AnsweredIDs) Since(id string, now time.Time, window time.Duration) time
 	}
 	return now.Sub(first)
 }
+
+// SeenIDs remembers the instances a read has shown, in this process. Reads
+// that lag writes hide what is new, never what was shown (cloudsim's
+// model, core/lag.go): an instance a read showed and a later read does not
+// find was deleted, whatever its Node's age, so CheckAbsence is only for
+// an instance never seen. After a restart nothing is seen yet, and the
+// window applies. The zero value is ready; it is safe for concurrent use.
+type SeenIDs struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+// seenMemory bounds how long an id is remembered.
+const seenMemory = 24 * time.Hour
+
+// Mark records that a read showed id.
+func (s *SeenIDs) Mark(id string, now time.Time) {
+	if id == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.at == nil {
+		s.at = map[string]time.Time{}
+	}
+	if _, ok := s.at[id]; !ok {
+		for k, t := range s.at {
+			if now.Sub(t) > seenMemory {
+				delete(s.at, k)
+			}
+		}
+	}
+	s.at[id] = now
+}
+
+// Seen reports whether a read showed id.
+func (s *SeenIDs) Seen(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.at[id]
+	return ok
+}

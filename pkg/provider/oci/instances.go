@@ -51,6 +51,7 @@ type instances struct {
 	// readLagWindow: an instance not found by id is gone only if its Node
 	// is older (readLagWindow, cloudbase.CheckAbsence).
 	readLagWindow time.Duration
+	seen          cloudbase.SeenIDs // instances InstanceExists found
 	now           func() time.Time
 }
 
@@ -263,15 +264,19 @@ func (i *instances) InstanceExists(ctx context.Context, node *v1.Node) (bool, er
 				"and the confirmation failed, so the node is kept: %w", node.Name, f.id, err)
 		}
 		if gone {
-			// Not yet for a Node younger than the read lag window: both
-			// reads may not show its instance yet.
-			if err := cloudbase.CheckAbsence(node, f.id, "GetInstance (404) and ListInstances", i.readLagWindow, i.now()); err != nil {
-				return true, err
+			// Not yet for a Node younger than the read lag window, unless
+			// a read showed its instance before: both reads may not show
+			// a new instance yet.
+			if !i.seen.Seen(f.id) {
+				if err := cloudbase.CheckAbsence(node, f.id, "GetInstance (404) and ListInstances", i.readLagWindow, i.now()); err != nil {
+					return true, err
+				}
 			}
 			klog.V(2).InfoS("Instance no longer exists (404, and absent from the compartment's listing)", "node", klog.KObj(node), "instanceID", f.id)
 		}
 		return !gone, nil
 	}
+	i.seen.Mark(deref(f.instance.Id), i.now())
 	if isGone(f.instance) {
 		klog.V(2).InfoS("Instance is terminated", "node", klog.KObj(node), "instanceID", f.id, "state", f.instance.LifecycleState)
 		return false, nil

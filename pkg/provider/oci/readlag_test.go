@@ -32,11 +32,18 @@ func TestInstanceExistsYoungNode(t *testing.T) {
 		t.Fatalf("after the lag: exists %v, err %v", exists, err)
 	}
 
-	// Really gone: an error while the node is young, "gone" once it is not.
+	// Really gone, after a read showed it: gone at once (reads hide what
+	// is new, never what they showed).
 	s.remove(a)
+	if exists, err := s.i.InstanceExists(context.Background(), n); exists || err != nil {
+		t.Fatalf("gone after it was seen, young node: exists %v, err %v; want false", exists, err)
+	}
+	// Never seen by this process (e.g. after a restart): an error while
+	// the node is young, "gone" once it is not.
+	s.i.seen = cloudbase.SeenIDs{}
 	var young *cloudbase.YoungNodeError
 	if exists, err := s.i.InstanceExists(context.Background(), n); !exists || !errors.As(err, &young) {
-		t.Fatalf("gone, young node: exists %v, err %v; want true and a YoungNodeError", exists, err)
+		t.Fatalf("gone, never seen, young node: exists %v, err %v; want true and a YoungNodeError", exists, err)
 	}
 	n.CreationTimestamp = metav1.NewTime(time.Now().Add(-time.Minute))
 	if exists, err := s.i.InstanceExists(context.Background(), n); exists || err != nil {

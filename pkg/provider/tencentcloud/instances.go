@@ -47,6 +47,7 @@ type instances struct {
 	// readLagWindow: an instance absent from a by-id answer is gone only
 	// if its Node is older (read_lag_window, cloudbase.CheckAbsence).
 	readLagWindow time.Duration
+	seen          cloudbase.SeenIDs // instances InstanceExists found
 	now           func() time.Time
 }
 
@@ -281,13 +282,19 @@ func (i *instances) InstanceExists(ctx context.Context, node *v1.Node) (bool, er
 	}
 	if f.instance == nil {
 		// Absent is not yet gone for a Node younger than the read lag
-		// window: the cloud's answers may not show its instance yet.
+		// window, unless a read showed its instance before: the cloud's
+		// answers may not show a new instance yet.
+		if i.seen.Seen(f.id) {
+			klog.V(2).InfoS("Instance no longer exists (an earlier answer showed it)", "node", klog.KObj(node), "query", f.query)
+			return false, nil
+		}
 		if err := cloudbase.CheckAbsence(node, f.id, "DescribeInstances by id", i.readLagWindow, i.now()); err != nil {
 			return true, err
 		}
 		klog.V(2).InfoS("Instance no longer exists", "node", klog.KObj(node), "query", f.query)
 		return false, nil
 	}
+	i.seen.Mark(deref(f.instance.InstanceId), i.now())
 	if state := deref(f.instance.InstanceState); state == stateTerminating {
 		klog.V(2).InfoS("Instance is terminating", "node", klog.KObj(node), "instanceID", *f.instance.InstanceId)
 		return false, nil

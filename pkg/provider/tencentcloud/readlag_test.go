@@ -10,6 +10,7 @@ import (
 
 	"github.com/ccmkit/ccm/internal/cloudbase"
 	"github.com/ccmkit/ccm/internal/tencent/config"
+	"github.com/ccmkit/ccm/internal/tencent/cvmlookup/cvmlookuptest"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 )
 
@@ -58,5 +59,27 @@ func TestInstanceExistsYoungNode(t *testing.T) {
 		if exists, err := i.InstanceExists(context.Background(), node); !exists {
 			t.Fatalf("a lagging instance was called gone (err %v)", err)
 		}
+	}
+}
+
+// An instance an earlier answer showed and a later one does not is gone at
+// once, whatever its Node's age: reads that lag hide what is new, never
+// what they showed (cloudsim's TerminatedLinger drops a terminated one).
+func TestInstanceExistsSeenThenGone(t *testing.T) {
+	const id = "ins-aaaa0002"
+	env := cvmlookuptest.Start(t, func(o *cloudsim.Options) { o.TerminatedLinger = time.Millisecond })
+	env.Add(t, cloudsim.Instance{ID: id, PrivateIP: "10.0.0.2"})
+	i := newTestInstancesWith(env, func(c *config.Config) { c.ReadLagWindow = time.Minute; c.InstanceCacheTTL = 0 })
+	node := testNode("w2", "tencentcloud:///ap-guangzhou-3/"+id)
+	node.CreationTimestamp = metav1.Now()
+	if exists, err := i.InstanceExists(context.Background(), node); !exists || err != nil {
+		t.Fatalf("running: exists %v, err %v", exists, err)
+	}
+	if err := env.Sim.SetInstanceState(id, "TERMINATING"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // past the linger: DescribeInstances no longer shows it
+	if exists, err := i.InstanceExists(context.Background(), node); exists || err != nil {
+		t.Fatalf("removed after it was seen, young node: exists %v, err %v; want false", exists, err)
 	}
 }
