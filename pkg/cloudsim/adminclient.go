@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 )
@@ -104,6 +105,12 @@ func (c *AdminClient) SetInstanceState(ctx context.Context, id, state string) er
 // SetFault replaces the fault for f.Action.
 func (c *AdminClient) SetFault(ctx context.Context, f Fault) error {
 	return c.do(ctx, http.MethodPut, "faults", f, nil)
+}
+
+// SetReadLag sets the maximum lag of List/Describe answers behind writes
+// (0: off; see Options.ReadLag).
+func (c *AdminClient) SetReadLag(ctx context.Context, max time.Duration) error {
+	return c.do(ctx, http.MethodPut, "readlag", core.ReadLagBody{Max: max.String()}, nil)
 }
 
 // ClearFaults removes every fault.

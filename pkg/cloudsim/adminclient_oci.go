@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/ccmkit/ccm/pkg/cloudsim/oci"
 )
@@ -74,6 +75,21 @@ func (c *AdminClient) DeleteOCILoadBalancer(ctx context.Context, id string) erro
 // DeleteOCIListener deletes a listener out of band (drift).
 func (c *AdminClient) DeleteOCIListener(ctx context.Context, lbID, name string) error {
 	return c.do(ctx, http.MethodDelete, "oci/loadbalancers/"+url.PathEscape(lbID)+"/listeners/"+url.PathEscape(name), nil, nil)
+}
+
+// FailOCILoadBalancer turns an OCI load balancer FAILED out of band, as a
+// broken one does.
+func (c *AdminClient) FailOCILoadBalancer(ctx context.Context, id string) error {
+	return c.do(ctx, http.MethodPost, "oci/loadbalancers/"+url.PathEscape(id)+"/fail", nil, nil)
+}
+
+// HoldOCILoadBalancer starts a work request on an OCI load balancer that
+// runs for d, as another client's change does (see Sim.HoldOCILoadBalancer),
+// and returns its id.
+func (c *AdminClient) HoldOCILoadBalancer(ctx context.Context, id string, d time.Duration) (string, error) {
+	var out oci.HoldAnswer
+	err := c.do(ctx, http.MethodPost, "oci/loadbalancers/"+url.PathEscape(id)+"/hold", oci.HoldBody{Duration: d.String()}, &out)
+	return out.WorkRequestID, err
 }
 
 // OCIDataPlane reports an OCI load balancer's VIP, listeners and backend

@@ -83,6 +83,13 @@ type Options struct {
 	// oci.DefaultLatency); ZeroLatency: at once, for unit tests only.
 	Latency *Latency
 
+	// ReadLag delays the visibility of new and changed resources in
+	// List/Describe answers (instances, CLBs and listeners, OCI load
+	// balancers and NLBs, routes) by up to this long, as an eventually
+	// consistent API does (core/lag.go); 0, the default: reads see every
+	// write at once. SetReadLag changes it at run time.
+	ReadLag time.Duration
+
 	// The data plane, shared by every dialect's load balancers (one VIP
 	// pool).
 	VIPRange            string                        // VIP pool, "A-B" or CIDR (default 127.240.0.1-127.240.255.254)
@@ -138,6 +145,7 @@ func Build(opts Options) (*Sim, error) {
 		Clock:            opts.Clock,
 		OnCall:           opts.OnCall,
 		Latency:          opts.Latency,
+		ReadLag:          opts.ReadLag,
 	})
 	p, err := dataplane.New(dataplane.Config{
 		VIPRange:            opts.VIPRange,
@@ -356,6 +364,11 @@ func (s *Sim) SetInstanceState(id, state string) error {
 	_, err := s.core.SetInstanceState(id, state)
 	return err
 }
+
+// SetReadLag sets the maximum lag of List/Describe answers behind writes
+// (0: off; see Options.ReadLag); writes not yet visible become visible at
+// once.
+func (s *Sim) SetReadLag(max time.Duration) error { return s.core.Lag().Set(max) }
 
 // SetFault replaces the fault for f.Action ("*" for all actions).
 // Out-of-range values are clamped.

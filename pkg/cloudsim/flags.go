@@ -26,6 +26,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) core.FinishFlags {
 	fs.StringVar(&o.VIPRange, "vip-range", dataplane.DefaultVIPRange, "pool of load balancer VIPs, A-B or a CIDR prefix; must be bindable (Linux routes 127/8 to lo)")
 	fs.DurationVar(&o.HealthCheckInterval, "health-check-interval", 0, "if > 0, replaces every listener's health check interval (for tests)")
 	fs.BoolVar(&o.DisableDataPlane, "no-dataplane", false, "allocate VIPs but open no listener sockets")
+	fs.DurationVar(&o.ReadLag, "read-lag", 0, "delay the visibility of new and changed resources in List/Describe answers by up to this long (eventual consistency; 0: off; at most 10m)")
 	finish := make([]core.FinishFlags, len(registry))
 	for i, reg := range registry {
 		finish[i] = reg.flags(o, fs)
@@ -34,6 +35,9 @@ func (o *Options) AddFlags(fs *flag.FlagSet) core.FinishFlags {
 		o.RateLimits = limits
 		if o.TerminatedLinger == 0 {
 			return errors.New("--terminated-linger must not be 0 (use a negative value to keep TERMINATING instances forever)")
+		}
+		if o.ReadLag < 0 || o.ReadLag > core.MaxReadLag {
+			return fmt.Errorf("--read-lag %v must be between 0 and %v", o.ReadLag, core.MaxReadLag)
 		}
 		if err := CheckVIPRange(o.VIPRange); err != nil {
 			return fmt.Errorf("--vip-range: %w", err)

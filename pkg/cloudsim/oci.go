@@ -1,6 +1,8 @@
 package cloudsim
 
 import (
+	"time"
+
 	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 	"github.com/ccmkit/ccm/pkg/cloudsim/oci"
 )
@@ -78,6 +80,14 @@ func (s *Sim) DeleteOCILoadBalancer(id string) error { return s.oci.DeleteLoadBa
 
 // FailOCILoadBalancer turns a load balancer FAILED out of band.
 func (s *Sim) FailOCILoadBalancer(id string) error { return s.oci.FailLoadBalancer(id) }
+
+// HoldOCILoadBalancer starts a work request on an OCI load balancer that
+// runs for d, as another client's change does: an NLB refuses changes
+// meanwhile with 409 Conflict, an LB queues them (oci.HoldLoadBalancer).
+// It returns the work request's id.
+func (s *Sim) HoldOCILoadBalancer(id string, d time.Duration) (string, error) {
+	return s.oci.HoldLoadBalancer(id, d)
+}
 
 // DeleteOCIListener deletes a listener out of band, at once (drift).
 func (s *Sim) DeleteOCIListener(lbID, name string) error { return s.oci.DeleteListener(lbID, name) }

@@ -58,6 +58,11 @@ type chaosFault struct {
 	// election instead of the suite's CCM, and the leader is SIGKILLed at
 	// a random point of the burst, while the steady nodes are replaced.
 	failover bool
+	// readLag: cloudsim's reads lag its writes by up to this long (its
+	// read lag, off by default) from before the round's instances are
+	// made until the round has converged: new instances, CLBs, listeners
+	// and targets show in Describe answers only within the lag.
+	readLag time.Duration
 }
 
 // apiserverDown is how long the killed apiserver stays down: shorter than
@@ -83,10 +88,12 @@ var chaosFaults = []chaosFault{
 	{name: "kube-apiserver SIGKILLed mid-burst", apiserverKill: true},
 	{name: "nodes replaced one by one (autoscaler)", churn: true},
 	{name: "CCM leader failover while nodes are replaced", failover: true, churn: true},
+	{name: "reads lag writes by up to 10 s", readLag: 10 * time.Second},
 }
 
 // chaosResult is one row of the summary (and of chaos.json).
 type chaosResult struct {
+	Cloud              string  `json:"cloud"` // "tencent" or "oci"
 	Fault              string  `json:"fault"`
 	Operations         int     `json:"operations"`
 	NodesWronglyDelete int     `json:"nodes_wrongly_deleted"`
@@ -118,13 +125,20 @@ func TestFaultCampaign(t *testing.T) {
 	const convergeBound = 3 * time.Minute
 
 	var results []chaosResult
+	check := func(t *testing.T, r chaosResult) {
+		results = append(results, r)
+		if r.NodesWronglyDelete > 0 || r.LBsDuplicated > 0 || r.LBsLeaked > 0 || !r.Converged || r.RequestsFailed > 0 {
+			t.Errorf("%+v", r)
+		}
+	}
 	for i, f := range chaosFaults {
-		t.Run(f.name, func(t *testing.T) {
-			r := runChaosRound(t, i, f, nodes, services, hold, convergeBound)
-			results = append(results, r)
-			if r.NodesWronglyDelete > 0 || r.LBsDuplicated > 0 || r.LBsLeaked > 0 || !r.Converged || r.RequestsFailed > 0 {
-				t.Errorf("%+v", r)
-			}
+		t.Run("tencent/"+f.name, func(t *testing.T) {
+			check(t, runChaosRound(t, i, f, nodes, services, hold, convergeBound))
+		})
+	}
+	for i, f := range ociChaosFaults {
+		t.Run("oci/"+f.name, func(t *testing.T) {
+			check(t, runOCIChaosRound(t, i, f, nodes, services, hold, convergeBound))
 		})
 	}
 	printChaosSummary(nodes, services, results)
@@ -134,9 +148,17 @@ func TestFaultCampaign(t *testing.T) {
 }
 
 func runChaosRound(t *testing.T, round int, f chaosFault, nNodes, nServices int, hold, bound time.Duration) chaosResult {
-	res := chaosResult{Fault: f.name}
+	res := chaosResult{Cloud: "tencent", Fault: f.name}
 	selector := fmt.Sprintf("chaos-%d", round)
 	callsBefore := totalCalls()
+	if f.readLag > 0 {
+		// Before the instances are made: the new nodes' instances, the
+		// doomed ones' termination and every CLB lag too.
+		if err := suite.sim.SetReadLag(f.readLag); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = suite.sim.SetReadLag(0) }()
+	}
 
 	// Nodes: fresh ones the CCM must initialize, NotReady ones whose
 	// instance keeps running (must stay), and NotReady ones whose instance
@@ -353,6 +375,9 @@ func runChaosRound(t *testing.T, round int, f chaosFault, nNodes, nServices int,
 	}
 	res.Converged = converged
 	res.ConvergeSeconds = time.Since(cleared).Seconds()
+	if f.readLag > 0 {
+		_ = suite.sim.SetReadLag(0) // the counts below read the state as it is
+	}
 	counts := load.Stop()
 	res.Requests, res.RequestsFailed, res.ConnectionsReset = counts.Requests, counts.RequestsFailed, counts.ConnectionsReset
 	if counts.RequestsFailed > 0 {
@@ -445,9 +470,9 @@ func totalCalls() int {
 func printChaosSummary(nodes, services int, rs []chaosResult) {
 	fmt.Printf("\nFault campaign: %d nodes, %d LoadBalancer Services per fault\n", nodes, services)
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "FAULT\tOPERATIONS\tNODES WRONGLY DELETED\tTERMINATED DELETED\tLBS DUPLICATED\tLBS LEAKED\tCONVERGED\tSECONDS TO CONVERGE\tCCM RESTARTS\tREQUESTS\tFAILED\tCONNS RESET")
+	fmt.Fprintln(w, "CLOUD\tFAULT\tOPERATIONS\tNODES WRONGLY DELETED\tTERMINATED DELETED\tLBS DUPLICATED\tLBS LEAKED\tCONVERGED\tSECONDS TO CONVERGE\tCCM RESTARTS\tREQUESTS\tFAILED\tCONNS RESET")
 	for _, r := range rs {
-		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%v\t%.1f\t%d\t%d\t%d\t%d\n", r.Fault, r.Operations, r.NodesWronglyDelete,
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%v\t%.1f\t%d\t%d\t%d\t%d\n", r.Cloud, r.Fault, r.Operations, r.NodesWronglyDelete,
 			r.TerminatedDeleted, r.LBsDuplicated, r.LBsLeaked, r.Converged, r.ConvergeSeconds, r.CCMRestarts,
 			r.Requests, r.RequestsFailed, r.ConnectionsReset)
 	}
@@ -469,7 +494,7 @@ func writeChaosJSON(t *testing.T, path string, nodes, services int, rs []chaosRe
 		Rounds             []chaosResult `json:"rounds"`
 	}{Nodes: nodes, Services: services, Converged: true, Rounds: rs}
 	for _, r := range rs {
-		out.Faults = append(out.Faults, r.Fault)
+		out.Faults = append(out.Faults, r.Cloud+"/"+r.Fault)
 		out.Operations += r.Operations
 		out.NodesWronglyDelete += r.NodesWronglyDelete
 		out.LBsDuplicated += r.LBsDuplicated

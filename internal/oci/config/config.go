@@ -21,6 +21,7 @@ import (
 	"github.com/oracle/oci-go-sdk/v65/common"
 	"sigs.k8s.io/yaml"
 
+	"github.com/ccmkit/ccm/internal/cloudbase"
 	"github.com/ccmkit/ccm/internal/cloudconfig"
 	"github.com/ccmkit/ccm/internal/lbspec"
 	"github.com/ccmkit/ccm/internal/oci/ociauth"
@@ -71,6 +72,15 @@ type Config struct {
 	// always comes from a fresh read. Optional; default 60s; "0s" reads on
 	// every lookup. A ccmkit extension.
 	InstanceCacheTTL time.Duration `json:"instanceCacheTTL,omitempty"`
+
+	// ReadLagWindow is how long GetInstance, ListInstances and the load
+	// balancer reads may not yet show what was just created (eventual
+	// consistency), as a Go duration (at most 10m): an instance not found
+	// by id is gone only if its Node is older than this, and a load
+	// balancer a create's work request made is taken as deleted (its retry
+	// token spent) only once it has been absent this long. Optional;
+	// default 1m; "0s" trusts every answer at once. A ccmkit extension.
+	ReadLagWindow time.Duration `json:"readLagWindow,omitempty"`
 
 	// LBDriftCheckPeriod is how often the CCM compares every load balancer
 	// with its Service, reading only, and has the ones that drifted (e.g. a
@@ -327,7 +337,7 @@ const maxKeyFileSize = 64 << 10
 func Load(r io.Reader) (*Config, error) {
 	l := &loader{}
 	// The defaults of what the file may leave unset.
-	cfg := &Config{InstanceCacheTTL: DefaultInstanceCacheTTL, LBDriftCheckPeriod: DefaultLBDriftCheckPeriod, LBDrainPeriod: lbspec.DefaultDrainPeriod}
+	cfg := &Config{InstanceCacheTTL: DefaultInstanceCacheTTL, ReadLagWindow: cloudbase.DefaultReadLagWindow, LBDriftCheckPeriod: DefaultLBDriftCheckPeriod, LBDrainPeriod: lbspec.DefaultDrainPeriod}
 	if r == nil {
 		l.Addf("no cloud config: start the CCM with --cloud-config naming a cloud-provider.yaml")
 		return nil, l.Err("oci")
@@ -505,6 +515,9 @@ func suggestKey(prefix, k string, known []string) string {
 
 // validate checks every value and how they combine, after decoding.
 func (l *loader) validate(cfg *Config) {
+	if cfg.ReadLagWindow < 0 || cfg.ReadLagWindow > cloudbase.MaxReadLagWindow {
+		l.Addf("readLagWindow %q: must be between 0s and %s", cfg.ReadLagWindow, cloudbase.MaxReadLagWindow)
+	}
 	if cfg.LBDrainPeriod > lbspec.MaxDrainPeriod {
 		l.Addf("lbDrainPeriod %q: must be at most %s", cfg.LBDrainPeriod, lbspec.MaxDrainPeriod)
 	}

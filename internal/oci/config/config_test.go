@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ccmkit/ccm/internal/cloudbase"
 	"github.com/ccmkit/ccm/internal/oci/config"
 	"github.com/ccmkit/ccm/internal/oci/config/configtest"
 )
@@ -31,6 +32,7 @@ rateLimiter:
   rateLimitReadScope: process
 endpoint: http://127.0.0.1:8080
 instanceCacheTTL: 2m
+readLagWindow: 30s
 lbDriftCheckPeriod: 0s
 `)
 	cfg, err := config.Load(strings.NewReader(full))
@@ -58,8 +60,8 @@ lbDriftCheckPeriod: 0s
 	if cfg.RateLimiter.ReadPerOperation() {
 		t.Error("rateLimitReadScope process: reads limited per operation")
 	}
-	if cfg.InstanceCacheTTL != 2*time.Minute || cfg.LBDriftCheckPeriod != 0 {
-		t.Errorf("durations = %s, %s; want 2m and 0s (off)", cfg.InstanceCacheTTL, cfg.LBDriftCheckPeriod)
+	if cfg.InstanceCacheTTL != 2*time.Minute || cfg.LBDriftCheckPeriod != 0 || cfg.ReadLagWindow != 30*time.Second {
+		t.Errorf("durations = %s, %s, %s; want 2m, 0s (off) and 30s", cfg.InstanceCacheTTL, cfg.LBDriftCheckPeriod, cfg.ReadLagWindow)
 	}
 }
 
@@ -78,8 +80,9 @@ func TestLoadConfigMinimal(t *testing.T) {
 	if !cfg.RateLimiter.ReadPerOperation() {
 		t.Error("reads are not limited per operation by default")
 	}
-	if cfg.InstanceCacheTTL != config.DefaultInstanceCacheTTL || cfg.LBDriftCheckPeriod != config.DefaultLBDriftCheckPeriod || cfg.LBDrainPeriod != 30*time.Second {
-		t.Errorf("duration defaults = %s, %s", cfg.InstanceCacheTTL, cfg.LBDriftCheckPeriod)
+	if cfg.InstanceCacheTTL != config.DefaultInstanceCacheTTL || cfg.LBDriftCheckPeriod != config.DefaultLBDriftCheckPeriod || cfg.LBDrainPeriod != 30*time.Second ||
+		cfg.ReadLagWindow != cloudbase.DefaultReadLagWindow {
+		t.Errorf("duration defaults = %s, %s, %s", cfg.InstanceCacheTTL, cfg.LBDriftCheckPeriod, cfg.ReadLagWindow)
 	}
 }
 
@@ -142,6 +145,7 @@ lbDrainPeriod: 2h
 		{name: "wrong types", file: configtest.Valid("loadBalancer:\n  disabled: yes-please\n  subnet1: 12\nrateLimiter:\n  rateLimitQPSRead: fast\n  rateLimitBucketRead: 1.5\n"),
 			want: []string{"loadBalancer.disabled: must be true or false, got a string", "loadBalancer.subnet1: must be a string, got a number",
 				"rateLimiter.rateLimitQPSRead: must be a number, got a string", "rateLimiter.rateLimitBucketRead: must be a whole number"}},
+		{name: "read lag window too long", file: configtest.Valid("readLagWindow: 11m\n"), want: []string{`readLagWindow "11m0s": must be between 0s and 10m0s`}},
 		{name: "section not a mapping", file: configtest.Valid("loadBalancer: true\n"), want: []string{"loadBalancer: must be a mapping"}},
 		{name: "bad lb values", file: configtest.Valid("loadBalancer:\n  securityListManagementMode: Some\n  subnet2: " + configtest.Subnet + "\n  securityLists:\n    nope: also-nope\n"),
 			want: []string{`securityListManagementMode "Some": must be None, Frontend or All`, "subnet2 is set without loadBalancer.subnet1",

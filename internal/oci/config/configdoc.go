@@ -121,6 +121,11 @@ var Keys = []cloudconfig.KeyDoc{
 		Doc:      "Go duration, default `60s`: how long an instance read serves initialization and status sync; lifecycle checks use reads at most 10 s old; `0s` reads every time; a ccmkit extension",
 	},
 	{
+		Keys:     []string{"readLagWindow"},
+		Required: "no",
+		Doc:      "Go duration, default `1m`, at most `10m`: how long the instance and load balancer reads may not yet show what was just created (eventual consistency): an instance not found by id is gone only if its Node is older than this, and a load balancer a create made is taken as deleted only once absent this long; `0s` trusts every answer at once; a ccmkit extension. See [reliability.md](reliability.md#lagging-reads)",
+	},
+	{
 		Keys:     []string{"lbDriftCheckPeriod"},
 		Required: "no",
 		Doc:      "Go duration, default `5m`: how often every load balancer is compared with its Service (reads only) and a drifted one re-ensured; `0s` turns the check off; a ccmkit extension. See [loadbalancers.md](loadbalancers.md#drift-periodic-re-ensure)",

@@ -40,6 +40,7 @@ import (
 	"k8s.io/cloud-provider/api"
 	"k8s.io/klog/v2"
 
+	"github.com/ccmkit/ccm/internal/cloudbase"
 	"github.com/ccmkit/ccm/internal/ctxwait"
 	"github.com/ccmkit/ccm/internal/drain"
 	"github.com/ccmkit/ccm/internal/oci/ocierr"
@@ -96,6 +97,10 @@ type Config struct {
 	// that its reconcile runs again then and removes the drained backends
 	// (internal/drain.Rerun).
 	OnDrain func(uid types.UID, at time.Time)
+	// ReadLagWindow is how long a GET may not show a load balancer a
+	// create's work request made (readLagWindow; cloudbase.AnsweredIDs); 0
+	// trusts the first answer.
+	ReadLagWindow time.Duration
 }
 
 // Ops runs load balancer operations. It is safe for concurrent use; the
@@ -117,6 +122,12 @@ type Ops struct {
 	// (drain.go); onDrain is Config.OnDrain.
 	drains  *drain.Tracker
 	onDrain func(uid types.UID, at time.Time)
+
+	// readLagWindow and answered: a load balancer a create made is taken
+	// as gone (its retry token spent) only once missing that long.
+	readLagWindow time.Duration
+	answered      cloudbase.AnsweredIDs
+	now           func() time.Time
 }
 
 type pendingWR struct {
@@ -132,6 +143,7 @@ func New(lb LBAPI, nlb NLBAPI, net NetworkAPI, cfg Config) *Ops {
 		net: net, compartment: cfg.Compartment, vcn: cfg.VCN, naming: cfg.Naming, secLists: cfg.SecurityLists, timing: t, sleep: ctxwait.Sleep,
 		pending: map[string]pendingWR{},
 		drains:  drain.NewTracker(nil), onDrain: cfg.OnDrain,
+		readLagWindow: cfg.ReadLagWindow, now: time.Now,
 	}
 }
 
@@ -327,6 +339,15 @@ func (o *Ops) create(ctx context.Context, drv driver, d *Desired, ls []listenerM
 			a, err = drv.find(ctx, d.Name)
 		}
 		stale := ocierr.IsNotFound(err) || (err == nil && (a == nil || a.State == "DELETED" || a.State == "DELETING"))
+		if notSeen := ocierr.IsNotFound(err) || (err == nil && a == nil); notSeen {
+			// Not found may be a read that lags the create: the next
+			// token would then make a second load balancer.
+			if since := o.answered.Since(wr, o.now(), o.readLagWindow); since < o.readLagWindow {
+				return nil, api.NewRetryError(fmt.Sprintf("%s %s: work request %s succeeded, but its load balancer %q is not found yet (known for %s; "+
+					"reads may lag writes, readLagWindow %s): not creating another one", d.Kind, d.Name, wr, lbID,
+					since.Round(time.Second), o.readLagWindow), o.timing.Retry)
+			}
+		}
 		if stale && !last {
 			klog.InfoS("The create was answered from an earlier request with the same retry token, whose load balancer is gone; creating with the next token",
 				"service", svc, "kind", d.Kind, "workRequest", wr, "token", i)

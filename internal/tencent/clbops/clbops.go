@@ -33,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
+	"github.com/ccmkit/ccm/internal/cloudbase"
 	"github.com/ccmkit/ccm/internal/ctxwait"
 	"github.com/ccmkit/ccm/internal/drain"
 	"github.com/ccmkit/ccm/internal/lbdrift"
@@ -87,6 +88,10 @@ type Config struct {
 	// TKECompat is lb_defaults tke: a CLB taken over from TKE is written
 	// nothing to mark it, and new listeners on it get TKE's name.
 	TKECompat bool
+	// ReadLagWindow is how long DescribeLoadBalancers may not show a CLB
+	// that CreateLoadBalancer answered (read_lag_window, cloudbase.AnsweredIDs); 0
+	// trusts the first answer.
+	ReadLagWindow time.Duration
 }
 
 // Ops runs CLB operations. It holds no state between calls but the
@@ -117,6 +122,10 @@ type Ops struct {
 	region       string
 	tkeClusterID string
 	tkeCompat    bool
+	// readLagWindow and answered: a CLB a create answered is taken as
+	// deleted only once missing that long (cloudbase.AnsweredIDs).
+	readLagWindow time.Duration
+	answered      cloudbase.AnsweredIDs
 }
 
 // New returns Ops calling api.
@@ -140,6 +149,7 @@ func New(api API, cfg Config) *Ops {
 		region:          cfg.Region,
 		tkeClusterID:    cfg.TKEClusterID,
 		tkeCompat:       cfg.TKECompat,
+		readLagWindow:   cfg.ReadLagWindow,
 	}
 }
 

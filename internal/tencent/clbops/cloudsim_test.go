@@ -2,6 +2,7 @@ package clbops
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +15,7 @@ import (
 	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/profile"
+	"k8s.io/cloud-provider/api"
 
 	"github.com/ccmkit/ccm/internal/lbspec"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
@@ -319,5 +321,46 @@ func TestPassToTargetAgainstCloudsim(t *testing.T) {
 	}
 	if body, err := getWithin(url, 10*time.Second); err != nil || body != "node" {
 		t.Fatalf("pass-to-target back on: %q, %v", body, err)
+	}
+}
+
+// Reads that lag writes (cloudsim's read lag): DescribeLoadBalancers does
+// not show the CLB CreateLoadBalancer just answered. That must not count
+// as "its ClientToken belongs to a deleted CLB": the next token would make
+// a second CLB for the Service. With read_lag_window the create asks to be
+// retried until the CLB shows, and exactly one CLB is made; with the window
+// at 0 (the trust-every-answer behaviour) this test sees a duplicate.
+func TestLaggingReadsMakeNoDuplicateAgainstCloudsim(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		window        time.Duration
+		wantDuplicate bool
+	}{
+		{name: "read lag window", window: 30 * time.Second},
+		{name: "no window", window: 0, wantDuplicate: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sim, client := startSimWith(t, func(o *cloudsim.Options) { o.ReadLag = 2 * time.Second })
+			ops := simOps(client)
+			ops.readLagWindow = tc.window
+			spec := testSpec(withBackends(), onlyTCP80)
+			deadline := time.Now().Add(15 * time.Second)
+			for {
+				_, err := ops.Ensure(context.Background(), spec)
+				if err == nil || (tc.wantDuplicate && len(sim.CLBs()) > 1) {
+					break
+				}
+				// The service controller retries every error; with the window the
+				// only one is a RetryError while the new one is not visible.
+				var retry *api.RetryError
+				if (tc.window > 0 && !errors.As(err, &retry)) || time.Now().After(deadline) {
+					t.Fatalf("Ensure: %v", err)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if got := len(sim.CLBs()); (got > 1) != tc.wantDuplicate || got == 0 {
+				t.Fatalf("%d CLBs for one Service; want a duplicate: %v", got, tc.wantDuplicate)
+			}
+		})
 	}
 }

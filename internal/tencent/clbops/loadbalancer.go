@@ -353,6 +353,13 @@ func (o *Ops) createWithToken(ctx context.Context, spec *Desired, token string) 
 		return nil, err
 	}
 	if lb == nil {
+		// Missing may be a read that lags the create (cloudbase.AnsweredIDs): the
+		// next token would then make a second CLB.
+		if since := o.answered.Since(ids[0], o.now(), o.readLagWindow); since < o.readLagWindow {
+			return nil, api.NewRetryError(fmt.Sprintf("CreateLoadBalancer (ClientToken %s) answered %s, which DescribeLoadBalancers "+
+				"does not show yet (known for %s; reads may lag writes, read_lag_window %s): not creating another one",
+				token, ids[0], since.Round(time.Second), o.readLagWindow), o.timing.TaskPollMax)
+		}
 		logWrite("Client token belongs to a deleted CLB, trying the next one", "service", spec.Service, "clb", ids[0])
 		return nil, nil
 	}

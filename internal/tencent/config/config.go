@@ -20,6 +20,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/ccmkit/ccm/internal/cloudbase"
 	"github.com/ccmkit/ccm/internal/cloudconfig"
 	"github.com/ccmkit/ccm/internal/lbspec"
 	"github.com/ccmkit/ccm/internal/tcapi"
@@ -43,6 +44,7 @@ const (
 	EnvAPIEndpoint       = envPrefix + "API_ENDPOINT"
 	EnvAPIRateLimits     = envPrefix + "API_RATE_LIMITS"
 	EnvInstanceCacheTTL  = envPrefix + "INSTANCE_CACHE_TTL"
+	EnvReadLagWindow     = envPrefix + "READ_LAG_WINDOW"
 	// EnvInventory set to "off" disables batching and caching of instance
 	// lookups: a benchmark knob (make bench's baseline), not for production.
 	EnvInventory = envPrefix + "INVENTORY"
@@ -207,6 +209,16 @@ type Config struct {
 	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_INSTANCE_CACHE_TTL.
 	InstanceCacheTTL time.Duration `json:"instance_cache_ttl,omitempty"`
 
+	// ReadLagWindow is how long DescribeInstances and DescribeLoadBalancers
+	// may not yet show what was just created (eventual consistency), as a
+	// Go duration (at most 10m): an instance absent from a by-id answer is
+	// gone only if its Node is older than this, and a CLB that
+	// CreateLoadBalancer answered is taken as deleted (its ClientToken
+	// spent) only once it has been absent this long. Optional; default 1m;
+	// "0s" trusts every answer at once.
+	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_READ_LAG_WINDOW.
+	ReadLagWindow time.Duration `json:"read_lag_window,omitempty"`
+
 	// Inventory "off" disables batching and caching of instance lookups
 	// (one DescribeInstances per lookup, like upstream). A benchmark knob for
 	// make bench's baseline; leave it unset. Env:
@@ -301,6 +313,7 @@ func Load(r io.Reader, getenv func(string) string) (*Config, error) {
 	l.lbSettings(file, cfg)
 	rateLimits := l.plain(file, "api_rate_limits", EnvAPIRateLimits)
 	cacheTTL := l.plain(file, "instance_cache_ttl", EnvInstanceCacheTTL)
+	readLag := l.plain(file, "read_lag_window", EnvReadLagWindow)
 	inventory := l.plain(file, "inventory", EnvInventory)
 	cfg.Inventory = inventory.value
 	secretID, secretIDFile := l.secret(file, "secret_id", EnvSecretID, EnvSDKSecretID)
@@ -327,6 +340,11 @@ func Load(r io.Reader, getenv func(string) string) (*Config, error) {
 	cfg.APIRateLimits = limits
 	cfg.InstanceCacheTTL = l.duration(cacheTTL, "instance_cache_ttl", DefaultInstanceCacheTTL, 0,
 		`must be a duration like "60s" or "2m" (0s disables caching)`)
+	cfg.ReadLagWindow = l.duration(readLag, "read_lag_window", cloudbase.DefaultReadLagWindow, 0,
+		`must be a duration like "1m" or "30s" (0s trusts every answer at once)`)
+	if cfg.ReadLagWindow > cloudbase.MaxReadLagWindow {
+		l.Addf("read_lag_window %q%s: must be at most %s", readLag.value, readLag.suffix(), cloudbase.MaxReadLagWindow)
+	}
 	if v := inventory.value; v != "" && !strings.EqualFold(v, "on") && !strings.EqualFold(v, "off") {
 		l.Addf("inventory %q%s: must be on or off", v, inventory.suffix())
 	}

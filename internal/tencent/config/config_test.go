@@ -15,6 +15,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/ccmkit/ccm/internal/cloudbase"
 	"github.com/ccmkit/ccm/internal/cloudconfig"
 	"github.com/ccmkit/ccm/internal/lbspec"
 	"github.com/ccmkit/ccm/internal/tcapi"
@@ -54,6 +55,7 @@ func TestLoadConfigValid(t *testing.T) {
 		ClusterRouteTable: "rt-cluster", APIEndpoint: "http://127.0.0.1:8080",
 		// the defaults Load fills in
 		APIRateLimits: tcapi.Limits{}, InstanceCacheTTL: DefaultInstanceCacheTTL, RouteCacheTTL: DefaultRouteCacheTTL,
+		ReadLagWindow:      cloudbase.DefaultReadLagWindow,
 		LBDriftCheckPeriod: DefaultLBDriftCheckPeriod, LBDeleteRetryAfter: DefaultLBDeleteRetryAfter, LBDrainPeriod: lbspec.DefaultDrainPeriod,
 		LBDefaults: LBDefaultsCCMKit,
 	}
@@ -352,7 +354,7 @@ func TestConfigKeysMatchDocs(t *testing.T) {
 		"credential_source", "cvm_role_name", "metadata_endpoint", "web_identity_token_file", "web_identity_role_arn",
 		"web_identity_provider_id", "web_identity_session_name", "web_identity_duration", "sts_endpoint", "cluster_route_table",
 		"route_backend", "route_table_id", "cluster_cidr", "create_cluster_route_table", "route_cache_ttl", "api_endpoint",
-		"api_rate_limits", "instance_cache_ttl", "inventory", "lb_drift_check_period", "lb_delete_retry_after", "lb_drain_period",
+		"api_rate_limits", "instance_cache_ttl", "read_lag_window", "inventory", "lb_drift_check_period", "lb_delete_retry_after", "lb_drain_period",
 		"lb_defaults", "tke_cluster_id"}
 	if got := configKeys(); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("keys %v, want %v", got, want)
@@ -403,21 +405,26 @@ func TestLoadConfigScaleKeys(t *testing.T) {
 		wantTTL   time.Duration
 		wantQPS   map[string]float64 // "service.Action" -> effective limit
 		wantInv   bool
+		wantLag   time.Duration
 		wantError string
 	}{
-		{name: "defaults", wantTTL: DefaultInstanceCacheTTL, wantInv: true,
+		{name: "defaults", wantTTL: DefaultInstanceCacheTTL, wantInv: true, wantLag: cloudbase.DefaultReadLagWindow,
 			wantQPS: map[string]float64{"cvm.DescribeInstances": 40}},
 		{name: "file", file: "api_rate_limits: DescribeInstances=20, clb.CreateListener=5\ninstance_cache_ttl: 2m\ninventory: \"on\"\n",
-			wantTTL: 2 * time.Minute, wantInv: true,
+			wantTTL: 2 * time.Minute, wantInv: true, wantLag: cloudbase.DefaultReadLagWindow,
 			wantQPS: map[string]float64{"cvm.DescribeInstances": 20, "clb.CreateListener": 5, "clb.DeleteListener": 20}},
 		{name: "env wins", file: "instance_cache_ttl: 2m\n",
 			env:     map[string]string{EnvInstanceCacheTTL: "0s", EnvInventory: "OFF", EnvAPIRateLimits: "DescribeInstances=0"},
-			wantTTL: 0, wantInv: false, wantQPS: map[string]float64{"cvm.DescribeInstances": 0}},
+			wantTTL: 0, wantInv: false, wantLag: cloudbase.DefaultReadLagWindow, wantQPS: map[string]float64{"cvm.DescribeInstances": 0}},
 		{name: "bad limits", file: "api_rate_limits: DescribeInstances\n", wantError: "api_rate_limits: \"DescribeInstances\": want Action=QPS"},
 		{name: "bad ttl", env: map[string]string{EnvInstanceCacheTTL: "soon"},
 			wantError: `instance_cache_ttl "soon" (from ` + EnvInstanceCacheTTL + `): must be a duration`},
 		{name: "negative ttl", file: "instance_cache_ttl: -1s\n", wantError: "instance_cache_ttl \"-1s\": must be a duration"},
 		{name: "bad inventory", file: "inventory: maybe\n", wantError: `inventory "maybe": must be on or off`},
+		{name: "read lag window", file: "read_lag_window: 30s\n", wantTTL: DefaultInstanceCacheTTL, wantInv: true, wantLag: 30 * time.Second},
+		{name: "read lag window off", env: map[string]string{EnvReadLagWindow: "0s"}, wantTTL: DefaultInstanceCacheTTL, wantInv: true, wantLag: 0},
+		{name: "read lag window too long", file: "read_lag_window: 11m\n", wantError: `read_lag_window "11m": must be at most 10m0s`},
+		{name: "read lag window negative", file: "read_lag_window: -1s\n", wantError: `read_lag_window "-1s": must be a duration`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -433,6 +440,9 @@ func TestLoadConfigScaleKeys(t *testing.T) {
 			}
 			if cfg.InstanceCacheTTL != tt.wantTTL {
 				t.Errorf("ttl %s, want %s", cfg.InstanceCacheTTL, tt.wantTTL)
+			}
+			if cfg.ReadLagWindow != tt.wantLag {
+				t.Errorf("read lag window %s, want %s", cfg.ReadLagWindow, tt.wantLag)
 			}
 			if cfg.InventoryEnabled() != tt.wantInv {
 				t.Errorf("inventory enabled %v, want %v", cfg.InventoryEnabled(), tt.wantInv)

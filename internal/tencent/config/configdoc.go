@@ -151,6 +151,12 @@ var Keys = []cloudconfig.KeyDoc{
 		Doc:      "Go duration, default `60s`: how long a DescribeInstances answer serves node initialization and status sync (a node waiting for initialization also takes answers read after it registered, up to 5m old, so a long burst does not list again halfway); lifecycle checks use answers at most 10 s old; `0s` disables caching. See [scale.md](scale.md)",
 	},
 	{
+		Keys:     []string{"read_lag_window"},
+		Env:      []string{EnvReadLagWindow},
+		Required: "no",
+		Doc:      "Go duration, default `1m`, at most `10m`: how long DescribeInstances and DescribeLoadBalancers may not yet show what was just created (eventual consistency): an instance absent from a by-id answer is gone only if its Node is older than this, and a CLB that CreateLoadBalancer answered is taken as deleted only once absent this long; `0s` trusts every answer at once. See [reliability.md](reliability.md#lagging-reads)",
+	},
+	{
 		Keys:     []string{"inventory"},
 		Env:      []string{EnvInventory},
 		Required: "no",

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 )
 
 // maxAdminBody bounds admin request bodies.
@@ -57,6 +58,15 @@ type StateBody struct {
 type RateLimitBody struct {
 	Action string  `json:"action"`
 	QPS    float64 `json:"qps"`
+}
+
+// ReadLagBody is the body of PUT /admin/readlag and the answer of GET:
+// the maximum lag of List/Describe answers behind writes (lag.go), as a
+// duration string ("10s"; "0s": off), and how many resources have writes
+// reads do not see yet (answers only).
+type ReadLagBody struct {
+	Max     string `json:"max"`
+	Pending int    `json:"pending,omitempty"`
 }
 
 // ErrorBody is the body of every admin error answer.
@@ -127,6 +137,23 @@ func (c *Core) newAdminMux() *http.ServeMux {
 	h("DELETE /admin/faults/{action}", func(r *http.Request) (int, any, error) {
 		c.ClearFault(r.PathValue("action"))
 		return http.StatusNoContent, nil, nil
+	})
+	h("GET /admin/readlag", func(*http.Request) (int, any, error) {
+		return http.StatusOK, ReadLagBody{Max: c.lag.Max().String(), Pending: c.lag.Pending()}, nil
+	})
+	h("PUT /admin/readlag", func(r *http.Request) (int, any, error) {
+		var body ReadLagBody
+		if err := decodeStrict(r, &body); err != nil {
+			return 0, nil, err
+		}
+		d, err := time.ParseDuration(body.Max)
+		if err != nil {
+			return 0, nil, fmt.Errorf("%w: max %q must be a duration like \"10s\" (\"0s\": off)", ErrInvalid, body.Max)
+		}
+		if err := c.lag.Set(d); err != nil {
+			return 0, nil, err
+		}
+		return http.StatusOK, ReadLagBody{Max: d.String()}, nil
 	})
 	h("GET /admin/calls", func(*http.Request) (int, any, error) { return http.StatusOK, c.Calls(), nil })
 	h("DELETE /admin/calls", func(*http.Request) (int, any, error) {

@@ -37,6 +37,9 @@ type Config struct {
 	// Latency overrides every dialect's default answer time (latency.go);
 	// nil keeps the defaults, ZeroLatency answers at once.
 	Latency *Latency
+	// ReadLag delays the visibility of new and changed resources in
+	// List/Describe answers by up to this long (lag.go); 0: off.
+	ReadLag time.Duration
 }
 
 // CallInfo describes one finished API call.
@@ -85,6 +88,8 @@ type Core struct {
 	latDefaults map[string]Latency
 	latRand     *rand.Rand
 
+	lag *Lag // lagging reads (lag.go)
+
 	adminMux *http.ServeMux
 }
 
@@ -116,6 +121,8 @@ func New(cfg Config) *Core {
 		c.clock = time.Now
 	}
 	maps.Copy(c.overrides, cfg.RateLimits)
+	c.lag = newLag(c.clock)
+	_ = c.lag.Set(min(max(cfg.ReadLag, 0), MaxReadLag))
 	c.adminMux = c.newAdminMux()
 	return c
 }
@@ -139,7 +146,53 @@ func (c *Core) AddInstances(in ...Instance) ([]Instance, error) {
 	defer c.mu.Unlock()
 	now := c.clock()
 	c.fleet.gc(now, c.linger)
-	return c.fleet.add(now, c.region, in)
+	added, err := c.fleet.add(now, c.region, in)
+	for _, a := range added {
+		if r := c.fleet.lookup(a.ID); r != nil {
+			c.lag.Wrote(instanceKey(r), nil, copyRecord(r))
+		}
+	}
+	return added, err
+}
+
+// Lag is the core's lagging reads (lag.go), for the dialects' resources.
+func (c *Core) Lag() *Lag { return c.lag }
+
+// instanceKey is an instance's key in the Lag.
+func instanceKey(r *Record) string { return "instance/" + r.ID }
+
+func copyRecord(r *Record) Record {
+	out := *r
+	out.Instance = r.Instance.clone()
+	return out
+}
+
+// ReadSnapshot is Snapshot as a List/Describe answer sees it: with the
+// read lag, the version of each instance visible now, and no new instance
+// before it is visible (lag.go).
+func (c *Core) ReadSnapshot() []Record {
+	recs := c.Snapshot()
+	out := recs[:0]
+	for _, r := range recs {
+		if v, ok := Viewed(c.lag, "instance/"+r.ID, r); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// ReadInstanceRecord is InstanceRecord as a read by id sees it: with the
+// read lag, a new instance not visible yet is not found.
+func (c *Core) ReadInstanceRecord(id string) (Record, error) {
+	r, err := c.InstanceRecord(id)
+	if err != nil {
+		return r, err
+	}
+	v, ok := Viewed(c.lag, "instance/"+r.ID, r)
+	if !ok {
+		return Record{}, fmt.Errorf("instance %q: %w", id, ErrNotFound)
+	}
+	return v, nil
 }
 
 // Instances returns the visible instances in creation order.
@@ -216,10 +269,12 @@ func (c *Core) SetInstanceState(id, state string) (Instance, error) {
 		}
 		return Instance{}, fmt.Errorf("%w: instance %q is TERMINATING and cannot become %s", ErrInvalid, id, st)
 	}
+	before := copyRecord(r)
 	r.State = st
 	if st == StateTerminating {
 		r.Terminated = now
 	}
+	c.lag.Wrote(instanceKey(r), before, copyRecord(r))
 	return r.Instance.clone(), nil
 }
 

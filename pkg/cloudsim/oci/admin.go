@@ -272,6 +272,8 @@ func (d *Dialect) FailLoadBalancer(id string) error {
 	next.version++
 	d.lbs.byID[id] = next
 	d.syncPlaneLocked(next)
+	var prev any = b.clone()
+	d.core.Lag().Wrote(lbLagKey(id), prev, next.clone()) // reads see it within the read lag (lag.go)
 	return nil
 }
 

@@ -213,6 +213,10 @@ func (d *Dialect) listBalancers(c *call, kind string) ([]*balancer, error) {
 	}
 	var out []*balancer
 	for _, b := range d.lbs.list(kind, comp, d.core.Now(), d.retention) {
+		b, seen := d.visible(b)
+		if !seen {
+			continue // new, and not visible yet (lag.go)
+		}
 		if dn := c.query("displayName"); dn != "" && dn != b.displayName {
 			continue
 		}
@@ -256,6 +260,7 @@ func (d *Dialect) create(c *call, b *balancer, op, nlbOp string) (string, error)
 	b.seq = d.lbs.seq
 	d.lbs.byID[b.id] = b
 	d.lbs.mu.Unlock()
+	d.lagWrote(b.id, nil)
 	opName := op
 	if b.kind == kindNLB {
 		opName = nlbOp
@@ -534,7 +539,14 @@ func (d *Dialect) balancerAt(c *call, kind string) (*balancer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return d.lbs.get(id, kind, d.core.Now(), d.retention)
+	b, err := d.lbs.get(id, kind, d.core.Now(), d.retention)
+	if err != nil {
+		return nil, err
+	}
+	if v, ok := d.visible(b); ok {
+		return v, nil
+	}
+	return nil, notFound(kindName(kind), id) // new, and not visible yet (lag.go)
 }
 
 // childAt answers a GET of one sub-resource (a backend set or a listener)

@@ -199,10 +199,20 @@ func (d *Dialect) listInstances(c *call) (*reply, error) {
 }
 
 func (d *Dialect) instanceRecord(id string) (core.Record, error) {
+	return d.instanceRecordWith(d.core.InstanceRecord, id)
+}
+
+// readInstanceRecord is instanceRecord as a read of the API sees it: a
+// new instance the read lag hides is not found (core/lag.go).
+func (d *Dialect) readInstanceRecord(id string) (core.Record, error) {
+	return d.instanceRecordWith(d.core.ReadInstanceRecord, id)
+}
+
+func (d *Dialect) instanceRecordWith(lookup func(string) (core.Record, error), id string) (core.Record, error) {
 	if d.gone.isPurged(id) {
 		return core.Record{}, notFound("instance", id)
 	}
-	r, err := d.core.InstanceRecord(id)
+	r, err := lookup(id)
 	if err != nil || r.OCID != id {
 		if kept, ok := d.gone.get(id, d.core.Now()); ok {
 			return kept, nil // TERMINATED, within the retention
@@ -217,7 +227,7 @@ func (d *Dialect) getInstance(c *call) (*reply, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := d.instanceRecord(id)
+	r, err := d.readInstanceRecord(id)
 	if err != nil {
 		return nil, err
 	}
@@ -306,7 +316,7 @@ func (d *Dialect) getVnic(c *call) (*reply, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := d.instanceRecord(instanceOfVnic(id))
+	r, err := d.readInstanceRecord(instanceOfVnic(id))
 	if err != nil {
 		return nil, notFound("VNIC", id)
 	}

@@ -231,6 +231,7 @@ func New(c *core.Core, plane *dataplane.Plane, opts Options) (*Dialect, error) {
 	d.mux.HandleFunc(PrefixMetadata+"/", d.serveMetadata)
 	d.mux.HandleFunc(PathFederation, d.serveFederation)
 	d.registerAdmin(c)
+	d.registerFaultAdmin(c)
 	d.registerIAMAdmin(c)
 	return d, nil
 }

@@ -125,9 +125,10 @@ func (d *Dialect) PurgeTerminated(id string) error {
 }
 
 // instances is the fleet's visible instances followed by the retained
-// terminated ones, in creation order: what OCI lists.
+// terminated ones, in creation order: what OCI lists, as the read lag
+// shows it (core/lag.go).
 func (d *Dialect) instances() []core.Record {
-	live := d.core.Snapshot()
+	live := d.core.ReadSnapshot()
 	gone := d.gone.list(d.core.Now())
 	all := slices.DeleteFunc(append(live, gone...), func(r core.Record) bool { return d.gone.isPurged(r.OCID) })
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Seq < all[j].Seq })

@@ -150,8 +150,26 @@ func (d *Dialect) runWorkRequest(wr *workRequest, action string, res *core.Reser
 			}
 		}
 	}
+	// What the work request does becomes visible to reads within the
+	// read lag (lag.go).
+	lagApply, lagAbort, lbID := apply, abort, wr.lbID
+	apply = func() error {
+		before := d.lagSnapshot(lbID)
+		defer d.lagWrote(lbID, before)
+		if lagApply == nil {
+			return nil
+		}
+		return lagApply()
+	}
+	abort = func(msg string) {
+		before := d.lagSnapshot(lbID)
+		defer d.lagWrote(lbID, before)
+		if lagAbort != nil {
+			lagAbort(msg)
+		}
+	}
 	wr.acceptedReal = time.Now() // a queued one runs its full latency once started
-	d.tasks.Start(res, core.TaskSpec{ID: wr.id, Action: action, Latency: d.latency, Apply: apply, Abort: abort})
+	d.tasks.Start(res, core.TaskSpec{ID: wr.id, Action: action, Latency: wr.latency, Apply: apply, Abort: abort})
 	wr.queued.Store(false) // after Start: a reader always finds the task or the queued flag
 }
 

@@ -328,9 +328,14 @@ func (l *CLB) startTask(call *Call, lbIDs []string, prepare func() (apply func()
 		Apply: func() error {
 			l.mu.Lock()
 			defer l.mu.Unlock()
+			before := make([]*clbLB, len(lbIDs))
+			for i, id := range lbIDs {
+				before[i] = l.lagSnapshotLocked(id)
+			}
 			err := apply()
-			for _, id := range lbIDs {
+			for i, id := range lbIDs {
 				l.syncPlaneLocked(id)
+				l.lagWroteLocked(id, before[i]) // reads see it within the read lag (clb_lag.go)
 			}
 			return err
 		},

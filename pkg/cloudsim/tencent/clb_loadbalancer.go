@@ -153,6 +153,7 @@ func (l *CLB) createLoadBalancer(call *Call, body []byte) (any, error) {
 		l.seq++
 		lb.seq = l.seq
 		l.lbs[lb.id] = lb
+		l.lagWroteLocked(lb.id, nil) // reads see it within the read lag (clb_lag.go)
 		created = append(created, lb)
 		ids = append(ids, lb.id)
 	}
@@ -185,8 +186,10 @@ func (l *CLB) createLoadBalancer(call *Call, body []byte) (any, error) {
 				if l.lbs[lb.id] != lb {
 					continue // deleted out of band meanwhile
 				}
+				before := lb.clone()
 				lb.status, lb.statusTime = 1, t
 				l.syncPlaneLocked(lb.id)
+				l.lagWroteLocked(lb.id, before)
 			}
 			return nil
 		},
@@ -335,6 +338,7 @@ func (l *CLB) uniqueNameLocked(region, name, id string) string {
 // traffic and frees its VIP.
 func (l *CLB) removeLocked(lb *clbLB) {
 	delete(l.lbs, lb.id)
+	l.core.Lag().Forget(clbLagKey(lb.id)) // reads see a deletion at once (clb_lag.go)
 	l.sgs.bindCLB(lb.id, netip.Addr{}, nil)
 	l.plane.Remove(lb.id)
 	l.plane.ReleaseVIP(lb.vip)
@@ -382,8 +386,9 @@ func (l *CLB) describeLoadBalancers(call *Call, body []byte) (any, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var match []*clbLB
-	for _, lb := range l.lbs {
-		if lb.region != call.Region || !lbMatches(lb, &req, ids, filters) {
+	for _, cur := range l.lbs {
+		lb, seen := l.visibleLocked(cur) // as the read lag shows it (clb_lag.go)
+		if !seen || lb.region != call.Region || !lbMatches(lb, &req, ids, filters) {
 			continue
 		}
 		match = append(match, lb)

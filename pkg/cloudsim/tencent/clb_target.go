@@ -482,7 +482,7 @@ func (l *CLB) describeTargets(call *Call, body []byte) (any, error) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	lb, e := l.lbLocked(call.Region, ptrStr(req.LoadBalancerId))
+	lb, e := l.readLBLocked(call.Region, ptrStr(req.LoadBalancerId)) // as the read lag shows it (clb_lag.go)
 	if e != nil {
 		return nil, e
 	}

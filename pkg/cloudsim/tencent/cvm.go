@@ -269,7 +269,7 @@ func describeInstances(call *Call, body []byte) (any, error) {
 
 	defRegion := call.Core.Region()
 	var matches []*core.Record
-	snap := call.Core.Snapshot()
+	snap := call.Core.ReadSnapshot() // as the read lag shows it (core/lag.go)
 	for i := range snap {
 		rec := &snap[i]
 		if rec.Region(defRegion) != call.Region {

@@ -217,6 +217,9 @@ func (t *TKE) describeClusterRoutes(call *Call, body []byte) (any, error) {
 			if len(gateways) > 0 && !slices.Contains(gateways, r.gw.String()) {
 				continue
 			}
+			if _, seen := t.core.Lag().View(routeLagKey(rt.name, r), r); !seen {
+				continue // new, and not visible yet (routeLagKey)
+			}
 			set = append(set, &tke.RouteInfo{
 				RouteTableName:       common.StringPtr(rt.name),
 				DestinationCidrBlock: common.StringPtr(r.dst.String()),
@@ -263,6 +266,7 @@ func (t *TKE) deleteClusterRoute(call *Call, body []byte) (any, error) {
 	// Deleting a route that does not exist succeeds: the documented errors
 	// include no "route not found" code (not confirmed against the cloud).
 	rt.routes = slices.DeleteFunc(rt.routes, func(x clusterRoute) bool { return x == r })
+	t.core.Lag().Forget(routeLagKey(rt.name, r))
 	return &tke.DeleteClusterRouteResponseParams{}, nil
 }
 
@@ -375,8 +379,16 @@ func (t *TKE) addRoute(region, table string, r clusterRoute, checkCVM bool) *Err
 		return Errorf(CodeCvmNotFound, "No CVM instance in VPC `%s` has the private IP `%s` (GatewayIp must be a node's private IP).", rt.vpcID, r.gw)
 	}
 	rt.routes = append(rt.routes, r)
+	if checkCVM { // a route made through the API: reads see it within the read lag
+		t.core.Lag().Wrote(routeLagKey(rt.name, r), nil, r)
+	}
 	return nil
 }
+
+// routeLagKey is a route's key in the read lag (core/lag.go, cloudsim's
+// option, off by default): DescribeClusterRoutes answers a new route only
+// within the lag after CreateClusterRoute; a deletion is seen at once.
+func routeLagKey(table string, r clusterRoute) string { return "tke-route/" + table + "/" + r.String() }
 
 // checkRoute applies the real validation, in the real order: inside the
 // table's CIDR, one CIDR per gateway, no overlap with another route.

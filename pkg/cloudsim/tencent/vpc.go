@@ -190,7 +190,12 @@ func (v *VPC) describeRouteTables(call *Call, body []byte) (any, error) {
 	}
 	set := []*vpc.RouteTable{}
 	for i := offset; i < len(match) && i < offset+limit; i++ {
-		set = append(set, match[i].toSDK(needRoutes))
+		rt := match[i].toSDK(needRoutes)
+		rt.RouteSet = slices.DeleteFunc(rt.RouteSet, func(r *vpc.Route) bool {
+			_, seen := v.core.Lag().View(vpcRouteLagKey(match[i].ID, *r.RouteId), r)
+			return !seen // new, and not visible yet (vpcRouteLagKey)
+		})
+		set = append(set, rt)
 	}
 	return &vpc.DescribeRouteTablesResponseParams{
 		TotalCount:    common.Uint64Ptr(uint64(len(match))),
@@ -273,6 +278,9 @@ func (v *VPC) deleteRoutes(call *Call, body []byte) (any, error) {
 	t.routes = slices.DeleteFunc(t.routes, func(x vpcRoute) bool {
 		return slices.ContainsFunc(deleted, func(d *vpc.Route) bool { return *d.RouteId == x.ID })
 	})
+	for _, d := range deleted {
+		v.core.Lag().Forget(vpcRouteLagKey(t.ID, *d.RouteId))
+	}
 	return &vpc.DeleteRoutesResponseParams{RouteSet: deleted}, nil
 }
 
@@ -349,8 +357,18 @@ func (v *VPC) addRoutes(t *vpcTable, in []VPCRoute, viaAPI bool) *Error {
 		added = append(added, vpcRoute{VPCRoute: r, dst: dst, created: v.core.Now()})
 	}
 	t.routes = append(t.routes, added...)
+	if viaAPI { // reads see a route made through the API within the read lag
+		for _, r := range added {
+			v.core.Lag().Wrote(vpcRouteLagKey(t.ID, r.ID), nil, r)
+		}
+	}
 	return nil
 }
+
+// vpcRouteLagKey is a route's key in the read lag (core/lag.go, cloudsim's
+// option, off by default): DescribeRouteTables answers a new route only
+// within the lag after CreateRoutes; a deletion is seen at once.
+func vpcRouteLagKey(table string, id uint64) string { return fmt.Sprintf("vpc-route/%s/%d", table, id) }
 
 func (v *VPC) sorted() []*vpcTable {
 	list := make([]*vpcTable, 0, len(v.tables))

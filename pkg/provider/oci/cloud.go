@@ -77,6 +77,7 @@ func New(cfg *config.Config) (*Cloud, error) {
 	}
 	reader := computelookup.New(c.Compute, c.Network, cfg.Compartment, cfg.VCN)
 	cloud := &Cloud{cfg: cfg, creds: creds, instances: newInstances(reader, cfg.Auth.Region, cfg.InstanceCacheTTL), secrets: &tlsSecrets{}}
+	cloud.instances.readLagWindow = cfg.ReadLagWindow
 	if !cfg.LoadBalancer.Disabled {
 		cloud.lb = newLoadBalancers(cfg, c, cloud.secrets)
 	}

@@ -48,6 +48,11 @@ type instances struct {
 	metadataMaxAge time.Duration
 	// stateMaxAge is how old a read may be for the lifecycle checks.
 	stateMaxAge time.Duration
+	// readLagWindow: an instance not found by id is gone only if its Node
+	// is older (readLagWindow, cloudbase.CheckAbsence).
+	readLagWindow time.Duration
+	seen          cloudbase.SeenIDs // instances InstanceExists found
+	now           func() time.Time
 }
 
 // Cache ages. config.DefaultInstanceCacheTTL: long enough for a burst of node
@@ -62,7 +67,7 @@ const maxStateAge = 10 * time.Second
 const indexDisplayName = "display-name"
 
 func newInstances(reader *computelookup.Reader, region string, ttl time.Duration) *instances {
-	i := &instances{reader: reader, region: region, metadataMaxAge: ttl, stateMaxAge: min(ttl, maxStateAge)}
+	i := &instances{reader: reader, region: region, metadataMaxAge: ttl, stateMaxAge: min(ttl, maxStateAge), now: time.Now}
 	i.inv = inventory.New(inventory.Source[core.Instance]{
 		FetchByID: oneByOne(reader.GetInstance),
 		ListAll:   func(ctx context.Context) ([]core.Instance, error) { return reader.ListInstances(ctx, "") },
@@ -259,10 +264,19 @@ func (i *instances) InstanceExists(ctx context.Context, node *v1.Node) (bool, er
 				"and the confirmation failed, so the node is kept: %w", node.Name, f.id, err)
 		}
 		if gone {
+			// Not yet for a Node younger than the read lag window, unless
+			// a read showed its instance before: both reads may not show
+			// a new instance yet.
+			if !i.seen.Seen(f.id) {
+				if err := cloudbase.CheckAbsence(node, f.id, "GetInstance (404) and ListInstances", i.readLagWindow, i.now()); err != nil {
+					return true, err
+				}
+			}
 			klog.V(2).InfoS("Instance no longer exists (404, and absent from the compartment's listing)", "node", klog.KObj(node), "instanceID", f.id)
 		}
 		return !gone, nil
 	}
+	i.seen.Mark(deref(f.instance.Id), i.now())
 	if isGone(f.instance) {
 		klog.V(2).InfoS("Instance is terminated", "node", klog.KObj(node), "instanceID", f.id, "state", f.instance.LifecycleState)
 		return false, nil

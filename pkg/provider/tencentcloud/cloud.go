@@ -98,10 +98,9 @@ func New(cfg *config.Config) (*Cloud, error) {
 // One Cloud holds one instance inventory, shared by every controller.
 func newCloud(cfg *config.Config, api cvmlookup.API) *Cloud {
 	lookup := cvmlookup.New(api, cfg.VpcID)
-	return &Cloud{
-		cfg:       cfg,
-		instances: newInstances(lookup, cfg.Region, cfg.InstanceCacheTTL, cfg.InventoryEnabled()),
-	}
+	inst := newInstances(lookup, cfg.Region, cfg.InstanceCacheTTL, cfg.InventoryEnabled())
+	inst.readLagWindow = cfg.ReadLagWindow
+	return &Cloud{cfg: cfg, instances: inst}
 }
 
 // Initialize hands the load balancers (drift check, subset Events and

@@ -44,6 +44,11 @@ type instances struct {
 	// stateMaxAge is how old an answer may be for the lifecycle checks,
 	// which poll NotReady nodes every few seconds and act on the state.
 	stateMaxAge time.Duration
+	// readLagWindow: an instance absent from a by-id answer is gone only
+	// if its Node is older (read_lag_window, cloudbase.CheckAbsence).
+	readLagWindow time.Duration
+	seen          cloudbase.SeenIDs // instances InstanceExists found
+	now           func() time.Time
 }
 
 // keyWindow is how long a by-IP (or by-name) lookup waits for others to
@@ -60,7 +65,7 @@ const maxStateAge = 10 * time.Second
 // newInstances builds the InstancesV2 implementation over lookup, with an
 // inventory unless disabled.
 func newInstances(lookup *cvmlookup.Lookup, region string, ttl time.Duration, useInventory bool) *instances {
-	i := &instances{lookup: lookup, region: region, metadataMaxAge: ttl, stateMaxAge: min(ttl, maxStateAge)}
+	i := &instances{lookup: lookup, region: region, metadataMaxAge: ttl, stateMaxAge: min(ttl, maxStateAge), now: time.Now}
 	if useInventory {
 		i.inv = inventory.New(inventory.Source[*cvm.Instance]{
 			FetchByID: func(ctx context.Context, ids []string) ([]*cvm.Instance, error) {
@@ -254,7 +259,10 @@ func (i *instances) errCannotTell(node *v1.Node, f found) error {
 //
 // A positive answer may come from the inventory; a negative one is always
 // re-checked with a by-id call made for it, so that a stale or missing
-// inventory entry never deletes a node.
+// inventory entry never deletes a node. An instance absent from that
+// answer is gone only if the Node is older than read_lag_window: a Node
+// proves its instance existed when the kubelet on it registered, and a
+// cloud's reads may lag its writes (cloudbase.CheckAbsence).
 func (i *instances) InstanceExists(ctx context.Context, node *v1.Node) (bool, error) {
 	f, err := i.find(ctx, node, i.stateMaxAge)
 	if err != nil {
@@ -273,9 +281,20 @@ func (i *instances) InstanceExists(ctx context.Context, node *v1.Node) (bool, er
 		}
 	}
 	if f.instance == nil {
+		// Absent is not yet gone for a Node younger than the read lag
+		// window, unless a read showed its instance before: the cloud's
+		// answers may not show a new instance yet.
+		if i.seen.Seen(f.id) {
+			klog.V(2).InfoS("Instance no longer exists (an earlier answer showed it)", "node", klog.KObj(node), "query", f.query)
+			return false, nil
+		}
+		if err := cloudbase.CheckAbsence(node, f.id, "DescribeInstances by id", i.readLagWindow, i.now()); err != nil {
+			return true, err
+		}
 		klog.V(2).InfoS("Instance no longer exists", "node", klog.KObj(node), "query", f.query)
 		return false, nil
 	}
+	i.seen.Mark(deref(f.instance.InstanceId), i.now())
 	if state := deref(f.instance.InstanceState); state == stateTerminating {
 		klog.V(2).InfoS("Instance is terminating", "node", klog.KObj(node), "instanceID", *f.instance.InstanceId)
 		return false, nil

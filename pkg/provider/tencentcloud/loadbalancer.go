@@ -49,7 +49,8 @@ func newLoadBalancers(cfg *config.Config, api clbops.API, quotaAPI clbops.QuotaA
 	inner := lbkit.New[*clbops.Desired](tr, func(onDrain func(types.UID, time.Time)) lbkit.Ops[*clbops.Desired] {
 		return clbops.New(api, clbops.Config{VpcID: cfg.VpcID, Timing: clbops.Timing{DeleteRetryAfter: cfg.LBDeleteRetryAfter}, OnDrain: onDrain,
 			ListenerQuota: quotas.ListenersPerCLB, OnFound: ids.found, OnCreationDrift: drift.found, SecurityGroups: sgAPI,
-			Tags: tagAPI, Region: cfg.Region, TKEClusterID: cfg.TKEClusterID, TKECompat: tke})
+			Tags: tagAPI, Region: cfg.Region, TKEClusterID: cfg.TKEClusterID, TKECompat: tke,
+			ReadLagWindow: cfg.ReadLagWindow})
 	}, lbkit.Config{Provider: ProviderName, DriftPeriod: cfg.LBDriftCheckPeriod})
 	return &clbLoadBalancers{loadBalancers: inner, ids: ids, drift: drift, secrets: tr.secrets}
 }
