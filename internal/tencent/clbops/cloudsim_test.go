@@ -329,7 +329,7 @@ func TestPassToTargetAgainstCloudsim(t *testing.T) {
 // as "its ClientToken belongs to a deleted CLB": the next token would make
 // a second CLB for the Service. With read_lag_window the create asks to be
 // retried until the CLB shows, and exactly one CLB is made; with the window
-// at 0 (the trust-every-answer behaviour) this test sees a duplicate.
+// at 0 (the trust-every-answer behavior) this test sees a duplicate.
 func TestLaggingReadsMakeNoDuplicateAgainstCloudsim(t *testing.T) {
 	for _, tc := range []struct {
 		name          string
