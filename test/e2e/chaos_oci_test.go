@@ -114,19 +114,30 @@ func runOCIChaosRound(t *testing.T, round int, f ociChaosFault, nNodes, nService
 		defer func() { _ = suite.sim.SetReadLag(0) }()
 	}
 
-	var nodeNames []string
+	var nodeNames, instanceIDs []string
+	// The round's instances end with it, as an autoscaler's would: left
+	// RUNNING, each would cost every later test that maps a node by its
+	// private IP a GetVnic (TestNodeInitialized's lookup budget).
 	t.Cleanup(func() {
 		for _, n := range nodeNames {
 			_ = suite.cluster.Client.CoreV1().Nodes().Delete(context.Background(), n, metav1.DeleteOptions{})
 		}
+		for _, id := range instanceIDs {
+			_ = suite.sim.SetInstanceState(id, "TERMINATED")
+		}
 	})
+	newInstance := func(name string) cloudsim.Instance {
+		in := theOCIEnv.newInstance(t, name)
+		instanceIDs = append(instanceIDs, in.ID)
+		return in
+	}
 	var fresh, sick, doomed []cloudsim.Instance
 	for i := 0; i < nNodes; i++ {
-		fresh = append(fresh, theOCIEnv.newInstance(t, fmt.Sprintf("%s-%d", selector, i)))
+		fresh = append(fresh, newInstance(fmt.Sprintf("%s-%d", selector, i)))
 	}
 	for i := 0; i < max(1, nNodes/10); i++ {
 		for _, list := range []*[]cloudsim.Instance{&sick, &doomed} {
-			in := theOCIEnv.newInstance(t, fmt.Sprintf("%s-nr-%d-%d", selector, len(*list), i))
+			in := newInstance(fmt.Sprintf("%s-nr-%d-%d", selector, len(*list), i))
 			registerInitializedNode(t, in.PrivateIP, "oci://"+in.OCID, false, false)
 			registered.Store(in.PrivateIP, true)
 			nodeNames = append(nodeNames, in.PrivateIP)
