@@ -137,7 +137,7 @@ func runRBACScenario(t *testing.T, kubeconfig string, mustWork bool) string {
 	p, _, err := testcluster.CCM{
 		Binary: suite.ccmBinary, Provider: "tencentcloud", Kubeconfig: kubeconfig, Dir: suite.dir,
 		Name:        "ccm-rbac-" + strings.NewReplacer("/", "-", " ", "-").Replace(t.Name()),
-		CloudConfig: writeCloudConfig(suite.dir, "cloud-rbac.yaml", secretID, secretKey),
+		CloudConfig: rbacCloudConfig(t),
 	}.Start()
 	if err != nil {
 		t.Fatal(err)
@@ -296,4 +296,25 @@ func setRBACTestRole(t *testing.T, rules []rbacv1.PolicyRule) {
 	}
 	// RBAC changes reach the authorizer through its informer: give it a moment.
 	time.Sleep(500 * time.Millisecond)
+}
+
+// rbacCloudConfig is the suite's Tencent config with read_lag_window 0s.
+// The scenario registers the terminated instance's Node seconds before the
+// CCM starts, and cloudsim stops showing a TERMINATING instance 2 s later:
+// with the default window such a young Node, whose instance this CCM never
+// saw, is kept for a minute (the lagging-reads rule, proven in the fault
+// campaign's lag round). This test is about permissions, so the deletion
+// is asked for at once.
+func rbacCloudConfig(t *testing.T) string {
+	t.Helper()
+	path := writeCloudConfig(suite.dir, "cloud-rbac.yaml", secretID, secretKey)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString("read_lag_window: 0s\n"); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -3,6 +3,7 @@ package credentials
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -53,24 +54,84 @@ func (k KeyFiles) Describe() string {
 	return "a key read from " + strings.Join(files, " and ") + " (re-read when it changes)"
 }
 
-// Fetch implements Source: both halves, each read whole and checked.
+// maxVersionReads bounds how often Fetch reads the pair when the version
+// it read is replaced meanwhile; a Secret swapped more often than that is
+// refused this time and read again at the next signal.
+const maxVersionReads = 5
+
+// Fetch implements Source: both halves, each read whole and checked, and
+// from one version of the Secret. Two files cannot be read in one step: a
+// swap between reading the id and the key would pair the old id with the
+// new key, and every call signed with that pair would fail. In the
+// kubelet's layout (both files link through the directory's `..data`
+// symlink), both are read from the version directory `..data` names, which
+// the kubelet never changes, only replaces; a read that fails because that
+// version was removed meanwhile is made again. Files in another layout are
+// read as they are; the watch reads them Settle after the last change.
 func (k KeyFiles) Fetch(context.Context) (Value, error) {
-	id, err := k.SecretID.read("secret_id_file")
+	for range maxVersionReads - 1 {
+		version := k.dataVersion()
+		v, err := k.readPair(version)
+		if err != nil && version != "" && k.dataVersion() != version {
+			continue // swapped while read: read the new version
+		}
+		return v, err
+	}
+	return k.readPair(k.dataVersion())
+}
+
+// readPair reads both halves, from the version directory version of the
+// files' directory when it is not empty.
+func (k KeyFiles) readPair(version string) (Value, error) {
+	id, err := k.SecretID.read("secret_id_file", version)
 	if err != nil {
 		return Value{}, err
 	}
-	key, err := k.SecretKey.read("secret_key_file")
+	key, err := k.SecretKey.read("secret_key_file", version)
 	if err != nil {
 		return Value{}, err
 	}
 	return Value{SecretID: id, SecretKey: key}, nil
 }
 
-func (p KeyPart) read(setting string) (string, error) {
+// dataVersion is where the `..data` symlink of the files' directory points
+// when every file is a symlink to `..data/<its name>` there (a Secret the
+// kubelet mounted), else "".
+func (k KeyFiles) dataVersion() string {
+	dir := ""
+	for _, p := range []KeyPart{k.SecretID, k.SecretKey} {
+		if p.File == "" {
+			continue
+		}
+		if dir != "" && filepath.Dir(p.File) != dir {
+			return ""
+		}
+		dir = filepath.Dir(p.File)
+		if target, err := os.Readlink(p.File); err != nil || target != filepath.Join("..data", filepath.Base(p.File)) {
+			return ""
+		}
+	}
+	if dir == "" {
+		return ""
+	}
+	version, err := os.Readlink(filepath.Join(dir, "..data"))
+	if err != nil || strings.Contains(version, "/") {
+		return "" // the kubelet links to a sibling directory; anything else is not its layout
+	}
+	return version
+}
+
+// read returns the part's value, read from its file (within the version
+// directory version of the file's directory, when not empty).
+func (p KeyPart) read(setting, version string) (string, error) {
 	if p.File == "" {
 		return p.Value, nil
 	}
-	data, err := cloudconfig.ReadSmallFile(p.File, maxKeyFileSize, "a credential")
+	path := p.File
+	if version != "" {
+		path = filepath.Join(filepath.Dir(p.File), version, filepath.Base(p.File))
+	}
+	data, err := cloudconfig.ReadSmallFile(path, maxKeyFileSize, "a credential")
 	if err != nil {
 		return "", fmt.Errorf("%s %s: %w", setting, p.File, err)
 	}

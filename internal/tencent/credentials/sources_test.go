@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -273,4 +274,63 @@ func TestKeyFilesRotation(t *testing.T) {
 	if c.GetSecretKey() != newKey {
 		t.Fatal("an empty key file replaced the key")
 	}
+}
+
+// TestKeyFilesReadOneVersion: while the kubelet swaps the Secret between
+// two key pairs back to back, every read returns one of the pairs, never
+// the id of one with the key of the other (which would fail every call
+// signed with it).
+func TestKeyFilesReadOneVersion(t *testing.T) {
+	pairs := []map[string]string{
+		{"secret_id": "AKIDonetestpair00000000000000000000", "secret_key": "one-test-key"},
+		{"secret_id": "AKIDtwotestpair00000000000000000000", "secret_key": "two-test-key"},
+	}
+	dir := t.TempDir()
+	if err := secretvolume.Write(dir, pairs[0]); err != nil {
+		t.Fatal(err)
+	}
+	src := KeyFiles{
+		SecretID:  KeyPart{File: filepath.Join(dir, "secret_id")},
+		SecretKey: KeyPart{File: filepath.Join(dir, "secret_key")},
+	}
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		for i := 1; ; i++ {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			if err := secretvolume.Write(dir, pairs[i%2]); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	reads, errs, torn := 0, 0, 0
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); reads++ {
+		v, err := src.Fetch(context.Background())
+		if err != nil {
+			errs++ // a read may fail (the current key stays); it must not tear
+			continue
+		}
+		if !slices.ContainsFunc(pairs, func(p map[string]string) bool {
+			return v.SecretID == p["secret_id"] && v.SecretKey == p["secret_key"]
+		}) {
+			torn++
+		}
+	}
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if torn > 0 {
+		t.Fatalf("%d of %d reads returned the id of one pair with the key of the other", torn, reads)
+	}
+	if errs > reads/2 {
+		t.Fatalf("%d of %d reads failed", errs, reads)
+	}
+	t.Logf("%d reads, %d failed (the current key stays), none torn", reads, errs)
 }
