@@ -48,7 +48,6 @@ type lbEnv struct {
 	mu     sync.Mutex
 	writes []string // "CreateLoadBalancer", "UpdateBackendSet TCP-80", ...
 	tokens []string // the opc-retry-token of every create
-	reads  int
 }
 
 func newLBEnv(t *testing.T) *lbEnv { return newLBEnvWith(t, nil) }
@@ -120,9 +119,7 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	e := r.env
 	e.mu.Lock()
-	if req.Method == http.MethodGet {
-		e.reads++
-	} else {
+	if req.Method != http.MethodGet {
 		e.writes = append(e.writes, writeName(req.Method, req.URL.Path, body))
 		if tok := req.Header.Get("opc-retry-token"); tok != "" && req.Method == http.MethodPost {
 			e.tokens = append(e.tokens, tok)
@@ -182,12 +179,6 @@ func (e *lbEnv) resetWrites() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.writes = nil
-}
-
-func (e *lbEnv) readCount() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.reads
 }
 
 func (e *lbEnv) usedTokens() []string {

@@ -151,20 +151,34 @@ func TestEnsurePlansMinimalChanges(t *testing.T) {
 }
 
 func TestEnsureWaitsForWorkRequests(t *testing.T) {
-	env := newLBEnvWith(t, func(o *cloudsim.Options) { o.OCI.WorkRequestLatency = 30 * time.Millisecond })
+	env := newLBEnvWith(t, func(o *cloudsim.Options) { o.OCI.WorkRequestLatency = 200 * time.Millisecond })
 	o := newTestOps(env)
 	d := desired(KindLB, "10.0.0.1")
 	if _, err := o.Ensure(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
-	// Each write's work request is read until it succeeds before the next write.
+	id := env.only(KindLB).ID
+	if lb, err := env.sim.OCILoadBalancer(id); err != nil || lb.Busy != "" {
+		t.Fatalf("Ensure returned while the creation ran (%+v, %v)", lb.Busy, err)
+	}
+	// Each write's work request is awaited before the next write (cloudsim
+	// refuses a write while one runs: 409) and before Ensure returns. The
+	// check is on the cloud's state, not on a count of polls, which a
+	// loaded machine makes fewer.
 	d.Listeners = append(d.Listeners, lbspec.Listener{Protocol: lbspec.TCP, Port: 443, NodePort: 30443})
-	before := env.readCount()
+	env.resetWrites()
 	if _, err := o.Ensure(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
-	if polls := env.readCount() - before; polls < 8 {
-		t.Errorf("%d reads for two writes whose work requests take 30 ms, polled every 1 ms; they were not awaited", polls)
+	if w := env.writesOf(); len(w) < 2 {
+		t.Fatalf("writes = %v, want a backend set and a listener", w)
+	}
+	lb, err := env.sim.OCILoadBalancer(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lb.Busy != "" {
+		t.Errorf("Ensure returned while a work request ran: %s", lb.Busy)
 	}
 }
 

@@ -124,10 +124,17 @@ func TestFirewallDecidesEveryFlow(t *testing.T) {
 	}
 
 	// A denied target: connections it is picked for are reset, the others
-	// go through.
+	// go through. Not "2 of 4 in turn": a probe that times out on a loaded
+	// machine takes a target out of the rotation for a moment; so send
+	// until both outcomes were seen, and check each failure was a denial.
 	fw.set(func(f *ruleFirewall) { f.denyTargets["n2"] = true })
+	st, _ := p.Status("lb-fw")
+	deniedBefore := st.Listeners[0].Denied
 	var ok, failed int
-	for range 4 {
+	for range 40 {
+		if ok >= 2 && failed >= 2 {
+			break
+		}
 		if body, err := getFrom(allowed, url); err == nil {
 			if body != "n1" {
 				t.Fatalf("answer from %q, which the firewall denies", body)
@@ -137,12 +144,12 @@ func TestFirewallDecidesEveryFlow(t *testing.T) {
 			failed++
 		}
 	}
-	if ok != 2 || failed != 2 {
-		t.Errorf("round robin over an allowed and a denied target: %d answers, %d failures; want 2 and 2", ok, failed)
+	if ok < 2 || failed < 2 {
+		t.Errorf("balancing over an allowed and a denied target: %d answers, %d failures; want at least 2 of each", ok, failed)
 	}
-	st, _ := p.Status("lb-fw")
-	if st.Listeners[0].Denied < 3 {
-		t.Errorf("denied = %d, want >= 3", st.Listeners[0].Denied)
+	st, _ = p.Status("lb-fw")
+	if denied := st.Listeners[0].Denied - deniedBefore; denied != uint64(failed) {
+		t.Errorf("denied = %d, want one per failed connection (%d)", denied, failed)
 	}
 
 	// Denied probes make every target unhealthy: nothing is in service.

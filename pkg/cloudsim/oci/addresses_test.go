@@ -3,9 +3,8 @@ package oci
 import (
 	"errors"
 	"net/http"
-	"sync"
-	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/oracle/oci-go-sdk/v65/common"
 	ocicore "github.com/oracle/oci-go-sdk/v65/core"
@@ -158,7 +157,10 @@ func TestListPublicIps(t *testing.T) {
 // The node reads have cloudsim's default limit; load-balancer operations
 // have none.
 func TestNodeReadRateLimits(t *testing.T) {
-	e := newTestEnv(t, Options{}, core.Config{})
+	// A clock that stands still: the bucket never refills, so the test
+	// counts the burst exactly however slowly a loaded machine sends.
+	frozen := time.Now()
+	e := newTestEnv(t, Options{}, core.Config{Clock: func() time.Time { return frozen }})
 	limits := e.core.RateLimits()
 	for _, op := range NodeReadActions {
 		if limits[ActionPrefix+op] != NodeReadRateLimit {
@@ -169,25 +171,21 @@ func TestNodeReadRateLimits(t *testing.T) {
 		t.Errorf("GetLoadBalancer has a limit (%v); want none", q)
 	}
 	nc := e.network()
-	// Three seconds' worth at once: even a slow (race-detector) run sends
-	// them faster than the bucket refills.
-	const n = 3 * NodeReadRateLimit
-	var throttled atomic.Int32
-	var wg sync.WaitGroup
+	// The burst is one second's worth (core.Allow); the calls past it are
+	// refused with 429 TooManyRequests.
+	const n = NodeReadRateLimit + 5
+	throttled := 0
 	for range n {
-		wg.Go(func() {
-			_, err := nc.ListPrivateIps(ctx(t), ocicore.ListPrivateIpsRequest{SubnetId: common.String(DefaultSubnetID)})
-			var se common.ServiceError
-			switch {
-			case errors.As(err, &se) && se.GetHTTPStatusCode() == http.StatusTooManyRequests && se.GetCode() == CodeTooManyRequests:
-				throttled.Add(1)
-			case err != nil:
-				t.Errorf("want 200 or 429 TooManyRequests, got %v", err)
-			}
-		})
+		_, err := nc.ListPrivateIps(ctx(t), ocicore.ListPrivateIpsRequest{SubnetId: common.String(DefaultSubnetID)})
+		var se common.ServiceError
+		switch {
+		case errors.As(err, &se) && se.GetHTTPStatusCode() == http.StatusTooManyRequests && se.GetCode() == CodeTooManyRequests:
+			throttled++
+		case err != nil:
+			t.Fatalf("want 200 or 429 TooManyRequests, got %v", err)
+		}
 	}
-	wg.Wait()
-	if throttled.Load() == 0 {
-		t.Fatalf("%d calls at once under a %d/s limit: none throttled", n, NodeReadRateLimit)
+	if throttled != n-NodeReadRateLimit {
+		t.Fatalf("%d calls under a %d/s limit with a stopped clock: %d throttled, want %d", n, NodeReadRateLimit, throttled, n-NodeReadRateLimit)
 	}
 }
