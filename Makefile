@@ -8,6 +8,8 @@ export CCM_TOOLS_DIR := $(TOOLS_DIR)
 DEMO_FLAGS ?=
 CLOUD      ?= tencentcloud
 E2E_FLAGS  ?=
+E2E_SHARDS ?= 2
+E2E_RUN    ?=
 BENCH_FLAGS ?=
 BENCH_ROUTES_FLAGS ?=
 # --version and ccmkit_build_info: git describe and the commit, stamped at link time.
@@ -15,7 +17,7 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS   := -X github.com/ccmkit/ccm/internal/buildinfo.version=$(VERSION) -X github.com/ccmkit/ccm/internal/buildinfo.revision=$(REVISION)
 
-.PHONY: chaos all build generate tools test unit e2e bench bench-routes bench-smoke demo lint fmt tidy clean image docker-image
+.PHONY: chaos all build generate tools test unit e2e e2e-durations bench bench-routes bench-smoke demo lint fmt tidy clean image docker-image
 
 all: build
 
@@ -43,9 +45,15 @@ unit:
 	cd hack/promcheck && $(GO) test -race -count=1 ./...
 	cd hack/image && $(GO) test -race -count=1 ./...
 
+## e2e: the e2e suite (needs `make tools build`), in E2E_SHARDS processes at once (default 2; hack/e2eshards),
+## E2E_RUN=regexp for some tests only; e2e-durations: the same, recording the tests' durations for dealing them
 e2e:
+	$(GO) test -c -tags e2e -o $(BIN)/e2e.test ./test/e2e/
 	CCM_BINARY=$(CURDIR)/$(BIN)/cloud-controller-manager \
-	  $(GO) test -tags e2e -count=1 -timeout 30m -v $(E2E_FLAGS) ./test/e2e/
+	  $(GO) run ./hack/e2eshards -binary $(BIN)/e2e.test -shards $(E2E_SHARDS) -run '$(E2E_RUN)' $(E2E_FLAGS)
+
+e2e-durations:
+	$(MAKE) e2e E2E_FLAGS=-record
 
 ## bench: every benchmark section (nodes, routes, lb) into bench/results/latest.json and SVG plots beside it;
 ## BENCH_FLAGS=--quick for a small run of each (into bench/results/quick/), BENCH_FLAGS='--sections=nodes --nodes=1000'

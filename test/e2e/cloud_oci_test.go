@@ -52,13 +52,17 @@ const (
 	// The load balancers' own subnet and security list (config subnet1).
 	ociLBSubnet       = "ocid1.subnet.oc1..aaaaaaaae2elbsubnet"
 	ociLBSecurityList = "ocid1.securitylist.oc1..aaaaaaaae2elbsecuritylist"
-	ociLBCIDR         = "127.0.200.0/24"
+	ociShape          = "VM.Standard3.Flex"
+	ociFaultDomain    = "FAULT-DOMAIN-2"
+)
+
+// The suite's OCI address ranges (moved apart per shard: shardAddr).
+var (
+	ociLBCIDR = shardAddr("127.0.200.0/24")
 	// ociNodeCIDR is the node subnet: every address nextIP hands out.
-	ociNodeCIDR    = "127.0.0.0/17"
-	ociShape       = "VM.Standard3.Flex"
-	ociFaultDomain = "FAULT-DOMAIN-2"
+	ociNodeCIDR = shardAddr("127.0.0.0/17")
 	// ociCIDR holds the loopback addresses nextIP hands out.
-	ociCIDR = "127.0.0.0/16"
+	ociCIDR = shardAddr("127.0.0.0/16")
 )
 
 // ociEnv is OCI under the conformance scenarios.
@@ -282,7 +286,7 @@ func (e *ociEnv) newInstanceWith(t *testing.T, name string, setup func(*cloudsim
 	t.Helper()
 	n := idSeq.Add(1)
 	in := cloudsim.Instance{
-		Name: name, PrivateIP: nextIP(), PublicIP: fmt.Sprintf("127.1.%d.%d", n/250, 1+n%250),
+		Name: name, PrivateIP: nextIP(), PublicIP: publicIP(n),
 		VpcID: ociVCN, SubnetID: ociSubnet, CompartmentID: ociCompartment,
 		Shape: ociShape, FaultDomain: ociFaultDomain, State: "RUNNING",
 	}

@@ -132,13 +132,16 @@ func TestTencentSecurityGroups(t *testing.T) {
 const (
 	ociFrontendLBSubnet = "ocid1.subnet.oc1..aaaaaaaae2efrontendlb"
 	ociFrontendLBList   = "ocid1.securitylist.oc1..aaaaaaaae2efrontendlb"
-	ociFrontendLBCIDR   = "127.0.201.0/24"
 	ociAllLBSubnet      = "ocid1.subnet.oc1..aaaaaaaae2ealllb"
 	ociAllLBList        = "ocid1.securitylist.oc1..aaaaaaaae2ealllb"
-	ociAllLBCIDR        = "127.0.202.0/24"
 	ociAllNodeSubnet    = "ocid1.subnet.oc1..aaaaaaaae2eallnodes"
 	ociAllNodeList      = "ocid1.securitylist.oc1..aaaaaaaae2eallnodes"
-	ociAllNodeCIDR      = "127.0.150.0/24"
+)
+
+var (
+	ociFrontendLBCIDR = shardAddr("127.0.201.0/24")
+	ociAllLBCIDR      = shardAddr("127.0.202.0/24")
+	ociAllNodeCIDR    = shardAddr("127.0.150.0/24")
 )
 
 func seedOCIFirewallSubnets(t *testing.T) {
@@ -287,7 +290,7 @@ func TestOCISecurityLists(t *testing.T) {
 		const sel = "oci-fw-all"
 		var nodes []cloudsim.Instance
 		for range 2 {
-			ip := fmt.Sprintf("127.0.150.%d", 10+allNodeSeq.Add(1))
+			ip := shardAddr(fmt.Sprintf("127.0.150.%d", 10+allNodeSeq.Add(1)))
 			nodes = append(nodes, ociLBNodeWith(t, sel, func(in *cloudsim.Instance) { in.PrivateIP, in.SubnetID = ip, ociAllNodeSubnet }))
 		}
 		spec := lbServiceSpec("oci-fw-all", sel, 8085)

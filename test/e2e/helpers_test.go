@@ -92,7 +92,7 @@ var ipSeq atomic.Int32
 // collide on private IPs.
 func nextIP() string {
 	n := ipSeq.Add(1)
-	return fmt.Sprintf("127.0.%d.%d", 10+n/250, 1+n%250)
+	return shardAddr(fmt.Sprintf("127.0.%d.%d", 10+n/250, 1+n%250))
 }
 
 var idSeq atomic.Int32
@@ -107,7 +107,7 @@ func newInstance(t *testing.T, name string) cloudsim.Instance {
 		Type:      "S5.MEDIUM4",
 		Zone:      zone,
 		PrivateIP: nextIP(),
-		PublicIP:  fmt.Sprintf("127.1.%d.%d", n/250, 1+n%250),
+		PublicIP:  publicIP(n),
 		VpcID:     vpcID,
 		SubnetID:  "subnet-e2e00001",
 		State:     "RUNNING",

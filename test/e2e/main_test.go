@@ -89,6 +89,7 @@ func run(m *testing.M) (int, error) {
 
 	suite.sim = cloudsim.New(cloudsim.Options{
 		Region:           region,
+		VIPRange:         shardVIPRange(),
 		TerminatedLinger: time.Second,
 		OnCall:           recordPrincipal,
 		Tencent: cloudsim.TencentOptions{

@@ -22,10 +22,14 @@ import (
 const (
 	ociNSGLBSubnet   = "ocid1.subnet.oc1..aaaaaaaae2ensglb"
 	ociNSGLBList     = "ocid1.securitylist.oc1..aaaaaaaae2ensglb"
-	ociNSGLBCIDR     = "127.0.203.0/24"
 	ociNSGNodeSubnet = "ocid1.subnet.oc1..aaaaaaaae2ensgnodes"
 	ociNSGNodeList   = "ocid1.securitylist.oc1..aaaaaaaae2ensgnodes"
 	ociNSGNodes      = "ocid1.networksecuritygroup.oc1..aaaaaaaae2ensgnodes"
+)
+
+var (
+	ociNSGLBCIDR   = shardAddr("127.0.203.0/24")
+	ociNSGNodeCIDR = shardAddr("127.0.151.0/24")
 )
 
 var nsgNodeSeq atomic.Int32
@@ -40,7 +44,7 @@ func seedOCINSGNetwork(t *testing.T) {
 		SecurityLists: []simoci.SecurityList{list(ociNSGLBList), list(ociNSGNodeList)},
 		Subnets: []simoci.Subnet{
 			{ID: ociNSGLBSubnet, VCNID: ociVCN, CompartmentID: ociCompartment, CIDRBlock: ociNSGLBCIDR, SecurityListIDs: []string{ociNSGLBList}},
-			{ID: ociNSGNodeSubnet, VCNID: ociVCN, CompartmentID: ociCompartment, CIDRBlock: "127.0.151.0/24", SecurityListIDs: []string{ociNSGNodeList}},
+			{ID: ociNSGNodeSubnet, VCNID: ociVCN, CompartmentID: ociCompartment, CIDRBlock: ociNSGNodeCIDR, SecurityListIDs: []string{ociNSGNodeList}},
 		},
 		NetworkSecurityGroups: []simoci.NSG{{ID: ociNSGNodes, VCNID: ociVCN, CompartmentID: ociCompartment, DisplayName: "e2e-nodes"}},
 	}); err != nil {
@@ -87,7 +91,7 @@ func TestOCINSGMode(t *testing.T) {
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			sel := "oci-nsg-" + tc.kind
-			ip := fmt.Sprintf("127.0.151.%d", 10+nsgNodeSeq.Add(1))
+			ip := shardAddr(fmt.Sprintf("127.0.151.%d", 10+nsgNodeSeq.Add(1)))
 			n := ociLBNodeWith(t, sel, func(in *cloudsim.Instance) {
 				in.PrivateIP, in.SubnetID, in.NSGIDs = ip, ociNSGNodeSubnet, []string{ociNSGNodes}
 			})

@@ -29,8 +29,6 @@ import (
 const (
 	ociDualNodeSubnet = "ocid1.subnet.oc1..aaaaaaaae2edualnodes"
 	ociDualLBSubnet   = "ocid1.subnet.oc1..aaaaaaaae2eduallb"
-	ociDualNodeCIDR   = "127.0.160.0/24"
-	ociDualLBCIDR     = "127.0.204.0/24"
 	ociDualNodeIPv6   = "fd00:e2e:0:1::/64"
 	ociDualLBIPv6     = "fd00:e2e:0:2::/64"
 	ociDualVIPv6      = "fd00:e2e:0:2::80" // the assigned-ipv6 annotation's
@@ -39,6 +37,11 @@ const (
 	// load balancer subnet to the NodePorts).
 	ociDualLBSecurityList   = "ocid1.securitylist.oc1..aaaaaaaae2eduallb"
 	ociDualNodeSecurityList = "ocid1.securitylist.oc1..aaaaaaaae2edualnodes"
+)
+
+var (
+	ociDualNodeCIDR = shardAddr("127.0.160.0/24")
+	ociDualLBCIDR   = shardAddr("127.0.204.0/24")
 )
 
 // TestOCIDualStackNLB (issue 14 item 7): nodes in an IPv6-enabled subnet
@@ -80,7 +83,7 @@ func TestOCIDualStackNLB(t *testing.T) {
 	np := nodePort(spec, 8080)
 	for i := range 2 {
 		in := theOCIEnv.newInstanceWith(t, fmt.Sprintf("oci-dual-%d", i), func(in *cloudsim.Instance) {
-			in.PrivateIP, in.SubnetID = fmt.Sprintf("127.0.160.%d", 10+dualNodeSeq.Add(1)), ociDualNodeSubnet
+			in.PrivateIP, in.SubnetID = shardAddr(fmt.Sprintf("127.0.160.%d", 10+dualNodeSeq.Add(1))), ociDualNodeSubnet
 		})
 		t.Cleanup(func() { _ = suite.sim.SetInstanceState(in.ID, "TERMINATED") })
 		registerNode(t, testcluster.NodeSpec{Name: in.PrivateIP, InternalIP: in.PrivateIP, ProviderID: "oci://" + in.OCID,

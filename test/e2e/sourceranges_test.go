@@ -78,7 +78,7 @@ func managedGroups(svc *corev1.Service) []string {
 // CLB and deletes the group, and so does deleting the Service.
 func TestTencentSourceRanges(t *testing.T) {
 	const sel = "sourceranges"
-	const a, b = "127.0.77.1", "127.0.77.2"
+	a, b := shardAddr("127.0.77.1"), shardAddr("127.0.77.2")
 	n := lbNode(t, sel)
 	spec := lbServiceSpec("sourceranges", sel, 8091)
 	spec.Spec.LoadBalancerSourceRanges = []string{a + "/32"}
