@@ -18,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"go/ast"
+	"go/build/constraint"
 	"go/parser"
 	"go/token"
 	"os"
@@ -146,9 +147,12 @@ func listTests(dir string) ([]string, error) {
 	var tests []string
 	fset := token.NewFileSet()
 	for _, f := range files {
-		file, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+		file, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution|parser.ParseComments)
 		if err != nil {
 			return nil, fmt.Errorf("list e2e tests: %w", err)
+		}
+		if !inBuild(file) {
+			continue // another tag's file (e.g. the soak's): not in the binary
 		}
 		for _, d := range file.Decls {
 			fn, ok := d.(*ast.FuncDecl)
@@ -159,6 +163,26 @@ func listTests(dir string) ([]string, error) {
 	}
 	sort.Strings(tests)
 	return tests, nil
+}
+
+// buildTags are the tags the suite's binary is built with.
+var buildTags = map[string]bool{"e2e": true}
+
+// inBuild reports whether the file's //go:build line (if any, before the
+// package clause) holds with buildTags.
+func inBuild(file *ast.File) bool {
+	for _, g := range file.Comments {
+		if g.Pos() > file.Package {
+			break
+		}
+		for _, c := range g.List {
+			if constraint.IsGoBuild(c.Text) {
+				expr, err := constraint.Parse(c.Text)
+				return err == nil && expr.Eval(func(tag string) bool { return buildTags[tag] })
+			}
+		}
+	}
+	return true
 }
 
 func isTestName(name string) bool {

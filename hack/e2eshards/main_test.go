@@ -76,3 +76,23 @@ func TestOutcomesAndDurations(t *testing.T) {
 		t.Error("a malformed line was accepted")
 	}
 }
+
+func TestListTestsFollowsBuildTags(t *testing.T) {
+	dir := t.TempDir()
+	for name, src := range map[string]string{
+		"a_test.go":    "//go:build e2e\n\npackage e2e\n\nimport \"testing\"\n\nfunc TestA(t *testing.T) {}\nfunc TestMain(m *testing.M) {}\nfunc helper(t *testing.T) {}\n",
+		"soak_test.go": "//go:build e2e && soak\n\npackage e2e\n\nimport \"testing\"\n\nfunc TestSoak(t *testing.T) {}\n",
+		"b_test.go":    "package e2e\n\nimport \"testing\"\n\nfunc TestB(t *testing.T) {}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := listTests(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"TestA", "TestB"}; !slices.Equal(got, want) {
+		t.Errorf("listTests = %v, want %v", got, want)
+	}
+}
