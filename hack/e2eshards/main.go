@@ -187,7 +187,7 @@ func inBuild(file *ast.File) bool {
 
 func isTestName(name string) bool {
 	rest, ok := strings.CutPrefix(name, "Test")
-	return ok && name != "TestMain" && (rest == "" || !('a' <= rest[0] && rest[0] <= 'z'))
+	return ok && name != "TestMain" && (rest == "" || rest[0] < 'a' || rest[0] > 'z')
 }
 
 // readDurations reads "TestName seconds" lines; a missing file is no
