@@ -156,6 +156,7 @@ func (c *Core) newAdminMux() *http.ServeMux {
 		return http.StatusOK, ReadLagBody{Max: d.String()}, nil
 	})
 	h("GET /admin/calls", func(*http.Request) (int, any, error) { return http.StatusOK, c.Calls(), nil })
+	h("GET /admin/calls/recent", func(*http.Request) (int, any, error) { return http.StatusOK, c.RecentCalls(), nil })
 	h("DELETE /admin/calls", func(*http.Request) (int, any, error) {
 		c.ResetCalls()
 		return http.StatusNoContent, nil, nil

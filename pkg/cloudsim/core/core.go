@@ -82,6 +82,7 @@ type Core struct {
 
 	callMu sync.Mutex
 	calls  map[string]map[string]int
+	recent recentCalls // the last calls, for the console (recent.go)
 
 	latMu       sync.Mutex // guards latDefaults and latRand
 	latency     *Latency   // from Config; nil: latDefaults
@@ -447,6 +448,7 @@ func (c *Core) Record(ci CallInfo) {
 	}
 	m[ci.Code]++
 	c.callMu.Unlock()
+	c.recent.add(ci)
 	if c.onCall != nil {
 		c.onCall(ci)
 	}
@@ -463,8 +465,9 @@ func (c *Core) Calls() map[string]map[string]int {
 	return out
 }
 
-// ResetCalls zeroes the call counters.
+// ResetCalls zeroes the call counters and forgets the recent calls.
 func (c *Core) ResetCalls() {
+	c.recent.reset()
 	c.callMu.Lock()
 	defer c.callMu.Unlock()
 	clear(c.calls)

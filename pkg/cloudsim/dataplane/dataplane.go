@@ -330,12 +330,16 @@ const (
 
 // TargetStatus is the data-plane view of one target.
 type TargetStatus struct {
-	ID        string    `json:"id"`
-	Address   string    `json:"address"`
-	Weight    int       `json:"weight"`
-	Health    string    `json:"health"`
-	InService bool      `json:"inService"` // takes new traffic (healthy or unchecked, weight > 0)
-	Active    int       `json:"active"`    // open connections / UDP sessions
+	ID        string `json:"id"`
+	Address   string `json:"address"`
+	Weight    int    `json:"weight"`
+	Health    string `json:"health"`
+	InService bool   `json:"inService"` // takes new traffic (healthy or unchecked, weight > 0)
+	Active    int    `json:"active"`    // open connections / UDP sessions
+	// Forwarded counts what the target was given so far: TCP connections
+	// and UDP sessions, or, on a layer-7 listener, HTTP requests (one
+	// upstream connection each).
+	Forwarded uint64    `json:"forwarded"`
 	LastError string    `json:"lastError,omitempty"`
 	LastCheck time.Time `json:"lastCheck,omitzero"`
 }

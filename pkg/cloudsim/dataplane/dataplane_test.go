@@ -294,10 +294,17 @@ func TestTCPRoundRobinAndHealth(t *testing.T) {
 		}
 	}
 	st, _ := p.Status("lb-1")
+	forwarded := map[string]uint64{}
 	for _, ts := range st.Listeners[0].Targets {
 		if ts.ID == "n2" && (ts.Health != HealthUnhealthy || ts.LastError == "") {
 			t.Fatalf("n2 status %+v", ts)
 		}
+		forwarded[ts.ID] = ts.Forwarded
+	}
+	// Each target counts the connections it was given: 2 each, then the 6
+	// after n2 stopped split between n1 and n3.
+	if forwarded["n1"]+forwarded["n3"] != 10 || forwarded["n2"] != 2 {
+		t.Fatalf("forwarded per target: %v, want n2 2 and n1+n3 10", forwarded)
 	}
 
 	// No target in service: the connection is refused (reset), not hung.

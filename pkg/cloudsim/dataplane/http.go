@@ -123,6 +123,7 @@ func (l *listener) acquireRule(client netip.Addr, r *HTTPRule) *target {
 	}
 	l.accepted++
 	t.active++
+	t.forwarded++
 	return t
 }
 

@@ -54,8 +54,9 @@ type target struct {
 	failRun   int    // consecutive failed probes
 	lastErr   string
 	lastCheck time.Time
-	active    int // open connections / UDP sessions
-	current   int // smooth WRR state
+	active    int    // open connections / UDP sessions
+	forwarded uint64 // connections, UDP sessions or HTTP requests given to it so far
+	current   int    // smooth WRR state
 	// flows are the target's open TCP connections (both sides) and UDP
 	// upstream sockets, closed when the target is removed.
 	flows map[io.Closer]struct{}
@@ -274,6 +275,7 @@ func (l *listener) acquire(client netip.Addr) *target {
 	}
 	l.accepted++
 	t.active++
+	t.forwarded++
 	return t
 }
 
@@ -412,6 +414,7 @@ func (l *listener) status() ListenerStatus {
 			Health:    t.health,
 			InService: t.inService(),
 			Active:    t.active,
+			Forwarded: t.forwarded,
 			LastError: t.lastErr,
 			LastCheck: t.lastCheck,
 		}
