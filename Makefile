@@ -17,7 +17,7 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS   := -X github.com/ccmkit/ccm/internal/buildinfo.version=$(VERSION) -X github.com/ccmkit/ccm/internal/buildinfo.revision=$(REVISION)
 
-.PHONY: chaos all build generate tools test unit e2e e2e-durations bench bench-routes bench-smoke demo lint fmt tidy clean image docker-image
+.PHONY: chaos all build generate tools browser test unit e2e e2e-durations bench bench-routes bench-smoke demo lint fmt tidy clean image docker-image
 
 all: build
 
@@ -37,8 +37,12 @@ generate:
 tools:
 	@bash hack/tools/build.sh >/dev/null
 
+## browser: Debian's Chromium for the console's browser test (TestConsole), with apt-get when missing
+browser:
+	@bash hack/tools/chromium.sh
+
 ## test: unit tests with the race detector, then the e2e suite against a real control plane
-test: tools build unit e2e bench-smoke
+test: tools browser build unit e2e bench-smoke
 
 unit:
 	$(GO) test -race -count=1 ./...

@@ -130,6 +130,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	fmt.Fprintf(stdout, "cloudsim listening on %s (region %s)\n", url, opts.Region)
+	logger.Printf("console (read-only, on this admin listener): %s%s", url, cloudsim.ConsolePath)
 
 	<-ctx.Done()
 	logger.Printf("shutting down")

@@ -154,6 +154,7 @@ func run(ccmBinary string, check bool, timeout time.Duration) error {
 		return err
 	}
 	defer sim.Close()
+	step("cloudsim's console (read-only, live; on its admin listener): %s%s", simURL, cloudsim.ConsolePath)
 	var names []string
 	var instances []cloudsim.Instance
 	for i, f := range fleet {
@@ -242,6 +243,7 @@ func run(ccmBinary string, check bool, timeout time.Duration) error {
 	fmt.Printf("the route table: curl %s/admin/tencent/routetables/%s/routes\n", simURL, demoRouteTable)
 	fmt.Printf("the load balancer: curl http://%s:%d/ (its CLB: curl %s/admin/tencent/loadbalancers)\n", vip, demoServicePort, simURL)
 	fmt.Printf("the HTTPS load balancer, verified with the demo CA: %s\n", curlTLS)
+	fmt.Printf("cloudsim's console, live: %s%s (watch the load balancer's targets while you kubectl delete a node, or label one node.kubernetes.io/exclude-from-external-load-balancers=true)\n", simURL, cloudsim.ConsolePath)
 	fmt.Println("Press Ctrl-C to stop.")
 	<-ctx.Done()
 	return nil

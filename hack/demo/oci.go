@@ -151,6 +151,7 @@ func runOCI(ccmBinary string, check bool, timeout time.Duration) error {
 		return err
 	}
 	defer sim.Close()
+	step("cloudsim's console (read-only, live; on its admin listener): %s%s", simURL, cloudsim.ConsolePath)
 	step("the subnet's security list admits clients on ports %d and %d (HTTPS) and the subnet on the NodePorts and :10256, "+
 		"as security list mode None (the default) leaves to you; cloudsim drops everything else", ociDemoPort, demoTLSPort)
 
@@ -256,6 +257,7 @@ func runOCI(ccmBinary string, check bool, timeout time.Duration) error {
 	fmt.Printf("  curl http://%s:%d/\n", vip, ociDemoPort)
 	fmt.Printf("  %s\n", curlTLS)
 	fmt.Printf("cloudsim admin API: %s/admin/instances (try: curl -X POST %s/admin/instances/%s/stop)\n", simURL, simURL, instances[0].ID)
+	fmt.Printf("cloudsim's console, live: %s%s (watch the load balancer's targets while you kubectl delete a node, or label one node.kubernetes.io/exclude-from-external-load-balancers=true)\n", simURL, cloudsim.ConsolePath)
 	fmt.Println("Press Ctrl-C to stop.")
 	<-ctx.Done()
 	return nil

@@ -37,6 +37,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ccmkit/ccm/pkg/cloudsim/console"
 	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 	"github.com/ccmkit/ccm/pkg/cloudsim/dataplane"
 	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
@@ -170,6 +171,7 @@ func Build(opts Options) (*Sim, error) {
 			mux.Handle(pat, d)
 		}
 	}
+	console.Register(mux, func() any { return s.ConsoleState() }) // the admin listener only
 	mux.HandleFunc("/", s.notFound)
 	ca, err := testca.New("cloudsim API tunnels (throwaway CA)")
 	if err != nil {
