@@ -17,7 +17,7 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS   := -X github.com/ccmkit/ccm/internal/buildinfo.version=$(VERSION) -X github.com/ccmkit/ccm/internal/buildinfo.revision=$(REVISION)
 
-.PHONY: chaos all build generate tools browser test unit e2e e2e-durations bench bench-routes bench-smoke demo lint fmt tidy clean image docker-image
+.PHONY: chaos all build generate tools browser test unit e2e e2e-durations bench bench-routes bench-smoke demo lint fmt tidy clean image docker-image release
 
 all: build
 
@@ -48,6 +48,7 @@ unit:
 	$(GO) test -race -count=1 ./...
 	cd hack/promcheck && $(GO) test -race -count=1 ./...
 	cd hack/image && $(GO) test -race -count=1 ./...
+	cd hack/release && $(GO) test -race -count=1 ./...
 
 ## e2e: the e2e suite (needs `make tools build`), in E2E_SHARDS processes at once (default 2; hack/e2eshards),
 ## E2E_RUN=regexp for some tests only; e2e-durations: the same, recording the tests' durations for dealing them
@@ -98,8 +99,9 @@ lint: $(GOLANGCI)
 	$(GO) vet -tags e2e ./test/e2e/ ./bench/...
 	cd hack/promcheck && $(GO) vet ./...
 	cd hack/image && $(GO) vet ./...
+	cd hack/release && $(GO) vet ./...
 	$(GOLANGCI) run ./...
-	@for m in . hack/promcheck hack/image hack/lint hack/tools; do (cd $$m && $(GO) mod tidy -diff >/dev/null) || { echo "go.mod of $$m is not tidy: run go mod tidy there"; exit 1; }; done
+	@for m in . hack/promcheck hack/image hack/release hack/lint hack/tools; do (cd $$m && $(GO) mod tidy -diff >/dev/null) || { echo "go.mod of $$m is not tidy: run go mod tidy there"; exit 1; }; done
 
 IMAGE_REPO ?= ghcr.io/ccmkit
 ## image: the CCM and cloudsim images for linux/amd64 and linux/arm64 without a Docker engine (hack/image):
@@ -110,6 +112,25 @@ image:
 	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/linux_$$arch/ ./cmd/cloud-controller-manager ./cmd/cloudsim || exit 1; \
 	done
 	cd hack/image && $(GO) run . --bin-dir $(CURDIR)/$(BIN) --out $(CURDIR)/$(BIN)/image --repo $(IMAGE_REPO) --version $(VERSION) --revision $(REVISION)
+
+RELEASE_DIR ?= $(BIN)/release
+# The commit's time: the SBOMs' timestamp, so that two runs give the same bytes.
+COMMIT_TIME ?= $(shell git log -1 --format=%cI 2>/dev/null || echo 1970-01-01T00:00:00Z)
+## release: static binaries of the CCM and cloudsim for linux/amd64 and linux/arm64 in bin/release, a CycloneDX SBOM
+## beside each (<binary>.cdx.json, from its build info), the images as OCI layouts in bin/release/image with each
+## image's SBOM attached as an OCI artifact, and SHA256SUMS over it all; reproducible (docs/operations.md)
+release:
+	@rm -rf $(RELEASE_DIR) && mkdir -p $(RELEASE_DIR)
+	@for arch in amd64 arm64; do \
+	  mkdir -p $(BIN)/linux_$$arch && \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/linux_$$arch/ ./cmd/cloud-controller-manager ./cmd/cloudsim || exit 1; \
+	  for cmd in cloud-controller-manager cloudsim; do cp $(BIN)/linux_$$arch/$$cmd $(RELEASE_DIR)/$$cmd-linux-$$arch || exit 1; done; \
+	done
+	cd hack/release && $(GO) run . --sboms --dir $(CURDIR)/$(RELEASE_DIR) --version $(VERSION) --time $(COMMIT_TIME)
+	cd hack/image && $(GO) run . --push=false --bin-dir $(CURDIR)/$(BIN) --out $(CURDIR)/$(RELEASE_DIR)/image --repo $(IMAGE_REPO) \
+	  --version $(VERSION) --revision $(REVISION) --sbom-dir $(CURDIR)/$(RELEASE_DIR)
+	cd hack/release && $(GO) run . --sums --dir $(CURDIR)/$(RELEASE_DIR)
+	@cat $(RELEASE_DIR)/SHA256SUMS
 
 ## docker-image: the same images with a Docker engine, from the Dockerfile
 IMAGE ?= $(IMAGE_REPO)/cloud-controller-manager
@@ -122,6 +143,7 @@ tidy:
 	cd hack/tools && $(GO) mod tidy
 	cd hack/promcheck && $(GO) mod tidy
 	cd hack/image && $(GO) mod tidy
+	cd hack/release && $(GO) mod tidy
 
 clean:
 	rm -rf $(BIN)

@@ -27,14 +27,15 @@ func main() {
 	revision := flag.String("revision", "unknown", "org.opencontainers.image.revision")
 	source := flag.String("source", "https://github.com/ccmkit/ccm", "org.opencontainers.image.source")
 	push := flag.Bool("push", os.Getenv("IMAGE_PUSH") == "1", "push the multi-platform indexes to the registry (default: $IMAGE_PUSH=1)")
+	sbomDir := flag.String("sbom-dir", "", "if set, attach to each image in its OCI layout the SBOM of its binary from this directory (<binary>-linux-<arch>.cdx.json, as `make release` writes them)")
 	flag.Parse()
-	if err := run(*binDir, *out, *repo, *version, *revision, *source, *push); err != nil {
+	if err := run(*binDir, *out, *repo, *version, *revision, *source, *sbomDir, *push); err != nil {
 		fmt.Fprintln(os.Stderr, "image:", err)
 		os.Exit(1)
 	}
 }
 
-func run(binDir, out, repo, version, revision, source string, push bool) error {
+func run(binDir, out, repo, version, revision, source, sbomDir string, push bool) error {
 	for _, bin := range []string{"cloud-controller-manager", "cloudsim"} {
 		spec := Spec{Name: bin, Binaries: map[string]string{}, Labels: map[string]string{
 			"org.opencontainers.image.title":    bin,
@@ -70,6 +71,11 @@ func run(binDir, out, repo, version, revision, source string, push bool) error {
 			return err
 		}
 		fmt.Printf("%s: index %s (OCI layout %s)\n", ref, digest, dir)
+		if sbomDir != "" {
+			if err := AttachSBOMs(lp, idx, bin, sbomDir); err != nil {
+				return err
+			}
+		}
 		// docker load takes one platform per tarball.
 		for _, p := range Platforms {
 			img, err := imageFor(idx, p.Architecture)
