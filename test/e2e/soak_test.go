@@ -249,7 +249,7 @@ func writeSoak(path string, doc soakResult, panels []report.TrendPanel) error {
 
 // A soakSample is one CCM at one moment.
 type soakSample struct {
-	At                      time.Duration
+	At                               time.Duration
 	RSSMiB, Goroutines, FDs, HeapMiB float64
 }
 
