@@ -17,6 +17,8 @@ SOAK_SAMPLE   ?= 30s
 SOAK_WARMUP   ?= 3m
 SOAK_OUT      ?= bench/results/soak.json
 SOAK_TIMEOUT  ?= 2h
+# the soak's loopback addresses (test/e2e/shard_test.go): the last shard, apart from a `make e2e` running at the same time
+SOAK_SHARD    ?= 13
 # --version and ccmkit_build_info: git describe and the commit, stamped at link time.
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
@@ -96,7 +98,7 @@ chaos: tools build
 ## resources; writes bench/results/soak.json and soak.svg, fails otherwise (not part of `make test`; docs/reliability.md)
 soak: tools build
 	CCM_BINARY=$(CURDIR)/$(BIN)/cloud-controller-manager SOAK_DURATION=$(SOAK_DURATION) SOAK_SAMPLE=$(SOAK_SAMPLE) \
-	  SOAK_WARMUP=$(SOAK_WARMUP) SOAK_OUT=$(SOAK_OUT) \
+	  SOAK_WARMUP=$(SOAK_WARMUP) SOAK_OUT=$(SOAK_OUT) E2E_SHARD=$(SOAK_SHARD) \
 	  $(GO) test -tags e2e -count=1 -timeout $(SOAK_TIMEOUT) -v -run '^TestSoak$$' ./test/e2e/
 
 # golangci-lint, pinned in its own module (hack/lint), built once into the
