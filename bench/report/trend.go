@@ -100,7 +100,7 @@ func FitTrend(x, y []float64, tol Tolerance) Trend {
 	tr.Growth = b * (x[n-1] - x[0])
 	significant := tr.SlopeCI95[0] > 0
 	material := tr.Growth > tr.Allowed
-	tr.Pass = !(significant && material)
+	tr.Pass = !significant || !material
 	switch {
 	case tr.Pass && !significant:
 		tr.Verdict = "flat: the slope's 95% interval holds 0 or lies below it"
