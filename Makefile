@@ -99,7 +99,7 @@ chaos: tools build
 soak: tools build
 	CCM_BINARY=$(CURDIR)/$(BIN)/cloud-controller-manager SOAK_DURATION=$(SOAK_DURATION) SOAK_SAMPLE=$(SOAK_SAMPLE) \
 	  SOAK_WARMUP=$(SOAK_WARMUP) SOAK_OUT=$(SOAK_OUT) E2E_SHARD=$(SOAK_SHARD) \
-	  $(GO) test -tags e2e -count=1 -timeout $(SOAK_TIMEOUT) -v -run '^TestSoak$$' ./test/e2e/
+	  $(GO) test -tags 'e2e soak' -count=1 -timeout $(SOAK_TIMEOUT) -v -run '^TestSoak$$' ./test/e2e/
 
 # golangci-lint, pinned in its own module (hack/lint), built once into the
 # cache outside the repo, by version.
@@ -113,6 +113,7 @@ lint: $(GOLANGCI)
 	@out=$$(gofmt -l cmd pkg internal test hack bench); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./test/e2e/ ./bench/...
+	$(GO) vet -tags 'e2e soak' ./test/e2e/
 	cd hack/promcheck && $(GO) vet ./...
 	cd hack/image && $(GO) vet ./...
 	cd hack/release && $(GO) vet ./...
