@@ -105,7 +105,7 @@ func ociBackendCount(lb cloudsim.OCILoadBalancer) int {
 }
 
 func runOCIChaosRound(t *testing.T, round int, f ociChaosFault, nNodes, nServices int, hold, bound time.Duration) chaosResult {
-	res := chaosResult{Cloud: "oci", Fault: f.name}
+	res := chaosResult{Cloud: "oci", Fault: f.name, Routes: ociNoRoutes}
 	selector := fmt.Sprintf("oci-chaos-%d", round)
 	theOCIEnv.prepare(t)
 	name := fmt.Sprintf("ccm-oci-chaos-%d", round)
