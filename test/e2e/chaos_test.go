@@ -130,7 +130,7 @@ type routeCount struct {
 func (r routeCount) bad() bool { return r.Missing > 0 || r.Duplicated > 0 || r.Stale > 0 }
 
 // ociNoRoutes is the OCI rounds' routes field: the OCI provider offers no
-// Routes (pods get VCN addresses from the CNI; nothing to program).
+// Routes (pod networking on OCI is the CNI's; nothing to program).
 const ociNoRoutes = "n/a: the OCI provider programs no routes"
 
 // countRoutes counts the table's routes for the running nodes' pod CIDRs
