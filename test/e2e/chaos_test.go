@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"text/tabwriter"
 	"time"
@@ -316,7 +317,7 @@ func runChaosRound(t *testing.T, round int, f chaosFault, nNodes, nServices int,
 	}
 	faultStart := time.Now()
 	for _, in := range fresh {
-		podCIDRs[in.PrivateIP] = nextPodCIDR()
+		podCIDRs[in.PrivateIP] = chaosPodCIDR()
 		registerChaosNode(t, in, selector, podCIDRs[in.PrivateIP])
 	}
 	for _, in := range doomed {
@@ -494,11 +495,23 @@ func registerChaosNode(t *testing.T, in cloudsim.Instance, selector, podCIDR str
 	registered.Store(in.PrivateIP, true)
 }
 
+var chaosPodCIDRSeq atomic.Int32
+
+// chaosPodCIDR is the next /28 pod CIDR of the campaign, from the top of the
+// cluster CIDR down (nextPodCIDR's /24s count up from its bottom, and its 256
+// do not cover make chaos's hundreds of nodes): 1,024 of them in
+// 10.244.192.0/18.
+func chaosPodCIDR() string {
+	n := chaosPodCIDRSeq.Add(1)
+	off := 1<<16 - 16*int(n)
+	return fmt.Sprintf("10.244.%d.%d/28", off>>8, off&0xff)
+}
+
 // setPodCIDR gives a registered node a new pod CIDR (as the node IPAM
 // controller does once) and records it in cidrs.
 func setPodCIDR(t *testing.T, name string, cidrs map[string]string) {
 	t.Helper()
-	cidr := nextPodCIDR()
+	cidr := chaosPodCIDR()
 	patch := fmt.Sprintf(`{"spec":{"podCIDR":%q,"podCIDRs":[%q]}}`, cidr, cidr)
 	if _, err := suite.cluster.Client.CoreV1().Nodes().Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatalf("set the pod CIDR of node %s: %v", name, err)
