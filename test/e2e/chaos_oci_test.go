@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -45,6 +44,11 @@ type ociChaosFault struct {
 	busy bool
 	// readLag: cloudsim's reads lag its writes by up to this long.
 	readLag time.Duration
+	// failover: two leader-electing CCM replicas run the round, the
+	// leader is SIGKILLed at a random point of the burst while the steady
+	// nodes are replaced one by one (surge, taint, delete, terminate), and
+	// the load runs through a steady LB and a steady NLB.
+	failover bool
 }
 
 // ociAction names an OCI action for a fault.
@@ -65,6 +69,7 @@ var ociChaosFaults = []ociChaosFault{
 	{name: "cloudsim unreachable (connections refused)", unreachable: true},
 	{name: "CCM SIGKILLed 3x", crash: true},
 	{name: "reads lag writes by up to 10 s", readLag: 10 * time.Second},
+	{name: "CCM leader failover while nodes are replaced", failover: true},
 }
 
 // ociChaosPort is the OCI Services' port: the suite's load balancer
@@ -100,12 +105,25 @@ func ociBackendCount(lb cloudsim.OCILoadBalancer) int {
 }
 
 func runOCIChaosRound(t *testing.T, round int, f ociChaosFault, nNodes, nServices int, hold, bound time.Duration) chaosResult {
-	res := chaosResult{Cloud: "oci", Fault: f.name}
+	res := chaosResult{Cloud: "oci", Fault: f.name, Routes: ociNoRoutes}
 	selector := fmt.Sprintf("oci-chaos-%d", round)
 	theOCIEnv.prepare(t)
 	name := fmt.Sprintf("ccm-oci-chaos-%d", round)
 	cfg := theOCIEnv.writeConfig("cloud-"+name+".yaml", "")
-	theOCIEnv.runExclusiveWith(t, name, cfg, lbControllers...)
+	// ccmOutput is the log of the CCM that runs the round to its end.
+	var ccmOutput func() string
+	var leader, follower *testcluster.Process
+	if f.failover {
+		leader, follower = startOCIReplicas(t, name, cfg)
+		ccmOutput = follower.Output
+	} else {
+		theOCIEnv.runExclusiveWith(t, name, cfg, lbControllers...)
+		ccmOutput = func() string {
+			theOCIEnv.mu.Lock()
+			defer theOCIEnv.mu.Unlock()
+			return theOCIEnv.ccm.Output()
+		}
+	}
 	callsBefore := totalCalls()
 	if f.readLag > 0 {
 		if err := suite.sim.SetReadLag(f.readLag); err != nil {
@@ -146,9 +164,16 @@ func runOCIChaosRound(t *testing.T, round int, f ociChaosFault, nNodes, nService
 	}
 
 	// The steady Service (lb) in service on two steady nodes before the
-	// fault; the new Services alternate lb and nlb.
-	steadySpec := ociChaosService("oci-chaos-steady", selector, "lb")
-	nodePorts := []int32{steadySpec.Spec.Ports[0].NodePort}
+	// fault (with a steady nlb too under failover, so that the load runs
+	// through both kinds); the new Services alternate lb and nlb.
+	steadySpecs := []*corev1.Service{ociChaosService("oci-chaos-steady", selector, "lb")}
+	if f.failover {
+		steadySpecs = append(steadySpecs, ociChaosService("oci-chaos-steady-nlb", selector, "nlb"))
+	}
+	var nodePorts []int32
+	for _, spec := range steadySpecs {
+		nodePorts = append(nodePorts, spec.Spec.Ports[0].NodePort)
+	}
 	var svcs []*corev1.Service
 	for i := 0; i < nServices; i++ {
 		svc := ociChaosService("oci-chaos", selector, []string{"lb", "nlb"}[i%2])
@@ -160,19 +185,21 @@ func runOCIChaosRound(t *testing.T, round int, f ociChaosFault, nNodes, nService
 			serve(t, in.PrivateIP, np, 200, "ok")
 		}
 	}
-	var steady []cloudsim.Instance
+	var steadySvcs []*corev1.Service
+	churn := ociChaosChurn(selector, nodePorts, func() []*corev1.Service { return steadySvcs })
+	var steady []churnNode
 	for range 2 {
-		ip := nextIP()
-		for _, np := range nodePorts {
-			serve(t, ip, np, 200, "ok")
-		}
-		steady = append(steady, ociLBNodeWith(t, selector, func(in *cloudsim.Instance) { in.PrivateIP = ip }))
+		steady = append(steady, churn.join(t, "ok"))
 	}
-	steadySvc := createService(t, steadySpec)
-	steadyURL := fmt.Sprintf("http://%s:%d/", waitIngress(t, steadySvc, 90*time.Second), ociChaosPort)
-	steadySvc = getService(t, steadySvc)
-	waitAnswers(t, steadyURL, 60*time.Second, "ok")
-	load := traffic.Start(traffic.Options{Addrs: []string{strings.TrimPrefix(strings.TrimSuffix(steadyURL, "/"), "http://")}})
+	var addrs []string
+	for _, spec := range steadySpecs {
+		svc := createService(t, spec)
+		addr := fmt.Sprintf("%s:%d", waitIngress(t, svc, 90*time.Second), ociChaosPort)
+		steadySvcs = append(steadySvcs, getService(t, svc))
+		waitAnswers(t, "http://"+addr+"/", 60*time.Second, "ok")
+		addrs = append(addrs, addr)
+	}
+	load := traffic.Start(traffic.Options{Addrs: addrs})
 
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -269,6 +296,26 @@ func runOCIChaosRound(t *testing.T, round int, f ociChaosFault, nNodes, nService
 			}
 		}
 	}
+	if f.failover {
+		killed := make(chan time.Time, 1)
+		go func() {
+			time.Sleep(time.Duration(rand.IntN(int(hold/time.Millisecond)/2+1)) * time.Millisecond)
+			leader.Kill()
+			killed <- time.Now()
+		}()
+		for i, old := range steady {
+			steady[i] = ociReplaceSteady(t, churn, old, func() []*corev1.Service { return steadySvcs })
+			t.Logf("steady node %s replaced by %s: %s", old.in.PrivateIP, steady[i].in.PrivateIP, load.Counts())
+		}
+		at := <-killed
+		ctx, cancel := context.WithTimeout(context.Background(), leaseDuration+15*time.Second)
+		if err := follower.WaitForOutput(ctx, acquiredLease); err != nil {
+			t.Errorf("the follower did not take over from the killed leader: %v", err)
+		}
+		cancel()
+		t.Logf("leader SIGKILLed %s after the burst began; the follower leads, at most %s after the kill (checked once the nodes were replaced)",
+			at.Sub(faultStart).Round(100*time.Millisecond), time.Since(at).Round(100*time.Millisecond))
+	}
 	time.Sleep(time.Until(faultStart.Add(hold)))
 	suite.sim.ClearFaults()
 	if f.unreachable {
@@ -278,7 +325,7 @@ func runOCIChaosRound(t *testing.T, round int, f ociChaosFault, nNodes, nService
 	}
 	cleared := time.Now()
 
-	svcs = append(svcs, steadySvc)
+	svcs = append(svcs, steadySvcs...)
 	backendsWanted := len(fresh) + len(steady)
 	converged, missing := waitConverged(bound, func() string {
 		for _, in := range fresh {
@@ -314,11 +361,8 @@ func runOCIChaosRound(t *testing.T, round int, f ociChaosFault, nNodes, nService
 		return ""
 	})
 	if !converged {
-		theOCIEnv.mu.Lock()
-		out := theOCIEnv.ccm.Output()
-		theOCIEnv.mu.Unlock()
 		t.Logf("not converged %s after the fault cleared: %s (CCM logs in %s); the CCM's last errors:\n%s",
-			bound, missing, suite.dir, lastErrors(out, 30))
+			bound, missing, suite.dir, lastErrors(ccmOutput(), 30))
 	}
 	res.Converged = converged
 	res.ConvergeSeconds = time.Since(cleared).Seconds()
@@ -361,4 +405,112 @@ func runOCIChaosRound(t *testing.T, round int, f ociChaosFault, nNodes, nService
 	}
 	res.Operations = totalCalls() - callsBefore
 	return res
+}
+
+// startOCIReplicas pauses the suite's CCMs and starts two OCI CCM replicas
+// under leader election (the HA scenarios' timings); it returns them once
+// one leads. Both stop when the test ends (a cleanup: the round deletes its
+// Services before and needs a CCM for their finalizers).
+func startOCIReplicas(t *testing.T, name, cfg string) (leader, follower *testcluster.Process) {
+	t.Helper()
+	pauseMainCCM(t)
+	theOCIEnv.pause(t)
+	procs := map[string]*testcluster.Process{}
+	for _, id := range []string{"a", "b"} {
+		p, err := theOCIEnv.startCCM(name+"-"+id, cfg, append(append([]string{}, lbControllers...), upgradeArgs...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.Stop)
+		procs[id] = p
+	}
+	l, f := waitForLeader(t, procs, 30*time.Second)
+	t.Logf("OCI replica %s leads, %s follows", l, f)
+	return procs[l], procs[f]
+}
+
+// ociChaosChurn joins and ends the round's steady nodes; a node's target is
+// its backends on the steady Services' load balancers (LB and NLB).
+func ociChaosChurn(selector string, nodePorts []int32, steady func() []*corev1.Service) churnCloud {
+	return churnCloud{
+		join: func(t *testing.T, body string) churnNode {
+			ip := nextIP()
+			var stops []func()
+			for _, np := range nodePorts {
+				stops = append(stops, serveStoppable(t, ip, np, body))
+			}
+			in := ociLBNodeWith(t, selector, func(in *cloudsim.Instance) { in.PrivateIP = ip })
+			return churnNode{in: in, stop: func() {
+				for _, s := range stops {
+					s()
+				}
+			}}
+		},
+		terminate: func(t *testing.T, in cloudsim.Instance) {
+			if err := suite.sim.SetInstanceState(in.ID, "TERMINATED"); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+}
+
+// ociSteadyTargets reports, for each steady Service's load balancer,
+// whether the node at ip is a backend and whether it is in service.
+func ociSteadyTargets(svcs []*corev1.Service, ip string) (present, inService []bool) {
+	for _, svc := range svcs {
+		var p, in bool
+		if lbs := ociLBsOf(svc.UID); len(lbs) == 1 {
+			st, err := suite.sim.OCIDataPlane(lbs[0].ID)
+			p, in = targetIn(st, err, ip)
+		}
+		present, inService = append(present, p), append(inService, in)
+	}
+	return present, inService
+}
+
+func allTrue(bs []bool) bool {
+	for _, b := range bs {
+		if !b {
+			return false
+		}
+	}
+	return true
+}
+
+func noneTrue(bs []bool) bool {
+	for _, b := range bs {
+		if b {
+			return false
+		}
+	}
+	return true
+}
+
+// ociReplaceSteady replaces a steady node as the autoscaler does
+// (replaceNode), with every step waited for on both steady load balancers:
+// the replacement in service on each, the old node out of service on each
+// after the taint, then deregistered from each once its Node is deleted.
+func ociReplaceSteady(t *testing.T, c churnCloud, old churnNode, steady func() []*corev1.Service) churnNode {
+	t.Helper()
+	ip := old.in.PrivateIP
+	repl := c.join(t, "ok")
+	waitFor(t, repl.in.PrivateIP+" in service on every steady load balancer", 90*time.Second, func() bool {
+		_, in := ociSteadyTargets(steady(), repl.in.PrivateIP)
+		return allTrue(in)
+	})
+	setTaint(t, ip, true)
+	waitFor(t, ip+" out of service on every steady load balancer after the taint", 60*time.Second, func() bool {
+		_, in := ociSteadyTargets(steady(), ip)
+		return noneTrue(in)
+	})
+	if err := suite.cluster.Client.CoreV1().Nodes().Delete(context.Background(), ip, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ip+" deregistered from every steady load balancer", 90*time.Second, func() bool {
+		present, _ := ociSteadyTargets(steady(), ip)
+		return noneTrue(present)
+	})
+	c.terminate(t, old.in)
+	old.stop()
+	return repl
 }

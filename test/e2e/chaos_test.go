@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"text/tabwriter"
 	"time"
@@ -19,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/internal/testcluster/traffic"
@@ -110,6 +112,56 @@ type chaosResult struct {
 	Requests         int64 `json:"requests"`
 	RequestsFailed   int64 `json:"requests_failed"`
 	ConnectionsReset int64 `json:"connections_reset"`
+	// Routes counts the round's nodes' pod routes after convergence: a
+	// routeCount on Tencent (TKE cluster route table), a string saying why
+	// not on OCI, which programs no routes.
+	Routes any `json:"routes"`
+}
+
+// routeCount is the round's pod routes in the cloud once converged: every
+// running node's pod CIDR routed exactly once, none for a deleted node.
+type routeCount struct {
+	Expected   int `json:"expected"`   // running round nodes with a pod CIDR
+	Present    int `json:"present"`    // of those, routed to the node
+	Missing    int `json:"missing"`    // of those, not routed to the node
+	Duplicated int `json:"duplicated"` // extra routes for one pod CIDR
+	Stale      int `json:"stale"`      // routes left for deleted nodes
+}
+
+func (r routeCount) bad() bool { return r.Missing > 0 || r.Duplicated > 0 || r.Stale > 0 }
+
+// ociNoRoutes is the OCI rounds' routes field: the OCI provider offers no
+// Routes (pod networking on OCI is the CNI's; nothing to program).
+const ociNoRoutes = "n/a: the OCI provider programs no routes"
+
+// countRoutes counts the table's routes for the running nodes' pod CIDRs
+// (cidrs: node IP -> pod CIDR) and for the deleted ones'.
+func countRoutes(t *testing.T, running, deleted map[string]string) routeCount {
+	t.Helper()
+	rs := tableRoutes(t)
+	n := func(cidr string) int {
+		k := 0
+		for _, r := range rs {
+			if r.DestinationCIDR == cidr {
+				k++
+			}
+		}
+		return k
+	}
+	c := routeCount{Expected: len(running)}
+	for ip, cidr := range running {
+		k := n(cidr)
+		if hasRoute(rs, route(cidr, ip)) {
+			c.Present++
+		} else {
+			c.Missing++ // not routed, or not to this node
+		}
+		c.Duplicated += max(k-1, 0)
+	}
+	for _, cidr := range deleted {
+		c.Stale += n(cidr)
+	}
+	return c
 }
 
 func envInt(name string, def int) int {
@@ -127,7 +179,8 @@ func TestFaultCampaign(t *testing.T) {
 	var results []chaosResult
 	check := func(t *testing.T, r chaosResult) {
 		results = append(results, r)
-		if r.NodesWronglyDelete > 0 || r.LBsDuplicated > 0 || r.LBsLeaked > 0 || !r.Converged || r.RequestsFailed > 0 {
+		rc, ok := r.Routes.(routeCount)
+		if r.NodesWronglyDelete > 0 || r.LBsDuplicated > 0 || r.LBsLeaked > 0 || !r.Converged || r.RequestsFailed > 0 || ok && rc.bad() {
 			t.Errorf("%+v", r)
 		}
 	}
@@ -163,6 +216,7 @@ func runChaosRound(t *testing.T, round int, f chaosFault, nNodes, nServices int,
 	// Nodes: fresh ones the CCM must initialize, NotReady ones whose
 	// instance keeps running (must stay), and NotReady ones whose instance
 	// is terminated during the fault (must go).
+	podCIDRs := map[string]string{} // node IP -> pod CIDR, for the route count
 	var fresh, sick, doomed []cloudsim.Instance
 	for i := 0; i < nNodes; i++ {
 		in := newInstance(t, fmt.Sprintf("%s-%d", selector, i))
@@ -174,6 +228,7 @@ func runChaosRound(t *testing.T, round int, f chaosFault, nNodes, nServices int,
 			in := newInstance(t, fmt.Sprintf("%s-nr-%d-%d", selector, len(*list), i))
 			registerInitializedNode(t, in.PrivateIP, fmt.Sprintf("tencentcloud:///%s/%s", zone, in.ID), false, false)
 			registered.Store(in.PrivateIP, true)
+			setPodCIDR(t, in.PrivateIP, podCIDRs)
 			*list = append(*list, in)
 		}
 	}
@@ -262,7 +317,8 @@ func runChaosRound(t *testing.T, round int, f chaosFault, nNodes, nServices int,
 	}
 	faultStart := time.Now()
 	for _, in := range fresh {
-		registerChaosNode(t, in, selector)
+		podCIDRs[in.PrivateIP] = chaosPodCIDR()
+		registerChaosNode(t, in, selector, podCIDRs[in.PrivateIP])
 	}
 	for _, in := range doomed {
 		if err := suite.sim.SetInstanceState(in.ID, "TERMINATING"); err != nil {
@@ -339,6 +395,14 @@ func runChaosRound(t *testing.T, round int, f chaosFault, nNodes, nServices int,
 	// per Service with every node as a target, and traffic through each VIP.
 	svcs = append(svcs, steadySvc)
 	targetsWanted := len(fresh) + len(steady)
+	running, deleted := map[string]string{}, map[string]string{}
+	for ip, cidr := range podCIDRs {
+		running[ip] = cidr
+	}
+	for _, in := range doomed {
+		deleted[in.PrivateIP] = podCIDRs[in.PrivateIP]
+		delete(running, in.PrivateIP)
+	}
 	converged, missing := waitConverged(bound, func() string {
 		for _, in := range fresh {
 			n, err := suite.cluster.Client.CoreV1().Nodes().Get(context.Background(), in.PrivateIP, metav1.GetOptions{})
@@ -350,6 +414,9 @@ func runChaosRound(t *testing.T, round int, f chaosFault, nNodes, nServices int,
 			if _, err := suite.cluster.Client.CoreV1().Nodes().Get(context.Background(), in.PrivateIP, metav1.GetOptions{}); err == nil {
 				return fmt.Sprintf("node %s (instance terminated) still exists", in.PrivateIP)
 			}
+		}
+		if c := countRoutes(t, running, deleted); c.bad() {
+			return fmt.Sprintf("pod routes: %+v", c)
 		}
 		for _, svc := range svcs {
 			s, err := suite.cluster.Client.CoreV1().Services(svc.Namespace).Get(context.Background(), svc.Name, metav1.GetOptions{})
@@ -378,6 +445,7 @@ func runChaosRound(t *testing.T, round int, f chaosFault, nNodes, nServices int,
 	if f.readLag > 0 {
 		_ = suite.sim.SetReadLag(0) // the counts below read the state as it is
 	}
+	res.Routes = countRoutes(t, running, deleted)
 	counts := load.Stop()
 	res.Requests, res.RequestsFailed, res.ConnectionsReset = counts.Requests, counts.RequestsFailed, counts.ConnectionsReset
 	if counts.RequestsFailed > 0 {
@@ -421,10 +489,34 @@ var registered sync.Map // node name -> true once registered
 
 func nodeWasRegistered(name string) bool { _, ok := registered.Load(name); return ok }
 
-func registerChaosNode(t *testing.T, in cloudsim.Instance, selector string) {
+func registerChaosNode(t *testing.T, in cloudsim.Instance, selector, podCIDR string) {
 	t.Helper()
-	registerNode(t, testcluster.NodeSpec{Name: in.PrivateIP, InternalIP: in.PrivateIP, Labels: map[string]string{lbNodeLabel: selector}})
+	registerNode(t, testcluster.NodeSpec{Name: in.PrivateIP, InternalIP: in.PrivateIP, PodCIDR: podCIDR, Labels: map[string]string{lbNodeLabel: selector}})
 	registered.Store(in.PrivateIP, true)
+}
+
+var chaosPodCIDRSeq atomic.Int32
+
+// chaosPodCIDR is the next /28 pod CIDR of the campaign, from the top of the
+// cluster CIDR down (nextPodCIDR's /24s count up from its bottom, and its 256
+// do not cover make chaos's hundreds of nodes): 1,024 of them in
+// 10.244.192.0/18.
+func chaosPodCIDR() string {
+	n := chaosPodCIDRSeq.Add(1)
+	off := 1<<16 - 16*int(n)
+	return fmt.Sprintf("10.244.%d.%d/28", off>>8, off&0xff)
+}
+
+// setPodCIDR gives a registered node a new pod CIDR (as the node IPAM
+// controller does once) and records it in cidrs.
+func setPodCIDR(t *testing.T, name string, cidrs map[string]string) {
+	t.Helper()
+	cidr := chaosPodCIDR()
+	patch := fmt.Sprintf(`{"spec":{"podCIDR":%q,"podCIDRs":[%q]}}`, cidr, cidr)
+	if _, err := suite.cluster.Client.CoreV1().Nodes().Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("set the pod CIDR of node %s: %v", name, err)
+	}
+	cidrs[name] = cidr
 }
 
 // waitConverged polls cond, which names what is still missing ("" once
@@ -470,11 +562,15 @@ func totalCalls() int {
 func printChaosSummary(nodes, services int, rs []chaosResult) {
 	fmt.Printf("\nFault campaign: %d nodes, %d LoadBalancer Services per fault\n", nodes, services)
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "CLOUD\tFAULT\tOPERATIONS\tNODES WRONGLY DELETED\tTERMINATED DELETED\tLBS DUPLICATED\tLBS LEAKED\tCONVERGED\tSECONDS TO CONVERGE\tCCM RESTARTS\tREQUESTS\tFAILED\tCONNS RESET")
+	fmt.Fprintln(w, "CLOUD\tFAULT\tOPERATIONS\tNODES WRONGLY DELETED\tTERMINATED DELETED\tLBS DUPLICATED\tLBS LEAKED\tCONVERGED\tSECONDS TO CONVERGE\tCCM RESTARTS\tREQUESTS\tFAILED\tCONNS RESET\tROUTES OK/MISSING/DUP/STALE")
 	for _, r := range rs {
-		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%v\t%.1f\t%d\t%d\t%d\t%d\n", r.Cloud, r.Fault, r.Operations, r.NodesWronglyDelete,
+		routes := "n/a"
+		if rc, ok := r.Routes.(routeCount); ok {
+			routes = fmt.Sprintf("%d/%d/%d/%d", rc.Present, rc.Missing, rc.Duplicated, rc.Stale)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%v\t%.1f\t%d\t%d\t%d\t%d\t%s\n", r.Cloud, r.Fault, r.Operations, r.NodesWronglyDelete,
 			r.TerminatedDeleted, r.LBsDuplicated, r.LBsLeaked, r.Converged, r.ConvergeSeconds, r.CCMRestarts,
-			r.Requests, r.RequestsFailed, r.ConnectionsReset)
+			r.Requests, r.RequestsFailed, r.ConnectionsReset, routes)
 	}
 	_ = w.Flush()
 	fmt.Println()
@@ -491,6 +587,9 @@ func writeChaosJSON(t *testing.T, path string, nodes, services int, rs []chaosRe
 		LBsLeaked          int           `json:"lbs_leaked"`
 		Converged          bool          `json:"converged"`
 		MaxConvergeSeconds float64       `json:"max_converge_seconds"`
+		RoutesMissing      int           `json:"routes_missing"`
+		RoutesDuplicated   int           `json:"routes_duplicated"`
+		RoutesStale        int           `json:"routes_stale"`
 		Rounds             []chaosResult `json:"rounds"`
 	}{Nodes: nodes, Services: services, Converged: true, Rounds: rs}
 	for _, r := range rs {
@@ -501,6 +600,11 @@ func writeChaosJSON(t *testing.T, path string, nodes, services int, rs []chaosRe
 		out.LBsLeaked += r.LBsLeaked
 		out.Converged = out.Converged && r.Converged
 		out.MaxConvergeSeconds = max(out.MaxConvergeSeconds, r.ConvergeSeconds)
+		if rc, ok := r.Routes.(routeCount); ok {
+			out.RoutesMissing += rc.Missing
+			out.RoutesDuplicated += rc.Duplicated
+			out.RoutesStale += rc.Stale
+		}
 	}
 	data, _ := json.MarshalIndent(out, "", "  ")
 	if !filepath.IsAbs(path) {
