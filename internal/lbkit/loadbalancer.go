@@ -87,7 +87,8 @@ func (l *LoadBalancer[D]) GetLoadBalancer(ctx context.Context, _ string, svc *co
 // annotation is reported (every problem at once) before any cloud call, so
 // an existing load balancer stays as it is.
 func (l *LoadBalancer[D]) EnsureLoadBalancer(ctx context.Context, clusterName string, svc *corev1.Service, nodes []*corev1.Node) (*corev1.LoadBalancerStatus, error) {
-	defer l.locks.Lock(svc.UID)()
+	unlock, nodes := l.locks.LockNodes(svc.UID, nodes) // the latest nodes (svclock says why)
+	defer unlock()
 	d, err := l.prepare(ctx, clusterName, svc, nodes)
 	if err != nil {
 		return nil, err
@@ -100,8 +101,8 @@ func (l *LoadBalancer[D]) EnsureLoadBalancer(ctx context.Context, clusterName st
 // else) in line with the nodes, once the nodes joining now are initialized
 // (settle.go).
 func (l *LoadBalancer[D]) UpdateLoadBalancer(ctx context.Context, clusterName string, svc *corev1.Service, nodes []*corev1.Node) error {
-	nodes = l.settler.settle(ctx, svc, nodes)
-	defer l.locks.Lock(svc.UID)()
+	unlock, nodes := l.locks.LockNodes(svc.UID, l.settler.settle(ctx, svc, nodes))
+	defer unlock()
 	d, err := l.prepare(ctx, clusterName, svc, nodes)
 	if err != nil {
 		return err

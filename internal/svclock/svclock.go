@@ -11,11 +11,20 @@
 // next node change. Two writers also race on the same listeners (Tencent
 // answers InvalidParameter.PortCheckFailed). Holding one lock per Service
 // makes the later call wait and then see what the earlier one built.
+//
+// A lock does not order its waiters, and each call brings the nodes it
+// listed when it started: after a leader failover the new leader's first
+// Ensure (its full sync, with the nodes of that moment) and its node sync's
+// Updates overlap, and an Ensure that got the lock last would put back a
+// node an Update had just drained. So a call that brings nodes
+// (LockNodes) works with the nodes of the latest call to arrive for the
+// Service, its own or a newer one's.
 package svclock
 
 import (
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -29,10 +38,26 @@ type Locks struct {
 type entry struct {
 	mu    sync.Mutex
 	users int // holders and waiters
+	// nodes are those of the latest LockNodes call to arrive while the
+	// entry lives (guarded by Locks.mu).
+	nodes []*corev1.Node
 }
 
 // Lock blocks until the Service's lock is free and returns its unlock.
 func (l *Locks) Lock(uid types.UID) (unlock func()) {
+	unlock, _ = l.lock(uid, nil, false)
+	return unlock
+}
+
+// LockNodes is Lock for a call that brings the Service's nodes: it
+// returns, with the unlock, the nodes of the latest LockNodes call for the
+// Service to arrive so far (this one's, or those of a call that arrived
+// while this one waited, which listed them later).
+func (l *Locks) LockNodes(uid types.UID, nodes []*corev1.Node) (unlock func(), latest []*corev1.Node) {
+	return l.lock(uid, nodes, true)
+}
+
+func (l *Locks) lock(uid types.UID, nodes []*corev1.Node, withNodes bool) (func(), []*corev1.Node) {
 	l.mu.Lock()
 	if l.locks == nil {
 		l.locks = map[types.UID]*entry{}
@@ -43,9 +68,19 @@ func (l *Locks) Lock(uid types.UID) (unlock func()) {
 		l.locks[uid] = e
 	}
 	e.users++
+	if withNodes {
+		e.nodes = nodes
+	}
 	l.mu.Unlock()
 
 	e.mu.Lock()
+	l.mu.Lock()
+	latest := e.nodes
+	l.mu.Unlock()
+	return l.unlock(uid, e), latest
+}
+
+func (l *Locks) unlock(uid types.UID, e *entry) func() {
 	return func() {
 		e.mu.Unlock()
 		l.mu.Lock()

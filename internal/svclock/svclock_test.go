@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -47,4 +48,50 @@ func TestServicesDoNotBlockEachOther(t *testing.T) {
 		t.Fatal("Service b waited for Service a's lock")
 	}
 	unlockA()
+}
+
+// A call that waited works with the nodes of the latest call to arrive,
+// whichever of the waiters the lock wakes first.
+func TestLockNodesGivesTheLatestNodes(t *testing.T) {
+	var l Locks
+	const uid = types.UID("svc")
+	node := func(name string) []*corev1.Node {
+		n := &corev1.Node{}
+		n.Name = name
+		return []*corev1.Node{n}
+	}
+	users := func() int {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if e := l.locks[uid]; e != nil {
+			return e.users
+		}
+		return 0
+	}
+	unlock, got := l.LockNodes(uid, node("first"))
+	if got[0].Name != "first" {
+		t.Fatalf("alone: nodes %s", got[0].Name)
+	}
+	results := make(chan string, 2)
+	for i, name := range []string{"older", "newer"} {
+		go func() {
+			u, nodes := l.LockNodes(uid, node(name))
+			results <- nodes[0].Name
+			u()
+		}()
+		for deadline := time.Now().Add(5 * time.Second); users() != i+2; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("call %s never waited", name)
+			}
+		}
+	}
+	unlock()
+	for range 2 {
+		if got := <-results; got != "newer" {
+			t.Errorf("a waiter worked with the nodes of %q, want the latest call's (newer)", got)
+		}
+	}
+	if l.Len() != 0 {
+		t.Errorf("%d locks left", l.Len())
+	}
 }
