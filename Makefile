@@ -8,7 +8,7 @@ export CCM_TOOLS_DIR := $(TOOLS_DIR)
 DEMO_FLAGS ?=
 CLOUD      ?= tencentcloud
 E2E_FLAGS  ?=
-E2E_SHARDS ?= 2
+E2E_SHARDS ?= 4
 E2E_RUN    ?=
 BENCH_FLAGS ?=
 BENCH_ROUTES_FLAGS ?=
@@ -48,16 +48,22 @@ tools:
 browser:
 	@bash hack/tools/chromium.sh
 
-## test: unit tests with the race detector, then the e2e suite against a real control plane
-test: tools browser build unit e2e bench-smoke
+## test: unit tests with the race detector beside the e2e suite against a real control plane, then the bench smoke.
+## The e2e suite mostly waits (about one core of two), so the unit tests run at the same time, at the lowest CPU
+## priority: the e2e processes get the CPU when they want it. Each part's output is printed whole as it ends.
+test: tools browser build
+	$(MAKE) --no-print-directory -j2 --output-sync=target unit e2e UNIT_NICE='nice -n 19'
+	$(MAKE) --no-print-directory bench-smoke
 
+## unit: the unit tests with the race detector (UNIT_NICE: a command prefix, e.g. nice -n 19)
+UNIT_NICE ?=
 unit:
-	$(GO) test -race -count=1 ./...
-	cd hack/promcheck && $(GO) test -race -count=1 ./...
-	cd hack/image && $(GO) test -race -count=1 ./...
-	cd hack/release && $(GO) test -race -count=1 ./...
+	$(UNIT_NICE) $(GO) test -race -count=1 ./...
+	cd hack/promcheck && $(UNIT_NICE) $(GO) test -race -count=1 ./...
+	cd hack/image && $(UNIT_NICE) $(GO) test -race -count=1 ./...
+	cd hack/release && $(UNIT_NICE) $(GO) test -race -count=1 ./...
 
-## e2e: the e2e suite (needs `make tools build`), in E2E_SHARDS processes at once (default 2; hack/e2eshards),
+## e2e: the e2e suite (needs `make tools build`), in E2E_SHARDS processes at once (default 4; hack/e2eshards),
 ## E2E_RUN=regexp for some tests only; e2e-durations: the same, recording the tests' durations for dealing them
 e2e:
 	$(GO) test -c -tags e2e -o $(BIN)/e2e.test ./test/e2e/
@@ -86,11 +92,14 @@ bench-smoke:
 demo: tools build
 	$(GO) run ./hack/demo --cloud $(CLOUD) --ccm-binary $(BIN)/cloud-controller-manager $(DEMO_FLAGS)
 
-## chaos: the fault campaign at full size (50 nodes, 20 LoadBalancer Services per fault); writes bench/results/chaos.json
+## chaos: the fault campaign at full size (50 nodes, 20 LoadBalancer Services per fault), each cloud's rounds in its
+## own shard; writes bench/results/chaos.json
 chaos: tools build
+	rm -f bench/results/chaos.json
+	$(GO) test -c -tags e2e -o $(BIN)/e2e.test ./test/e2e/
 	CCM_BINARY=$(CURDIR)/$(BIN)/cloud-controller-manager CHAOS_NODES=50 CHAOS_SERVICES=20 CHAOS_HOLD_SECONDS=15 CHAOS_UNREACHABLE_SECONDS=30 \
-	  CHAOS_OUT=bench/results/chaos.json \
-	  $(GO) test -tags e2e -count=1 -timeout 60m -v -run TestFaultCampaign ./test/e2e/
+	  CHAOS_OUT=$(CURDIR)/bench/results/chaos.json \
+	  $(GO) run ./hack/e2eshards -binary $(BIN)/e2e.test -shards 2 -timeout 60m -run '^TestFaultCampaign' $(E2E_FLAGS)
 
 ## soak: both clouds at once for SOAK_DURATION (30m): a Tencent and an OCI CCM under node churn, Service
 ## creation, change and deletion, and traffic through every VIP; RSS, goroutines and fds sampled every SOAK_SAMPLE

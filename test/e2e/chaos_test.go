@@ -6,13 +6,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"text/tabwriter"
 	"time"
@@ -171,32 +174,50 @@ func envInt(name string, def int) int {
 	return def
 }
 
-func TestFaultCampaign(t *testing.T) {
+// The campaign is one test per cloud, so that the e2e shards (and `make
+// chaos`) run the two at once; each merges its cloud's rounds into
+// CHAOS_OUT (mergeChaosJSON).
+func TestFaultCampaignTencent(t *testing.T) {
+	names := make([]string, len(chaosFaults))
+	for i, f := range chaosFaults {
+		names[i] = f.name
+	}
+	runFaultCampaign(t, "tencent", names, func(t *testing.T, i, nodes, services int, hold, bound time.Duration) chaosResult {
+		return runChaosRound(t, i, chaosFaults[i], nodes, services, hold, bound)
+	})
+}
+
+func TestFaultCampaignOCI(t *testing.T) {
+	names := make([]string, len(ociChaosFaults))
+	for i, f := range ociChaosFaults {
+		names[i] = f.name
+	}
+	runFaultCampaign(t, "oci", names, func(t *testing.T, i, nodes, services int, hold, bound time.Duration) chaosResult {
+		return runOCIChaosRound(t, i, ociChaosFaults[i], nodes, services, hold, bound)
+	})
+}
+
+// runFaultCampaign runs a cloud's rounds one after another (they share the
+// shard's cloudsim, whose faults are global) and checks each.
+func runFaultCampaign(t *testing.T, cloud string, faults []string, round func(t *testing.T, i, nodes, services int, hold, bound time.Duration) chaosResult) {
 	nodes, services := envInt("CHAOS_NODES", 6), envInt("CHAOS_SERVICES", 3)
 	hold := time.Duration(envInt("CHAOS_HOLD_SECONDS", 5)) * time.Second
 	const convergeBound = 3 * time.Minute
 
 	var results []chaosResult
-	check := func(t *testing.T, r chaosResult) {
-		results = append(results, r)
-		rc, ok := r.Routes.(routeCount)
-		if r.NodesWronglyDelete > 0 || r.LBsDuplicated > 0 || r.LBsLeaked > 0 || !r.Converged || r.RequestsFailed > 0 || ok && rc.bad() {
-			t.Errorf("%+v", r)
-		}
-	}
-	for i, f := range chaosFaults {
-		t.Run("tencent/"+f.name, func(t *testing.T) {
-			check(t, runChaosRound(t, i, f, nodes, services, hold, convergeBound))
-		})
-	}
-	for i, f := range ociChaosFaults {
-		t.Run("oci/"+f.name, func(t *testing.T) {
-			check(t, runOCIChaosRound(t, i, f, nodes, services, hold, convergeBound))
+	for i, name := range faults {
+		t.Run(cloud+"/"+name, func(t *testing.T) {
+			r := round(t, i, nodes, services, hold, convergeBound)
+			results = append(results, r)
+			rc, ok := r.Routes.(routeCount)
+			if r.NodesWronglyDelete > 0 || r.LBsDuplicated > 0 || r.LBsLeaked > 0 || !r.Converged || r.RequestsFailed > 0 || ok && rc.bad() {
+				t.Errorf("%+v", r)
+			}
 		})
 	}
 	printChaosSummary(nodes, services, results)
 	if out := os.Getenv("CHAOS_OUT"); out != "" {
-		writeChaosJSON(t, out, nodes, services, results)
+		mergeChaosJSON(t, out, cloud, nodes, services, results)
 	}
 }
 
@@ -576,23 +597,65 @@ func printChaosSummary(nodes, services int, rs []chaosResult) {
 	fmt.Println()
 }
 
-func writeChaosJSON(t *testing.T, path string, nodes, services int, rs []chaosResult) {
-	out := struct {
-		Nodes              int           `json:"nodes"`
-		Services           int           `json:"services"`
-		Faults             []string      `json:"faults"`
-		Operations         int           `json:"operations"`
-		NodesWronglyDelete int           `json:"nodes_wrongly_deleted"`
-		LBsDuplicated      int           `json:"lbs_duplicated"`
-		LBsLeaked          int           `json:"lbs_leaked"`
-		Converged          bool          `json:"converged"`
-		MaxConvergeSeconds float64       `json:"max_converge_seconds"`
-		RoutesMissing      int           `json:"routes_missing"`
-		RoutesDuplicated   int           `json:"routes_duplicated"`
-		RoutesStale        int           `json:"routes_stale"`
-		Rounds             []chaosResult `json:"rounds"`
-	}{Nodes: nodes, Services: services, Converged: true, Rounds: rs}
-	for _, r := range rs {
+// chaosDoc is bench/results/chaos.json: every round of both clouds, and
+// the totals.
+type chaosDoc struct {
+	Nodes              int           `json:"nodes"`
+	Services           int           `json:"services"`
+	Faults             []string      `json:"faults"`
+	Operations         int           `json:"operations"`
+	NodesWronglyDelete int           `json:"nodes_wrongly_deleted"`
+	LBsDuplicated      int           `json:"lbs_duplicated"`
+	LBsLeaked          int           `json:"lbs_leaked"`
+	Converged          bool          `json:"converged"`
+	MaxConvergeSeconds float64       `json:"max_converge_seconds"`
+	RoutesMissing      int           `json:"routes_missing"`
+	RoutesDuplicated   int           `json:"routes_duplicated"`
+	RoutesStale        int           `json:"routes_stale"`
+	Rounds             []chaosResult `json:"rounds"`
+}
+
+// mergeChaosJSON writes cloud's rounds into the document at path: the
+// other cloud's rounds stay when the file holds a run of the same size
+// (`make chaos` removes the file first, then runs each cloud in its own
+// shard), and the totals are counted again. An flock on the file keeps two
+// shards' merges apart.
+func mergeChaosJSON(t *testing.T, path, cloud string, nodes, services int, rs []chaosResult) {
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(repoRoot(), path)
+	}
+	_ = os.MkdirAll(filepath.Dir(path), 0o755)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatalf("chaos: open %s: %v", path, err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatalf("chaos: lock %s: %v", path, err)
+	}
+	var prev chaosDoc
+	if data, err := io.ReadAll(f); err == nil && len(data) > 0 {
+		_ = json.Unmarshal(data, &prev) // a file we cannot read is replaced
+	}
+	out := chaosDoc{Nodes: nodes, Services: services, Converged: true}
+	if prev.Nodes == nodes && prev.Services == services {
+		for _, r := range prev.Rounds {
+			if r.Cloud != cloud {
+				// Routes decoded from JSON is a map: typed again, for the totals.
+				if m, ok := r.Routes.(map[string]any); ok {
+					var rc routeCount
+					if data, err := json.Marshal(m); err == nil && json.Unmarshal(data, &rc) == nil {
+						r.Routes = rc
+					}
+				}
+				out.Rounds = append(out.Rounds, r)
+			}
+		}
+	}
+	out.Rounds = append(out.Rounds, rs...)
+	// Tencent's rounds first, as the campaign's table reads.
+	sort.SliceStable(out.Rounds, func(i, j int) bool { return out.Rounds[i].Cloud == "tencent" && out.Rounds[j].Cloud != "tencent" })
+	for _, r := range out.Rounds {
 		out.Faults = append(out.Faults, r.Cloud+"/"+r.Fault)
 		out.Operations += r.Operations
 		out.NodesWronglyDelete += r.NodesWronglyDelete
@@ -607,14 +670,13 @@ func writeChaosJSON(t *testing.T, path string, nodes, services int, rs []chaosRe
 		}
 	}
 	data, _ := json.MarshalIndent(out, "", "  ")
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(repoRoot(), path)
-	}
-	_ = os.MkdirAll(filepath.Dir(path), 0o755)
-	if err := os.WriteFile(path, data, 0o644); err != nil {
+	if err := f.Truncate(0); err != nil {
 		t.Fatal(err)
 	}
-	fmt.Println("chaos: wrote", path, strings.Repeat("", 0))
+	if _, err := f.WriteAt(data, 0); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Println("chaos: wrote", cloud, "rounds into", path)
 }
 
 // startReplicas stops the suite's CCM and starts two replicas of it under
