@@ -10,7 +10,7 @@
 // shards end close together.
 //
 //	go test -c -tags e2e -o bin/e2e.test ./test/e2e/
-//	go run ./hack/e2eshards -binary bin/e2e.test -shards 2
+//	go run ./hack/e2eshards -binary bin/e2e.test -shards 4
 package main
 
 import (
@@ -39,7 +39,7 @@ const defaultWeight = 20 * time.Second
 func main() {
 	binary := flag.String("binary", "bin/e2e.test", "the e2e test binary (go test -c -tags e2e ./test/e2e/)")
 	dir := flag.String("dir", "test/e2e", "the e2e package's directory (the binary runs there, as go test runs it)")
-	shards := flag.Int("shards", 2, "processes run at once (1: the suite as one process)")
+	shards := flag.Int("shards", 4, "processes run at once (1: the suite as one process)")
 	run := flag.String("run", "", "only tests whose name matches this regexp (as go test -run, top level only)")
 	timeout := flag.Duration("timeout", 30*time.Minute, "each shard's -test.timeout")
 	durations := flag.String("durations", "test/e2e/durations.txt", "recorded test durations (name seconds), for dealing the tests")
