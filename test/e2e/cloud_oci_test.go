@@ -539,14 +539,16 @@ func (*ociEnv) serviceLBs(uid types.UID) []lbView {
 	return out
 }
 
-func (*ociEnv) lbCount() int {
-	n := 0
+func (*ociEnv) lbIDs() []string { return ociLiveLBIDs() }
+
+func ociLiveLBIDs() []string {
+	var ids []string
 	for _, lb := range suite.sim.OCILoadBalancers() {
 		if ociLive(lb) {
-			n++
+			ids = append(ids, lb.ID)
 		}
 	}
-	return n
+	return ids
 }
 
 func (*ociEnv) lb(id string) (lbView, bool) {

@@ -171,7 +171,15 @@ func (tencentEnv) serviceLBs(uid types.UID) []lbView {
 	return out
 }
 
-func (tencentEnv) lbCount() int { return len(suite.sim.CLBs()) }
+func (tencentEnv) lbIDs() []string { return clbIDs() }
+
+func clbIDs() []string {
+	var ids []string
+	for _, lb := range suite.sim.CLBs() {
+		ids = append(ids, lb.ID)
+	}
+	return ids
+}
 
 func (tencentEnv) lb(id string) (lbView, bool) {
 	lb, err := suite.sim.CLB(id)

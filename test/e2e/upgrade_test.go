@@ -94,8 +94,8 @@ type upgradeCloud struct {
 	// lbs are the Service's live load balancers (by the mark the CCM puts
 	// on them), each as its id, address and settings without its targets.
 	lbs func(uid types.UID) []upgradeLB
-	// lbCount counts the cloud's live load balancers.
-	lbCount func() int
+	// lbIDs are the ids of the cloud's live load balancers.
+	lbIDs func() []string
 	// dataPlane is a load balancer's data plane.
 	dataPlane func(id string) (cloudsim.DataPlaneStatus, error)
 	// converged, if set, says what of the rest of the cloud's state for
@@ -126,7 +126,9 @@ func upgradeScenario(t *testing.T, c upgradeCloud, oldBinary string) {
 	principals := c.prepare(t)
 	logCallsOf(principals...)
 	scenarioFrom := time.Now()
-	lbsBefore := c.lbCount()
+	// The load balancers of earlier tests in this process stay out of the
+	// count: by id, since one may still be going away (a deferred delete).
+	lbsBefore := c.lbIDs()
 	sel := "upgrade-" + c.name
 	specs := c.services(sel)
 	var nps []int32
@@ -333,8 +335,8 @@ func upgradeScenario(t *testing.T, c upgradeCloud, oldBinary string) {
 			rewrite("Service %s: this build changed the settings of load balancer %s:\nbefore: %s\nafter:  %s", uid, lb.id, lb.settings, got.settings)
 		}
 	}
-	if n := c.lbCount() - lbsBefore; n != len(svcs) {
-		t.Errorf("%d load balancers more than before the test, want %d (one per Service)", n, len(svcs))
+	if added := newIDs(lbsBefore, c.lbIDs()); len(added) != len(svcs) {
+		t.Errorf("%d load balancers made since the test began (%v), want %d (one per Service)", len(added), added, len(svcs))
 	}
 
 	// The Services go: this build deletes what the previous release made.
@@ -349,9 +351,20 @@ func upgradeScenario(t *testing.T, c upgradeCloud, oldBinary string) {
 			t.Errorf("Service %s deleted, its load balancers left: %v", svc.Name, lbs)
 		}
 	}
-	if n := c.lbCount() - lbsBefore; n != 0 {
-		t.Errorf("%d load balancers leaked", n)
+	if added := newIDs(lbsBefore, c.lbIDs()); len(added) != 0 {
+		t.Errorf("%d load balancers leaked: %v", len(added), added)
 	}
+}
+
+// newIDs are the ids in now that are not in before.
+func newIDs(before, now []string) []string {
+	var out []string
+	for _, id := range now {
+		if !slices.Contains(before, id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // upgradeRun is one cloud's scenario under way.
@@ -756,7 +769,7 @@ func tencentUpgrade() upgradeCloud {
 			}
 			return out
 		},
-		lbCount:   func() int { return len(suite.sim.CLBs()) },
+		lbIDs:     clbIDs,
 		dataPlane: suite.sim.CLBDataPlane,
 		converged: func(current, gone []upgradeNode) string {
 			rt, err := suite.sim.RouteTable(routeTable)
@@ -876,15 +889,7 @@ func ociUpgrade() upgradeCloud {
 			}
 			return out
 		},
-		lbCount: func() int {
-			n := 0
-			for _, lb := range suite.sim.OCILoadBalancers() {
-				if ociLive(lb) {
-					n++
-				}
-			}
-			return n
-		},
+		lbIDs:     ociLiveLBIDs,
 		dataPlane: suite.sim.OCIDataPlane,
 	}
 }
