@@ -229,7 +229,7 @@ func TestKeyFilesRotation(t *testing.T) {
 	}
 
 	// Calls in a loop while the files change.
-	var failed atomic.Int32
+	var failed, done atomic.Int32
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	wg.Add(1)
@@ -245,6 +245,7 @@ func TestKeyFilesRotation(t *testing.T) {
 				t.Errorf("call during rotation: %v", err)
 				failed.Add(1)
 			}
+			done.Add(1)
 			time.Sleep(30 * time.Millisecond) // under DescribeInstances' 40/s
 		}
 	}()
@@ -252,6 +253,12 @@ func TestKeyFilesRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 5*time.Second, "the new key in use", func() bool { return c.GetSecretId() == newID })
+	// The operator revokes the old key once nothing uses it: a call signed
+	// just before the swap may still be on its way (it failed once, starved
+	// in a loaded run), so the old key goes after two more calls have ended:
+	// the one in flight, and one signed with the new key.
+	seen := done.Load()
+	waitFor(t, 5*time.Second, "the calls in flight at the swap ended", func() bool { return done.Load() >= seen+2 })
 	if err := sim.Tencent().CAM().RevokeKey(staticID); err != nil {
 		t.Fatal(err)
 	}
