@@ -367,11 +367,12 @@ func TestInstanceShutdown(t *testing.T) {
 	}
 }
 
-// Listing pages are followed: 250 instances take 3 pages of 100.
+// Listing pages are followed: 2,100 instances take 3 pages of 1,000 (the
+// documented maximum; cloudsim rejects a larger limit).
 func TestListInstancesPaginates(t *testing.T) {
 	s := newNodeSim(t)
 	var in []cloudsim.Instance
-	for n := range 250 {
+	for n := range 2100 {
 		in = append(in, cloudsim.Instance{Name: fmt.Sprintf("node-%d", n), PrivateIP: fmt.Sprintf("127.0.%d.%d", 61+n/200, 1+n%200),
 			VpcID: simVCN, SubnetID: simSubnet, CompartmentID: simCompartment})
 	}
@@ -383,8 +384,8 @@ func TestListInstancesPaginates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if calls := total(s.sim.Calls()[simoci.ActionPrefix+"ListInstances"]); len(all) != 250 || calls != 3 {
-		t.Errorf("listed %d instances in %d calls, want 250 in 3", len(all), calls)
+	if calls := total(s.sim.Calls()[simoci.ActionPrefix+"ListInstances"]); len(all) != 2100 || calls != 3 {
+		t.Errorf("listed %d instances in %d calls, want 2100 in 3", len(all), calls)
 	}
 }
 
