@@ -61,6 +61,7 @@ type OCIConfig struct {
 	FloorWorkers int
 	PhaseTimeout time.Duration
 	CCMFlags     []string
+	HeapProfile  bool // save the first run's heap profile (heapprofile.go)
 }
 
 // DefaultOCIConfig is the full-size run: 5,000 nodes, three pairs.
@@ -96,6 +97,7 @@ type OCIResult struct {
 	Met             bool            `json:"met"`
 	CCMFlags        []string        `json:"ccm_flags"`
 	WorkDir         string          `json:"work_dir"`
+	HeapProfile     string          `json:"heap_profile,omitempty"`
 }
 
 // ociNode is one simulated machine and its Node.
@@ -287,6 +289,14 @@ func (b *ociBench) oursOCI(ctx context.Context, res *OCIResult, run int) error {
 		res.CallsInit, res.CallsByAction = total, byAction
 	}
 	b.logf("oci ours (run %d): initialized in %.1fs with %d calls %v", run+1, secs, total, byAction)
+	if b.ocfg.HeapProfile && res.HeapProfile == "" {
+		path, err := b.heapProfile(ctx, p, name)
+		if err != nil {
+			return err
+		}
+		res.HeapProfile = path
+		b.logf("oci ours (run %d): heap profile %s", run+1, path)
+	}
 	u, err := procUsage(p.Pid())
 	if err != nil {
 		return fmt.Errorf("CCM resource use: %w", err)

@@ -53,6 +53,7 @@ type Result struct {
 	CPUs                int             `json:"cpus"`
 	Started             string          `json:"started"`
 	WorkDir             string          `json:"work_dir"`
+	HeapProfile         string          `json:"heap_profile,omitempty"` // --heap-profile: the first run's, after the phases
 }
 
 // evaluate fills the ratios and checks the issue's targets.
