@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	ocicore "github.com/oracle/oci-go-sdk/v65/core"
 	v1 "k8s.io/api/core/v1"
@@ -396,4 +397,37 @@ func total(byCode map[string]int) int {
 		n += c
 	}
 	return n
+}
+
+// prime (the leader's Initialize) starts both listings before any lookup,
+// and the lookups that follow are answered from them: no per-node read.
+func TestPrimeListsBeforeAnyLookup(t *testing.T) {
+	s := newNodeSim(t)
+	for k := range 3 {
+		s.add(fmt.Sprintf("primed-%d", k), fmt.Sprintf("127.0.70.%d", k+1), nil)
+	}
+	s.sim.ResetCalls()
+	s.i.prime()
+	listed := func(op string) int { return total(s.sim.Calls()[simoci.ActionPrefix+op]) }
+	deadline := time.Now().Add(10 * time.Second)
+	for listed("ListInstances") == 0 || listed("ListVnicAttachments") == 0 || listed("ListPrivateIps") == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("prime started no listing within 10s: %v", s.sim.Calls())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for k := range 3 {
+		md, err := s.i.InstanceMetadata(context.Background(), node(fmt.Sprintf("primed-%d", k)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("127.0.70.%d", k+1); md.NodeAddresses[0].Address != want {
+			t.Errorf("node primed-%d: address %v, want %s first", k, md.NodeAddresses, want)
+		}
+	}
+	for _, op := range []string{"ListInstances", "ListVnicAttachments", "GetVnic", "GetInstance"} {
+		if n, max := listed(op), map[string]int{"ListInstances": 1, "ListVnicAttachments": 1}[op]; n > max {
+			t.Errorf("%s: %d calls after prime, want at most %d (the listing)", op, n, max)
+		}
+	}
 }
