@@ -87,6 +87,7 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.baselineAllSizes, "baseline-all-sizes", false, "nodes: run the unbatched baseline at every --sizes value, not only the largest")
 	fs.BoolVar(&n.UpstreamFloor, "upstream-floor", n.UpstreamFloor, "nodes: also time a floor that posts upstream's per-node Event, to tell our costs from upstream's (a diagnosis)")
 	fs.BoolVar(&n.InitOnly, "init-only", n.InitOnly, "nodes: measure initialization only (floor, ours, baseline): for tuning flags")
+	heap := fs.Bool("heap-profile", false, "nodes and oci-nodes: save the CCM's heap profile (first run, before it stops) into the work directory: a diagnosis")
 	fs.Var(appendFlag{&n.CCMFlags}, "ccm-flag", "nodes: an extra CCM flag, e.g. --ccm-flag=--concurrent-node-syncs=20 (repeatable; overrides the recommended set)")
 
 	// routes
@@ -178,6 +179,7 @@ func parseFlags(args []string) (options, error) {
 	// included.
 	bu.CCMFlags = n.CCMFlags
 	on.CCMFlags = n.CCMFlags
+	n.HeapProfile, on.HeapProfile = *heap, *heap
 	n.CCMBinary, r.CCMBinary, l.CCMBinary, fo.CCMBinary, bu.CCMBinary, on.CCMBinary = *ccmBinary, *ccmBinary, *ccmBinary, *ccmBinary, *ccmBinary, *ccmBinary
 	o.ociFanout = *fo
 	if *workDir != "" {

@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/ccmkit/ccm/bench/nodes"
 	"github.com/ccmkit/ccm/bench/report"
+	"github.com/ccmkit/ccm/internal/oci/computelookup"
 )
 
 // The plots' file names, next to latest.json; docs/scale.md links them.
@@ -145,7 +147,7 @@ func writePlots(dir string, doc document) ([]string, error) {
 		for _, action := range slices.Sorted(maps.Keys(r.CallsByAction)) {
 			bars = append(bars, report.Bar{Label: action, Value: float64(r.CallsByAction[action])})
 		}
-		bars = append(bars, report.Bar{Label: "budget 4*ceil(N/100)", Value: float64(r.CallBudget)})
+		bars = append(bars, report.Bar{Label: fmt.Sprintf("budget %d*ceil(N/%d)+10", nodes.OCIListings, computelookup.PageSize), Value: float64(r.CallBudget)})
 		if err := draw(plotCallsOCI, func(path string) error {
 			return report.BarPlot(path, fmt.Sprintf("OCI node section: calls to initialize %d nodes", r.Nodes), "calls", bars)
 		}); err != nil {

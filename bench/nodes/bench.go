@@ -84,6 +84,9 @@ type Config struct {
 	// the "Synced" Event), to tell our costs from upstream's.
 	UpstreamFloor bool
 	CCMFlags      []string // extra CCM flags; they override the recommended set
+	// HeapProfile saves the first ours run's heap profile (heapprofile.go)
+	// before the CCM stops: a diagnosis, off by default.
+	HeapProfile bool
 	// Repeats is how many (ours, floor) pairs run, interleaved: ours, floor,
 	// ours, floor, ... The machine is shared, so one pair can be off by a
 	// third; the ratio reported is the median of the pairs' ratios. Only

@@ -124,6 +124,14 @@ func (b *bench) ours(ctx context.Context, res *Result, run int) error {
 
 // stopAndMeasure reads the CCM's resource use, stops it and removes the nodes.
 func (b *bench) stopAndMeasure(ctx context.Context, p *testcluster.Process, res *Result) error {
+	if b.cfg.HeapProfile && res.HeapProfile == "" {
+		path, err := b.heapProfile(ctx, p, "ccm")
+		if err != nil {
+			return err
+		}
+		res.HeapProfile = path
+		b.logf("ours: heap profile %s (go tool pprof -top -sample_index=inuse_space %s)", path, path)
+	}
 	u, err := procUsage(p.Pid())
 	if err != nil {
 		return fmt.Errorf("CCM resource use: %w", err)

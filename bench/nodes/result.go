@@ -44,7 +44,8 @@ type Result struct {
 	UpstreamRatioStats *report.Stats `json:"init_vs_upstream_floor_stats,omitempty"`
 
 	InitVsFloor         float64         `json:"init_vs_floor"`
-	CallBudget          int64           `json:"call_budget"` // 2*ceil(N/100)
+	CallBudget          int64           `json:"call_budget"`  // ceil(N/100)+10
+	RatioTarget         float64         `json:"ratio_target"` // init_vs_floor at most this
 	Target              string          `json:"target"`
 	Targets             map[string]bool `json:"targets"`
 	Met                 bool            `json:"met"` // every target
@@ -53,12 +54,29 @@ type Result struct {
 	CPUs                int             `json:"cpus"`
 	Started             string          `json:"started"`
 	WorkDir             string          `json:"work_dir"`
+	HeapProfile         string          `json:"heap_profile,omitempty"` // --heap-profile: the first run's, after the phases
 }
 
 // evaluate fills the ratios and checks the issue's targets.
+// CallBudget is the most DescribeInstances calls initialization, and a
+// full status sync, may take for n nodes: one per 100-instance page, plus
+// 10 (issue 33).
+func CallBudget(n int) int64 { return int64((n+99)/100 + 10) }
+
+// RatioTarget is the init-vs-floor target: 1.2x from 10,000 nodes (issue
+// 33), 1.5x below, where the CCM's start-up (about 1 s, which the floor
+// does not have) weighs more.
+func RatioTarget(n int) float64 {
+	if n >= 10000 {
+		return 1.2
+	}
+	return 1.5
+}
+
 func (r *Result) evaluate() {
 	r.CPUs = runtime.NumCPU()
-	r.CallBudget = int64(2 * ((r.Nodes + 99) / 100))
+	r.CallBudget = CallBudget(r.Nodes)
+	r.RatioTarget = RatioTarget(r.Nodes)
 	r.InitStats, r.FloorStats, r.RatioStats = pairStats(r.InitRuns, r.FloorRuns)
 	r.InitSeconds, r.FloorSeconds, r.InitVsFloor = r.InitStats.Median, r.FloorStats.Median, r.RatioStats.Median
 	if len(r.UpstreamFloorRuns) > 0 {
@@ -66,13 +84,13 @@ func (r *Result) evaluate() {
 		r.UpstreamFloorStats, r.UpstreamRatioStats = &up, &ratio
 	}
 	r.Targets = map[string]bool{
-		"init_within_1.5x_floor":    r.InitVsFloor <= 1.5,
+		"init_within_ratio_target":  r.InitVsFloor <= r.RatioTarget,
 		"init_calls_within_budget":  r.DescribeCallsInit <= r.CallBudget,
 		"no_request_limit_exceeded": r.ThrottledResponses == 0,
-		"peak_rss_under_300mib":     r.PeakRSSMiB < 300,
+		"peak_rss_within_300mib":    r.PeakRSSMiB <= 300,
 	}
-	r.Target = fmt.Sprintf("init <= 1.5x floor (median of %d pairs), DescribeInstances for init <= %d, 0 throttled, RSS < 300 MiB",
-		r.RatioStats.Runs, r.CallBudget)
+	r.Target = fmt.Sprintf("init <= %.1fx floor (median of %d pairs), DescribeInstances for init <= ceil(N/100)+10 = %d, 0 throttled, RSS <= 300 MiB",
+		r.RatioTarget, r.RatioStats.Runs, r.CallBudget)
 	if !r.InitOnly {
 		r.Targets["sync_calls_within_budget"] = r.SyncCalls <= r.CallBudget
 		r.Targets["every_sync_saw_all_nodes"] = r.SyncNodes == r.Nodes
@@ -105,8 +123,8 @@ func (r *Result) Print(out io.Writer) {
 	}
 	fmt.Fprintf(w, "initialize all nodes (s), median (min-max)\t%s\t%s\t%s\t\t\n", r.InitStats.Spread("%.1f"),
 		baseline(fmt.Sprintf("%.1f", r.BaselineInitSeconds)), r.FloorStats.Spread("%.1f"))
-	fmt.Fprintf(w, "ours / floor, median (min-max) of %d pairs\t%s\t\t\t<= 1.5x\t%s\n", r.RatioStats.Runs,
-		r.RatioStats.Spread("%.2fx"), mark("init_within_1.5x_floor"))
+	fmt.Fprintf(w, "ours / floor, median (min-max) of %d pairs\t%s\t\t\t<= %.1fx\t%s\n", r.RatioStats.Runs,
+		r.RatioStats.Spread("%.2fx"), r.RatioTarget, mark("init_within_ratio_target"))
 	if r.UpstreamFloorStats != nil {
 		fmt.Fprintf(w, "floor + upstream's Event per node (s)\t\t\t%s\t\t\n", r.UpstreamFloorStats.Spread("%.1f"))
 		fmt.Fprintf(w, "ours / that floor, median (min-max)\t%s\t\t\t(diagnosis)\t\n", r.UpstreamRatioStats.Spread("%.2fx"))
@@ -120,7 +138,7 @@ func (r *Result) Print(out io.Writer) {
 			r.LifecycleCalls, int(r.LifecycleSeconds/5)*r.LifecycleNotReady*2)
 	}
 	fmt.Fprintf(w, "RequestLimitExceeded (whole run)\t%d\t\t\t0\t%s\n", r.ThrottledResponses, mark("no_request_limit_exceeded"))
-	fmt.Fprintf(w, "CCM peak RSS (MiB)\t%.0f\t\t\t< 300\t%s\n", r.PeakRSSMiB, mark("peak_rss_under_300mib"))
+	fmt.Fprintf(w, "CCM peak RSS (MiB)\t%.0f\t\t\t<= 300\t%s\n", r.PeakRSSMiB, mark("peak_rss_within_300mib"))
 	fmt.Fprintf(w, "CCM CPU (s, init+sync+lifecycle)\t%.1f\t\t\t\t\n", r.CCMCPUSeconds)
 	_ = w.Flush()
 	fmt.Fprintln(out, "\n(baseline figures in parentheses are upstream's one call per node, not measured)")

@@ -49,7 +49,7 @@ func (r *Reader) ListInstancesSince(ctx context.Context, since time.Time) ([]cor
 func (r *Reader) newestInDomain(ctx context.Context, ad string, since time.Time) ([]core.Instance, error) {
 	what := fmt.Sprintf("compartment %s availabilityDomain=%s, created since %s", r.compartment, ad, since.UTC().Format(time.RFC3339))
 	req := core.ListInstancesRequest{CompartmentId: &r.compartment, AvailabilityDomain: common.String(ad),
-		SortBy: core.ListInstancesSortByTimecreated, SortOrder: core.ListInstancesSortOrderDesc, Limit: common.Int(PageSize)}
+		SortBy: core.ListInstancesSortByTimecreated, SortOrder: core.ListInstancesSortOrderDesc, Limit: common.Int(DeltaPageSize)}
 	var out []core.Instance
 	for range maxPages {
 		resp, err := r.compute.ListInstances(ctx, req)

@@ -36,12 +36,25 @@ type NetworkAPI interface {
 	ListIpv6s(context.Context, core.ListIpv6sRequest) (core.ListIpv6sResponse, error)
 }
 
-// PageSize is the page size of every list call. The SDK's request models
-// (core.ListInstancesRequest, ListVnicAttachmentsRequest,
-// ListPrivateIpsRequest, ListPublicIpsRequest: Limit) document no maximum,
-// only "Example: `50`"; 100 is accepted everywhere and keeps each answer
-// small.
-const PageSize = 100
+// PageSize is the page size of the compartment-wide listings: the largest
+// the API documents. The SDK's request models (core.ListInstancesRequest,
+// ListVnicAttachmentsRequest, ListPrivateIpsRequest, ListPublicIpsRequest,
+// ListIpv6sRequest: Limit) give only "Example: `50`"; Oracle's reference of
+// the same 20160918 Core API documents every one of these list operations'
+// limit as "1 is the minimum, 1000 is the maximum", default 100
+// (https://docs.oracle.com/cd/F90410_01/3.0-latest/ceapi/op-20160918-instances-get.html,
+// op-20160918-vnicattachments-get.html, op-20160918-publicips-get.html;
+// .../private-cloud-appliance/3.0-latest/ceapi/op-20160918-privateips-get.html).
+// A listing is a chain (each page needs the last one's opc-next-page), so
+// its time is its page count times a round trip: 10,000 instances take 10
+// pages instead of 100.
+const PageSize = 1000
+
+// DeltaPageSize is the page size of the newest-first walks
+// (newinstances.go), which stop at the first older instance: a delta
+// usually wants a few instances, and a page of 1000 would carry hundreds it
+// does not need.
+const DeltaPageSize = 100
 
 // maxPages bounds a listing, so that an API that keeps answering
 // opc-next-page cannot loop forever.

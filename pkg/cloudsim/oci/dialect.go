@@ -60,8 +60,19 @@ const (
 	DefaultDeletedRetention   = 5 * time.Second
 )
 
-// Limits. OCI documents the retry-token ones; page sizes are cloudsim's
-// choice (the API documents a per-operation maximum, not a default).
+// Limits. OCI documents the retry-token ones. The page sizes: the SDK's
+// request models (core/list_instances_request_response.go and the other
+// List*Request types: Limit) give only "Example: `50`"; Oracle's API
+// reference of the same 20160918 Core API, as served by Compute Cloud@Customer
+// and Private Cloud Appliance 3.0, documents the limit of every list
+// operation the node lookups use as "Minimum Value: 1, Maximum Value: 1000
+// ... 1 is the minimum, 1000 is the maximum. Default Value: 100"
+// (https://docs.oracle.com/cd/F90410_01/3.0-latest/ceapi/op-20160918-instances-get.html,
+// .../op-20160918-vnicattachments-get.html, .../op-20160918-publicips-get.html,
+// https://docs.oracle.com/en/engineered-systems/private-cloud-appliance/3.0-latest/ceapi/op-20160918-privateips-get.html).
+// A limit outside that range is a request the schema rejects: 400
+// InvalidParameter (the error code is cloudsim's choice; the reference
+// names no other), never a silent clamp.
 const (
 	maxBody             = 10 << 20
 	MaxRetryTokenLen    = 64

@@ -84,11 +84,14 @@ func New(cfg *config.Config) (*Cloud, error) {
 	return cloud, nil
 }
 
-// Initialize starts keeping the credentials fresh, and hands the load
-// balancers (Events, subset EndpointSlice watch, drift check) their
-// Kubernetes client.
+// Initialize starts keeping the credentials fresh, starts listing the
+// compartment's instances and their primary VNICs (upstream calls it on the
+// leader just before the controllers start, whose first lookups then find
+// the listings under way), and hands the load balancers (Events, subset
+// EndpointSlice watch, drift check) their Kubernetes client.
 func (c *Cloud) Initialize(b cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
 	runCredentials(c.creds, stop)
+	c.instances.prime()
 	if c.lb != nil {
 		c.lb.Initialize(b, stop)
 		c.useSecrets(b)

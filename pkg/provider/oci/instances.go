@@ -35,7 +35,7 @@ const LabelFaultDomain = "oci.oraclecloud.com/fault-domain"
 // (internal/inventory). OCI has no batch get, so a by-id lookup is one
 // GetInstance; the inventory answers repeated lookups from recent answers
 // and, when lookups would cost more than a listing of the compartment, lists
-// it once (ListInstances, 100 per page) and answers from that.
+// it once (ListInstances, computelookup.PageSize per page) and answers from that.
 type instances struct {
 	reader *computelookup.Reader
 	inv    *inventory.Inventory[core.Instance]
@@ -88,6 +88,20 @@ func newInstances(reader *computelookup.Reader, region string, ttl time.Duration
 }
 
 var _ cloudprovider.InstancesV2 = (*instances)(nil)
+
+// prime starts the first listings, of the compartment's instances and of
+// their primary VNICs, side by side, for a CCM that is starting: its node
+// controller and status sync look up every node at once, and would
+// otherwise pay a first direct call (and the VNICs a per-instance read)
+// before each listing begins, and the VNIC listing would start only after
+// the first instance lookup.
+func (i *instances) prime() {
+	if i == nil {
+		return
+	}
+	i.inv.Prime(i.metadataMaxAge)
+	i.vnics.Prime(i.metadataMaxAge)
+}
 
 // found is the outcome of looking for a node's instance.
 type found struct {

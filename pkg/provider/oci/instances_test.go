@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	ocicore "github.com/oracle/oci-go-sdk/v65/core"
 	v1 "k8s.io/api/core/v1"
@@ -367,11 +368,12 @@ func TestInstanceShutdown(t *testing.T) {
 	}
 }
 
-// Listing pages are followed: 250 instances take 3 pages of 100.
+// Listing pages are followed: 2,100 instances take 3 pages of 1,000 (the
+// documented maximum; cloudsim rejects a larger limit).
 func TestListInstancesPaginates(t *testing.T) {
 	s := newNodeSim(t)
 	var in []cloudsim.Instance
-	for n := range 250 {
+	for n := range 2100 {
 		in = append(in, cloudsim.Instance{Name: fmt.Sprintf("node-%d", n), PrivateIP: fmt.Sprintf("127.0.%d.%d", 61+n/200, 1+n%200),
 			VpcID: simVCN, SubnetID: simSubnet, CompartmentID: simCompartment})
 	}
@@ -383,8 +385,8 @@ func TestListInstancesPaginates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if calls := total(s.sim.Calls()[simoci.ActionPrefix+"ListInstances"]); len(all) != 250 || calls != 3 {
-		t.Errorf("listed %d instances in %d calls, want 250 in 3", len(all), calls)
+	if calls := total(s.sim.Calls()[simoci.ActionPrefix+"ListInstances"]); len(all) != 2100 || calls != 3 {
+		t.Errorf("listed %d instances in %d calls, want 2100 in 3", len(all), calls)
 	}
 }
 
@@ -395,4 +397,37 @@ func total(byCode map[string]int) int {
 		n += c
 	}
 	return n
+}
+
+// prime (the leader's Initialize) starts both listings before any lookup,
+// and the lookups that follow are answered from them: no per-node read.
+func TestPrimeListsBeforeAnyLookup(t *testing.T) {
+	s := newNodeSim(t)
+	for k := range 3 {
+		s.add(fmt.Sprintf("primed-%d", k), fmt.Sprintf("127.0.70.%d", k+1), nil)
+	}
+	s.sim.ResetCalls()
+	s.i.prime()
+	listed := func(op string) int { return total(s.sim.Calls()[simoci.ActionPrefix+op]) }
+	deadline := time.Now().Add(10 * time.Second)
+	for listed("ListInstances") == 0 || listed("ListVnicAttachments") == 0 || listed("ListPrivateIps") == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("prime started no listing within 10s: %v", s.sim.Calls())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for k := range 3 {
+		md, err := s.i.InstanceMetadata(context.Background(), node(fmt.Sprintf("primed-%d", k)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("127.0.70.%d", k+1); md.NodeAddresses[0].Address != want {
+			t.Errorf("node primed-%d: address %v, want %s first", k, md.NodeAddresses, want)
+		}
+	}
+	for _, op := range []string{"ListInstances", "ListVnicAttachments", "GetVnic", "GetInstance"} {
+		if n, max := listed(op), map[string]int{"ListInstances": 1, "ListVnicAttachments": 1}[op]; n > max {
+			t.Errorf("%s: %d calls after prime, want at most %d (the listing)", op, n, max)
+		}
+	}
 }

@@ -21,7 +21,7 @@ const vnicProvider = ProviderName + "-vnic"
 // cost last time; then one compartment-wide listing
 // (computelookup.PrimaryVnics: attachment pages, private-IP pages per
 // subnet, public-IP pages) answers every node: initializing N nodes costs
-// about 3·N/100 calls instead of 2·N. An instance the listing cannot answer
+// about 3·N/computelookup.PageSize calls instead of 2·N. An instance the listing cannot answer
 // (several attached VNICs, attached meanwhile) goes the per-instance way.
 func newVnicInventory(reader *computelookup.Reader, ttl time.Duration) *inventory.Inventory[computelookup.InstanceVnic] {
 	return inventory.New(inventory.Source[computelookup.InstanceVnic]{
