@@ -95,6 +95,13 @@ type Timing struct {
 	// TaskPoll is the first interval between DescribeTaskStatus calls; it
 	// grows by half each time up to TaskPollMax.
 	TaskPoll, TaskPollMax time.Duration
+	// TaskFirstWait is how long to wait after a write before the first
+	// DescribeTaskStatus: a task is still running right after the call that
+	// started it, so polling at once costs a read that answers "running".
+	// DescribeTaskStatus takes one TaskId or DealName per call (SDK clb
+	// v20180317 models.go, DescribeTaskStatusRequestParams), so polls cannot
+	// be batched; waiting is what saves them. 0 means TaskPoll.
+	TaskFirstWait time.Duration
 	// TaskTimeout bounds the wait for one task.
 	TaskTimeout time.Duration
 	// RetryBackoff is the first wait after ResourceInOperating or
@@ -110,6 +117,7 @@ type Timing struct {
 
 // DefaultTiming suits the real API: tasks usually finish in a few seconds.
 var DefaultTiming = Timing{
+	TaskFirstWait:   200 * time.Millisecond,
 	TaskPoll:        200 * time.Millisecond,
 	TaskPollMax:     2 * time.Second,
 	TaskTimeout:     3 * time.Minute,
@@ -125,8 +133,10 @@ var DefaultTiming = Timing{
 // withDefaults is t with each zero field taken from DefaultTiming.
 func (t Timing) withDefaults() Timing {
 	d := DefaultTiming
+	poll := cmp.Or(t.TaskPoll, d.TaskPoll)
 	return Timing{
-		TaskPoll: cmp.Or(t.TaskPoll, d.TaskPoll), TaskPollMax: cmp.Or(t.TaskPollMax, d.TaskPollMax),
+		TaskFirstWait: cmp.Or(t.TaskFirstWait, poll),
+		TaskPoll:      poll, TaskPollMax: cmp.Or(t.TaskPollMax, d.TaskPollMax),
 		TaskTimeout:  cmp.Or(t.TaskTimeout, d.TaskTimeout),
 		RetryBackoff: cmp.Or(t.RetryBackoff, d.RetryBackoff), RetryBackoffMax: cmp.Or(t.RetryBackoffMax, d.RetryBackoffMax),
 		RetryTimeout: cmp.Or(t.RetryTimeout, d.RetryTimeout), DeleteRetryAfter: cmp.Or(t.DeleteRetryAfter, d.DeleteRetryAfter),
@@ -189,6 +199,9 @@ func (o *Ops) waitTask(ctx context.Context, action, target, taskID, dealName str
 		return nil, callError(action, target, errors.New("the answer has neither a RequestId nor a DealName to wait for"))
 	}
 	deadline := o.now().Add(o.timing.TaskTimeout)
+	if err := o.sleep(ctx, o.timing.TaskFirstWait); err != nil {
+		return nil, err
+	}
 	poll := o.timing.TaskPoll
 	for {
 		req := clb.NewDescribeTaskStatusRequest()
