@@ -37,8 +37,11 @@ type sdkCall struct {
 // Calls through our own interfaces count too: their methods take the SDK's
 // request types, which is what ties a call to an API operation.
 func scanSDKCalls(root, module, mainPkg string) ([]sdkCall, error) {
-	cmd := exec.Command("go", "list", "-deps", "-export", "-json=ImportPath,Dir,Export,GoFiles,Standard", mainPkg)
+	// The flags of `make build`, so that the export data is the build
+	// cache's from that build rather than a second compile of the module.
+	cmd := exec.Command("go", "list", "-trimpath", "-deps", "-export", "-json=ImportPath,Dir,Export,GoFiles,Standard", mainPkg)
 	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -64,6 +64,8 @@ func newCommand(opts *options.CloudControllerManagerOptions) *cobra.Command {
 	applyMeasuredDefaults(opts)
 	early := &earlyCloud{}
 	cmd := app.NewCloudControllerManagerCommand(opts, func(c *config.CompletedConfig) cloudprovider.Interface {
+		// Called once, before any controller or informer starts.
+		trimNodeCache(c.SharedInformers) // nodecache.go
 		if cloud := early.take(); cloud != nil {
 			warnIfWorldReadable(c.ComponentConfig.KubeCloudShared.CloudProvider.CloudConfigFile)
 			return cloud

@@ -12,8 +12,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 
+	"github.com/ccmkit/ccm/hack/internal/modroot"
 	"github.com/ccmkit/ccm/internal/cloudconfig"
 	"github.com/ccmkit/ccm/pkg/provider"
 )
@@ -55,13 +55,14 @@ func render(doc []byte) ([]byte, error) {
 	return doc, nil
 }
 
-// defaultDoc is docs/configuration.md of the checkout this file is in.
+// defaultDoc is docs/configuration.md of the checkout the working directory
+// is in.
 func defaultDoc() string {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
+	root, err := modroot.Find()
+	if err != nil {
 		return "docs/configuration.md"
 	}
-	return filepath.Join(filepath.Dir(file), "..", "..", "docs", "configuration.md")
+	return filepath.Join(root, "docs", "configuration.md")
 }
 
 func fail(err error) {

@@ -34,8 +34,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
+
+	"github.com/ccmkit/ccm/hack/internal/modroot"
 )
 
 func main() {
@@ -82,13 +83,13 @@ func staleFiles(root string, want map[string][]byte) ([]string, error) {
 	return stale, nil
 }
 
-// defaultRoot is the checkout this file is in.
+// defaultRoot is the checkout the working directory is in.
 func defaultRoot() string {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
+	root, err := modroot.Find()
+	if err != nil {
 		return "."
 	}
-	return filepath.Join(filepath.Dir(file), "..", "..")
+	return root
 }
 
 func fail(err error) {
