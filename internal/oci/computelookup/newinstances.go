@@ -60,7 +60,7 @@ func (r *Reader) newestInDomain(ctx context.Context, ad string, since time.Time)
 			if createdBefore(ins, since) {
 				return out, nil
 			}
-			out = append(out, ins)
+			out = append(out, kept(ins))
 		}
 		if resp.OpcNextPage == nil || *resp.OpcNextPage == "" {
 			return out, nil

@@ -114,7 +114,22 @@ func (r *Reader) GetInstance(ctx context.Context, id string) (core.Instance, err
 	if resp.Id == nil || *resp.Id != id {
 		return core.Instance{}, fmt.Errorf("OCI GetInstance %s: the answer is for instance %q", id, deref(resp.Id))
 	}
-	return resp.Instance, nil
+	return kept(resp.Instance), nil
+}
+
+// kept is the part of an instance that the provider reads: the inventory
+// holds one per instance of the compartment for as long as the process
+// runs, and the SDK's Instance carries much more (metadata with the SSH keys
+// and the cloud-init user_data, up to 32 KB each; launch, agent and shape
+// options; tags), every field a pointer (docs/scale.md). A field read
+// anywhere of an instance from this package must be copied here:
+// TestKeptIsWhatTheProviderReads lists them.
+func kept(ins core.Instance) core.Instance {
+	return core.Instance{
+		Id: ins.Id, DisplayName: ins.DisplayName, LifecycleState: ins.LifecycleState,
+		CompartmentId: ins.CompartmentId, Region: ins.Region, AvailabilityDomain: ins.AvailabilityDomain,
+		FaultDomain: ins.FaultDomain, Shape: ins.Shape, TimeCreated: ins.TimeCreated,
+	}
 }
 
 // ListInstances lists the compartment's instances, through every page,
@@ -133,7 +148,9 @@ func (r *Reader) ListInstances(ctx context.Context, displayName string) ([]core.
 			return nil, ocierr.Wrap("ListInstances", what, err)
 		}
 		r.learnDomains(resp.Items)
-		out = append(out, resp.Items...)
+		for _, ins := range resp.Items {
+			out = append(out, kept(ins))
+		}
 		if resp.OpcNextPage == nil || *resp.OpcNextPage == "" {
 			return out, nil
 		}

@@ -290,7 +290,31 @@ func (l *Lookup) describe(ctx context.Context, what string, req *cvm.DescribeIns
 	if err != nil {
 		return nil, 0, &tcapi.CallError{Action: "DescribeInstances", Target: "for " + what, Err: err}
 	}
-	return resp.Response.InstanceSet, *resp.Response.TotalCount, nil
+	set := make([]*cvm.Instance, len(resp.Response.InstanceSet))
+	for i, ins := range resp.Response.InstanceSet {
+		set[i] = kept(ins)
+	}
+	return set, *resp.Response.TotalCount, nil
+}
+
+// kept is the part of an instance that the provider reads: the inventory
+// holds one per instance of the VPC for as long as the process runs, and
+// the SDK's Instance has 48 fields, most of them pointers (at 10,000
+// instances the whole answers were 13.5 MB of the heap; docs/scale.md). A
+// field read anywhere of an instance from this package must be copied
+// here: TestKeptIsWhatTheProviderReads lists them.
+func kept(ins *cvm.Instance) *cvm.Instance {
+	k := &cvm.Instance{
+		InstanceId: ins.InstanceId, InstanceName: ins.InstanceName, InstanceState: ins.InstanceState,
+		InstanceType: ins.InstanceType, PrivateIpAddresses: ins.PrivateIpAddresses, PublicIpAddresses: ins.PublicIpAddresses,
+	}
+	if p := ins.Placement; p != nil {
+		k.Placement = &cvm.Placement{Zone: p.Zone}
+	}
+	if v := ins.VirtualPrivateCloud; v != nil {
+		k.VirtualPrivateCloud = &cvm.VirtualPrivateCloud{VpcId: v.VpcId}
+	}
+	return k
 }
 
 // checkAnswer rejects answers missing what we rely on. A body without
