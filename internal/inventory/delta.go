@@ -132,8 +132,8 @@ func (inv *Inventory[T]) sendDelta(d *deltaBatch, since, start time.Time) {
 			inv.store(item, start)
 		}
 		inv.coveredAt = laterOf(inv.coveredAt, start)
-		for range max(1, (len(items)+inv.opts.PageSize-1)/inv.opts.PageSize) {
-			inv.rent = append(inv.rent, start)
+		for page := range max(1, (len(items)+inv.opts.PageSize-1)/inv.opts.PageSize) {
+			inv.rent = append(inv.rent, rentCall{start, max(1, min(inv.opts.PageSize, len(items)-page*inv.opts.PageSize))})
 		}
 		n := len(inv.entries)
 		inv.mu.Unlock()

@@ -256,6 +256,39 @@ func TestSequentialSyncCostsAtMostTwoListings(t *testing.T) {
 	}
 }
 
+// A status sync whose lookups come in nearly full batches costs about a
+// listing by id alone; buying a listing once the rent reached its price
+// nearly doubled it (196 calls at 10,000 nodes). Lookups one at a time
+// still buy it (TestSequentialSyncCostsAtMostTwoListings).
+func TestBatchedSyncDoesNotBuyAListing(t *testing.T) {
+	const n = 1000 // a listing is 10 pages
+	c := newCloud(n)
+	clk := &clock{t: time.Unix(0, 0)}
+	// Batches of 90 go out as soon as they are full, so the sync's batches
+	// do not depend on the machine's speed; the window only sends the tail.
+	inv := New(source(c), Options{Provider: uniq("test-batched-sync"), TTL: time.Minute, MaxBatch: 90,
+		Window: time.Second, Now: clk.Now})
+	inv.Prime(time.Minute)
+	getAll(t, inv, ids(n), time.Minute) // joins the listing
+	if c.listings != 1 || inv.listCost != 10 {
+		t.Fatalf("priming: %d listings of %d pages, want 1 of 10", c.listings, inv.listCost)
+	}
+	for range 3 {
+		clk.Advance(5 * time.Minute) // everything stale, as at each status sync
+		c.reset()
+		for _, r := range getAll(t, inv, ids(n), time.Minute) {
+			if !r.Found {
+				t.Fatal("not found")
+			}
+		}
+		// 11 batches of 90 and one of 10; the rent reaches the listing's
+		// price at the 10th, when 100 stale entries are left (2 calls).
+		if c.listings != 0 || c.calls() != 12 {
+			t.Errorf("sync: %d calls, %d listings; want 12 by-id calls and no listing", c.calls(), c.listings)
+		}
+	}
+}
+
 func TestThunderingHerdJoinsOneListing(t *testing.T) {
 	const n = 1000
 	c := newCloud(n)
