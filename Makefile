@@ -24,7 +24,7 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS   := -X github.com/ccmkit/ccm/internal/buildinfo.version=$(VERSION) -X github.com/ccmkit/ccm/internal/buildinfo.revision=$(REVISION)
 
-.PHONY: soak chaos all build generate tools browser test unit e2e e2e-durations bench bench-routes bench-smoke demo lint fmt tidy clean image docker-image release
+.PHONY: soak chaos all build generate tools browser test unit e2e e2e-then-smoke e2e-durations bench bench-routes bench-smoke demo lint fmt tidy clean image docker-image release
 
 all: build
 
@@ -48,11 +48,15 @@ tools:
 browser:
 	@bash hack/tools/chromium.sh
 
-## test: unit tests with the race detector beside the e2e suite against a real control plane, then the bench smoke.
+## test: unit tests with the race detector beside the e2e suite against a real control plane and the bench smoke.
 ## The e2e suite mostly waits (about one core of two), so the unit tests run at the same time, at the lowest CPU
 ## priority: the e2e processes get the CPU when they want it. Each part's output is printed whole as it ends.
 test: tools browser build
-	$(MAKE) --no-print-directory -j2 --output-sync=target unit e2e UNIT_NICE='nice -n 19'
+	$(MAKE) --no-print-directory -j2 --output-sync=target unit e2e-then-smoke UNIT_NICE='nice -n 19'
+
+# e2e-then-smoke: make test's second job, beside the unit tests (which under load end last)
+e2e-then-smoke:
+	$(MAKE) --no-print-directory e2e
 	$(MAKE) --no-print-directory bench-smoke
 
 ## unit: the unit tests with the race detector (UNIT_NICE: a command prefix, e.g. nice -n 19).
