@@ -331,16 +331,20 @@ func TestPassToTargetAgainstCloudsim(t *testing.T) {
 // retried until the CLB shows, and exactly one CLB is made; with the window
 // at 0 (the trust-every-answer behavior) this test sees a duplicate.
 func TestLaggingReadsMakeNoDuplicateAgainstCloudsim(t *testing.T) {
+	// Without the window, the duplicate needs a retry before the new CLB is
+	// visible: the lag is far longer than a starved test takes to retry
+	// (with 2 s, a loaded CI machine once retried after it and found the
+	// CLB). With the window, a short lag keeps the test short.
 	for _, tc := range []struct {
 		name          string
-		window        time.Duration
+		window, lag   time.Duration
 		wantDuplicate bool
 	}{
-		{name: "read lag window", window: 30 * time.Second},
-		{name: "no window", window: 0, wantDuplicate: true},
+		{name: "read lag window", window: 30 * time.Second, lag: 2 * time.Second},
+		{name: "no window", window: 0, lag: 20 * time.Second, wantDuplicate: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sim, client := startSimWith(t, func(o *cloudsim.Options) { o.ReadLag = 2 * time.Second })
+			sim, client := startSimWith(t, func(o *cloudsim.Options) { o.ReadLag = tc.lag })
 			ops := simOps(client)
 			ops.readLagWindow = tc.window
 			spec := testSpec(withBackends(), onlyTCP80)

@@ -118,6 +118,21 @@ func startSimWith(t *testing.T, mod func(*cloudsim.Options)) (*cloudsim.Sim, *Cl
 
 // serveKubeProxy answers kube-proxy's /healthz on ip:10256: the load
 // balancers' default health check (externalTrafficPolicy Cluster).
+// freeHealthAddr is the first of prefix1 to prefix250 on which kube-proxy's
+// health port is free.
+func freeHealthAddr(t *testing.T, prefix string) string {
+	t.Helper()
+	for i := 1; i <= 250; i++ {
+		ip := fmt.Sprintf("%s%d", prefix, i)
+		if ln, err := net.Listen("tcp", ip+":10256"); err == nil {
+			_ = ln.Close()
+			return ip
+		}
+	}
+	t.Fatalf("no address %s1-250 with port 10256 free", prefix)
+	return ""
+}
+
 func serveKubeProxy(t *testing.T, ip string) {
 	t.Helper()
 	h := kubeproxy.New()
@@ -178,22 +193,26 @@ func TestCloudsimNodes(t *testing.T) {
 
 func TestCloudsimLoadBalancer(t *testing.T) {
 	sim, c := startSim(t)
-	// A "node": a server on a loopback address and a port standing for the NodePort.
-	ln, err := net.Listen("tcp", "127.0.51.1:0")
+	// A "node": a server on a loopback address and a port standing for the
+	// NodePort, and kube-proxy's health port (10256, fixed) on the same
+	// address: the first address whose health port is free, as another run
+	// of this test (a second checkout, a developer's) may hold one.
+	nodeIP := freeHealthAddr(t, "127.0.51.")
+	ln, err := net.Listen("tcp", nodeIP+":0")
 	if err != nil {
-		t.Skipf("no loopback alias: %v", err)
+		t.Fatal(err)
 	}
-	serveKubeProxy(t, "127.0.51.1")
+	serveKubeProxy(t, nodeIP)
 	nodePort := ln.Addr().(*net.TCPAddr).Port
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "hello from node") })}
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
 
-	added, err := sim.AddInstances(cloudsim.Instance{Name: "lb-node", PrivateIP: "127.0.51.1", VpcID: simVCN, SubnetID: simSubnet, CompartmentID: simCompartment})
+	added, err := sim.AddInstances(cloudsim.Instance{Name: "lb-node", PrivateIP: nodeIP, VpcID: simVCN, SubnetID: simSubnet, CompartmentID: simCompartment})
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := node("lb-node", internalIP("127.0.51.1"), providerID("oci://"+added[0].OCID))
+	n := node("lb-node", internalIP(nodeIP), providerID("oci://"+added[0].OCID))
 	for _, kind := range []string{"lb", "nlb"} {
 		t.Run(kind, func(t *testing.T) {
 			svc := lbService(map[string]string{"oci.oraclecloud.com/load-balancer-type": kind},
