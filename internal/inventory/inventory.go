@@ -27,7 +27,7 @@
 // within one TTL reach what a listing costs (its page count last time),
 // and then "buy" a listing, which answers everything for a TTL. The total
 // is never more than twice the cheaper of the two, whatever the load: a
-// full status sync of N nodes costs at most 2*ceil(N/page size) calls. When
+// full status sync of N nodes costs at most 2*ceil(N/page size) calls (+1, a batch gathering meanwhile). When
 // the calls so far were well filled batches, the listing is bought only if
 // what is still stale would cost more by id (restCheaperByID): a concurrent
 // sync then costs about ceil(N/page size). One listing runs at a time and
