@@ -4,8 +4,8 @@
 // Balancer (flexible shape) and Network Load Balancer services.
 //
 // It reads the public OCI cloud-controller-manager's cloud-provider.yaml
-// (config.go), talks to OCI only through the official SDK
-// (github.com/oracle/oci-go-sdk/v65, clients.go), and keeps the interface
+// (internal/oci/config), talks to OCI only through the official SDK
+// (github.com/oracle/oci-go-sdk/v65, internal/oci/ociapi), and keeps the interface
 // layer thin: instances.go maps nodes, loadbalancer.go translates a Service
 // into the provider-neutral spec and hands it to internal/oci/lbops.
 package oci
