@@ -12,6 +12,7 @@ package oci
 
 import (
 	"io"
+	"reflect"
 
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -33,9 +34,9 @@ const ProviderName = "oci"
 // cloud-controller-manager's name for it).
 const ConfigFile = "cloud-provider.yaml"
 
-// ConfigKeys documents every key of the cloud config, for
-// docs/configuration.md (hack/configdoc).
-var ConfigKeys = config.Keys
+// ConfigType is the cloud config's type: docs/configuration.md's key
+// table is rendered from its field comments (hack/configdoc).
+var ConfigType = reflect.TypeFor[config.Config]()
 
 func init() {
 	cloudprovider.RegisterCloudProvider(ProviderName, func(r io.Reader) (cloudprovider.Interface, error) {
