@@ -46,11 +46,6 @@ type Config struct {
 	// key (security tokens from the instance's identity, renewed ahead of
 	// expiry); no `auth.user` or key may be set with it (`auth.` is the older
 	// place). See [credentials.md](credentials.md#oci).
-	//
-	// UseInstancePrincipals signs requests as the instance the CCM runs on (no
-	// API key): its identity from the instance metadata service, exchanged for
-	// short-lived security tokens renewed ahead of expiry. Optional; default
-	// false. No auth.user or key may be set with it.
 	UseInstancePrincipals bool `json:"useInstancePrincipals,omitempty"`
 
 	// Auth is the region, the tenancy and the API key the CCM signs
@@ -61,15 +56,14 @@ type Config struct {
 	// instances are nodes.
 	// Required: yes.
 	//
-	// Compartment is the OCID of the compartment holding the cluster's
-	// instances (and where load balancers are created). Required; the tenancy
-	// OCID names the root compartment.
+	// The tenancy OCID names the root compartment. Load balancers are created
+	// here too.
 	Compartment string `json:"compartment"`
 
 	// Row: compartment.
 	//
-	// VCN is the OCID of the cluster's VCN. Only instances whose primary VNIC
-	// is in one of its subnets are nodes of this cluster. Required.
+	// Nodes are the instances whose primary VNIC is in one of the VCN's
+	// subnets.
 	VCN string `json:"vcn"`
 
 	// LoadBalancer configures Services of type LoadBalancer. Optional:
@@ -87,31 +81,21 @@ type Config struct {
 	// names), so that taking its load balancers over writes nothing; a ccmkit
 	// extension. See [migration.md](migration.md).
 	//
-	// Defaults chooses the defaults of what a Service leaves unset: "ccmkit"
-	// (the default: ccmkit's own, docs/annotations.md) or "upstream", the
-	// public OCI cloud-controller-manager's (v1.35), so that taking its load
-	// balancers over writes nothing the user did not ask for
-	// (docs/migration.md lists each default that differs). A ccmkit extension.
+	// upstream is the public OCI CCM's (v1.35); docs/migration.md lists each
+	// default that differs.
 	Defaults string `json:"defaults,omitempty"`
 
 	// `http[s]://host[:port]`, no path: the host of every OCI client
 	// (cloudsim, private endpoints); a ccmkit extension.
 	//
-	// Endpoint overrides the host of every OCI API client, as
-	// scheme://host[:port] with no path, e.g. http://127.0.0.1:8080 for
-	// cloudsim. Optional; default: each service's regional endpoint. A ccmkit
-	// extension, not in the public format.
+	// Default: each service's regional endpoint.
 	Endpoint string `json:"endpoint,omitempty"`
 
 	// Go duration, default `60s`: how long an instance read serves
 	// initialization and status sync; lifecycle checks use reads at most 10 s
 	// old; `0s` reads every time; a ccmkit extension.
 	//
-	// InstanceCacheTTL is how long an instance read serves node initialization
-	// and the periodic status sync, as a Go duration ("60s", "2m"). Lifecycle
-	// checks use reads at most min(ttl, 10s) old, and "gone" always comes from
-	// a fresh read. Optional; default 60s; "0s" reads on every lookup. A
-	// ccmkit extension.
+	// "Gone" always comes from a fresh read.
 	InstanceCacheTTL time.Duration `json:"instanceCacheTTL,omitempty"`
 
 	// Go duration, default `1m`, at most `10m`: how long the instance and load
@@ -121,24 +105,13 @@ type Config struct {
 	// only once absent this long; `0s` trusts every answer at once; a ccmkit
 	// extension. See [reliability.md](reliability.md#lagging-reads).
 	//
-	// ReadLagWindow is how long GetInstance, ListInstances and the load
-	// balancer reads may not yet show what was just created (eventual
-	// consistency), as a Go duration (at most 10m): an instance not found by
-	// id is gone only if its Node is older than this, and a load balancer a
-	// create's work request made is taken as deleted (its retry token spent)
-	// only once it has been absent this long. Optional; default 1m; "0s"
-	// trusts every answer at once. A ccmkit extension.
+	// A load balancer taken as deleted has its create's retry token spent.
 	ReadLagWindow time.Duration `json:"readLagWindow,omitempty"`
 
 	// Go duration, default `5m`: how often every load balancer is compared
 	// with its Service (reads only) and a drifted one re-ensured; `0s` turns
 	// the check off; a ccmkit extension. See
 	// [loadbalancers.md](loadbalancers.md#drift-periodic-re-ensure).
-	//
-	// LBDriftCheckPeriod is how often the CCM compares every load balancer
-	// with its Service, reading only, and has the ones that drifted (e.g. a
-	// listener deleted in the console) re-ensured, as a Go duration. Optional;
-	// default 5m; "0s" turns the check off. A ccmkit extension.
 	LBDriftCheckPeriod time.Duration `json:"lbDriftCheckPeriod,omitempty"`
 
 	// Go duration, default `30s`, at most `1h`: how long a backend leaving a
@@ -147,11 +120,7 @@ type Config struct {
 	// `lb.ccmkit.io/drain-period` overrides it; a ccmkit extension. See
 	// [reliability.md](reliability.md#draining).
 	//
-	// LBDrainPeriod is how long a backend leaving a load balancer stays marked
-	// drain (NLB: isDrain), taking no new connections but keeping its open
-	// ones, before it is removed, as a Go duration (at most 1h). Optional;
-	// default 30s; "0s" removes at once. A Service's lb.ccmkit.io/drain-period
-	// overrides it. A ccmkit extension.
+	// For an NLB backend, drain is isDrain.
 	LBDrainPeriod time.Duration `json:"lbDrainPeriod,omitempty"`
 }
 
@@ -180,142 +149,93 @@ type AuthConfig struct {
 	// region name, e.g. `us-ashburn-1`; with instance principals, default: the
 	// instance's region, from the metadata service.
 	// Required: yes (instance principals: no).
-	//
-	// Region is the region the cluster runs in, e.g. us-ashburn-1. Required
-	// with an API key; with instance principals, default: the instance's
-	// region, from the metadata service.
 	Region string `json:"region"`
 	// tenancy OCID (the resource type is checked); with instance principals,
 	// default: from the instance certificate, and checked against it when set.
 	// Required: yes (instance principals: no).
-	//
-	// Tenancy is the tenancy OCID. Required with an API key; with instance
-	// principals, optional (the instance certificate names it), and checked
-	// against it when set.
 	Tenancy string `json:"tenancy"`
 	// the OCID of the user owning the API key.
 	// Required: yes (instance principals: must not be set).
-	//
-	// User is the OCID of the user owning the API key. Required.
 	User string `json:"user"`
 	// the API key's PEM RSA private key, inline or from a file (`key_file` is
 	// a ccmkit extension, re-read without a restart when its directory
 	// changes, e.g. a mounted Secret); never printed.
 	// Required: one of (instance principals: neither).
-	//
-	// Key is the PEM-encoded RSA private key, inline. Set key or key_file.
-	// Never printed.
 	Key Secret `json:"key,omitempty"`
 	// Row: auth.key.
 	//
-	// KeyFile names a file holding the PEM key (e.g. a mounted Secret). A
-	// ccmkit extension; set key or key_file, not both.
+	// Set key or key_file, not both.
 	KeyFile string `json:"key_file,omitempty"`
 	// must be the key's own fingerprint; `fingerprint_file` (a ccmkit
 	// extension, with `key_file`) is re-read with the key, so that a rotated
 	// key can bring its fingerprint.
 	// Required: one of (instance principals: neither).
 	//
-	// Fingerprint is the API key's fingerprint (aa:bb:...:ff), checked against
-	// the key. Required: this or fingerprint_file.
+	// Checked against the key (aa:bb:...:ff).
 	Fingerprint string `json:"fingerprint"`
 	// Row: auth.fingerprint.
 	//
-	// FingerprintFile names a file holding the fingerprint, re-read with
-	// key_file when the files change (a mounted Secret). A ccmkit extension;
-	// needs key_file; set fingerprint or fingerprint_file.
+	// Needs key_file.
 	FingerprintFile string `json:"fingerprint_file,omitempty"`
 	// for an encrypted key (`key_passphrase` is the older name;
 	// `passphrase_file`, a ccmkit extension with `key_file`, is re-read with
 	// the key); never printed.
-	//
-	// Passphrase decrypts an encrypted key. Optional. Never printed.
 	Passphrase Secret `json:"passphrase,omitempty"`
 	// Row: auth.passphrase.
 	//
-	// KeyPassphrase is the public format's older name for passphrase.
+	// The public format's older name for passphrase.
 	KeyPassphrase Secret `json:"key_passphrase,omitempty"`
 	// Row: auth.passphrase.
 	//
-	// PassphraseFile names a file holding the passphrase, re-read with
-	// key_file. A ccmkit extension; needs key_file.
+	// Needs key_file.
 	PassphraseFile string `json:"passphrase_file,omitempty"`
 	// Row: useInstancePrincipals.
 	//
-	// UseInstancePrincipals is the public format's older place for the
-	// top-level useInstancePrincipals.
+	// The public format's older place for the top-level useInstancePrincipals.
 	UseInstancePrincipals bool `json:"useInstancePrincipals,omitempty"`
 	// URL, default `http://169.254.169.254/opc/v2`: the instance metadata
 	// service instance principals read; for tests and demos against cloudsim
 	// only; a ccmkit extension.
-	//
-	// MetadataEndpoint is the instance metadata service's base URL for
-	// instance principals. Optional; default http://169.254.169.254/opc/v2.
-	// For tests and demos against cloudsim only. A ccmkit extension.
 	MetadataEndpoint string `json:"metadataEndpoint,omitempty"`
 	// `http[s]://host[:port]`, default `https://auth.<region>.oraclecloud.com`
 	// (the realm's domain): the auth service instance principals get tokens
 	// from; for tests and demos against cloudsim only; a ccmkit extension.
-	//
-	// FederationEndpoint is the auth service's URL (scheme://host[:port]) for
-	// instance principals. Optional; default
-	// https://auth.<region>.oraclecloud.com (the realm's domain). For tests
-	// and demos against cloudsim only. A ccmkit extension.
 	FederationEndpoint string `json:"federationEndpoint,omitempty"`
 	// the older place for `compartment`, used when that is not set.
-	//
-	// Compartment is the public format's older place for the top-level
-	// compartment; used when that is not set.
 	Compartment string `json:"compartment,omitempty"`
 }
 
 // LoadBalancerConfig is the loadBalancer section.
 type LoadBalancerConfig struct {
 	// `true`: no load balancer support.
-	//
-	// Disabled turns the load balancer implementation off: the service
-	// controller then manages no load balancer in OCI.
 	Disabled bool `json:"disabled,omitempty"`
 	// subnets for load balancers (annotations override per Service).
 	//
-	// Subnet1 is the OCID of the subnet load balancers get their VIP from
-	// (annotation oci-load-balancer-subnet1 overrides it per Service).
+	// The annotation oci-load-balancer-subnet1 overrides it per Service.
 	Subnet1 string `json:"subnet1,omitempty"`
 	// Row: loadBalancer.subnet1.
 	//
-	// Subnet2 is a second subnet, for an AD-specific subnet layout.
+	// For an AD-specific subnet layout.
 	Subnet2 string `json:"subnet2,omitempty"`
 	// `None` (default), `Frontend`, `All`; see [oci.md](oci.md).
 	//
-	// SecurityListManagementMode is None (default: the CCM never edits
-	// security lists), Frontend (ingress to the LB subnets' security lists
-	// from loadBalancerSourceRanges to the listener ports) or All (Frontend,
-	// plus egress from the LB subnets to the node subnets and ingress to the
-	// node subnets from the LB subnets, on the NodePorts and the health check
-	// port).
+	// Frontend: ingress to the LB subnets' security lists from
+	// loadBalancerSourceRanges to the listener ports; All: Frontend, plus
+	// egress from the LB subnets to the node subnets and ingress to the node
+	// subnets from the LB subnets, on the NodePorts and the health check port.
 	SecurityListManagementMode string `json:"securityListManagementMode,omitempty"`
 	// the older switch: `true` means mode `None`.
-	//
-	// DisableSecurityListManagement is the public format's older switch: true
-	// means mode None.
 	DisableSecurityListManagement bool `json:"disableSecurityListManagement,omitempty"`
 	// subnet OCID → security list OCID to manage (default: the subnet's first
 	// security list).
-	//
-	// SecurityLists maps a subnet OCID to the security list the CCM manages
-	// for it. Optional; default: the subnet's first security list.
 	SecurityLists map[string]string `json:"securityLists,omitempty"`
 	// string, default none: the public OCI CCM's `LOAD_BALANCER_PREFIX`; Load
 	// Balancers are named `<prefix>-<Service UID>` (found under either name,
 	// created with the prefix); a ccmkit extension. See
 	// [migration.md](migration.md).
 	//
-	// NamePrefix is the public OCI CCM's LOAD_BALANCER_PREFIX (an environment
-	// variable of its Deployment): its Load Balancers are named
-	// <prefix>-<Service UID>, and so are the ones ccmkit creates with it set,
-	// so that they are found by either CCM. Optional; default none (display
-	// name = the Service UID). A trailing hyphen is added when missing, as the
-	// public CCM does. A ccmkit extension.
+	// A trailing hyphen is added when missing, as the public CCM does; without
+	// a prefix the display name is the Service UID.
 	NamePrefix string `json:"namePrefix,omitempty"`
 }
 
@@ -347,11 +267,8 @@ type RateLimiterConfig struct {
 	// `process`: one read bucket for all, as the public OCI CCM; a ccmkit
 	// extension.
 	//
-	// RateLimitReadScope (a ccmkit extension) is what one read bucket covers:
-	// "operation" (default), one bucket per read operation, so that the node
-	// listings' page walks (ListInstances, ListVnicAttachments,
-	// ListPrivateIps) run side by side; "process", one bucket for every read,
-	// as the public OCI CCM has.
+	// One bucket per read operation lets the node listings' page walks
+	// (ListInstances, ListVnicAttachments, ListPrivateIps) run side by side.
 	RateLimitReadScope string `json:"rateLimitReadScope,omitempty"`
 }
 
