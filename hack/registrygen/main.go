@@ -6,7 +6,8 @@
 //     provider package pkg/provider/<dir>, that is, one declaring
 //     `const ProviderName`; it must also declare `const ConfigFile` (a string
 //     literal: the chart's default file name for its cloud config) and
-//     `var ConfigKeys` (its key table in docs/configuration.md);
+//     `var ConfigType` (its cloud config's struct type, whose field comments
+//     are its key table in docs/configuration.md);
 //   - charts/cloud-controller-manager/templates/_providers.tpl: the chart's
 //     provider names, each with its ConfigFile;
 //   - pkg/cloudsim/zz_generated.dialects.go: cloudsim's registry of dialects,

@@ -30,13 +30,17 @@ var fooTree = map[string]string{
 	"go.mod": "module example.com/m\n\ngo 1.26\n",
 	"pkg/provider/foo/cloud.go": `package foo
 
-import "example.com/m/internal/foo/config"
+import (
+	"reflect"
+
+	"example.com/m/internal/foo/config"
+)
 
 const ProviderName = "foo"
 
 const ConfigFile = "foo.yaml"
 
-var ConfigKeys = config.Keys
+var ConfigType = reflect.TypeFor[config.Config]()
 `,
 	"pkg/provider/foo/cloud_test.go": "package foo\n\nconst ProviderName = \"not this one\"\n",
 	"pkg/provider/shared/shared.go":  "package shared\n\n// Helper is not a provider: no ProviderName.\nfunc Helper() {}\n",
@@ -89,7 +93,7 @@ func TestGenerateFindsANewCloud(t *testing.T) {
 	want := map[string][]string{
 		providersGo: {
 			`"example.com/m/pkg/provider/foo"`,
-			"{Name: foo.ProviderName, ConfigFile: foo.ConfigFile, ConfigKeys: foo.ConfigKeys},",
+			"{Name: foo.ProviderName, ConfigFile: foo.ConfigFile, ConfigType: foo.ConfigType},",
 		},
 		providersTpl: {`"foo": "foo.yaml"`},
 		dialectsGo: {
@@ -125,16 +129,16 @@ func TestGenerateRejectsBrokenConventions(t *testing.T) {
 		wantErr string
 	}{
 		{"provider without ConfigFile", map[string]string{
-			"pkg/provider/foo/cloud.go": "package foo\n\nconst ProviderName = \"foo\"\n\nvar ConfigKeys = 1\n",
+			"pkg/provider/foo/cloud.go": "package foo\n\nconst ProviderName = \"foo\"\n\nvar ConfigType = 1\n",
 		}, "pkg/provider/foo: a provider (it declares ProviderName) must declare const ConfigFile"},
-		{"provider without ConfigKeys", map[string]string{
+		{"provider without ConfigType", map[string]string{
 			"pkg/provider/foo/cloud.go": "package foo\n\nconst ProviderName = \"foo\"\n\nconst ConfigFile = \"f\"\n",
-		}, "must declare var ConfigKeys"},
+		}, "must declare var ConfigType"},
 		{"ConfigFile not a literal", map[string]string{
-			"pkg/provider/foo/cloud.go": "package foo\n\nconst ProviderName = \"foo\"\n\nconst ConfigFile = config.File\n\nvar ConfigKeys = 1\n",
+			"pkg/provider/foo/cloud.go": "package foo\n\nconst ProviderName = \"foo\"\n\nconst ConfigFile = config.File\n\nvar ConfigType = 1\n",
 		}, "const ConfigFile must be a string literal"},
 		{"two providers, one name", map[string]string{
-			"pkg/provider/bar/cloud.go": "package bar\n\nconst ProviderName = \"foo\"\n\nconst ConfigFile = \"f\"\n\nvar ConfigKeys = 1\n",
+			"pkg/provider/bar/cloud.go": "package bar\n\nconst ProviderName = \"foo\"\n\nconst ConfigFile = \"f\"\n\nvar ConfigType = 1\n",
 		}, `two packages have the same ProviderName foo`},
 		{"directive without a name", map[string]string{
 			"pkg/cloudsim/foo/dialect.go": "package foo\n\nconst DialectName = \"foo\"\n\n//cloudsim:dialect\nfunc New(c *core.Core, p *dataplane.Plane, o Options) (*Dialect, error)\n",

@@ -74,7 +74,7 @@ import (
 // cloudprovider and internal/preflight in its init function.
 var All = []Provider{
 {{- range .}}
-	{Name: {{.Pkg}}.ProviderName, ConfigFile: {{.Pkg}}.ConfigFile, ConfigKeys: {{.Pkg}}.ConfigKeys},
+	{Name: {{.Pkg}}.ProviderName, ConfigFile: {{.Pkg}}.ConfigFile, ConfigType: {{.Pkg}}.ConfigType},
 {{- end}}
 }
 `))

@@ -160,8 +160,8 @@ func scanProviders(root, module string) ([]providerPkg, error) {
 			errs = append(errs, fmt.Errorf("%s: a provider (it declares ProviderName) must declare const ConfigFile, its cloud config's file name", p.dir))
 			continue
 		}
-		if !p.declares(token.VAR, "ConfigKeys") {
-			errs = append(errs, fmt.Errorf("%s: a provider (it declares ProviderName) must declare var ConfigKeys, its cloud config's key table", p.dir))
+		if !p.declares(token.VAR, "ConfigType") {
+			errs = append(errs, fmt.Errorf("%s: a provider (it declares ProviderName) must declare var ConfigType, its cloud config's struct type", p.dir))
 			continue
 		}
 		out = append(out, providerPkg{Dir: p.dir, Pkg: p.name, ImportPath: module + "/" + p.dir, Name: name, ConfigFile: file})

@@ -8,10 +8,24 @@ import (
 	"strings"
 )
 
-// KeyDoc documents one row of a provider's key table. The tables of
-// docs/configuration.md are generated from them (hack/configdoc), and each
-// provider's tests check that its rows name every key of its Config and no
-// other, so that no key goes undocumented.
+// KeyDoc is one row of a provider's key table in docs/configuration.md.
+// The rows are not written by hand: hack/configdoc reads them from the doc
+// comments of the config struct's fields (the type a provider declares as
+// ConfigType), so that a key is declared once, next to its field. The
+// convention, for each field with a json tag (a section's fields under
+// "section."):
+//
+//   - The comment's first paragraph is the row's meaning and validation, in
+//     Markdown (type and default as prose: "Go duration, default `60s`:
+//     ..."); its final period is dropped in the table.
+//   - Tag lines in that paragraph fill the other columns: "Required: <when>."
+//     (default "no") and "Env: NAME, NAME." (the environment variables
+//     that set the key, highest precedence first).
+//   - "Row: <dotted key>." instead of a meaning puts the key into that
+//     earlier key's row (a key and its _file variant, older names).
+//   - Later paragraphs are notes for the code's readers, not rendered.
+//
+// hack/configdoc's tests fail when a key has no row.
 type KeyDoc struct {
 	// Keys are the file keys the row describes, by dotted path; usually one.
 	Keys []string
@@ -77,30 +91,6 @@ func LeafKeys(t reflect.Type) []string {
 		out = append(out, name)
 	}
 	return out
-}
-
-// CheckDocumented returns an error naming every key of t that docs do not
-// describe and every documented key t does not have.
-func CheckDocumented(t reflect.Type, docs []KeyDoc) error {
-	keys := LeafKeys(t)
-	var documented, problems []string
-	for _, d := range docs {
-		documented = append(documented, d.Keys...)
-	}
-	for _, k := range keys {
-		if !slices.Contains(documented, k) {
-			problems = append(problems, "key "+k+" is not documented")
-		}
-	}
-	for _, k := range documented {
-		if !slices.Contains(keys, k) {
-			problems = append(problems, "documented key "+k+" does not exist")
-		}
-	}
-	if len(problems) > 0 {
-		return fmt.Errorf("%s: %s", t, strings.Join(problems, "; "))
-	}
-	return nil
 }
 
 // Generated sections of a Markdown file are delimited by these comments,

@@ -361,47 +361,40 @@ func healthCheck(svc *corev1.Service, lim Limits, tcp bool) (HealthCheck, error)
 		hc.Protocol, hc.Port = HealthCheckTCP, 0
 	}
 
-	var errs []error
-	collect := func(err error) bool {
-		if err != nil && !errors.Is(err, annotations.ErrNotSet) {
-			errs = append(errs, err)
-			return false
-		}
-		return err == nil
-	}
-	if v, err := annotations.HealthCheckEnabled.BoolFromService(svc); collect(err) {
+	var errs annotations.Problems
+	if v, err := annotations.HealthCheckEnabled.BoolFromService(svc); errs.Check(err) {
 		hc.Enabled = v
 	}
-	if v, err := annotations.HealthCheckProtocol.EnumFromService(svc, "tcp", "http"); collect(err) {
+	if v, err := annotations.HealthCheckProtocol.EnumFromService(svc, "tcp", "http"); errs.Check(err) {
 		hc.Protocol = HealthCheckProtocol(strings.ToUpper(v))
 		if hc.Protocol == HealthCheckTCP && hc.Port == KubeProxyHealthPort {
 			hc.Port = 0 // the fallback: a connection to each NodePort
 		}
 	}
-	if v, err := annotations.HealthCheckPort.IntInRangeFromService(svc, 1, 65535); collect(err) {
+	if v, err := annotations.HealthCheckPort.IntInRangeFromService(svc, 1, 65535); errs.Check(err) {
 		hc.Port = int32(v)
 	}
-	if v, err := annotations.HealthCheckPath.StringFromService(svc); collect(err) {
+	if v, err := annotations.HealthCheckPath.StringFromService(svc); errs.Check(err) {
 		if !strings.HasPrefix(v, "/") || strings.ContainsAny(v, " \t") {
-			collect(annotations.HealthCheckPath.Invalid(v, "must be an HTTP path starting with / and without spaces"))
+			errs.Check(annotations.HealthCheckPath.Invalid(v, "must be an HTTP path starting with / and without spaces"))
 		} else {
 			hc.Path = v
 		}
 	}
-	if v, err := durationIn(svc, annotations.HealthCheckInterval, lim.HealthCheckInterval); collect(err) {
+	if v, err := durationIn(svc, annotations.HealthCheckInterval, lim.HealthCheckInterval); errs.Check(err) {
 		hc.Interval = v
 	}
-	if v, err := durationIn(svc, annotations.HealthCheckTimeout, lim.HealthCheckTimeout); collect(err) {
+	if v, err := durationIn(svc, annotations.HealthCheckTimeout, lim.HealthCheckTimeout); errs.Check(err) {
 		hc.Timeout = v
 	}
 	threshold := lim.HealthCheckThreshold
 	if threshold == (Range[int]{}) {
 		threshold = Range[int]{Min: 1, Max: 1 << 20}
 	}
-	if v, err := annotations.HealthCheckHealthyThreshold.IntInRangeFromService(svc, threshold.Min, threshold.Max); collect(err) {
+	if v, err := annotations.HealthCheckHealthyThreshold.IntInRangeFromService(svc, threshold.Min, threshold.Max); errs.Check(err) {
 		hc.HealthyThreshold = v
 	}
-	if v, err := annotations.HealthCheckUnhealthyThreshold.IntInRangeFromService(svc, threshold.Min, threshold.Max); collect(err) {
+	if v, err := annotations.HealthCheckUnhealthyThreshold.IntInRangeFromService(svc, threshold.Min, threshold.Max); errs.Check(err) {
 		hc.UnhealthyThreshold = v
 	}
 	if len(errs) == 0 && hc.Timeout >= hc.Interval {

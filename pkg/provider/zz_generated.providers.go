@@ -11,6 +11,6 @@ import (
 // this package links each into the binary, and each registers itself with
 // cloudprovider and internal/preflight in its init function.
 var All = []Provider{
-	{Name: oci.ProviderName, ConfigFile: oci.ConfigFile, ConfigKeys: oci.ConfigKeys},
-	{Name: tencentcloud.ProviderName, ConfigFile: tencentcloud.ConfigFile, ConfigKeys: tencentcloud.ConfigKeys},
+	{Name: oci.ProviderName, ConfigFile: oci.ConfigFile, ConfigType: oci.ConfigType},
+	{Name: tencentcloud.ProviderName, ConfigFile: tencentcloud.ConfigFile, ConfigType: tencentcloud.ConfigType},
 }

@@ -1,7 +1,16 @@
 // Package config reads and validates the OCI provider's configuration, a
 // cloud-provider.yaml in the public OCI cloud-controller-manager's format:
 // every problem reported at once, the key and passphrase never printed,
-// typed values parsed once with their defaults.
+// typed values parsed once with their defaults. The OCI provider reads no
+// environment variables (not even the SDK's OCI_METADATA_BASE_URL and
+// OCI_SDK_AUTH_CLIENT_REGION_URL: the auth.metadataEndpoint and
+// auth.federationEndpoint keys replace them).
+//
+// Each key's row in docs/configuration.md is its field's doc comment
+// (go run ./hack/configdoc): the first paragraph is the meaning, with the
+// tag lines "Required: ..." and "Env: ..." (or "Row: <key>" to share
+// another key's row); later paragraphs are notes for the code. See
+// cloudconfig.KeyDoc.
 package config
 
 import (
@@ -33,23 +42,28 @@ import (
 // private endpoints. The json tags are the file's keys. Unknown keys are an
 // error, and every problem is reported at once.
 type Config struct {
+	// bool, default `false`: sign as the instance the CCM runs on, with no API
+	// key (security tokens from the instance's identity, renewed ahead of
+	// expiry); no `auth.user` or key may be set with it (`auth.` is the older
+	// place). See [credentials.md](credentials.md#oci).
+	UseInstancePrincipals bool `json:"useInstancePrincipals,omitempty"`
+
 	// Auth is the region, the tenancy and the API key the CCM signs
 	// requests with (unless useInstancePrincipals).
 	Auth AuthConfig `json:"auth"`
 
-	// UseInstancePrincipals signs requests as the instance the CCM runs on
-	// (no API key): its identity from the instance metadata service,
-	// exchanged for short-lived security tokens renewed ahead of expiry.
-	// Optional; default false. No auth.user or key may be set with it.
-	UseInstancePrincipals bool `json:"useInstancePrincipals,omitempty"`
-
-	// Compartment is the OCID of the compartment holding the cluster's
-	// instances (and where load balancers are created). Required; the
-	// tenancy OCID names the root compartment.
+	// the cluster's compartment (or tenancy) OCID and VCN OCID; only their
+	// instances are nodes.
+	// Required: yes.
+	//
+	// The tenancy OCID names the root compartment. Load balancers are created
+	// here too.
 	Compartment string `json:"compartment"`
 
-	// VCN is the OCID of the cluster's VCN. Only instances whose primary
-	// VNIC is in one of its subnets are nodes of this cluster. Required.
+	// Row: compartment.
+	//
+	// Nodes are the instances whose primary VNIC is in one of the VCN's
+	// subnets.
 	VCN string `json:"vcn"`
 
 	// LoadBalancer configures Services of type LoadBalancer. Optional:
@@ -60,47 +74,53 @@ type Config struct {
 	// (GET) and one for writes. Optional.
 	RateLimiter RateLimiterConfig `json:"rateLimiter,omitempty"`
 
-	// Endpoint overrides the host of every OCI API client, as
-	// scheme://host[:port] with no path, e.g. http://127.0.0.1:8080 for
-	// cloudsim. Optional; default: each service's regional endpoint. A
-	// ccmkit extension, not in the public format.
-	Endpoint string `json:"endpoint,omitempty"`
-
-	// InstanceCacheTTL is how long an instance read serves node
-	// initialization and the periodic status sync, as a Go duration ("60s",
-	// "2m"). Lifecycle checks use reads at most min(ttl, 10s) old, and "gone"
-	// always comes from a fresh read. Optional; default 60s; "0s" reads on
-	// every lookup. A ccmkit extension.
-	InstanceCacheTTL time.Duration `json:"instanceCacheTTL,omitempty"`
-
-	// ReadLagWindow is how long GetInstance, ListInstances and the load
-	// balancer reads may not yet show what was just created (eventual
-	// consistency), as a Go duration (at most 10m): an instance not found
-	// by id is gone only if its Node is older than this, and a load
-	// balancer a create's work request made is taken as deleted (its retry
-	// token spent) only once it has been absent this long. Optional;
-	// default 1m; "0s" trusts every answer at once. A ccmkit extension.
-	ReadLagWindow time.Duration `json:"readLagWindow,omitempty"`
-
-	// LBDriftCheckPeriod is how often the CCM compares every load balancer
-	// with its Service, reading only, and has the ones that drifted (e.g. a
-	// listener deleted in the console) re-ensured, as a Go duration.
-	// Optional; default 5m; "0s" turns the check off. A ccmkit extension.
-	LBDriftCheckPeriod time.Duration `json:"lbDriftCheckPeriod,omitempty"`
-
-	// Defaults chooses the defaults of what a Service leaves unset:
-	// "ccmkit" (the default: ccmkit's own, docs/annotations.md) or
-	// "upstream", the public OCI cloud-controller-manager's (v1.35), so that
-	// taking its load balancers over writes nothing the user did not ask
-	// for (docs/migration.md lists each default that differs). A ccmkit
-	// extension.
+	// `ccmkit` (default) or `upstream`: what a Service leaves unset defaults
+	// to the public OCI CCM's settings (health checks 10 s/3 s, security lists
+	// `All` for an LB, an NLB's private address published,
+	// `is-preserve-source` with `externalTrafficPolicy: Local`, its display
+	// names), so that taking its load balancers over writes nothing; a ccmkit
+	// extension. See [migration.md](migration.md).
+	//
+	// upstream is the public OCI CCM's (v1.35); docs/migration.md lists each
+	// default that differs.
 	Defaults string `json:"defaults,omitempty"`
 
-	// LBDrainPeriod is how long a backend leaving a load balancer stays
-	// marked drain (NLB: isDrain), taking no new connections but keeping
-	// its open ones, before it is removed, as a Go duration (at most 1h).
-	// Optional; default 30s; "0s" removes at once. A Service's
-	// lb.ccmkit.io/drain-period overrides it. A ccmkit extension.
+	// `http[s]://host[:port]`, no path: the host of every OCI client
+	// (cloudsim, private endpoints); a ccmkit extension.
+	//
+	// Default: each service's regional endpoint.
+	Endpoint string `json:"endpoint,omitempty"`
+
+	// Go duration, default `60s`: how long an instance read serves
+	// initialization and status sync; lifecycle checks use reads at most 10 s
+	// old; `0s` reads every time; a ccmkit extension.
+	//
+	// "Gone" always comes from a fresh read.
+	InstanceCacheTTL time.Duration `json:"instanceCacheTTL,omitempty"`
+
+	// Go duration, default `1m`, at most `10m`: how long the instance and load
+	// balancer reads may not yet show what was just created (eventual
+	// consistency): an instance not found by id is gone only if its Node is
+	// older than this, and a load balancer a create made is taken as deleted
+	// only once absent this long; `0s` trusts every answer at once; a ccmkit
+	// extension. See [reliability.md](reliability.md#lagging-reads).
+	//
+	// A load balancer taken as deleted has its create's retry token spent.
+	ReadLagWindow time.Duration `json:"readLagWindow,omitempty"`
+
+	// Go duration, default `5m`: how often every load balancer is compared
+	// with its Service (reads only) and a drifted one re-ensured; `0s` turns
+	// the check off; a ccmkit extension. See
+	// [loadbalancers.md](loadbalancers.md#drift-periodic-re-ensure).
+	LBDriftCheckPeriod time.Duration `json:"lbDriftCheckPeriod,omitempty"`
+
+	// Go duration, default `30s`, at most `1h`: how long a backend leaving a
+	// load balancer stays marked drain (no new connections, open ones kept)
+	// before it is removed; `0s` removes at once; a Service's
+	// `lb.ccmkit.io/drain-period` overrides it; a ccmkit extension. See
+	// [reliability.md](reliability.md#draining).
+	//
+	// For an NLB backend, drain is isDrain.
 	LBDrainPeriod time.Duration `json:"lbDrainPeriod,omitempty"`
 }
 
@@ -126,83 +146,96 @@ const DefaultLBDriftCheckPeriod = 5 * time.Minute
 
 // AuthConfig is an OCI API signing key and the identities it belongs to.
 type AuthConfig struct {
-	// Region is the region the cluster runs in, e.g. us-ashburn-1. Required
-	// with an API key; with instance principals, default: the instance's
-	// region, from the metadata service.
+	// region name, e.g. `us-ashburn-1`; with instance principals, default: the
+	// instance's region, from the metadata service.
+	// Required: yes (instance principals: no).
 	Region string `json:"region"`
-	// Tenancy is the tenancy OCID. Required with an API key; with instance
-	// principals, optional (the instance certificate names it), and
-	// checked against it when set.
+	// tenancy OCID (the resource type is checked); with instance principals,
+	// default: from the instance certificate, and checked against it when set.
+	// Required: yes (instance principals: no).
 	Tenancy string `json:"tenancy"`
-	// User is the OCID of the user owning the API key. Required.
+	// the OCID of the user owning the API key.
+	// Required: yes (instance principals: must not be set).
 	User string `json:"user"`
-	// Key is the PEM-encoded RSA private key, inline. Set key or key_file.
-	// Never printed.
+	// the API key's PEM RSA private key, inline or from a file (`key_file` is
+	// a ccmkit extension, re-read without a restart when its directory
+	// changes, e.g. a mounted Secret); never printed.
+	// Required: one of (instance principals: neither).
 	Key Secret `json:"key,omitempty"`
-	// KeyFile names a file holding the PEM key (e.g. a mounted Secret). A
-	// ccmkit extension; set key or key_file, not both.
+	// Row: auth.key.
+	//
+	// Set key or key_file, not both.
 	KeyFile string `json:"key_file,omitempty"`
-	// Fingerprint is the API key's fingerprint (aa:bb:...:ff), checked
-	// against the key. Required: this or fingerprint_file.
+	// must be the key's own fingerprint; `fingerprint_file` (a ccmkit
+	// extension, with `key_file`) is re-read with the key, so that a rotated
+	// key can bring its fingerprint.
+	// Required: one of (instance principals: neither).
+	//
+	// Checked against the key (aa:bb:...:ff).
 	Fingerprint string `json:"fingerprint"`
-	// FingerprintFile names a file holding the fingerprint, re-read with
-	// key_file when the files change (a mounted Secret). A ccmkit
-	// extension; needs key_file; set fingerprint or fingerprint_file.
+	// Row: auth.fingerprint.
+	//
+	// Needs key_file.
 	FingerprintFile string `json:"fingerprint_file,omitempty"`
-	// Passphrase decrypts an encrypted key. Optional. Never printed.
+	// for an encrypted key (`key_passphrase` is the older name;
+	// `passphrase_file`, a ccmkit extension with `key_file`, is re-read with
+	// the key); never printed.
 	Passphrase Secret `json:"passphrase,omitempty"`
-	// KeyPassphrase is the public format's older name for passphrase.
+	// Row: auth.passphrase.
+	//
+	// The public format's older name for passphrase.
 	KeyPassphrase Secret `json:"key_passphrase,omitempty"`
-	// PassphraseFile names a file holding the passphrase, re-read with
-	// key_file. A ccmkit extension; needs key_file.
+	// Row: auth.passphrase.
+	//
+	// Needs key_file.
 	PassphraseFile string `json:"passphrase_file,omitempty"`
-	// UseInstancePrincipals is the public format's older place for the
-	// top-level useInstancePrincipals.
+	// Row: useInstancePrincipals.
+	//
+	// The public format's older place for the top-level useInstancePrincipals.
 	UseInstancePrincipals bool `json:"useInstancePrincipals,omitempty"`
-	// MetadataEndpoint is the instance metadata service's base URL for
-	// instance principals. Optional; default
-	// http://169.254.169.254/opc/v2. For tests and demos against cloudsim
-	// only. A ccmkit extension.
+	// URL, default `http://169.254.169.254/opc/v2`: the instance metadata
+	// service instance principals read; for tests and demos against cloudsim
+	// only; a ccmkit extension.
 	MetadataEndpoint string `json:"metadataEndpoint,omitempty"`
-	// FederationEndpoint is the auth service's URL (scheme://host[:port])
-	// for instance principals. Optional; default
-	// https://auth.<region>.oraclecloud.com (the realm's domain). For tests
-	// and demos against cloudsim only. A ccmkit extension.
+	// `http[s]://host[:port]`, default `https://auth.<region>.oraclecloud.com`
+	// (the realm's domain): the auth service instance principals get tokens
+	// from; for tests and demos against cloudsim only; a ccmkit extension.
 	FederationEndpoint string `json:"federationEndpoint,omitempty"`
-	// Compartment is the public format's older place for the top-level
-	// compartment; used when that is not set.
+	// the older place for `compartment`, used when that is not set.
 	Compartment string `json:"compartment,omitempty"`
 }
 
 // LoadBalancerConfig is the loadBalancer section.
 type LoadBalancerConfig struct {
-	// Disabled turns the load balancer implementation off: the service
-	// controller then manages no load balancer in OCI.
+	// `true`: no load balancer support.
 	Disabled bool `json:"disabled,omitempty"`
-	// Subnet1 is the OCID of the subnet load balancers get their VIP from
-	// (annotation oci-load-balancer-subnet1 overrides it per Service).
+	// subnets for load balancers (annotations override per Service).
+	//
+	// The annotation oci-load-balancer-subnet1 overrides it per Service.
 	Subnet1 string `json:"subnet1,omitempty"`
-	// Subnet2 is a second subnet, for an AD-specific subnet layout.
+	// Row: loadBalancer.subnet1.
+	//
+	// For an AD-specific subnet layout.
 	Subnet2 string `json:"subnet2,omitempty"`
-	// SecurityListManagementMode is None (default: the CCM never edits
-	// security lists), Frontend (ingress to the LB subnets' security lists
-	// from loadBalancerSourceRanges to the listener ports) or All (Frontend,
-	// plus egress from the LB subnets to the node subnets and ingress to the
-	// node subnets from the LB subnets, on the NodePorts and the health
-	// check port).
+	// `None` (default), `Frontend`, `All`; see [oci.md](oci.md).
+	//
+	// Frontend: ingress to the LB subnets' security lists from
+	// loadBalancerSourceRanges to the listener ports; All: Frontend, plus
+	// egress from the LB subnets to the node subnets and ingress to the node
+	// subnets from the LB subnets, on the NodePorts and the health check port.
 	SecurityListManagementMode string `json:"securityListManagementMode,omitempty"`
-	// SecurityLists maps a subnet OCID to the security list the CCM manages
-	// for it. Optional; default: the subnet's first security list.
-	SecurityLists map[string]string `json:"securityLists,omitempty"`
-	// DisableSecurityListManagement is the public format's older switch:
-	// true means mode None.
+	// the older switch: `true` means mode `None`.
 	DisableSecurityListManagement bool `json:"disableSecurityListManagement,omitempty"`
-	// NamePrefix is the public OCI CCM's LOAD_BALANCER_PREFIX (an
-	// environment variable of its Deployment): its Load Balancers are
-	// named <prefix>-<Service UID>, and so are the ones ccmkit creates with
-	// it set, so that they are found by either CCM. Optional; default none
-	// (display name = the Service UID). A trailing hyphen is added when
-	// missing, as the public CCM does. A ccmkit extension.
+	// subnet OCID → security list OCID to manage (default: the subnet's first
+	// security list).
+	SecurityLists map[string]string `json:"securityLists,omitempty"`
+	// string, default none: the public OCI CCM's `LOAD_BALANCER_PREFIX`; Load
+	// Balancers are named `<prefix>-<Service UID>` (found under either name,
+	// created with the prefix); a ccmkit extension. See
+	// [migration.md](migration.md).
+	//
+	// A trailing hyphen is added when missing, as the public CCM does; without
+	// a prefix the display name is the Service UID.
 	NamePrefix string `json:"namePrefix,omitempty"`
 }
 
@@ -220,16 +253,22 @@ func (c *LoadBalancerConfig) SecurityListModeSet() bool {
 // RateLimiterConfig is the rateLimiter section: two token buckets, reads
 // (GET and HEAD requests) and writes (everything else).
 type RateLimiterConfig struct {
-	RateLimitQPSRead     float64 `json:"rateLimitQPSRead,omitempty"`
-	RateLimitBucketRead  int     `json:"rateLimitBucketRead,omitempty"`
-	RateLimitQPSWrite    float64 `json:"rateLimitQPSWrite,omitempty"`
-	RateLimitBucketWrite int     `json:"rateLimitBucketWrite,omitempty"`
-	DisableRateLimiter   bool    `json:"disableRateLimiter,omitempty"`
-	// RateLimitReadScope (a ccmkit extension) is what one read bucket
-	// covers: "operation" (default), one bucket per read operation, so
-	// that the node listings' page walks (ListInstances,
-	// ListVnicAttachments, ListPrivateIps) run side by side; "process",
-	// one bucket for every read, as the public OCI CCM has.
+	// the read (GET) and write token buckets; default 20/s, burst 5.
+	RateLimitQPSRead float64 `json:"rateLimitQPSRead,omitempty"`
+	// Row: rateLimiter.rateLimitQPSRead.
+	RateLimitBucketRead int `json:"rateLimitBucketRead,omitempty"`
+	// Row: rateLimiter.rateLimitQPSRead.
+	RateLimitQPSWrite float64 `json:"rateLimitQPSWrite,omitempty"`
+	// Row: rateLimiter.rateLimitQPSRead.
+	RateLimitBucketWrite int `json:"rateLimitBucketWrite,omitempty"`
+	// Row: rateLimiter.rateLimitQPSRead.
+	DisableRateLimiter bool `json:"disableRateLimiter,omitempty"`
+	// `operation` (default): each read operation has its own read bucket;
+	// `process`: one read bucket for all, as the public OCI CCM; a ccmkit
+	// extension.
+	//
+	// One bucket per read operation lets the node listings' page walks
+	// (ListInstances, ListVnicAttachments, ListPrivateIps) run side by side.
 	RateLimitReadScope string `json:"rateLimitReadScope,omitempty"`
 }
 

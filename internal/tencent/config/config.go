@@ -2,6 +2,12 @@
 // configuration: the --cloud-config file merged with the environment, every
 // problem reported at once, secrets never printed, and typed values
 // (durations, the pod CIDR, rate limits) parsed once with their defaults.
+//
+// Each key's row in docs/configuration.md is its field's doc comment
+// (go run ./hack/configdoc): the first paragraph is the meaning, with the
+// tag lines "Required: ..." and "Env: ..." (or "Row: <key>" to share
+// another key's row); later paragraphs are notes for the code. See
+// cloudconfig.KeyDoc.
 package config
 
 import (
@@ -61,208 +67,218 @@ const (
 // booleans). Unknown keys are an error. Load parses the typed fields once
 // and fills in their defaults.
 type Config struct {
-	// Region is the Tencent Cloud region the cluster runs in, e.g. ap-guangzhou.
-	// Required. Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_REGION.
+	// region such as `ap-guangzhou`; must look like one.
+	// Required: yes.
+	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_REGION.
 	Region string `json:"region"`
 
-	// VpcID is the VPC the cluster's instances are in, e.g. vpc-2at5y1pn.
-	// Only instances in this VPC are treated as nodes of this cluster.
-	// Required. Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_VPC_ID.
+	// `vpc-` + 8 characters; only instances in this VPC are nodes of this
+	// cluster.
+	// Required: yes.
+	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_VPC_ID.
 	VpcID string `json:"vpc_id"`
 
-	// SecretID is the API key's SecretId. Required for credential source
-	// key (credentials.go): set it here, or through secret_id_file,
-	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_SECRET_ID[_FILE] or
-	// TENCENTCLOUD_SECRET_ID[_FILE] (in increasing precedence: file key,
-	// SDK env, CCM env). Never printed.
-	SecretID Secret `json:"secret_id"`
-
-	// SecretKey is the API key's SecretKey. Required; sources and precedence
-	// as for secret_id, with _KEY in the names. Never printed.
-	SecretKey Secret `json:"secret_key"`
-
-	// SecretIDFile names a file holding the SecretId (surrounding whitespace
-	// is trimmed), e.g. a mounted Kubernetes Secret. Set either secret_id or
-	// secret_id_file, not both. After loading it holds the file actually read,
-	// whichever variable named it.
-	SecretIDFile string `json:"secret_id_file,omitempty"`
-
-	// SecretKeyFile names a file holding the SecretKey, like secret_id_file.
-	SecretKeyFile string `json:"secret_key_file,omitempty"`
-
-	// CredentialSource is where the CCM's API credentials come from:
-	// "key" (secret_id/secret_key, re-read when they come from files),
-	// "cvm-role" (the instance's CAM role, from the metadata service) or
-	// "web-identity" (a ServiceAccount token exchanged at STS). Optional;
-	// default: the source whose keys are set (credentials.go); needed only
-	// for cvm-role with the role name discovered. Env:
-	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_CREDENTIAL_SOURCE.
+	// `key`, `cvm-role` or `web-identity`; default: the one source whose keys
+	// are set (two at once is an error); needed only for `cvm-role` without
+	// `cvm_role_name`. See [credentials.md](credentials.md).
+	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_CREDENTIAL_SOURCE.
+	//
+	// The source is resolved in credentials.go.
 	CredentialSource string `json:"credential_source,omitempty"`
 
-	// CVMRoleName is the CAM role bound to the instance (cvm-role).
-	// Optional; default: the role the metadata service lists. Env:
-	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_CVM_ROLE_NAME.
+	// the API key's SecretId; never printed.
+	// Required: with `key`.
+	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_SECRET_ID, TENCENTCLOUD_SECRET_ID.
+	SecretID Secret `json:"secret_id"`
+
+	// the API key's SecretKey; never printed.
+	// Required: with `key`.
+	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_SECRET_KEY, TENCENTCLOUD_SECRET_KEY.
+	SecretKey Secret `json:"secret_key"`
+
+	// read the SecretId from a file (trimmed; a regular file of at most 4
+	// KiB); a change (a mounted Secret updated) is applied without a restart.
+	// Required: —.
+	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_SECRET_ID_FILE, TENCENTCLOUD_SECRET_ID_FILE.
+	//
+	// After loading it holds the file actually read, whichever variable named
+	// it.
+	SecretIDFile string `json:"secret_id_file,omitempty"`
+
+	// read the SecretKey from a file, re-read like secret_id_file.
+	// Required: —.
+	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_SECRET_KEY_FILE, TENCENTCLOUD_SECRET_KEY_FILE.
+	SecretKeyFile string `json:"secret_key_file,omitempty"`
+
+	// the CAM role bound to the instance (`cvm-role`; setting it selects that
+	// source); default: the role the metadata service lists.
+	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_CVM_ROLE_NAME.
 	CVMRoleName string `json:"cvm_role_name,omitempty"`
 
-	// MetadataEndpoint is the instance metadata service, as
-	// scheme://host[:port] (cvm-role). For tests and the demo (cloudsim);
-	// production uses the default, http://metadata.tencentyun.com. Env:
-	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_METADATA_ENDPOINT.
+	// `http[s]://host[:port]`, default `http://metadata.tencentyun.com`: the
+	// instance metadata service (`cvm-role`); for tests and the demo
+	// (cloudsim) only.
+	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_METADATA_ENDPOINT.
 	MetadataEndpoint string `json:"metadata_endpoint,omitempty"`
 
-	// WebIdentityTokenFile is the projected ServiceAccount token
-	// (web-identity), re-read at every refresh. Env:
-	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_WEB_IDENTITY_TOKEN_FILE, else
-	// TKE's TKE_WEB_IDENTITY_TOKEN_FILE or TKE_IDENTITY_TOKEN_FILE.
+	// the projected ServiceAccount token, re-read at every refresh.
+	// Required: with `web-identity`.
+	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_WEB_IDENTITY_TOKEN_FILE, TKE_WEB_IDENTITY_TOKEN_FILE, TKE_IDENTITY_TOKEN_FILE.
 	WebIdentityTokenFile string `json:"web_identity_token_file,omitempty"`
 
-	// WebIdentityRoleArn is the CAM role to assume (web-identity), e.g.
-	// qcs::cam::uin/100000000001:roleName/ccm. Env:
-	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_WEB_IDENTITY_ROLE_ARN, else
-	// TKE_ROLE_ARN.
+	// the CAM role to assume, `qcs::cam::uin/<uin>:roleName/<name>`.
+	// Required: with `web-identity`.
+	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_WEB_IDENTITY_ROLE_ARN, TKE_ROLE_ARN.
 	WebIdentityRoleArn string `json:"web_identity_role_arn,omitempty"`
 
-	// WebIdentityProviderID is the CAM OIDC identity provider's name
-	// (web-identity). Env:
-	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_WEB_IDENTITY_PROVIDER_ID, else
-	// TKE_PROVIDER_ID.
+	// the CAM OIDC identity provider's name (AssumeRoleWithWebIdentity's
+	// `ProviderId`).
+	// Required: with `web-identity`.
+	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_WEB_IDENTITY_PROVIDER_ID, TKE_PROVIDER_ID.
 	WebIdentityProviderID string `json:"web_identity_provider_id,omitempty"`
 
-	// WebIdentitySessionName names the role session in CAM's audit logs
-	// (web-identity). Optional; default ccmkit-cloud-controller-manager.
+	// default `ccmkit-cloud-controller-manager`: the role session's name in
+	// CAM's audit logs, 2-128 of letters, digits and `+=,.@_-`.
 	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_WEB_IDENTITY_SESSION_NAME.
 	WebIdentitySessionName string `json:"web_identity_session_name,omitempty"`
 
-	// WebIdentityDuration is how long the temporary credentials asked for
-	// last, as a Go duration (web-identity): STS DurationSeconds, at most
-	// 12h; the role's own session duration may cut it. Optional; default
-	// 2h. Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_WEB_IDENTITY_DURATION.
+	// Go duration, default `2h`, at most `12h`: how long the temporary
+	// credentials asked of STS last (the role's session duration may cut it);
+	// they are refreshed at half their lifetime.
+	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_WEB_IDENTITY_DURATION.
+	//
+	// It is STS DurationSeconds.
 	WebIdentityDuration time.Duration `json:"web_identity_duration,omitempty"`
 
-	// STSEndpoint is STS, as scheme://host[:port] (web-identity). For
-	// tests and the demo (cloudsim); production uses the default,
-	// https://sts.tencentcloudapi.com. Env:
-	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_STS_ENDPOINT.
+	// `http[s]://host[:port]`, default `https://sts.tencentcloudapi.com`
+	// (`web-identity`); for tests and the demo (cloudsim) only.
+	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_STS_ENDPOINT.
 	STSEndpoint string `json:"sts_endpoint,omitempty"`
 
-	// ClusterRouteTable is the name of the TKE cluster route table that pod
-	// routes go into (route_backend tke). Setting it turns the route
-	// controller's Routes on. Env:
-	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_CLUSTER_ROUTE_TABLE.
+	// TKE cluster route table for pod routes; setting it turns the route
+	// controller's Routes on (then `--cluster-cidr` is required). See
+	// [routes.md](routes.md).
+	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_CLUSTER_ROUTE_TABLE.
 	ClusterRouteTable string `json:"cluster_route_table,omitempty"`
 
-	// RouteBackend is where pod routes go: "tke" (a TKE cluster route
-	// table, cluster_route_table) or "vpc" (a VPC route table,
-	// route_table_id, routes with GatewayType NORMAL_CVM). Optional; default
-	// tke. Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_ROUTE_BACKEND.
+	// `tke` (default: `cluster_route_table`) or `vpc` (a VPC route table,
+	// `route_table_id`, routes of type `NORMAL_CVM`).
+	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_ROUTE_BACKEND.
 	RouteBackend string `json:"route_backend,omitempty"`
 
-	// RouteTableID is the VPC route table (rtb-xxxxxxxx) for route_backend
-	// vpc. Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_ROUTE_TABLE_ID.
+	// VPC route table `rtb-` + 8 characters; refused with `tke`.
+	// Required: with `vpc`.
+	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_ROUTE_TABLE_ID.
 	RouteTableID string `json:"route_table_id,omitempty"`
 
-	// ClusterCIDR is the pod network, e.g. 10.244.0.0/16: the same as the
-	// CCM's --cluster-cidr. Only routes inside it are managed. Optional for
-	// tke (default: the table's CIDR); required for vpc and for
-	// create_cluster_route_table. Env:
-	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_CLUSTER_CIDR.
+	// IPv4 pod CIDR, no host bits, the same as `--cluster-cidr`; only routes
+	// inside it are managed (default with `tke`: the table's CIDR).
+	// Required: with `vpc` or `create_cluster_route_table`.
+	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_CLUSTER_CIDR.
 	ClusterCIDR netip.Prefix `json:"cluster_cidr,omitempty"`
 
-	// CreateClusterRouteTable lets the CCM create cluster_route_table, with
-	// cluster_cidr as its CIDR in vpc_id, when it does not exist. Optional;
-	// default false (a missing table is an error). Env:
-	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_CREATE_CLUSTER_ROUTE_TABLE.
+	// YAML boolean, default `false`: create a missing `cluster_route_table`
+	// with `cluster_cidr` in `vpc_id`.
+	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_CREATE_CLUSTER_ROUTE_TABLE.
+	//
+	// Without it a missing table is an error.
 	CreateClusterRouteTable bool `json:"create_cluster_route_table,omitempty"`
 
-	// RouteCacheTTL is how long the route list read from the cloud is
-	// reused, as a Go duration. Keep it a little under
-	// --route-reconciliation-period. Optional; default 9s; "0s" reads the
-	// table on every reconcile. Env:
-	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_ROUTE_CACHE_TTL.
+	// Go duration, default `9s`: how long a route list read is reused; keep it
+	// a little under `--route-reconciliation-period`; `0s` reads on every
+	// reconcile.
+	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_ROUTE_CACHE_TTL.
 	RouteCacheTTL time.Duration `json:"route_cache_ttl,omitempty"`
 
-	// APIEndpoint overrides where API calls go, as scheme://host[:port] with
-	// scheme http or https and no path, e.g. http://127.0.0.1:8080 for
-	// cloudsim. It replaces <service>.tencentcloudapi.com for every Tencent
-	// service the CCM calls. Optional; default: the SDK's endpoint
-	// (https://<service>.tencentcloudapi.com).
+	// `http[s]://host[:port]`, no path; replaces
+	// `<service>.tencentcloudapi.com` for every service (cloudsim, private
+	// endpoints).
 	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_API_ENDPOINT.
+	//
+	// Default: the SDK's endpoint, https://<service>.tencentcloudapi.com.
 	APIEndpoint string `json:"api_endpoint,omitempty"`
 
-	// APIRateLimits overrides the client-side rate limits of API actions,
-	// as "Action=QPS" or "service.Action=QPS" separated by commas, e.g.
-	// "DescribeInstances=20,clb.CreateListener=10"; 0 disables pacing of an
-	// action. Optional; default: the documented limits (DescribeInstances
-	// 40/s, tke Describe* 50/s, tke Create*/Delete* 20/s, clb 20/s, other
-	// actions 20/s). Lower them when other tools share the account's quota.
+	// client-side limits overriding the documented ones, `Action=QPS` or
+	// `service.Action=QPS`, comma-separated (e.g. `DescribeInstances=20`); `0`
+	// disables pacing of an action. See [scale.md](scale.md).
 	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_API_RATE_LIMITS.
+	//
+	// Default: the documented limits (DescribeInstances 40/s, tke Describe*
+	// 50/s, tke Create*/Delete* 20/s, clb 20/s, other actions 20/s). Lower
+	// them when other tools share the account's quota.
 	APIRateLimits tcapi.Limits `json:"api_rate_limits,omitempty"`
 
-	// InstanceCacheTTL is how long a DescribeInstances answer serves node
-	// initialization and the periodic node status sync, as a Go duration
-	// ("60s", "2m"). A node still waiting for initialization also takes any
-	// answer read after it registered, up to 5m old, so that a long burst
-	// of initializations does not list again halfway. Node lifecycle checks (exists, shutdown) use
-	// answers at most min(ttl, 10s) old, and "instance gone" always comes
-	// from a fresh call. Optional; default 60s; "0s" disables caching
-	// (batching stays).
+	// Go duration, default `60s`: how long a DescribeInstances answer serves
+	// node initialization and status sync (a node waiting for initialization
+	// also takes answers read after it registered, up to 5m old, so a long
+	// burst does not list again halfway); lifecycle checks use answers at most
+	// 10 s old; `0s` disables caching. See [scale.md](scale.md).
 	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_INSTANCE_CACHE_TTL.
+	//
+	// Lifecycle checks (exists, shutdown) use answers at most min(ttl, 10s)
+	// old, and "instance gone" always comes from a fresh call; "0s" keeps the
+	// batching.
 	InstanceCacheTTL time.Duration `json:"instance_cache_ttl,omitempty"`
 
-	// ReadLagWindow is how long DescribeInstances and DescribeLoadBalancers
-	// may not yet show what was just created (eventual consistency), as a
-	// Go duration (at most 10m): an instance absent from a by-id answer is
-	// gone only if its Node is older than this, and a CLB that
-	// CreateLoadBalancer answered is taken as deleted (its ClientToken
-	// spent) only once it has been absent this long. Optional; default 1m;
-	// "0s" trusts every answer at once.
+	// Go duration, default `1m`, at most `10m`: how long DescribeInstances and
+	// DescribeLoadBalancers may not yet show what was just created (eventual
+	// consistency): an instance absent from a by-id answer is gone only if its
+	// Node is older than this, and a CLB that CreateLoadBalancer answered is
+	// taken as deleted only once absent this long; `0s` trusts every answer at
+	// once. See [reliability.md](reliability.md#lagging-reads).
 	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_READ_LAG_WINDOW.
+	//
+	// A CLB taken as deleted has its ClientToken spent.
 	ReadLagWindow time.Duration `json:"read_lag_window,omitempty"`
 
-	// Inventory "off" disables batching and caching of instance lookups
-	// (one DescribeInstances per lookup, like upstream). A benchmark knob for
-	// make bench's baseline; leave it unset. Env:
-	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_INVENTORY.
+	// benchmark knob: `"off"` (quoted in YAML) turns batching and caching off
+	// (the baseline of `make bench`); leave unset.
+	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_INVENTORY.
 	Inventory string `json:"inventory,omitempty"`
 
-	// LBDriftCheckPeriod is how often the CCM compares every load balancer
-	// with its Service, reading only, and has the ones that drifted (e.g. a
-	// listener deleted in the console) re-ensured, as a Go duration.
-	// Optional; default 5m; "0s" turns the check off. Env:
-	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_LB_DRIFT_CHECK_PERIOD.
+	// Go duration, default `5m`: how often every load balancer is compared
+	// with its Service (reads only) and a drifted one re-ensured; `0s` turns
+	// the check off. See
+	// [loadbalancers.md](loadbalancers.md#drift-periodic-re-ensure).
+	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_LB_DRIFT_CHECK_PERIOD.
 	LBDriftCheckPeriod time.Duration `json:"lb_drift_check_period,omitempty"`
 
-	// LBDeleteRetryAfter is how long the CCM calls DeleteLoadBalancer no
-	// more, for any Service, after Tencent Cloud refused a deletion with
-	// FailedOperation.FrequencyCheckRisk (30 or more CLBs deleted in the
-	// region within 5 minutes), as a Go duration. Optional; default 1m.
+	// Go duration, default `1m`: after Tencent Cloud refuses a CLB deletion
+	// because 30 or more CLBs were deleted in the region within 5 minutes
+	// (`FailedOperation.FrequencyCheckRisk`), no deletion is tried for this
+	// long. See [loadbalancers.md](loadbalancers.md#deletion).
 	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_LB_DELETE_RETRY_AFTER.
 	LBDeleteRetryAfter time.Duration `json:"lb_delete_retry_after,omitempty"`
 
-	// LBDrainPeriod is how long a target leaving a CLB stays at weight 0,
-	// taking no new connections but keeping its open ones, before it is
-	// deregistered, as a Go duration (at most 1h). Optional; default 30s;
-	// "0s" deregisters at once. A Service's lb.ccmkit.io/drain-period
-	// overrides it. Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_LB_DRAIN_PERIOD.
+	// Go duration, default `30s`, at most `1h`: how long a target leaving a
+	// CLB stays at weight 0 (no new connections, open ones kept) before it is
+	// deregistered; `0s` deregisters at once; a Service's
+	// `lb.ccmkit.io/drain-period` overrides it. See
+	// [reliability.md](reliability.md#draining).
+	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_LB_DRAIN_PERIOD.
 	LBDrainPeriod time.Duration `json:"lb_drain_period,omitempty"`
 
-	// LBDefaults chooses whose defaults a CLB gets where the Service says
-	// nothing: "ccmkit" (ours: HTTP health checks of kube-proxy's /healthz,
-	// pass-to-target on, our ownership tags on a CLB taken over from TKE)
-	// or "tke" (managed TKE's service controller's: CLB's own TCP health
-	// check of each NodePort, pass-to-target as the CLB has it, and a CLB
-	// taken over from TKE keeps TKE's marks only), so that switching from
-	// TKE writes nothing the user did not ask for (docs/migration.md).
-	// Optional; default "ccmkit". Env:
-	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_LB_DEFAULTS.
+	// `ccmkit` (default) or `tke`: whose defaults a CLB gets where the Service
+	// says nothing; `tke` makes every default managed TKE's service
+	// controller's, so that taking its CLBs over writes nothing. See
+	// [migration.md](migration.md#from-tkes-service-controller).
+	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_LB_DEFAULTS.
+	//
+	// ccmkit: HTTP health checks of kube-proxy's /healthz, pass-to-target on,
+	// our ownership tags on a CLB taken over from TKE; tke: CLB's own TCP
+	// health check of each NodePort, pass-to-target as the CLB has it, and a
+	// CLB taken over from TKE keeps TKE's marks only.
 	LBDefaults string `json:"lb_defaults,omitempty"`
 
-	// TKEClusterID is the id of the TKE cluster (cls-xxxxxxxx) whose
-	// service controller this CCM replaces. A CLB that controller made for
-	// a Service (tagged tke-createdBy-flag=yes) is taken over only when its
-	// tke-clusterId tag equals it; without it such CLBs are refused, never
-	// replaced. Optional; default none. Env:
-	// TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_TKE_CLUSTER_ID.
+	// `cls-` + 8 characters: the TKE cluster whose service controller this CCM
+	// replaces; a CLB TKE made for a Service is taken over only when its
+	// `tke-clusterId` tag is this id, else refused. See
+	// [migration.md](migration.md#from-tkes-service-controller).
+	// Required: to take over TKE's CLBs.
+	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_TKE_CLUSTER_ID.
+	//
+	// TKE's CLBs carry tke-createdBy-flag=yes; without this key they are
+	// refused, never replaced.
 	TKEClusterID string `json:"tke_cluster_id,omitempty"`
 }
 

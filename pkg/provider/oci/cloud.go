@@ -4,14 +4,15 @@
 // Balancer (flexible shape) and Network Load Balancer services.
 //
 // It reads the public OCI cloud-controller-manager's cloud-provider.yaml
-// (config.go), talks to OCI only through the official SDK
-// (github.com/oracle/oci-go-sdk/v65, clients.go), and keeps the interface
+// (internal/oci/config), talks to OCI only through the official SDK
+// (github.com/oracle/oci-go-sdk/v65, internal/oci/ociapi), and keeps the interface
 // layer thin: instances.go maps nodes, loadbalancer.go translates a Service
 // into the provider-neutral spec and hands it to internal/oci/lbops.
 package oci
 
 import (
 	"io"
+	"reflect"
 
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -33,9 +34,9 @@ const ProviderName = "oci"
 // cloud-controller-manager's name for it).
 const ConfigFile = "cloud-provider.yaml"
 
-// ConfigKeys documents every key of the cloud config, for
-// docs/configuration.md (hack/configdoc).
-var ConfigKeys = config.Keys
+// ConfigType is the cloud config's type: docs/configuration.md's key
+// table is rendered from its field comments (hack/configdoc).
+var ConfigType = reflect.TypeFor[config.Config]()
 
 func init() {
 	cloudprovider.RegisterCloudProvider(ProviderName, func(r io.Reader) (cloudprovider.Interface, error) {

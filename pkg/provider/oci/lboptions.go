@@ -2,7 +2,6 @@ package oci
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/netip"
 
@@ -17,14 +16,7 @@ import (
 // tags at creation, the status' ipMode and the NLB's private address. Each
 // problem names its annotation or field.
 func readOptions(svc *corev1.Service, s *lbops.Settings, internal bool) []error {
-	var errs []error
-	collect := func(err error) bool {
-		if err != nil && !errors.Is(err, annotations.ErrNotSet) {
-			errs = append(errs, err)
-			return false
-		}
-		return err == nil
-	}
+	var errs annotations.Problems
 	if ip := svc.Spec.LoadBalancerIP; ip != "" {
 		switch a, err := netip.ParseAddr(ip); {
 		case err != nil || !a.Is4():
@@ -36,7 +28,7 @@ func readOptions(svc *corev1.Service, s *lbops.Settings, internal bool) []error 
 			s.LoadBalancerIP = ip
 		}
 	}
-	if v, err := ingressIPMode(svc); collect(err) {
+	if v, err := ingressIPMode(svc); errs.Check(err) {
 		s.IngressIPMode = v
 	}
 	freeform, defined := annotations.OCIInitialFreeformTags, annotations.OCIInitialDefinedTags
@@ -50,15 +42,15 @@ func readOptions(svc *corev1.Service, s *lbops.Settings, internal bool) []error 
 			defined = annotations.OCINLBDefinedTags
 		}
 	}
-	if v, err := jsonTags[map[string]string](svc, freeform); collect(err) {
+	if v, err := jsonTags[map[string]string](svc, freeform); errs.Check(err) {
 		s.InitialFreeformTags = v
 	}
-	if v, err := jsonTags[map[string]map[string]interface{}](svc, defined); collect(err) {
+	if v, err := jsonTags[map[string]map[string]interface{}](svc, defined); errs.Check(err) {
 		s.InitialDefinedTags = v
 	}
 
 	if s.Kind == lbops.KindLB {
-		if v, err := annotations.OCILBPolicy.EnumFromService(svc, "ROUND_ROBIN", "LEAST_CONNECTIONS", "IP_HASH"); collect(err) {
+		if v, err := annotations.OCILBPolicy.EnumFromService(svc, "ROUND_ROBIN", "LEAST_CONNECTIONS", "IP_HASH"); errs.Check(err) {
 			s.Policy = v
 		}
 		if annotations.OCINLBAssignedPrivateIPv4.IsSet(svc) {
@@ -67,7 +59,7 @@ func readOptions(svc *corev1.Service, s *lbops.Settings, internal bool) []error 
 		}
 		return errs
 	}
-	if v, err := annotations.OCINLBAssignedPrivateIPv4.StringFromService(svc); collect(err) {
+	if v, err := annotations.OCINLBAssignedPrivateIPv4.StringFromService(svc); errs.Check(err) {
 		if a, err := netip.ParseAddr(v); err != nil || !a.Is4() {
 			errs = append(errs, annotations.OCINLBAssignedPrivateIPv4.Invalid(v, "must be an IPv4 address in the network load balancer's subnet"))
 		} else {

@@ -226,20 +226,14 @@ func (h *hcOverrides) read(svc *corev1.Service, kind lbops.Kind) []error {
 		retries, interval, timeout = annotations.OCINLBHealthCheckRetries, annotations.OCINLBHealthCheckInterval, annotations.OCINLBHealthCheckTimeout
 	}
 	h.timeoutName = timeout
-	var errs []error
-	collect := func(err error) bool {
-		if err != nil && !errors.Is(err, annotations.ErrNotSet) {
-			errs = append(errs, err)
-		}
-		return err == nil
-	}
-	if v, err := retries.IntInRangeFromService(svc, 1, 10); collect(err) {
+	var errs annotations.Problems
+	if v, err := retries.IntInRangeFromService(svc, 1, 10); errs.Check(err) {
 		h.retries = v
 	}
-	if v, err := millis(svc, interval, time.Second, 30*time.Minute); collect(err) {
+	if v, err := millis(svc, interval, time.Second, 30*time.Minute); errs.Check(err) {
 		h.interval = v
 	}
-	if v, err := millis(svc, timeout, time.Millisecond, 10*time.Minute); collect(err) {
+	if v, err := millis(svc, timeout, time.Millisecond, 10*time.Minute); errs.Check(err) {
 		h.timeout = v
 	}
 	if h.interval != 0 && h.timeout != 0 && h.timeout >= h.interval {
@@ -270,16 +264,9 @@ func (h *hcOverrides) apply(hc *lbspec.HealthCheck) error {
 // readOCI reads the OCI annotations and the cloud config into d, and
 // whether the load balancer is internal.
 func (t *ociTranslator) readOCI(svc *corev1.Service, d *lbops.Settings, warnings *[]lbkit.Warning) (internal bool, _ []error) {
-	var errs []error
-	collect := func(err error) bool {
-		if err != nil && !errors.Is(err, annotations.ErrNotSet) {
-			errs = append(errs, err)
-			return false
-		}
-		return err == nil
-	}
+	var errs annotations.Problems
 	d.Kind = lbops.KindLB
-	if v, err := annotations.OCILoadBalancerType.EnumFromService(svc, "lb", "nlb"); collect(err) {
+	if v, err := annotations.OCILoadBalancerType.EnumFromService(svc, "lb", "nlb"); errs.Check(err) {
 		d.Kind = lbops.Kind(v)
 	}
 	if d.Kind == lbops.KindLB {
@@ -298,16 +285,16 @@ func (t *ociTranslator) readOCI(svc *corev1.Service, d *lbops.Settings, warnings
 	if d.Kind == lbops.KindNLB {
 		modeAnnotation = annotations.OCINLBSecurityListManagementMode
 	}
-	if m, err := securityListMode(svc, modeAnnotation); collect(err) {
+	if m, err := securityListMode(svc, modeAnnotation); errs.Check(err) {
 		d.SecurityListMode = m
 	}
 	errs = append(errs, readNSGs(svc, d)...)
 	if d.Kind == lbops.KindNLB {
-		if v, err := annotations.OCINLBInternal.BoolFromService(svc); collect(err) {
+		if v, err := annotations.OCINLBInternal.BoolFromService(svc); errs.Check(err) {
 			internal = v
 		}
 		subnet := t.cfg.Subnet1
-		if v, err := subnetFrom(svc, annotations.OCINLBSubnet); collect(err) {
+		if v, err := subnetFrom(svc, annotations.OCINLBSubnet); errs.Check(err) {
 			subnet = v
 		}
 		if subnet == "" {
@@ -316,29 +303,29 @@ func (t *ociTranslator) readOCI(svc *corev1.Service, d *lbops.Settings, warnings
 			d.Subnets = []string{subnet}
 		}
 		d.Policy = "FIVE_TUPLE"
-		if v, err := annotations.OCINLBBackendPolicy.EnumFromService(svc, "FIVE_TUPLE", "THREE_TUPLE", "TWO_TUPLE"); collect(err) {
+		if v, err := annotations.OCINLBBackendPolicy.EnumFromService(svc, "FIVE_TUPLE", "THREE_TUPLE", "TWO_TUPLE"); errs.Check(err) {
 			d.Policy = v
 		}
 		d.PreserveSource = t.upstream && svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal
-		if v, err := annotations.OCINLBIsPreserveSource.BoolFromService(svc); collect(err) {
+		if v, err := annotations.OCINLBIsPreserveSource.BoolFromService(svc); errs.Check(err) {
 			d.PreserveSource = v
 		}
 		d.PublishPrivate = t.upstream
-		if v, err := annotations.OCINLBExternalIPOnly.BoolFromService(svc); collect(err) {
+		if v, err := annotations.OCINLBExternalIPOnly.BoolFromService(svc); errs.Check(err) {
 			d.PublishPrivate, d.PublishPrivateSet = !v, true
 		}
 		d.Published = publishedIPs(svc)
 		return internal, errs
 	}
 
-	if v, err := annotations.OCILBInternal.BoolFromService(svc); collect(err) {
+	if v, err := annotations.OCILBInternal.BoolFromService(svc); errs.Check(err) {
 		internal = v
 	}
 	s1, s2 := t.cfg.Subnet1, t.cfg.Subnet2
-	if v, err := subnetFrom(svc, annotations.OCILBSubnet1); collect(err) {
+	if v, err := subnetFrom(svc, annotations.OCILBSubnet1); errs.Check(err) {
 		s1, s2 = v, ""
 	}
-	if v, err := subnetFrom(svc, annotations.OCILBSubnet2); collect(err) {
+	if v, err := subnetFrom(svc, annotations.OCILBSubnet2); errs.Check(err) {
 		s2 = v
 	}
 	switch {
@@ -351,7 +338,7 @@ func (t *ociTranslator) readOCI(svc *corev1.Service, d *lbops.Settings, warnings
 	}
 	d.Shape = lbops.ShapeFlexible
 	d.ShapeFromDefault = !annotations.OCILBShape.IsSet(svc) && !annotations.OCILBShapeFlexMin.IsSet(svc) && !annotations.OCILBShapeFlexMax.IsSet(svc)
-	if v, err := annotations.OCILBShape.StringFromService(svc); collect(err) {
+	if v, err := annotations.OCILBShape.StringFromService(svc); errs.Check(err) {
 		switch {
 		case strings.EqualFold(v, lbops.ShapeFlexible):
 		case canonical(fixedShapes, v) != "":
@@ -361,10 +348,10 @@ func (t *ociTranslator) readOCI(svc *corev1.Service, d *lbops.Settings, warnings
 		}
 	}
 	d.FlexMinMbps, d.FlexMaxMbps = defaultFlexMinMbps, defaultFlexMaxMbps
-	if v, err := annotations.OCILBShapeFlexMin.IntInRangeFromService(svc, 10, 8000); collect(err) {
+	if v, err := annotations.OCILBShapeFlexMin.IntInRangeFromService(svc, 10, 8000); errs.Check(err) {
 		d.FlexMinMbps = v
 	}
-	if v, err := annotations.OCILBShapeFlexMax.IntInRangeFromService(svc, 10, 8000); collect(err) {
+	if v, err := annotations.OCILBShapeFlexMax.IntInRangeFromService(svc, 10, 8000); errs.Check(err) {
 		d.FlexMaxMbps = v
 	}
 	if d.FixedShape != "" {
@@ -382,10 +369,10 @@ func (t *ociTranslator) readOCI(svc *corev1.Service, d *lbops.Settings, warnings
 		errs = append(errs, annotations.OCILBShapeFlexMax.Invalid(strconv.Itoa(d.FlexMaxMbps), "must be at least shape-flex-min (%d)", d.FlexMinMbps))
 	}
 	d.ListenerProtocol = "TCP"
-	if v, err := annotations.OCILBBackendProtocol.EnumFromService(svc, "TCP", "HTTP"); collect(err) {
+	if v, err := annotations.OCILBBackendProtocol.EnumFromService(svc, "TCP", "HTTP"); errs.Check(err) {
 		d.ListenerProtocol = v
 	}
-	if v, err := annotations.OCILBConnectionIdleTimeout.DurationFromService(svc); collect(err) {
+	if v, err := annotations.OCILBConnectionIdleTimeout.DurationFromService(svc); errs.Check(err) {
 		if v < time.Second || v > 7200*time.Second {
 			errs = append(errs, annotations.OCILBConnectionIdleTimeout.Invalid(svc.Annotations[string(annotations.OCILBConnectionIdleTimeout)], "must be between 1 and 7200 seconds"))
 		} else {

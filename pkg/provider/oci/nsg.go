@@ -1,7 +1,6 @@
 package oci
 
 import (
-	"errors"
 	"slices"
 	"strings"
 
@@ -28,15 +27,8 @@ var ruleModes = map[string]string{
 // already set: security-rule-management-mode, when present, overrides it
 // (as upstream).
 func readNSGs(svc *corev1.Service, s *lbops.Settings) []error {
-	var errs []error
-	collect := func(err error) bool {
-		if err != nil && !errors.Is(err, annotations.ErrNotSet) {
-			errs = append(errs, err)
-			return false
-		}
-		return err == nil
-	}
-	if v, err := annotations.OCISecurityRuleManagementMode.EnumFromService(svc, "NSG", "SL-All", "SL-Frontend", "None"); collect(err) {
+	var errs annotations.Problems
+	if v, err := annotations.OCISecurityRuleManagementMode.EnumFromService(svc, "NSG", "SL-All", "SL-Frontend", "None"); errs.Check(err) {
 		s.SecurityListMode = ruleModes[v]
 	}
 	list := annotations.OCINetworkSecurityGroups
@@ -47,7 +39,7 @@ func readNSGs(svc *corev1.Service, s *lbops.Settings) []error {
 	if s.SecurityListMode == lbops.SecurityRuleNSG {
 		limit-- // the managed frontend NSG takes a place
 	}
-	if ids, err := nsgList(svc, list); collect(err) {
+	if ids, err := nsgList(svc, list); errs.Check(err) {
 		if len(ids) > limit {
 			errs = append(errs, list.Invalid(svc.Annotations[string(list)], "%d network security groups; at most %d (a load balancer is in at most %d, the managed one of mode NSG included)",
 				len(ids), limit, lbops.MaxNSGsPerLB))
@@ -56,7 +48,7 @@ func readNSGs(svc *corev1.Service, s *lbops.Settings) []error {
 		}
 	}
 	if s.SecurityListMode == lbops.SecurityRuleNSG {
-		if ids, err := nsgList(svc, annotations.OCIBackendNetworkSecurityGroup); collect(err) {
+		if ids, err := nsgList(svc, annotations.OCIBackendNetworkSecurityGroup); errs.Check(err) {
 			s.BackendNSGs = ids
 		}
 	}

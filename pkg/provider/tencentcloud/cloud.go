@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"reflect"
 
 	"k8s.io/client-go/informers"
 	cloudprovider "k8s.io/cloud-provider"
@@ -28,9 +29,9 @@ const ProviderName = "tencentcloud"
 // as the chart's default Secret key (and deploy/'s example Secret's).
 const ConfigFile = "cloud.yaml"
 
-// ConfigKeys documents every key of the cloud config, for
-// docs/configuration.md (hack/configdoc).
-var ConfigKeys = config.Keys
+// ConfigType is the cloud config's type: docs/configuration.md's key
+// table is rendered from its field comments (hack/configdoc).
+var ConfigType = reflect.TypeFor[config.Config]()
 
 func init() {
 	cloudprovider.RegisterCloudProvider(ProviderName, func(r io.Reader) (cloudprovider.Interface, error) {

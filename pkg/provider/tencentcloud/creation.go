@@ -74,18 +74,12 @@ var ccmOwnedFields = map[string]string{
 // apply to this Service's CLB. Every problem is an error before any call.
 func creation(svc *v1.Service, p lbspec.Placement) (clbops.Creation, string, []lbkit.Warning, error) {
 	var c clbops.Creation
-	var errs []error
-	check := func(err error) bool {
-		if err != nil && !errors.Is(err, annotations.ErrNotSet) {
-			errs = append(errs, err)
-		}
-		return err == nil
-	}
+	var errs annotations.Problems
 
-	charge := agreeing(svc, check, annotations.TKEInternetChargeType, annotations.TKELegacyInternetChargeType, func(n annotations.Name) (string, error) {
+	charge := agreeing(svc, errs.Check, annotations.TKEInternetChargeType, annotations.TKELegacyInternetChargeType, func(n annotations.Name) (string, error) {
 		return n.EnumFromService(svc, annotationChargeTypes...)
 	})
-	bandwidth := agreeing(svc, check, annotations.TKEInternetMaxBandwidthOut, annotations.TKELegacyInternetMaxBandwidthOut, func(n annotations.Name) (string, error) {
+	bandwidth := agreeing(svc, errs.Check, annotations.TKEInternetMaxBandwidthOut, annotations.TKELegacyInternetMaxBandwidthOut, func(n annotations.Name) (string, error) {
 		v, err := n.IntInRangeFromService(svc, 1, maxBandwidthOut)
 		return strconv.Itoa(v), err
 	})
@@ -95,17 +89,17 @@ func creation(svc *v1.Service, p lbspec.Placement) (clbops.Creation, string, []l
 	}
 
 	ext, err := readExtensive(svc)
-	check(err)
+	errs.Check(err)
 	var name string
 	if ext != nil {
 		name, err = mergeExtensive(&c, ext)
-		check(err)
+		errs.Check(err)
 	}
 	if name != "" && !clbNamePattern.MatchString(name) {
-		check(annotations.TKEExtensiveParameters.Invalid(name, "LoadBalancerName must be 1-80 letters, digits, - or _"))
+		errs.Check(annotations.TKEExtensiveParameters.Invalid(name, "LoadBalancerName must be 1-80 letters, digits, - or _"))
 	}
 	if ours, err := annotations.TencentLBName.StringFromService(svc); err == nil && name != "" && ours != name {
-		check(fmt.Errorf("annotations %s (%s) and %s (LoadBalancerName %s) name the CLB differently: set only one of them",
+		errs.Check(fmt.Errorf("annotations %s (%s) and %s (LoadBalancerName %s) name the CLB differently: set only one of them",
 			annotations.TencentLBName, ours, annotations.TKEExtensiveParameters, name))
 	}
 	if len(errs) > 0 {

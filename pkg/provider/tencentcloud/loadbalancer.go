@@ -254,46 +254,40 @@ func defaultLBName(clusterName string, svc *v1.Service) string {
 
 // placement reads the seed project's and managed TKE's annotations.
 func placement(clusterName string, svc *v1.Service) (lbspec.Placement, error) {
-	var errs []error
-	check := func(err error) bool {
-		if err != nil && !errors.Is(err, annotations.ErrNotSet) {
-			errs = append(errs, err)
-		}
-		return err == nil
-	}
+	var errs annotations.Problems
 	p := lbspec.Placement{Name: defaultLBName(clusterName, svc)}
 
-	if id, err := annotations.TKEExistedLBID.StringFromService(svc); check(err) {
+	if id, err := annotations.TKEExistedLBID.StringFromService(svc); errs.Check(err) {
 		if clbIDPattern.MatchString(id) {
 			p.AdoptID = id
 		} else {
-			check(annotations.TKEExistedLBID.Invalid(id, "must be a CLB id like lb-12345678"))
+			errs.Check(annotations.TKEExistedLBID.Invalid(id, "must be a CLB id like lb-12345678"))
 		}
 	}
-	if kind, err := annotations.TencentLBKind.EnumFromService(svc, "application", "classic"); check(err) && kind == "classic" {
-		check(annotations.TencentLBKind.Invalid(kind, "classic CLBs are not supported; use application (the default)"))
+	if kind, err := annotations.TencentLBKind.EnumFromService(svc, "application", "classic"); errs.Check(err) && kind == "classic" {
+		errs.Check(annotations.TencentLBKind.Invalid(kind, "classic CLBs are not supported; use application (the default)"))
 	}
-	if name, err := annotations.TencentLBName.StringFromService(svc); check(err) {
+	if name, err := annotations.TencentLBName.StringFromService(svc); errs.Check(err) {
 		if clbNamePattern.MatchString(name) {
 			p.Name = name
 		} else {
-			check(annotations.TencentLBName.Invalid(name, "must be 1-80 letters, digits, - or _"))
+			errs.Check(annotations.TencentLBName.Invalid(name, "must be 1-80 letters, digits, - or _"))
 		}
 	}
 	subnet := func(n annotations.Name) string {
 		v, err := n.StringFromService(svc)
-		if !check(err) {
+		if !errs.Check(err) {
 			return ""
 		}
 		if !subnetIDPattern.MatchString(v) {
-			check(n.Invalid(v, "must be a subnet id like subnet-12345678"))
+			errs.Check(n.Invalid(v, "must be a subnet id like subnet-12345678"))
 			return ""
 		}
 		return v
 	}
 	seedSubnet, tkeSubnet := subnet(annotations.TencentLBInternalSubnetID), subnet(annotations.TKEInternalSubnetID)
 	if seedSubnet != "" && tkeSubnet != "" && seedSubnet != tkeSubnet {
-		check(fmt.Errorf("annotations %s (%s) and %s (%s) name different subnets", annotations.TencentLBInternalSubnetID, seedSubnet,
+		errs.Check(fmt.Errorf("annotations %s (%s) and %s (%s) name different subnets", annotations.TencentLBInternalSubnetID, seedSubnet,
 			annotations.TKEInternalSubnetID, tkeSubnet))
 	}
 	p.SubnetID = seedSubnet
@@ -302,17 +296,17 @@ func placement(clusterName string, svc *v1.Service) (lbspec.Placement, error) {
 	}
 	lbType, err := annotations.TencentLBType.EnumFromService(svc, "public", "private")
 	switch {
-	case check(err):
+	case errs.Check(err):
 		p.Internal = lbType == "private"
 		if !p.Internal && tkeSubnet != "" {
-			check(fmt.Errorf("annotation %s is public but %s asks for a private CLB", annotations.TencentLBType, annotations.TKEInternalSubnetID))
+			errs.Check(fmt.Errorf("annotation %s is public but %s asks for a private CLB", annotations.TencentLBType, annotations.TKEInternalSubnetID))
 		}
 	case errors.Is(err, annotations.ErrNotSet):
 		p.Internal = tkeSubnet != "" // managed TKE's way to ask for a private CLB
 	}
 	// An adopted CLB is used as it is; only a CLB we create needs a subnet.
 	if p.Internal && p.SubnetID == "" && p.AdoptID == "" && len(errs) == 0 {
-		check(fmt.Errorf("a private (internal) CLB needs a subnet: set annotation %s (or %s) to a subnet of VPC; no CLB was created",
+		errs.Check(fmt.Errorf("a private (internal) CLB needs a subnet: set annotation %s (or %s) to a subnet of VPC; no CLB was created",
 			annotations.TencentLBInternalSubnetID, annotations.TKEInternalSubnetID))
 	}
 	return p, errors.Join(errs...)

@@ -1,0 +1,44 @@
+package annotations
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+)
+
+func TestProblemsCheck(t *testing.T) {
+	bad := errors.New("bad value")
+	for _, tc := range []struct {
+		name     string
+		err      error
+		wantOK   bool
+		wantKept bool
+	}{
+		{"a value", nil, true, false},
+		{"not set", ErrNotSet, false, false},
+		{"not set, wrapped", fmt.Errorf("x: %w", ErrNotSet), false, false},
+		{"invalid", bad, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var p Problems
+			if got := p.Check(tc.err); got != tc.wantOK {
+				t.Errorf("Check(%v) = %v, want %v", tc.err, got, tc.wantOK)
+			}
+			if kept := len(p) == 1 && p[0] == tc.err; kept != tc.wantKept || len(p) > 1 {
+				t.Errorf("after Check(%v): problems %v, want kept=%v", tc.err, p, tc.wantKept)
+			}
+		})
+	}
+}
+
+// Problems keeps every problem, in order, across reads.
+func TestProblemsKeepsAllInOrder(t *testing.T) {
+	var p Problems
+	e1, e2 := errors.New("one"), errors.New("two")
+	for _, err := range []error{e1, nil, ErrNotSet, e2} {
+		p.Check(err)
+	}
+	if len(p) != 2 || p[0] != e1 || p[1] != e2 {
+		t.Fatalf("problems %v, want [one two]", p)
+	}
+}
