@@ -34,6 +34,7 @@ type options struct {
 	// ociFanout is the fanout section's config (its --fanout-* sizes) run
 	// on OCI.
 	ociFanout lb.FanoutConfig
+	lbScale   lb.ScaleConfig
 }
 
 // quickRequested finds --quick before the flags are parsed: it decides the
@@ -57,7 +58,7 @@ func quickRequested(args []string) bool {
 
 func parseFlags(args []string) (options, error) {
 	o := options{quick: quickRequested(args), nodes: nodes.DefaultConfig(), routes: routes.DefaultConfig(), lb: lb.DefaultConfig(),
-		fanout: lb.DefaultFanoutConfig(), burst: nodes.DefaultBurstConfig(), ociNodes: nodes.DefaultOCIConfig()}
+		fanout: lb.DefaultFanoutConfig(), burst: nodes.DefaultBurstConfig(), ociNodes: nodes.DefaultOCIConfig(), lbScale: lb.DefaultScaleConfig()}
 	defaultSizes, defaultOut := "1000,2000,5000", "bench/results/latest.json"
 	if o.quick {
 		applyQuick(&o)
@@ -125,6 +126,13 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&on.Repeats, "oci-repeats", on.Repeats, "oci-nodes: interleaved (ours, floor) pairs; the ratio is their median")
 	fs.IntVar(&on.PublicEvery, "oci-public-every", on.PublicEvery, "oci-nodes: every N-th instance has a public IP (0: none)")
 
+	// lb-scale
+	ls := &o.lbScale
+	fs.IntVar(&ls.Services, "lb-scale-services", ls.Services, "lb-scale: LoadBalancer Services created at once, on each cloud")
+	fs.IntVar(&ls.Nodes, "lb-scale-nodes", ls.Nodes, "lb-scale: initialized nodes (one more joins at the end)")
+	fs.IntVar(&ls.Syncs, "lb-scale-syncs", ls.Syncs, "lb-scale: the CCM's --concurrent-service-syncs")
+	lbScaleClouds := fs.String("lb-scale-clouds", strings.Join(ls.Clouds, ","), "lb-scale: comma-separated clouds: tencent, oci")
+
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -167,6 +175,15 @@ func parseFlags(args []string) (options, error) {
 		}
 		l.Syncs = append(l.Syncs, v)
 	}
+	ls.Clouds = splitList(*lbScaleClouds)
+	for _, c := range ls.Clouds {
+		if c != "tencent" && c != "oci" {
+			return o, fmt.Errorf("--lb-scale-clouds: unknown cloud %q (want tencent or oci)", c)
+		}
+	}
+	if ls.Services < 1 || ls.Nodes < 1 {
+		return o, fmt.Errorf("--lb-scale-services and --lb-scale-nodes must be positive, not %d and %d", ls.Services, ls.Nodes)
+	}
 	bu.Rates = nil
 	for _, s := range splitList(*burstRates) {
 		v, err := strconv.ParseFloat(s, 64)
@@ -180,7 +197,7 @@ func parseFlags(args []string) (options, error) {
 	bu.CCMFlags = n.CCMFlags
 	on.CCMFlags = n.CCMFlags
 	n.HeapProfile, on.HeapProfile = *heap, *heap
-	n.CCMBinary, r.CCMBinary, l.CCMBinary, fo.CCMBinary, bu.CCMBinary, on.CCMBinary = *ccmBinary, *ccmBinary, *ccmBinary, *ccmBinary, *ccmBinary, *ccmBinary
+	n.CCMBinary, r.CCMBinary, l.CCMBinary, fo.CCMBinary, bu.CCMBinary, on.CCMBinary, ls.CCMBinary = *ccmBinary, *ccmBinary, *ccmBinary, *ccmBinary, *ccmBinary, *ccmBinary, *ccmBinary
 	o.ociFanout = *fo
 	if *workDir != "" {
 		n.WorkDir = filepath.Join(*workDir, "nodes")
@@ -190,6 +207,7 @@ func parseFlags(args []string) (options, error) {
 		bu.WorkDir = filepath.Join(*workDir, "burst")
 		on.WorkDir = filepath.Join(*workDir, "oci-nodes")
 		o.ociFanout.WorkDir = filepath.Join(*workDir, "oci-fanout")
+		ls.WorkDir = filepath.Join(*workDir, "lb-scale")
 	}
 	return o, nil
 }
@@ -217,6 +235,8 @@ func applyQuick(o *options) {
 	o.burst.PhaseTimeout = 3 * time.Minute
 	o.ociNodes.Nodes = 200
 	o.ociNodes.PhaseTimeout = 3 * time.Minute
+	o.lbScale.Services, o.lbScale.Nodes = 50, 20
+	o.lbScale.Timeout = 3 * time.Minute
 }
 
 // appendFlag is a repeatable string flag that appends to a slice.

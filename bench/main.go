@@ -19,7 +19,10 @@
 //     429 answers, peak RSS;
 //   - oci-fanout (bench/lb, fanout_oci.go): the fan-out on OCI Load
 //     Balancing (the fanout section's sizes), against one UpdateBackendSet
-//     per backend set at cloudsim's work-request pace.
+//     per backend set at cloudsim's work-request pace;
+//   - lb-scale (bench/lb, scale.go): the lb section at a fleet's size
+//     (1,000 Services on 200 nodes) on both clouds, plus a node joining and
+//     the CCM's peak RSS, with the clouds' quotas raised.
 //
 // It prints each section's table and writes one JSON file (default
 // bench/results/latest.json): the node section's keys at the top level, as
@@ -58,7 +61,7 @@ import (
 	"github.com/ccmkit/ccm/bench/routes"
 )
 
-var allSections = []string{"nodes", "routes", "lb", "fanout", "burst", "oci-nodes", "oci-fanout"}
+var allSections = []string{"nodes", "routes", "lb", "fanout", "burst", "oci-nodes", "oci-fanout", "lb-scale"}
 
 // runTarget is the time budget of a run of every section: 25 minutes, or
 // 5 with --quick (the issue's); 0 for a run of some sections.
@@ -89,6 +92,7 @@ type document struct {
 	Burst     *nodes.BurstResult  `json:"burst,omitempty"`
 	OCINodes  *nodes.OCIResult    `json:"oci_nodes,omitempty"`
 	OCIFanout *lb.OCIFanoutResult `json:"oci_fanout,omitempty"`
+	LBScale   *lb.ScaleResult     `json:"lb-scale,omitempty"`
 	Run       runInfo             `json:"run"`
 }
 
@@ -176,7 +180,8 @@ func previous(path string, run []string) (document, []keptSection, error) {
 	}
 	var kept []keptSection
 	present := map[string]bool{"nodes": doc.Result != nil, "routes": doc.Routes != nil, "lb": doc.LB != nil,
-		"fanout": doc.Fanout != nil, "burst": doc.Burst != nil, "oci-nodes": doc.OCINodes != nil, "oci-fanout": doc.OCIFanout != nil}
+		"fanout": doc.Fanout != nil, "burst": doc.Burst != nil, "oci-nodes": doc.OCINodes != nil, "oci-fanout": doc.OCIFanout != nil,
+		"lb-scale": doc.LBScale != nil}
 	for _, name := range allSections {
 		if present[name] && !slices.Contains(run, name) {
 			kept = append(kept, started(name))
@@ -239,7 +244,8 @@ func run(ctx context.Context, o options) error {
 			(doc.Fanout == nil || doc.Fanout.Met) &&
 			(doc.Burst == nil || doc.Burst.Met) &&
 			(doc.OCINodes == nil || doc.OCINodes.Met) &&
-			(doc.OCIFanout == nil || doc.OCIFanout.Met)
+			(doc.OCIFanout == nil || doc.OCIFanout.Met) &&
+			(doc.LBScale == nil || doc.LBScale.Met)
 		for _, s := range doc.NodeSizes {
 			doc.Run.AllMet = doc.Run.AllMet && s.Met
 		}
@@ -351,6 +357,13 @@ func run(ctx context.Context, o options) error {
 			}
 			res.Print(os.Stdout)
 			doc.OCIFanout = res
+		case "lb-scale":
+			res, err := lb.RunScale(ctx, o.lbScale, os.Stdout)
+			if err != nil {
+				return fmt.Errorf("lb-scale: %w", err)
+			}
+			res.Print(os.Stdout)
+			doc.LBScale = res
 		}
 		doc.Run.SectionSeconds[section] = math.Round(time.Since(start).Seconds())
 		fmt.Printf("bench: section %s took %s\n", section, time.Since(start).Round(time.Second))

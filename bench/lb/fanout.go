@@ -565,7 +565,7 @@ func waitAll(ctx context.Context, timeout time.Duration, lbsName, membersName st
 func splitCalls(calls map[string]map[string]int) (writes, reads map[string]int) {
 	writes, reads = map[string]int{}, map[string]int{}
 	for a, n := range clbCalls(calls) {
-		if slices.Contains(writeActions, a) {
+		if isWrite(a) {
 			writes[a] = n
 		} else {
 			reads[a] = n

@@ -154,37 +154,12 @@ func runOCIFanout(ctx context.Context, cfg FanoutConfig, res *OCIFanoutResult, d
 	defer func() { _ = cluster.Stop() }() // at exit: nothing is left to do about a failed stop
 	client := cluster.Client
 
-	der, err := x509.MarshalPKIXPublicKey(&configtest.Key().PublicKey)
-	if err != nil {
-		return run, err
-	}
-	// cloudsim's realistic latency and work-request pace (Latency nil).
-	sim := cloudsim.New(cloudsim.Options{
-		DisableDataPlane: true,
-		OCI: cloudsim.OCIOptions{
-			Region: configtest.Region,
-			Keys: map[string]string{configtest.Tenancy + "/" + configtest.User + "/" + configtest.Fingerprint(): string(pem.EncodeToMemory(&pem.Block{
-				Type: "PUBLIC KEY", Bytes: der}))},
-			Network: cloudsim.OCINetworkSeed{
-				Compartments: []string{configtest.Compartment},
-				VCNs:         []simoci.VCN{{ID: configtest.VCN, CompartmentID: configtest.Compartment, CIDRBlock: "10.0.0.0/16"}},
-				Subnets: []simoci.Subnet{
-					{ID: configtest.Subnet, VCNID: configtest.VCN, CompartmentID: configtest.Compartment, CIDRBlock: "10.0.0.0/17"},
-					{ID: ociFanoutLBSubnet, VCNID: configtest.VCN, CompartmentID: configtest.Compartment, CIDRBlock: "10.0.200.0/24"},
-				},
-			},
-		},
-	})
-	simURL, err := sim.Start("127.0.0.1:0")
+	// cloudsim's realistic latency and work-request pace.
+	sim, simURL, ads, err := newOCISim()
 	if err != nil {
 		return run, err
 	}
 	defer sim.Close()
-	state, err := sim.SeedOCINetwork(cloudsim.OCINetworkSeed{})
-	if err != nil {
-		return run, err
-	}
-	ads := state.AvailabilityDomains
 
 	step("registering %d initialized nodes", cfg.InitialNodes)
 	var initialIPs []string
@@ -278,6 +253,46 @@ func runOCIFanout(ctx context.Context, cfg FanoutConfig, res *OCIFanoutResult, d
 		return run, fmt.Errorf("oci-fanout: %w", err)
 	}
 	return run, nil
+}
+
+// newOCISim starts cloudsim with the bench's OCI tenancy: the API key,
+// the VCN with the nodes' subnet and the load balancers' subnet, and
+// cloudsim's realistic latency and work-request pace (Latency nil). It
+// returns the sim, its URL and its availability domains; the caller closes
+// the sim.
+func newOCISim() (*cloudsim.Sim, string, []string, error) {
+	der, err := x509.MarshalPKIXPublicKey(&configtest.Key().PublicKey)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	sim := cloudsim.New(cloudsim.Options{
+		DisableDataPlane: true,
+		OCI: cloudsim.OCIOptions{
+			Region: configtest.Region,
+			Keys: map[string]string{configtest.Tenancy + "/" + configtest.User + "/" + configtest.Fingerprint(): string(pem.EncodeToMemory(&pem.Block{
+				Type: "PUBLIC KEY", Bytes: der}))},
+			Network: cloudsim.OCINetworkSeed{
+				Compartments: []string{configtest.Compartment},
+				VCNs:         []simoci.VCN{{ID: configtest.VCN, CompartmentID: configtest.Compartment, CIDRBlock: "10.0.0.0/16"}},
+				Subnets: []simoci.Subnet{
+					{ID: configtest.Subnet, VCNID: configtest.VCN, CompartmentID: configtest.Compartment, CIDRBlock: "10.0.0.0/17"},
+					// A /17: room for the lb-scale section's 1,000 load
+					// balancers' addresses.
+					{ID: ociFanoutLBSubnet, VCNID: configtest.VCN, CompartmentID: configtest.Compartment, CIDRBlock: "10.0.128.0/17"},
+				},
+			},
+		},
+	})
+	simURL, err := sim.Start("127.0.0.1:0")
+	if err != nil {
+		return nil, "", nil, err
+	}
+	state, err := sim.SeedOCINetwork(cloudsim.OCINetworkSeed{})
+	if err != nil {
+		sim.Close()
+		return nil, "", nil, err
+	}
+	return sim, simURL, state.AvailabilityDomains, nil
 }
 
 // createPlainServices creates n LoadBalancer Services with one TCP port

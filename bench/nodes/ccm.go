@@ -146,3 +146,10 @@ func procUsage(pid int) (usage, error) {
 	u.cpuSeconds = (utime + stime) / 100
 	return u, nil
 }
+
+// PeakRSSMiB is a running process's peak resident set (VmHWM), for the
+// other sections that report the CCM's memory.
+func PeakRSSMiB(pid int) (float64, error) {
+	u, err := procUsage(pid)
+	return u.peakRSSMiB, err
+}
