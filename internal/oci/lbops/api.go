@@ -89,9 +89,10 @@ const (
 // model, so that the pipelines in lbops.go are written once.
 type driver interface {
 	kind() Kind
-	// find returns the load balancer with this display name, ignoring
-	// DELETING and DELETED ones; nil when there is none.
-	find(ctx context.Context, displayName string) (*actual, error)
+	// find returns the load balancer under the first of the display names
+	// that has one, ignoring DELETING and DELETED ones; nil when none has.
+	// Several load balancers under that name are an error.
+	find(ctx context.Context, displayNames ...string) (*actual, error)
 	// list returns every live load balancer of the compartment, by id and
 	// display name (takeover.go).
 	list(ctx context.Context) ([]named, error)

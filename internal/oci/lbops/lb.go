@@ -19,40 +19,67 @@ const ShapeFlexible = "flexible"
 type lbDriver struct {
 	api         LBAPI
 	compartment string
+	lists       *gatherer[loadbalancer.LoadBalancer]
 }
 
 func (lbDriver) kind() Kind { return KindLB }
 
-func (d lbDriver) find(ctx context.Context, displayName string) (*actual, error) {
-	req := loadbalancer.ListLoadBalancersRequest{CompartmentId: &d.compartment, DisplayName: &displayName, Limit: common.Int64(pageSize)}
-	var found []loadbalancer.LoadBalancer
-	for range maxPages {
-		resp, err := d.api.ListLoadBalancers(ctx, req)
-		if err != nil {
-			return nil, ocierr.Wrap("ListLoadBalancers", "displayName="+displayName, err)
-		}
-		for _, lb := range resp.Items {
-			if deref(lb.DisplayName) == displayName && lb.LifecycleState != loadbalancer.LoadBalancerLifecycleStateDeleted &&
-				lb.LifecycleState != loadbalancer.LoadBalancerLifecycleStateDeleting {
-				found = append(found, lb)
+// find returns the load balancer under the first of names that has one
+// (gather.go: concurrent finds share a listing).
+func (d lbDriver) find(ctx context.Context, names ...string) (*actual, error) {
+	found, err := d.lists.lookup(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		switch lbs := found[name]; len(lbs) {
+		case 0:
+			continue
+		case 1:
+			return lbActual(lbs[0]), nil
+		default:
+			ids := make([]string, 0, len(lbs))
+			for _, lb := range lbs {
+				ids = append(ids, deref(lb.Id))
 			}
+			return nil, fmt.Errorf("%d load balancers named %s in compartment %s: %v; delete the extra ones", len(lbs), name, d.compartment, ids)
 		}
-		if resp.OpcNextPage == nil || *resp.OpcNextPage == "" {
-			break
+	}
+	return nil, nil
+}
+
+// newLBLists is the load balancers' gathered lookup by name.
+func newLBLists(api LBAPI, compartment string) *gatherer[loadbalancer.LoadBalancer] {
+	list := func(ctx context.Context, displayName *string) ([]loadbalancer.LoadBalancer, int, error) {
+		req := loadbalancer.ListLoadBalancersRequest{CompartmentId: &compartment, DisplayName: displayName, Limit: common.Int64(pageSize)}
+		var out []loadbalancer.LoadBalancer
+		for page := 1; page <= maxPages; page++ {
+			resp, err := api.ListLoadBalancers(ctx, req)
+			if err != nil {
+				if displayName != nil {
+					return nil, 0, ocierr.Wrap("ListLoadBalancers", "displayName="+*displayName, err)
+				}
+				return nil, 0, ocierr.Wrap("ListLoadBalancers", "compartment "+compartment, err)
+			}
+			out = append(out, resp.Items...)
+			if resp.OpcNextPage == nil || *resp.OpcNextPage == "" {
+				return out, page, nil
+			}
+			req.Page = resp.OpcNextPage
 		}
-		req.Page = resp.OpcNextPage
+		return nil, 0, fmt.Errorf("ListLoadBalancers of compartment %s: more than %d pages", compartment, maxPages)
 	}
-	switch len(found) {
-	case 0:
-		return nil, nil
-	case 1:
-		return lbActual(found[0]), nil
-	}
-	ids := make([]string, 0, len(found))
-	for _, lb := range found {
-		ids = append(ids, deref(lb.Id))
-	}
-	return nil, fmt.Errorf("%d load balancers named %s in compartment %s: %v; delete the extra ones", len(found), displayName, d.compartment, ids)
+	return newGatherer(
+		func(lb loadbalancer.LoadBalancer) string { return deref(lb.DisplayName) },
+		func(lb loadbalancer.LoadBalancer) bool {
+			return lb.LifecycleState != loadbalancer.LoadBalancerLifecycleStateDeleted &&
+				lb.LifecycleState != loadbalancer.LoadBalancerLifecycleStateDeleting
+		},
+		func(ctx context.Context, name string) ([]loadbalancer.LoadBalancer, error) {
+			items, _, err := list(ctx, &name)
+			return items, err
+		},
+		func(ctx context.Context) ([]loadbalancer.LoadBalancer, int, error) { return list(ctx, nil) })
 }
 
 func (d lbDriver) get(ctx context.Context, id string) (*actual, error) {

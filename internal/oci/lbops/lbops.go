@@ -139,7 +139,8 @@ type pendingWR struct {
 func New(lb LBAPI, nlb NLBAPI, net NetworkAPI, cfg Config) *Ops {
 	t := cfg.Timing.withDefaults()
 	return &Ops{
-		lb: lbDriver{api: lb, compartment: cfg.Compartment}, nlb: nlbDriver{api: nlb, compartment: cfg.Compartment},
+		lb:  lbDriver{api: lb, compartment: cfg.Compartment, lists: newLBLists(lb, cfg.Compartment)},
+		nlb: nlbDriver{api: nlb, compartment: cfg.Compartment, lists: newNLBLists(nlb, cfg.Compartment)},
 		net: net, compartment: cfg.Compartment, vcn: cfg.VCN, naming: cfg.Naming, secLists: cfg.SecurityLists, timing: t, sleep: ctxwait.Sleep,
 		pending: map[string]pendingWR{},
 		drains:  drain.NewTracker(nil), onDrain: cfg.OnDrain,

@@ -16,37 +16,70 @@ import (
 type nlbDriver struct {
 	api         NLBAPI
 	compartment string
+	lists       *gatherer[networkloadbalancer.NetworkLoadBalancerSummary]
 }
 
 func (nlbDriver) kind() Kind { return KindNLB }
 
-func (d nlbDriver) find(ctx context.Context, displayName string) (*actual, error) {
-	req := networkloadbalancer.ListNetworkLoadBalancersRequest{CompartmentId: &d.compartment, DisplayName: &displayName, Limit: common.Int(pageSize)}
-	var ids []string
-	for range maxPages {
-		resp, err := d.api.ListNetworkLoadBalancers(ctx, req)
-		if err != nil {
-			return nil, ocierr.Wrap("ListNetworkLoadBalancers", "displayName="+displayName, err)
-		}
-		for _, n := range resp.Items {
-			if deref(n.DisplayName) == displayName && n.LifecycleState != networkloadbalancer.LifecycleStateDeleted &&
-				n.LifecycleState != networkloadbalancer.LifecycleStateDeleting {
+// find returns the network load balancer under the first of names that
+// has one (gather.go: concurrent finds share a listing).
+func (d nlbDriver) find(ctx context.Context, names ...string) (*actual, error) {
+	found, err := d.lists.lookup(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		switch nlbs := found[name]; len(nlbs) {
+		case 0:
+			continue
+		case 1:
+			// The summary may omit listeners and backend sets; read it whole.
+			return d.get(ctx, deref(nlbs[0].Id))
+		default:
+			ids := make([]string, 0, len(nlbs))
+			for _, n := range nlbs {
 				ids = append(ids, deref(n.Id))
 			}
+			return nil, fmt.Errorf("%d network load balancers named %s in compartment %s: %v; delete the extra ones", len(nlbs), name, d.compartment, ids)
 		}
-		if resp.OpcNextPage == nil || *resp.OpcNextPage == "" {
-			break
+	}
+	return nil, nil
+}
+
+// newNLBLists is the network load balancers' gathered lookup by name.
+func newNLBLists(api NLBAPI, compartment string) *gatherer[networkloadbalancer.NetworkLoadBalancerSummary] {
+	list := func(ctx context.Context, displayName *string) ([]networkloadbalancer.NetworkLoadBalancerSummary, int, error) {
+		req := networkloadbalancer.ListNetworkLoadBalancersRequest{CompartmentId: &compartment, DisplayName: displayName, Limit: common.Int(pageSize)}
+		var out []networkloadbalancer.NetworkLoadBalancerSummary
+		for page := 1; page <= maxPages; page++ {
+			resp, err := api.ListNetworkLoadBalancers(ctx, req)
+			if err != nil {
+				if displayName != nil {
+					return nil, 0, ocierr.Wrap("ListNetworkLoadBalancers", "displayName="+*displayName, err)
+				}
+				return nil, 0, ocierr.Wrap("ListNetworkLoadBalancers", "compartment "+compartment, err)
+			}
+			out = append(out, resp.Items...)
+			if resp.OpcNextPage == nil || *resp.OpcNextPage == "" {
+				return out, page, nil
+			}
+			req.Page = resp.OpcNextPage
 		}
-		req.Page = resp.OpcNextPage
+		return nil, 0, fmt.Errorf("ListNetworkLoadBalancers of compartment %s: more than %d pages", compartment, maxPages)
 	}
-	switch len(ids) {
-	case 0:
-		return nil, nil
-	case 1:
-		// The summary may omit listeners and backend sets; read it whole.
-		return d.get(ctx, ids[0])
-	}
-	return nil, fmt.Errorf("%d network load balancers named %s in compartment %s: %v; delete the extra ones", len(ids), displayName, d.compartment, ids)
+	return newGatherer(
+		func(n networkloadbalancer.NetworkLoadBalancerSummary) string { return deref(n.DisplayName) },
+		func(n networkloadbalancer.NetworkLoadBalancerSummary) bool {
+			return n.LifecycleState != networkloadbalancer.LifecycleStateDeleted &&
+				n.LifecycleState != networkloadbalancer.LifecycleStateDeleting
+		},
+		func(ctx context.Context, name string) ([]networkloadbalancer.NetworkLoadBalancerSummary, error) {
+			items, _, err := list(ctx, &name)
+			return items, err
+		},
+		func(ctx context.Context) ([]networkloadbalancer.NetworkLoadBalancerSummary, int, error) {
+			return list(ctx, nil)
+		})
 }
 
 func (d nlbDriver) get(ctx context.Context, id string) (*actual, error) {

@@ -111,17 +111,8 @@ func (o *Ops) find(ctx context.Context, drv driver, d *Desired) (*actual, error)
 	if d.Name != "" && (d.Kind == "" || d.Kind == drv.kind()) && !slices.Contains(names, d.Name) {
 		names = append([]string{d.Name}, names...)
 	}
-	for _, name := range names {
-		a, err := drv.find(ctx, name)
-		if err != nil {
-			return nil, err
-		}
-		if a != nil {
-			a.DisplayName = name
-			return a, nil
-		}
-	}
-	return nil, nil
+	// All names in one lookup: one listing when they are several (gather.go).
+	return drv.find(ctx, names...)
 }
 
 // ownedBy reports whether the load balancer carries our tag for the Service.
