@@ -183,7 +183,10 @@ func TestEnsureWaitsForWorkRequests(t *testing.T) {
 }
 
 func TestWorkRequestTimeoutIsRememberedAndAwaited(t *testing.T) {
-	env := newLBEnvWith(t, func(o *cloudsim.Options) { o.OCI.WorkRequestLatency = 300 * time.Millisecond })
+	// The work request must still run when the third Ensure comes: 2 s,
+	// not 300 ms, which a starved test once outlived (the third Ensure then
+	// found it done and rightly wrote).
+	env := newLBEnvWith(t, func(o *cloudsim.Options) { o.OCI.WorkRequestLatency = 2 * time.Second })
 	o := newTestOps(env)
 	d := desired(KindLB, "10.0.0.1")
 	if _, err := o.Ensure(context.Background(), d); err != nil {

@@ -299,7 +299,9 @@ func TestEnsureErrors(t *testing.T) {
 // A CCM killed right after CreateLoadBalancer finds the CLB by its tag
 // (still being created) and never creates a second.
 func TestEnsureAfterRestartMidCreate(t *testing.T) {
-	env := newCLBEnvWith(t, func(o *cloudsim.Options) { o.Tencent.TaskLatency = 100 * time.Millisecond })
+	// 2 s: the CLB must still be creating when the test looks, however
+	// long a loaded machine takes to get there.
+	env := newCLBEnvWith(t, func(o *cloudsim.Options) { o.Tencent.TaskLatency = 2 * time.Second })
 	o := newTestOps(env)
 	// The "previous CCM" creates and dies before waiting.
 	req := clb.NewCreateLoadBalancerRequest()
