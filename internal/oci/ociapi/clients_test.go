@@ -290,7 +290,10 @@ func TestClientsLimiterWaitIsNotARequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	requests, waits := sum(t, "ccmkit_cloud_api_requests_total", action), sum(t, "ccmkit_cloud_api_client_wait_seconds", action)
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	// The next token is 1,000 s away: the limiter refuses at once, as the
+	// wait would outlast the deadline. A deadline of 10 s, not 50 ms, which
+	// a starved test once passed before it reached the limiter.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := get(ctx); err == nil || !strings.Contains(err.Error(), "rate limiter") {
 		t.Fatalf("err = %v, want the rate limiter's", err)
