@@ -24,7 +24,7 @@ func TestProblemsCheck(t *testing.T) {
 			if got := p.Check(tc.err); got != tc.wantOK {
 				t.Errorf("Check(%v) = %v, want %v", tc.err, got, tc.wantOK)
 			}
-			if kept := len(p) == 1 && p[0] == tc.err; kept != tc.wantKept || len(p) > 1 {
+			if kept := len(p) == 1 && errors.Is(p[0], tc.err); kept != tc.wantKept || len(p) > 1 {
 				t.Errorf("after Check(%v): problems %v, want kept=%v", tc.err, p, tc.wantKept)
 			}
 		})
@@ -38,7 +38,7 @@ func TestProblemsKeepsAllInOrder(t *testing.T) {
 	for _, err := range []error{e1, nil, ErrNotSet, e2} {
 		p.Check(err)
 	}
-	if len(p) != 2 || p[0] != e1 || p[1] != e2 {
+	if len(p) != 2 || !errors.Is(p[0], e1) || !errors.Is(p[1], e2) {
 		t.Fatalf("problems %v, want [one two]", p)
 	}
 }

@@ -24,11 +24,10 @@ type fakeLists struct {
 	items    []fakeLB
 	filtered int
 	all      int
-	failAll  error           // the answer of unfiltered calls, when set
-	gate     chan struct{}   // a call waits for it when set
-	entered  chan struct{}   // a call signals it started, when set
-	pageSize int             // 0: the request's limit
-	gets     map[string]bool // NLB ids read whole
+	failAll  error         // the answer of unfiltered calls, when set
+	gate     chan struct{} // a call waits for it when set
+	entered  chan struct{} // a call signals it started, when set
+	pageSize int           // 0: the request's limit
 }
 
 type fakeLB struct{ id, name, state string }
