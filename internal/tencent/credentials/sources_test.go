@@ -64,11 +64,12 @@ func describe(url string, cred common.CredentialIface) error {
 
 // TestCVMRole: the role is discovered when not named, the credentials
 // sign calls with their token, and they are refreshed before they expire
-// (a 2 s session: refreshed every second).
+// (a 6 s session, refreshed with half of it left: a starved refresher
+// once let a 2 s session run out under a loaded CI machine).
 func TestCVMRole(t *testing.T) {
 	prov := provider("TestCVMRole")
 	sim, url := startSim(t, cloudsim.TencentOptions{
-		Roles:        []tencent.Role{{Name: "ccm-node", SessionDurationSeconds: 2}},
+		Roles:        []tencent.Role{{Name: "ccm-node", SessionDurationSeconds: 6}},
 		MetadataRole: "ccm-node",
 	})
 	for _, name := range []string{"", "ccm-node"} {
@@ -77,7 +78,7 @@ func TestCVMRole(t *testing.T) {
 		if err != nil {
 			t.Fatalf("role %q: %v", name, err)
 		}
-		if v.Token == "" || time.Until(v.Expiry) > 2*time.Second {
+		if v.Token == "" || time.Until(v.Expiry) > 6*time.Second {
 			t.Fatalf("role %q: %+v", name, v.Expiry)
 		}
 	}
@@ -92,7 +93,7 @@ func TestCVMRole(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := sim.Tencent().CAM().Issued("ccm-node")
-	deadline := time.Now().Add(3500 * time.Millisecond)
+	deadline := time.Now().Add(7 * time.Second)
 	calls := 0
 	for time.Now().Before(deadline) { // past the first credentials' expiry
 		if err := describe(url, c); err != nil {
@@ -101,8 +102,10 @@ func TestCVMRole(t *testing.T) {
 		calls++
 		time.Sleep(50 * time.Millisecond)
 	}
-	if got := sim.Tencent().CAM().Issued("ccm-node") - before; got < 2 {
-		t.Fatalf("%d refreshes in 3.5 s of 2 s credentials, want at least 2", got)
+	// Every call past the first credentials' expiry (6 s) succeeded, so
+	// they were refreshed in time; at least once, whatever the load.
+	if got := sim.Tencent().CAM().Issued("ccm-node") - before; got < 1 {
+		t.Fatalf("%d refreshes in 7 s of 6 s credentials, want at least 1", got)
 	}
 }
 
