@@ -114,6 +114,14 @@ type Options struct {
 	// starts (default DefaultDeltaMargin): the clock difference between
 	// this host and the cloud, and the filter's granularity.
 	DeltaMargin time.Duration
+	// ChargeFoundOnly counts a key batch as rent only for the keys it found
+	// something for, once it answered. Absence is never proof here, so a
+	// key that found nothing costs its call with or without a listing:
+	// lookups of what does not exist yet (a Service's load balancer before
+	// its creation) would otherwise buy listings that answer none of them.
+	// The instance lookups keep the plain rule: their misses are instances
+	// the next listing holds (machines created since the last one).
+	ChargeFoundOnly bool
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -491,7 +499,9 @@ func (inv *Inventory[T]) enqueueKeys(index string, keys []string) *keyBatch[T] {
 func (inv *Inventory[T]) sendKeysLocked(b *keyBatch[T]) {
 	delete(inv.keyed, b.index)
 	start := inv.opts.Now()
-	inv.rent = append(inv.rent, rentCall{start, len(b.keys)})
+	if !inv.opts.ChargeFoundOnly {
+		inv.rent = append(inv.rent, rentCall{start, len(b.keys)})
+	}
 	go inv.sendKeys(b, start)
 }
 
@@ -508,6 +518,9 @@ func (inv *Inventory[T]) sendKeys(b *keyBatch[T], start time.Time) {
 		for _, item := range items {
 			inv.store(item, start)
 		}
+		if found := inv.keysFound(b, items); inv.opts.ChargeFoundOnly && found > 0 {
+			inv.rent = append(inv.rent, rentCall{start, found})
+		}
 		n := len(inv.entries)
 		inv.mu.Unlock()
 		entries.WithLabelValues(inv.opts.Provider).Set(float64(n))
@@ -515,6 +528,23 @@ func (inv *Inventory[T]) sendKeys(b *keyBatch[T], start time.Time) {
 	calls.WithLabelValues(inv.opts.Provider, "keys", result).Inc()
 	b.items, b.err = items, err
 	close(b.done)
+}
+
+// keysFound is how many of b's keys some item has.
+func (inv *Inventory[T]) keysFound(b *keyBatch[T], items []T) int {
+	keysOf := inv.src.Indexes[b.index]
+	if keysOf == nil {
+		return 0
+	}
+	found := map[string]bool{}
+	for _, item := range items {
+		for _, k := range keysOf(item) {
+			if b.set[k] {
+				found[k] = true
+			}
+		}
+	}
+	return len(found)
 }
 
 // withKeys returns, sorted by id and once each, the items having any of

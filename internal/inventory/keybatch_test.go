@@ -206,3 +206,40 @@ func TestMatchIndexBurstBuysOneListing(t *testing.T) {
 		t.Errorf("key batches %v, listings %d; want one full batch [5] and one listing", sizes, kc.listings)
 	}
 }
+
+// With ChargeFoundOnly, key batches that found nothing are no rent: lookups
+// of what does not exist yet never buy a listing, and lookups that find
+// something still do, as without it.
+func TestChargeFoundOnly(t *testing.T) {
+	missing := func(i int) string { return fmt.Sprintf("10.99.%d.%d", i/250, i%250) }
+	tests := []struct {
+		name            string
+		chargeFoundOnly bool
+		key             func(int) string
+		listings        int
+	}{
+		{"absent keys, plain rule: the second miss lists", false, missing, 1},
+		{"absent keys, found only: no listing", true, missing, 0},
+		{"present keys, found only: the second lookup lists", true, ipOf, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			kc := &keyCloud{cloud: newCloud(300)}
+			src := source(kc.cloud)
+			src.FetchByKeys = kc.fetchByKeys
+			inv := New(src, Options{Provider: uniq("test-keys-found"), TTL: time.Hour, KeyWindow: time.Millisecond,
+				ChargeFoundOnly: tt.chargeFoundOnly})
+			direct := func(context.Context) ([]vm, error) { t.Error("direct call"); return nil, nil }
+			// One lookup at a time: each waits for the last one's answer,
+			// and so for its rent.
+			for i := range 5 {
+				if _, err := inv.MatchIndex(context.Background(), time.Hour, "ip", []string{tt.key(i)}, direct); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if kc.listings != tt.listings {
+				t.Errorf("%d listings, want %d (key batches %v)", kc.listings, tt.listings, kc.batchSizes())
+			}
+		})
+	}
+}

@@ -92,6 +92,10 @@ type Config struct {
 	// that CreateLoadBalancer answered (read_lag_window, cloudbase.AnsweredIDs); 0
 	// trusts the first answer.
 	ReadLagWindow time.Duration
+	// LookupTTL is how long one listing of the cluster's CLBs may answer
+	// the Services' lookups (lookup.go; DefaultLookupTTL); 0: every lookup
+	// makes its own filtered call.
+	LookupTTL time.Duration
 }
 
 // Ops runs CLB operations. It holds no state between calls but the
@@ -126,12 +130,14 @@ type Ops struct {
 	// deleted only once missing that long (cloudbase.AnsweredIDs).
 	readLagWindow time.Duration
 	answered      cloudbase.AnsweredIDs
+	// lookup finds the Services' CLBs (lookup.go); nil without LookupTTL.
+	lookup *clbLookup
 }
 
 // New returns Ops calling api.
 func New(api API, cfg Config) *Ops {
 	t := cfg.Timing.withDefaults()
-	return &Ops{
+	o := &Ops{
 		api:     api,
 		vpcID:   cfg.VpcID,
 		timing:  t,
@@ -151,6 +157,10 @@ func New(api API, cfg Config) *Ops {
 		tkeCompat:       cfg.TKECompat,
 		readLagWindow:   cfg.ReadLagWindow,
 	}
+	if cfg.LookupTTL > 0 {
+		o.lookup = newLookup(o, cfg.LookupTTL)
+	}
+	return o
 }
 
 // Desired is the CLB a Service needs: the neutral spec, and the settings
@@ -213,6 +223,7 @@ func (o *Ops) Update(ctx context.Context, spec *Desired) error {
 
 func (o *Ops) reconcile(ctx context.Context, op string, spec *Desired, create bool) (*corev1.LoadBalancerStatus, error) {
 	st, err := o.pipeline(ctx, spec, create)
+	o.touch(spec.UID) // whatever it wrote, the next lookup must see
 	if err != nil {
 		return nil, fmt.Errorf("%s: Service %s: %w", op, spec.Service, err)
 	}
@@ -313,6 +324,7 @@ func (o *Ops) Get(ctx context.Context, d *Desired) (*corev1.LoadBalancerStatus, 
 func (o *Ops) Delete(ctx context.Context, d *Desired) error {
 	const op = "clbops.Delete"
 	ref := d.Ref
+	defer o.touch(ref.UID) // a Service made a LoadBalancer again must not find what this deleted
 	tagged, err := o.describeTagged(ctx, []types.UID{ref.UID})
 	if err != nil {
 		return fmt.Errorf("%s: Service %s: %w", op, ref.Service, err)

@@ -116,13 +116,13 @@ func (o *Ops) checkSupported(spec *Desired) error {
 // annotation, takeover.go); nil if none finds one.
 func (o *Ops) find(ctx context.Context, spec *Desired) (*loadBalancer, error) {
 	ref := spec.Ref
-	tagged, err := o.describeTagged(ctx, []types.UID{ref.UID})
+	tagged, err := o.lookupTagged(ctx, ref.UID)
 	if err != nil {
 		return nil, err
 	}
 	var adopted, incumbent *loadBalancer
 	switch {
-	case len(tagged[ref.UID]) > 0:
+	case len(tagged) > 0:
 	case ref.AdoptID != "":
 		adopted, err = o.describeByID(ctx, ref.AdoptID)
 	case spec.Incumbent != "":
@@ -131,7 +131,7 @@ func (o *Ops) find(ctx context.Context, spec *Desired) (*loadBalancer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return o.resolve(spec, tagged[ref.UID], adopted, incumbent)
+	return o.resolve(spec, tagged, adopted, incumbent)
 }
 
 // describeTagged returns the CLBs tagged for the given Service UIDs, using

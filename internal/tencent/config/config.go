@@ -52,7 +52,7 @@ const (
 	EnvInstanceCacheTTL  = envPrefix + "INSTANCE_CACHE_TTL"
 	EnvReadLagWindow     = envPrefix + "READ_LAG_WINDOW"
 	// EnvInventory set to "off" disables batching and caching of instance
-	// lookups: a benchmark knob (make bench's baseline), not for production.
+	// and CLB lookups: a benchmark knob (make bench's baseline), not for production.
 	EnvInventory = envPrefix + "INVENTORY"
 
 	EnvSDKSecretID      = "TENCENTCLOUD_SECRET_ID"
@@ -231,8 +231,8 @@ type Config struct {
 	// A CLB taken as deleted has its ClientToken spent.
 	ReadLagWindow time.Duration `json:"read_lag_window,omitempty"`
 
-	// benchmark knob: `"off"` (quoted in YAML) turns batching and caching off
-	// (the baseline of `make bench`); leave unset.
+	// benchmark knob: `"off"` (quoted in YAML) turns batching and caching of
+	// instance and CLB lookups off (the baseline of `make bench`); leave unset.
 	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_INVENTORY.
 	Inventory string `json:"inventory,omitempty"`
 
@@ -294,7 +294,7 @@ const (
 // fresh addresses.
 const DefaultInstanceCacheTTL = 60 * time.Second
 
-// InventoryEnabled reports whether instance lookups are batched and cached.
+// InventoryEnabled reports whether instance and CLB lookups are batched and cached.
 func (c *Config) InventoryEnabled() bool { return !strings.EqualFold(c.Inventory, "off") }
 
 // Secret is a credential that never prints (see cloudconfig.Secret).

@@ -50,9 +50,19 @@ func newLoadBalancers(cfg *config.Config, api clbops.API, quotaAPI clbops.QuotaA
 		return clbops.New(api, clbops.Config{VpcID: cfg.VpcID, Timing: clbops.Timing{DeleteRetryAfter: cfg.LBDeleteRetryAfter}, OnDrain: onDrain,
 			ListenerQuota: quotas.ListenersPerCLB, OnFound: ids.found, OnCreationDrift: drift.found, SecurityGroups: sgAPI,
 			Tags: tagAPI, Region: cfg.Region, TKEClusterID: cfg.TKEClusterID, TKECompat: tke,
-			ReadLagWindow: cfg.ReadLagWindow})
+			ReadLagWindow: cfg.ReadLagWindow, LookupTTL: lookupTTL(cfg)})
 	}, lbkit.Config{Provider: ProviderName, DriftPeriod: cfg.LBDriftCheckPeriod})
 	return &clbLoadBalancers{loadBalancers: inner, ids: ids, drift: drift, secrets: tr.secrets}
+}
+
+// lookupTTL is how long a listing of the cluster's CLBs answers the
+// Services' lookups: clbops' default, or 0 (a call each) with the inventory
+// off, the setting that turns every shared cloud listing off.
+func lookupTTL(cfg *config.Config) time.Duration {
+	if !cfg.InventoryEnabled() {
+		return 0
+	}
+	return clbops.DefaultLookupTTL
 }
 
 // clbLimits are CLB's accepted ranges for the neutral settings.
