@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -109,6 +110,12 @@ type ScaleTimed struct {
 	Writes       map[string]int `json:"writes"`
 	WritesTotal  int            `json:"writes_total"`
 	Reads        map[string]int `json:"reads"`
+	// PacedFloorSeconds is the least time every call of the phase, reads
+	// too, takes at its action's rate, and PacedBy the action that sets it
+	// (Tencent, whose limits are per action: a write's task is read by
+	// DescribeTaskStatus at the same 20/s); what bounds the ratio.
+	PacedFloorSeconds float64 `json:"paced_floor_seconds,omitempty"`
+	PacedBy           string  `json:"paced_by,omitempty"`
 }
 
 // ScaleReads is an untimed pass: its calls, and the read budget per load
@@ -161,6 +168,18 @@ func tencentWriteFloor(writes map[string]int, rate func(action string) float64) 
 	return round(floor)
 }
 
+// busiestAction is the action whose calls take longest at its rate, and
+// that time.
+func busiestAction(calls map[string]int, rate func(action string) float64) (string, float64) {
+	best, floor := "", 0.0
+	for _, a := range slices.Sorted(maps.Keys(calls)) {
+		if r := rate(a); r > 0 && float64(calls[a])/r > floor {
+			best, floor = a, float64(calls[a])/r
+		}
+	}
+	return best, round(floor)
+}
+
 // ociWriteFloor: OCI publishes no request rate (only HTTP 429); our
 // client's write limiter (20/s, burst 5, the public OCI CCM's defaults)
 // sends every write, then the last one's work request runs
@@ -184,6 +203,8 @@ type scaleFixture struct {
 	split    func(map[string]map[string]int) (writes, reads map[string]int)
 	refusals func(calls map[string]map[string]int, throttled, busy map[string]int)
 	floor    func(writes map[string]int) float64
+	// paced, if set, is the busiest action of all calls and its floor.
+	paced func(calls map[string]int) (string, float64)
 	// The resync is over when quietOn was called quietN(S) times and then
 	// nothing for 2 s (waitQuiet).
 	quietOn   string
@@ -255,10 +276,15 @@ func newScaleFixture(cfg ScaleConfig, cloud string) (*scaleFixture, string, erro
 			floor: func(w map[string]int) float64 {
 				return tencentWriteFloor(w, func(a string) float64 { return rates[a] })
 			},
-			// clb@v1.3.105 models.go: DescribeLoadBalancersRequestParams.Limit
-			// "最大值为100" (a page of 100; LoadBalancerIds takes at most 20);
+			paced: func(calls map[string]int) (string, float64) {
+				return busiestAction(calls, func(a string) float64 { return rates[a] })
+			},
+			// The issue's budget, ⌈S / the API's maximum ids per call⌉:
+			// clb@v1.3.105 models.go, DescribeLoadBalancersRequestParams
+			// LoadBalancerIds "实例ID数量上限为20个" (a page, Limit, is "最大值为100":
+			// the shared listing's ⌈S/100⌉ pages are well within it);
 			// DescribeListeners and DescribeTargets take one LoadBalancerId.
-			perCall: map[string]int{"DescribeLoadBalancers": 100, "DescribeListeners": 1, "DescribeTargets": 1},
+			perCall: map[string]int{"DescribeLoadBalancers": 20, "DescribeListeners": 1, "DescribeTargets": 1},
 		}
 		// The resync reads each CLB's targets once.
 		f.quietOn, f.quietN = "DescribeTargets", func(n int) int { return n }
@@ -399,6 +425,7 @@ func runScale(ctx context.Context, cfg ScaleConfig, cloud, dir string, step func
 	res.Create.WritesTotal = sum(res.Create.Writes)
 	res.Create.FloorSeconds = f.floor(res.Create.Writes)
 	res.Create.Ratio = ratio(res.Create.Seconds, res.Create.FloorSeconds)
+	res.Create.pace(f)
 	step("every Service has its IP after %.1fs: %d writes (floor %.1fs, %.2fx)", res.Create.Seconds, res.Create.WritesTotal, res.Create.FloorSeconds, res.Create.Ratio)
 	rss(ccm)
 
@@ -453,6 +480,7 @@ func runScale(ctx context.Context, cfg ScaleConfig, cloud, dir string, step func
 	// The floor: one write per load balancer.
 	res.Join.FloorSeconds = f.floor(map[string]int{joinWriteAction(cloud): cfg.Services})
 	res.Join.Ratio = ratio(res.Join.Seconds, res.Join.FloorSeconds)
+	res.Join.pace(f)
 	step("node joined: every load balancer has it after %.1fs, %d writes (floor %.1fs, %.2fx)", res.Join.Seconds, res.Join.WritesTotal, res.Join.FloorSeconds, res.Join.Ratio)
 	rss(ccm)
 	res.evaluate(cfg.Services)
@@ -473,6 +501,19 @@ func (f *scaleFixture) reads(calls map[string]map[string]int, services int, seco
 	r.WritesTotal = sum(r.Writes)
 	r.OverBudget = overBudget(r.Reads, r.Budget)
 	return r
+}
+
+// pace sets the paced floor from the phase's calls, where the cloud's
+// limits are per action.
+func (t *ScaleTimed) pace(f *scaleFixture) {
+	if f.paced == nil {
+		return
+	}
+	all := maps.Clone(t.Writes)
+	for a, n := range t.Reads {
+		all[a] += n
+	}
+	t.PacedBy, t.PacedFloorSeconds = f.paced(all)
 }
 
 func ratio(v, floor float64) float64 {
@@ -525,6 +566,15 @@ func (r *ScaleResult) Print(w io.Writer) {
 		fmt.Fprintf(tw, "CCM peak RSS (MiB)\t%.0f\t\t\t<= %d\t%v\t\n", c.PeakRSSMiB, scaleRSSTarget, c.Targets["peak_rss"])
 		_ = tw.Flush()
 		fmt.Fprintf(w, "creation writes: %s; reads: %s\n", callList(c.Create.Writes), callList(c.Create.Reads))
+		for _, p := range []struct {
+			name string
+			t    ScaleTimed
+		}{{"creation", c.Create}, {"node join", c.Join}} {
+			if p.t.PacedBy != "" {
+				fmt.Fprintf(w, "%s: every call at its action's rate takes %.1fs (%s), %.2fx the write floor\n",
+					p.name, p.t.PacedFloorSeconds, p.t.PacedBy, ratio(p.t.PacedFloorSeconds, p.t.FloorSeconds))
+			}
+		}
 		fmt.Fprintf(w, "resync (%.1fs) reads: %s; budget: %s; over: %v\n", c.Resync.Seconds, callList(c.Resync.Reads), callList(c.Resync.Budget), c.Resync.OverBudget)
 		fmt.Fprintf(w, "drift check (%.1fs) reads: %s; over: %v\n", c.Drift.Seconds, callList(c.Drift.Reads), c.Drift.OverBudget)
 		fmt.Fprintf(w, "node join writes: %s; reads: %s\n", callList(c.Join.Writes), callList(c.Join.Reads))

@@ -2,6 +2,7 @@ package lbops
 
 import (
 	"context"
+	"time"
 
 	"github.com/oracle/oci-go-sdk/v65/core"
 	"github.com/oracle/oci-go-sdk/v65/loadbalancer"
@@ -91,8 +92,9 @@ type driver interface {
 	kind() Kind
 	// find returns the load balancer under the first of the display names
 	// that has one, ignoring DELETING and DELETED ones; nil when none has.
-	// Several load balancers under that name are an error.
-	find(ctx context.Context, displayNames ...string) (*actual, error)
+	// Several load balancers under that name are an error. A listing that
+	// began after notBefore may answer (gather.go); the zero time: any.
+	find(ctx context.Context, notBefore time.Time, displayNames ...string) (*actual, error)
 	// list returns every live load balancer of the compartment, by id and
 	// display name (takeover.go).
 	list(ctx context.Context) ([]named, error)

@@ -32,20 +32,47 @@ import (
 // asked, so none misses a load balancer created before it asked. Several
 // names are listed unfiltered only when that costs fewer calls than one
 // filtered call per name (pages: what the last unfiltered listing took).
+//
+// With a TTL, the last unfiltered listing also answers later lookups, for
+// up to the TTL, when it began after the asking Service's last reconcile
+// ended (notBefore, cloudbase.Reconciled): that Service's own writes are
+// then in it, and nothing else makes its load balancers. A resync of S
+// Services (a CCM that starts, a node that joins) then costs one listing
+// of ⌈S/100⌉ pages, not one listing per round of 20 syncs (issue 33). Its
+// first round waits window for the others, so that it is that listing.
+// Absence from the listing is taken as absence, as a filtered call's
+// would be. Out-of-band changes reach a lookup at most the TTL later.
 type gatherer[T any] struct {
 	nameOf   func(T) string
 	live     func(T) bool
 	byName   func(ctx context.Context, name string) ([]T, error)
 	all      func(ctx context.Context) ([]T, int, error) // the items and the pages they took
 	deadline time.Duration                               // of a gathered listing (its waiters may go)
+	ttl      time.Duration                               // how long an unfiltered listing answers lookups; 0: never
+	window   time.Duration                               // how long a round with no listing under way waits (with a TTL)
+	now      func() time.Time
 
 	mu    sync.Mutex
 	busy  bool
 	next  *gatherRound[T] // the lookups waiting for the running listing to end
 	pages int             // pages of the last unfiltered listing; 1 before any
+	snap  *gatherSnapshot[T]
 
 	listings int // unfiltered listings run, for tests
+	served   int // lookups the snapshot answered, for tests
 }
+
+// gatherSnapshot is an unfiltered listing's live items by name, and when
+// it began.
+type gatherSnapshot[T any] struct {
+	start  time.Time
+	byName map[string][]T
+}
+
+// gatherWindow is how long a round that no listing holds up waits for
+// other lookups, with a TTL (our choice: a resync's workers all ask within
+// it, and a lone sync's work requests take seconds).
+const gatherWindow = 50 * time.Millisecond
 
 type gatherRound[T any] struct {
 	ctx   context.Context // the first waiter's, without its cancel: the others still want the answer
@@ -57,19 +84,47 @@ type gatherRound[T any] struct {
 
 func newGatherer[T any](nameOf func(T) string, live func(T) bool, byName func(context.Context, string) ([]T, error),
 	all func(context.Context) ([]T, int, error)) *gatherer[T] {
-	return &gatherer[T]{nameOf: nameOf, live: live, byName: byName, all: all, deadline: 2 * time.Minute, pages: 1}
+	return &gatherer[T]{nameOf: nameOf, live: live, byName: byName, all: all, deadline: 2 * time.Minute, pages: 1, now: time.Now}
+}
+
+// withTTL lets unfiltered listings answer lookups for ttl (0: never).
+func (g *gatherer[T]) withTTL(ttl time.Duration) *gatherer[T] {
+	g.ttl = ttl
+	if ttl > 0 {
+		g.window = gatherWindow
+	}
+	return g
 }
 
 // lookup returns the live items named each of names (an empty slice
-// for a name with none).
-func (g *gatherer[T]) lookup(ctx context.Context, names []string) (map[string][]T, error) {
+// for a name with none), from a listing that began after notBefore.
+func (g *gatherer[T]) lookup(ctx context.Context, names []string, notBefore time.Time) (map[string][]T, error) {
 	g.mu.Lock()
-	if !g.busy {
+	if found, ok := g.fromSnapshot(names, notBefore); ok {
+		g.mu.Unlock()
+		return found, nil
+	}
+	if !g.busy && g.window <= 0 {
 		g.busy = true
 		r := &gatherRound[T]{ctx: ctx, names: slices.Clone(names), done: make(chan struct{})}
 		g.mu.Unlock()
 		g.run(r)
 		return r.found, r.err
+	}
+	if !g.busy {
+		// The round starts when the window ends, with every lookup
+		// gathered by then.
+		g.busy = true
+		time.AfterFunc(g.window, func() {
+			g.mu.Lock()
+			r := g.next
+			g.next = nil
+			g.mu.Unlock()
+			ctx, cancel := context.WithTimeout(r.ctx, g.deadline)
+			defer cancel()
+			r.ctx = ctx
+			g.run(r)
+		})
 	}
 	r := g.next
 	if r == nil {
@@ -88,6 +143,20 @@ func (g *gatherer[T]) lookup(ctx context.Context, names []string) (map[string][]
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// fromSnapshot answers from the last unfiltered listing, if it is at most
+// the TTL old and began after notBefore. Call with mu held.
+func (g *gatherer[T]) fromSnapshot(names []string, notBefore time.Time) (map[string][]T, bool) {
+	if g.ttl <= 0 || g.snap == nil || !g.snap.start.After(notBefore) || g.now().Sub(g.snap.start) > g.ttl {
+		return nil, false
+	}
+	found := make(map[string][]T, len(names))
+	for _, n := range names {
+		found[n] = g.snap.byName[n]
+	}
+	g.served++
+	return found, true
 }
 
 // run lists for r, answers its waiters, then starts the round gathered
@@ -113,10 +182,20 @@ func (g *gatherer[T]) run(r *gatherRound[T]) {
 		}
 	}
 	if unfiltered {
+		start := g.now()
 		items, pages, err := g.all(r.ctx)
 		if err == nil {
 			g.mu.Lock()
 			g.pages = max(pages, 1)
+			if g.ttl > 0 {
+				snap := &gatherSnapshot[T]{start: start, byName: map[string][]T{}}
+				for _, it := range items {
+					if g.live(it) {
+						snap.byName[g.nameOf(it)] = append(snap.byName[g.nameOf(it)], it)
+					}
+				}
+				g.snap = snap
+			}
 			g.mu.Unlock()
 		}
 		r.err = err

@@ -170,7 +170,7 @@ type findResult struct {
 func findAsync(ctx context.Context, drv driver, names ...string) chan findResult {
 	ch := make(chan findResult, 1)
 	go func() {
-		a, err := drv.find(ctx, names...)
+		a, err := drv.find(ctx, time.Time{}, names...)
 		r := findResult{err: err}
 		if a != nil {
 			r.id = a.ID
@@ -219,7 +219,7 @@ func TestLoneFindUsesTheFilter(t *testing.T) {
 			if tc.kind == KindNLB {
 				drv = nlb
 			}
-			a, err := drv.find(context.Background(), tc.find...)
+			a, err := drv.find(context.Background(), time.Time{}, tc.find...)
 			switch {
 			case tc.wantErr != "":
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
@@ -309,6 +309,77 @@ func TestConcurrentFindsShareAListing(t *testing.T) {
 			}
 			if tc.failAll == nil && lb.lists.pages != pages {
 				t.Errorf("remembered pages = %d, want %d", lb.lists.pages, pages)
+			}
+		})
+	}
+}
+
+// With a TTL, a resync's lookups gather in the first round's window into
+// one unfiltered listing, which then answers every later lookup of a
+// Service not reconciled since it began, absence included, until the TTL
+// ends.
+func TestSnapshotAnswersAResync(t *testing.T) {
+	const lbs, first = 250, 20
+	f := &fakeLists{pageSize: 100}
+	for i := range lbs {
+		f.add(fmt.Sprintf("lb-%d", i), fmt.Sprintf("svc-%d", i), "ACTIVE")
+	}
+	lb, _ := newFakeDrivers(f)
+	now := time.Unix(1000, 0)
+	var clockMu sync.Mutex
+	lb.lists.withTTL(time.Minute).now = func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return now }
+	ctx := context.Background()
+
+	var rest []chan findResult
+	for i := range first {
+		rest = append(rest, findAsync(ctx, lb, fmt.Sprintf("svc-%d", i)))
+	}
+	for i, ch := range rest {
+		if r := <-ch; r.err != nil || r.id != fmt.Sprintf("lb-%d", i) {
+			t.Fatalf("svc-%d: %+v", i, r)
+		}
+	}
+	if fl, all := f.calls(); fl != 0 || all != 3 {
+		t.Fatalf("the first round: %d filtered, %d unfiltered calls; want one listing of 3 pages", fl, all)
+	}
+	for i := first; i < lbs; i++ {
+		if a, err := lb.find(ctx, time.Time{}, fmt.Sprintf("svc-%d", i)); err != nil || a == nil || a.ID != fmt.Sprintf("lb-%d", i) {
+			t.Fatalf("svc-%d: %+v, %v", i, a, err)
+		}
+	}
+	if a, err := lb.find(ctx, time.Time{}, "svc-new"); err != nil || a != nil {
+		t.Fatalf("a Service without a load balancer: %+v, %v", a, err)
+	}
+	if fl, all := f.calls(); fl != 0 || all != 3 || lb.lists.served != lbs-first+1 {
+		t.Fatalf("after the resync: %d filtered, %d unfiltered calls, %d served; want 0, 3, %d", fl, all, lb.lists.served, lbs-first+1)
+	}
+
+	for _, tc := range []struct {
+		name      string
+		advance   time.Duration
+		notBefore time.Duration // after the listing began; 0: the zero time
+		wantCall  bool
+	}{
+		{name: "reconciled before the listing began", notBefore: -time.Second},
+		{name: "reconciled after the listing began", notBefore: time.Second, wantCall: true},
+		{name: "the TTL has passed", advance: time.Minute + time.Second, wantCall: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clockMu.Lock()
+			now = now.Add(tc.advance)
+			start := lb.lists.snap.start
+			clockMu.Unlock()
+			var nb time.Time
+			if tc.notBefore != 0 {
+				nb = start.Add(tc.notBefore)
+			}
+			fl0, all0 := f.calls()
+			if a, err := lb.find(ctx, nb, "svc-7"); err != nil || a == nil || a.ID != "lb-7" {
+				t.Fatalf("svc-7: %+v, %v", a, err)
+			}
+			fl, all := f.calls()
+			if called := fl+all > fl0+all0; called != tc.wantCall {
+				t.Errorf("made a call: %v, want %v", called, tc.wantCall)
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/oracle/oci-go-sdk/v65/common"
 	"github.com/oracle/oci-go-sdk/v65/loadbalancer"
@@ -26,8 +27,8 @@ func (lbDriver) kind() Kind { return KindLB }
 
 // find returns the load balancer under the first of names that has one
 // (gather.go: concurrent finds share a listing).
-func (d lbDriver) find(ctx context.Context, names ...string) (*actual, error) {
-	found, err := d.lists.lookup(ctx, names)
+func (d lbDriver) find(ctx context.Context, notBefore time.Time, names ...string) (*actual, error) {
+	found, err := d.lists.lookup(ctx, names, notBefore)
 	if err != nil {
 		return nil, err
 	}

@@ -101,7 +101,15 @@ type Config struct {
 	// create's work request made (readLagWindow; cloudbase.AnsweredIDs); 0
 	// trusts the first answer.
 	ReadLagWindow time.Duration
+	// LookupTTL is how long an unfiltered listing of the compartment's load
+	// balancers answers the Services' lookups (gather.go; DefaultLookupTTL);
+	// 0: only the lookups gathered while it ran.
+	LookupTTL time.Duration
 }
+
+// DefaultLookupTTL is how long a listing answers lookups: the instance
+// cache's default TTL (our choice, one staleness bound for the whole CCM).
+const DefaultLookupTTL = 60 * time.Second
 
 // Ops runs load balancer operations. It is safe for concurrent use; the
 // upstream service controller never reconciles one Service twice at once.
@@ -128,6 +136,9 @@ type Ops struct {
 	readLagWindow time.Duration
 	answered      cloudbase.AnsweredIDs
 	now           func() time.Time
+	// reconciled fences the shared listings (gather.go).
+	reconciled cloudbase.Reconciled
+	lookupTTL  time.Duration
 }
 
 type pendingWR struct {
@@ -139,12 +150,20 @@ type pendingWR struct {
 func New(lb LBAPI, nlb NLBAPI, net NetworkAPI, cfg Config) *Ops {
 	t := cfg.Timing.withDefaults()
 	return &Ops{
-		lb:  lbDriver{api: lb, compartment: cfg.Compartment, lists: newLBLists(lb, cfg.Compartment)},
-		nlb: nlbDriver{api: nlb, compartment: cfg.Compartment, lists: newNLBLists(nlb, cfg.Compartment)},
+		lb:  lbDriver{api: lb, compartment: cfg.Compartment, lists: newLBLists(lb, cfg.Compartment).withTTL(cfg.LookupTTL)},
+		nlb: nlbDriver{api: nlb, compartment: cfg.Compartment, lists: newNLBLists(nlb, cfg.Compartment).withTTL(cfg.LookupTTL)},
 		net: net, compartment: cfg.Compartment, vcn: cfg.VCN, naming: cfg.Naming, secLists: cfg.SecurityLists, timing: t, sleep: ctxwait.Sleep,
 		pending: map[string]pendingWR{},
 		drains:  drain.NewTracker(nil), onDrain: cfg.OnDrain,
-		readLagWindow: cfg.ReadLagWindow, now: time.Now,
+		readLagWindow: cfg.ReadLagWindow, now: time.Now, lookupTTL: cfg.LookupTTL,
+	}
+}
+
+// touch records that a reconcile of the Service ended: only a listing
+// that begins later may answer its next lookup.
+func (o *Ops) touch(uid types.UID) {
+	if o.lookupTTL > 0 {
+		o.reconciled.Done(uid, o.now(), o.lookupTTL+o.readLagWindow)
 	}
 }
 
@@ -186,6 +205,7 @@ func (o *Ops) Update(ctx context.Context, d *Desired) error {
 
 // reconcile is the pipeline of Ensure and Update.
 func (o *Ops) reconcile(ctx context.Context, d *Desired, create bool) (*corev1.LoadBalancerStatus, error) {
+	defer o.touch(d.Ref.UID) // whatever it wrote, the next lookup must see
 	drv := o.driver(d.Kind)
 	svc := d.Ref.Service.String()
 
@@ -337,7 +357,7 @@ func (o *Ops) create(ctx context.Context, drv driver, d *Desired, ls []listenerM
 		if lbID != "" {
 			a, err = drv.get(ctx, lbID)
 		} else {
-			a, err = drv.find(ctx, d.Name)
+			a, err = drv.find(ctx, o.now(), d.Name) // afresh: a listing from before this create would not hold it
 		}
 		stale := ocierr.IsNotFound(err) || (err == nil && (a == nil || a.State == "DELETED" || a.State == "DELETING"))
 		if notSeen := ocierr.IsNotFound(err) || (err == nil && a == nil); notSeen {
@@ -507,6 +527,7 @@ func (o *Ops) wait(ctx context.Context, drv driver, lbID, wr string) (string, er
 // Delete removes the Service's load balancer, of either kind, our
 // security list rules, and its managed NSG. A missing one is fine.
 func (o *Ops) Delete(ctx context.Context, d *Desired) error {
+	defer o.touch(d.Ref.UID) // a Service made a LoadBalancer again must not find what this deleted
 	for _, drv := range []driver{o.lb, o.nlb} {
 		if err := o.deleteWith(ctx, drv, d); err != nil {
 			return fmt.Errorf("lbops: Service %s: %w", d.Ref.Service, err)

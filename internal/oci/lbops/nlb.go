@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/oracle/oci-go-sdk/v65/common"
 	"github.com/oracle/oci-go-sdk/v65/networkloadbalancer"
@@ -23,8 +24,8 @@ func (nlbDriver) kind() Kind { return KindNLB }
 
 // find returns the network load balancer under the first of names that
 // has one (gather.go: concurrent finds share a listing).
-func (d nlbDriver) find(ctx context.Context, names ...string) (*actual, error) {
-	found, err := d.lists.lookup(ctx, names)
+func (d nlbDriver) find(ctx context.Context, notBefore time.Time, names ...string) (*actual, error) {
+	found, err := d.lists.lookup(ctx, names, notBefore)
 	if err != nil {
 		return nil, err
 	}

@@ -112,7 +112,7 @@ func (o *Ops) find(ctx context.Context, drv driver, d *Desired) (*actual, error)
 		names = append([]string{d.Name}, names...)
 	}
 	// All names in one lookup: one listing when they are several (gather.go).
-	return drv.find(ctx, names...)
+	return drv.find(ctx, o.reconciled.NotBefore(d.Ref.UID, o.readLagWindow), names...)
 }
 
 // ownedBy reports whether the load balancer carries our tag for the Service.

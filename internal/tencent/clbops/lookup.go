@@ -6,13 +6,13 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/ccmkit/ccm/internal/cloudbase"
 	"github.com/ccmkit/ccm/internal/inventory"
 )
 
@@ -54,14 +54,11 @@ const indexServiceUID = "service-uid"
 // clbLookup is the inventory of the cluster's tagged CLBs, and when each
 // Service's last reconcile ended.
 type clbLookup struct {
-	inv *inventory.Inventory[*loadBalancer]
-	ttl time.Duration
-	lag time.Duration
-	now func() time.Time
-
-	mu      sync.Mutex
-	touched map[types.UID]time.Time
-	pruneAt int
+	inv        *inventory.Inventory[*loadBalancer]
+	ttl        time.Duration
+	lag        time.Duration
+	now        func() time.Time
+	reconciled cloudbase.Reconciled
 }
 
 func newLookup(o *Ops, ttl time.Duration) *clbLookup {
@@ -94,11 +91,9 @@ func newLookup(o *Ops, ttl time.Duration) *clbLookup {
 			},
 		}, inventory.Options{Provider: "tencentcloud/clb", TTL: ttl, MaxBatch: maxLoadBalancerIDs, PageSize: maxPageSize,
 			MaxKeys: maxFilterValues, KeyWindow: lookupKeyWindow, ChargeFoundOnly: true}),
-		ttl:     ttl,
-		lag:     o.readLagWindow,
-		now:     o.now,
-		touched: map[types.UID]time.Time{},
-		pruneAt: 1024,
+		ttl: ttl,
+		lag: o.readLagWindow,
+		now: o.now,
 	}
 }
 
@@ -136,30 +131,16 @@ func (o *Ops) lookupTagged(ctx context.Context, uid types.UID) ([]*loadBalancer,
 // touch records that a reconcile of the Service ended now: only a listing
 // that begins later may answer its next lookup.
 func (o *Ops) touch(uid types.UID) {
-	l := o.lookup
-	if l == nil {
-		return
+	if l := o.lookup; l != nil {
+		l.reconciled.Done(uid, l.now(), l.ttl+l.lag)
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := l.now()
-	l.touched[uid] = now
-	if len(l.touched) < l.pruneAt {
-		return
-	}
-	// A reconcile that ended a TTL and the lag ago no longer narrows
-	// anything: maxAge is the TTL then.
-	maps.DeleteFunc(l.touched, func(_ types.UID, at time.Time) bool { return now.Sub(at) > l.ttl+l.lag })
-	l.pruneAt = max(1024, 2*len(l.touched))
 }
 
 // maxAge is how old an answer may be for the Service's lookup.
 func (l *clbLookup) maxAge(uid types.UID) time.Duration {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	age := l.ttl
-	if at, ok := l.touched[uid]; ok {
-		age = min(age, l.now().Sub(at)-l.lag)
+	if nb := l.reconciled.NotBefore(uid, l.lag); !nb.IsZero() {
+		age = min(age, l.now().Sub(nb))
 	}
 	return max(age, 0)
 }

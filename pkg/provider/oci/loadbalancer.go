@@ -56,7 +56,7 @@ func newLoadBalancers(cfg *config.Config, c *ociapi.Clients, secrets *tlsSecrets
 	return lbkit.New[*lbops.Desired](tr, func(onDrain func(types.UID, time.Time)) lbkit.Ops[*lbops.Desired] {
 		return lbops.New(c.LB, c.NLB, c.Network, lbops.Config{
 			Compartment: cfg.Compartment, VCN: cfg.VCN, Naming: naming, SecurityLists: cfg.LoadBalancer.SecurityLists, OnDrain: onDrain,
-			ReadLagWindow: cfg.ReadLagWindow,
+			ReadLagWindow: cfg.ReadLagWindow, LookupTTL: lbops.DefaultLookupTTL,
 		})
 	}, lbkit.Config{Provider: ProviderName, DriftPeriod: cfg.LBDriftCheckPeriod})
 }
