@@ -99,10 +99,6 @@ func TestHoldLoadBalancer(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := *created.Id
-	wrID, err := e.d.HoldLoadBalancer(id, 500*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
 	update := func() error {
 		_, err := c.UpdateBackendSet(ctx(t), nlb.UpdateBackendSetRequest{
 			NetworkLoadBalancerId: common.String(id), BackendSetName: common.String("TCP-80"),
@@ -110,13 +106,36 @@ func TestHoldLoadBalancer(t *testing.T) {
 		})
 		return err
 	}
-	err = update()
-	wantErr(t, err, http.StatusConflict, CodeConflict)
+	// The update and a second hold must come while the first holds. On a
+	// starved machine they once came after a 500 ms hold ended (CI, under
+	// load): then wait the hold out and hold four times longer.
+	var wrID string
+	var updateErr, secondHoldErr error
+	for hold := 500 * time.Millisecond; ; hold *= 4 {
+		held := time.Now()
+		if wrID, err = e.d.HoldLoadBalancer(id, hold); err != nil {
+			t.Fatal(err)
+		}
+		updateErr = update()
+		var secondWR string
+		secondWR, secondHoldErr = e.d.HoldLoadBalancer(id, time.Second)
+		if time.Since(held) < hold {
+			break
+		}
+		if 4*hold > MaxHold {
+			t.Fatalf("an update and a hold took longer than a %v hold", hold)
+		}
+		waitNLBWorkRequest(t, c, wrID)
+		if secondHoldErr == nil {
+			waitNLBWorkRequest(t, c, secondWR)
+		}
+	}
+	wantErr(t, updateErr, http.StatusConflict, CodeConflict)
 	var se common.ServiceError
-	if errors.As(err, &se) && se.GetMessage() != "Invalid State Transition of NLB lifeCycle state from Updating to Updating" {
+	if errors.As(updateErr, &se) && se.GetMessage() != "Invalid State Transition of NLB lifeCycle state from Updating to Updating" {
 		t.Errorf("message = %q", se.GetMessage())
 	}
-	if _, err := e.d.HoldLoadBalancer(id, time.Second); err == nil {
+	if secondHoldErr == nil {
 		t.Error("a second hold of a busy NLB was accepted")
 	}
 	wr := waitNLBWorkRequest(t, c, wrID)
