@@ -150,10 +150,7 @@ func (r *FanoutResult) evaluate() {
 		"writes_within_1.2x_floor":  r.WriteRatio.Median <= 1.2,
 		"no_request_limit_exceeded": r.Throttled == 0,
 	}
-	r.Met = true
-	for _, ok := range r.Targets {
-		r.Met = r.Met && ok
-	}
+	r.Met = report.AllMet(r.Targets)
 }
 
 // maxBatchTargets is what one BatchRegisterTargets may carry ("一次批量

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/ccmkit/ccm/bench/nodes"
+	"github.com/ccmkit/ccm/bench/report"
 	ociconfig "github.com/ccmkit/ccm/internal/oci/config"
 	"github.com/ccmkit/ccm/internal/oci/config/configtest"
 	"github.com/ccmkit/ccm/internal/testcluster"
@@ -97,10 +98,7 @@ func (r *OCIFanoutResult) evaluate() {
 		"writes_within_1.2x_floor": r.WriteRatio.Median <= 1.2,
 		"no_http_429":              r.Throttled == 0,
 	}
-	r.Met = true
-	for _, ok := range r.Targets {
-		r.Met = r.Met && ok
-	}
+	r.Met = report.AllMet(r.Targets)
 }
 
 // ociFanoutFloor is the section's floor (see above) for writes

@@ -36,6 +36,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/ccmkit/ccm/bench/report"
 	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
@@ -121,10 +122,7 @@ func (r *Result) evaluate() {
 		"no_writes_in_drift_check":      drift == 0,
 		"no_request_limit_exceeded":     throttled == 0,
 	}
-	r.Met = true
-	for _, ok := range r.Targets {
-		r.Met = r.Met && ok
-	}
+	r.Met = report.AllMet(r.Targets)
 }
 
 // SyncsResult is one run's numbers; durations are in seconds in the JSON.

@@ -2,6 +2,7 @@ package lb
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ccmkit/ccm/bench/nodes"
+	"github.com/ccmkit/ccm/bench/report"
 	ociconfig "github.com/ccmkit/ccm/internal/oci/config"
 	"github.com/ccmkit/ccm/internal/oci/config/configtest"
 	"github.com/ccmkit/ccm/internal/testcluster"
@@ -55,6 +58,10 @@ type ScaleConfig struct {
 	CCMBinary string
 	WorkDir   string
 	Timeout   time.Duration // per phase
+	// Parallel runs the clouds at once (--quick: a small check of every
+	// section, whose times are not compared with a full run's); a full
+	// run measures one cloud at a time.
+	Parallel bool
 }
 
 // DefaultScaleConfig is the issue's size: 1,000 Services on 200 nodes, 20
@@ -78,6 +85,8 @@ type ScaleResult struct {
 	Syncs    int          `json:"concurrent_service_syncs"`
 	Clouds   []ScaleCloud `json:"clouds"`
 	Met      bool         `json:"met"`
+	// Parallel: the clouds ran at once (--quick), sharing the machine.
+	Parallel bool `json:"clouds_in_parallel,omitempty"`
 }
 
 // ScaleCloud is one cloud's numbers. Durations are in seconds.
@@ -227,15 +236,34 @@ func RunScale(ctx context.Context, cfg ScaleConfig, log io.Writer) (*ScaleResult
 			return nil, err
 		}
 	}
-	res := &ScaleResult{Services: cfg.Services, Nodes: cfg.Nodes, Syncs: cfg.Syncs, Met: true}
-	for _, cloud := range cfg.Clouds {
+	res := &ScaleResult{Services: cfg.Services, Nodes: cfg.Nodes, Syncs: cfg.Syncs, Met: true, Parallel: cfg.Parallel}
+	var logMu sync.Mutex
+	clouds := make([]ScaleCloud, len(cfg.Clouds))
+	errs := make([]error, len(cfg.Clouds))
+	run := func(i int) {
+		cloud := cfg.Clouds[i]
 		step := func(format string, args ...any) {
+			logMu.Lock()
+			defer logMu.Unlock()
 			fmt.Fprintf(log, "[%s lb-scale %s] %s\n", time.Now().Format("15:04:05"), cloud, fmt.Sprintf(format, args...))
 		}
-		c, err := runScale(ctx, cfg, cloud, filepath.Join(dir, cloud), step)
-		if err != nil {
-			return nil, fmt.Errorf("lb-scale %s: %w", cloud, err)
+		if clouds[i], errs[i] = runScale(ctx, cfg, cloud, filepath.Join(dir, cloud), step); errs[i] != nil {
+			errs[i] = fmt.Errorf("lb-scale %s: %w", cloud, errs[i])
 		}
+	}
+	var wg sync.WaitGroup
+	for i := range cfg.Clouds {
+		if cfg.Parallel {
+			wg.Go(func() { run(i) })
+		} else {
+			run(i)
+		}
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for _, c := range clouds {
 		res.Clouds = append(res.Clouds, c)
 		res.Met = res.Met && c.Met
 	}
@@ -540,10 +568,7 @@ func (c *ScaleCloud) evaluate(services int) {
 		"no_throttled":               sum(c.Throttled) == 0,
 		"peak_rss":                   c.PeakRSSMiB > 0 && c.PeakRSSMiB <= scaleRSSTarget,
 	}
-	c.Met = true
-	for _, ok := range c.Targets {
-		c.Met = c.Met && ok
-	}
+	c.Met = report.AllMet(c.Targets)
 }
 
 // Print writes the table.

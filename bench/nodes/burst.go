@@ -158,10 +158,7 @@ func (r *BurstRun) evaluate() {
 		"no_request_limit_exceeded":     r.Throttled == 0,
 		"describe_calls_within_budget":  r.DescribeCalls <= r.CallBudget,
 	}
-	r.Met = true
-	for _, ok := range r.Targets {
-		r.Met = r.Met && ok
-	}
+	r.Met = report.AllMet(r.Targets)
 }
 
 // burstFloor: a bare client watches Nodes and patches each new one with the

@@ -382,10 +382,7 @@ func (r *OCIResult) evaluate() {
 		"http_429":      r.HTTP429 == 0,
 		"rss":           r.PeakRSSMiB > 0 && r.PeakRSSMiB <= 300,
 	}
-	r.Met = true
-	for _, ok := range r.Targets {
-		r.Met = r.Met && ok
-	}
+	r.Met = report.AllMet(r.Targets)
 }
 
 // Print writes the section's table.

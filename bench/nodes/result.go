@@ -2,12 +2,11 @@ package nodes
 
 import (
 	"fmt"
+	"github.com/ccmkit/ccm/bench/report"
 	"io"
 	"runtime"
 	"strings"
 	"text/tabwriter"
-
-	"github.com/ccmkit/ccm/bench/report"
 )
 
 // Result is one run's numbers; its JSON is compared across commits, so keys
@@ -97,10 +96,7 @@ func (r *Result) evaluate() {
 		r.Targets["lifecycle_deleted_no_node_too"] = true // the run fails otherwise
 		r.Target = strings.Replace(r.Target, "for init", "for init and a full sync", 1)
 	}
-	r.Met = true
-	for _, ok := range r.Targets {
-		r.Met = r.Met && ok
-	}
+	r.Met = report.AllMet(r.Targets)
 }
 
 // Print writes the table.

@@ -29,6 +29,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ccmkit/ccm/bench/report"
 	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
@@ -120,10 +121,7 @@ func (r *Result) evaluate() {
 		"creates_within_batch_bound":        fewCreates,
 		"no_request_limit_exceeded":         throttled == 0,
 	}
-	r.Met = true
-	for _, ok := range r.Targets {
-		r.Met = r.Met && ok
-	}
+	r.Met = report.AllMet(r.Targets)
 }
 
 // maxCreates is the most create calls the mode may make: one per route on
