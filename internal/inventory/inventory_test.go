@@ -370,7 +370,8 @@ func TestInflightBatchIsJoinedButNotForFresh(t *testing.T) {
 			<-release
 		})
 	}
-	inv := newInventory(c, &clock{t: time.Unix(0, 0)}, uniq("test-inflight"), 0)
+	provider := uniq("test-inflight")
+	inv := newInventory(c, &clock{t: time.Unix(0, 0)}, provider, 0)
 	ctx := context.Background()
 	first := make(chan Result[vm])
 	go func() { r, _ := inv.Get(ctx, "ins-00000001", 0); first <- r }()
@@ -379,7 +380,20 @@ func TestInflightBatchIsJoinedButNotForFresh(t *testing.T) {
 	go func() { r, _ := inv.Get(ctx, "ins-00000001", 0); joined <- r }()
 	fresh := make(chan Result[vm])
 	go func() { r, _ := inv.GetFresh(ctx, "ins-00000001"); fresh <- r }()
-	time.Sleep(50 * time.Millisecond) // let both reach the inventory
+	// The second Get must have joined the first call before it ends: it
+	// counts its miss and joins under one lock, so a count of two read
+	// under that lock means it has (a 50 ms sleep did not always suffice).
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		inv.mu.Lock()
+		misses, _ := testutil.GetCounterMetricValue(lookups.WithLabelValues(provider, "id", "miss"))
+		inv.mu.Unlock()
+		if misses >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the second Get never reached the inventory")
+		}
+	}
 	close(release)
 	if r := <-first; !r.Fresh || !r.Found {
 		t.Errorf("first = %+v", r)
