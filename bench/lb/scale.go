@@ -71,11 +71,15 @@ func DefaultScaleConfig() ScaleConfig {
 		CCMBinary: "bin/cloud-controller-manager", Timeout: 15 * time.Minute}
 }
 
-// scaleDriftPeriod is the resync CCM's drift period: it must outlast the
-// unchanged resync (whose reads run at about 20/s per action, S of each),
-// so 10 s plus 100 ms per Service (measured: 4 to 8 s at 50 Services).
+// scaleDriftPeriod is the resync CCM's drift period. The first pass must
+// come after the unchanged resync, and the second not before the node
+// join is measured and the CLB calls have been quiet for 2 s: a pass reads
+// each load balancer one after another (two paced reads each on Tencent:
+// 108 s at 1,000), the join takes about as long, and with a period shorter
+// than a pass the passes ran back to back and the calls never went quiet
+// (the first 1,000-Service run). So 30 s plus 250 ms per Service.
 func scaleDriftPeriod(services int) time.Duration {
-	return 10*time.Second + time.Duration(services)*100*time.Millisecond
+	return 30*time.Second + time.Duration(services)*250*time.Millisecond
 }
 
 // ScaleResult is the section: one entry per cloud.
