@@ -77,12 +77,14 @@ func TestManyNodesCostFewCalls(t *testing.T) {
 	}
 	before := len(env.API.Calls())
 	metadataForAll(t, i, byID)
-	// The ski rental's bound, plus the one batch that may still be
-	// gathering when the rent reaches a listing's price: on a loaded
-	// machine the window sends part-filled batches (7 calls seen: 4
-	// batches, then the 3-page listing).
-	if c := len(env.API.Calls()) - before; c < 1 || c > budget+1 {
-		t.Errorf("a status sync of %d nodes took %d calls, want 1..%d", n, c, budget+1)
+	// The ski rental's bound, plus the batches that part-filled windows
+	// send before and while the rent reaches a listing's price: on a
+	// starved machine the 20 ms window goes out with a few dozen ids (7
+	// calls seen: 4 batches, then the 3-page listing; 8 in a clean-clone
+	// CI: 5 batches and the listing). A sync that lost the batching
+	// altogether would cost one call per node, 250.
+	if c := len(env.API.Calls()) - before; c < 1 || c > budget+2 {
+		t.Errorf("a status sync of %d nodes took %d calls, want 1..%d", n, c, budget+2)
 	}
 	for _, req := range env.API.Calls() {
 		if len(req.InstanceIds) > 100 {
