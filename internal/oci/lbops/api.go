@@ -95,9 +95,10 @@ type driver interface {
 	// Several load balancers under that name are an error. A listing that
 	// began after notBefore may answer (gather.go); the zero time: any.
 	find(ctx context.Context, notBefore time.Time, displayNames ...string) (*actual, error)
-	// list returns every live load balancer of the compartment, by id and
-	// display name (takeover.go).
-	list(ctx context.Context) ([]named, error)
+	// listAll returns every live load balancer of the compartment, by id
+	// and display name, from a listing that began after notBefore
+	// (takeover.go, gather.go).
+	listAll(ctx context.Context, notBefore time.Time) ([]named, error)
 	get(ctx context.Context, id string) (*actual, error)
 	// create starts creating the load balancer with its listeners and
 	// backend sets inline, with the retry token, and returns the work request.

@@ -37,12 +37,34 @@ func (o *Ops) Drift(ctx context.Context, d *Desired) ([]string, error) {
 	return diffs, nil
 }
 
-// DriftAll checks many Services, reading only, one after the other: OCI
-// has no call that lists many load balancers' backend sets at once, so a
-// check costs a List and a Get per Service.
+// DriftAll checks many Services, reading only, one after the other. It
+// first lists the load balancers of each kind the Services use, once: that
+// listing begins after every Service's last reconcile, so each Drift finds
+// its load balancer in it (gather.go) for as long as it answers (the
+// TTL), and a pass costs ⌈S/100⌉ pages, not a listing per Service (issue
+// 33: 1,000 ListLoadBalancers at 1,000 Services). A Load Balancer's
+// listing holds its listeners and backend sets; a Network Load Balancer's
+// summary does not, so each costs a Get as well (nlb.go). A listing that
+// fails fails the pass: every Service would only list again, and fail.
 func (o *Ops) DriftAll(ctx context.Context, ds []*Desired) map[types.UID]lbdrift.Result {
 	out := make(map[types.UID]lbdrift.Result, len(ds))
+	if o.lookupTTL > 0 {
+		start := o.now()
+		listed := map[Kind]error{}
+		for _, d := range ds {
+			drv := o.driver(d.Kind)
+			if _, done := listed[drv.kind()]; !done {
+				_, listed[drv.kind()] = drv.listAll(ctx, start)
+			}
+			if err := listed[drv.kind()]; err != nil {
+				out[d.Ref.UID] = lbdrift.Result{Err: fmt.Errorf("lbops: Service %s: drift: %w", d.Ref.Service, err)}
+			}
+		}
+	}
 	for _, d := range ds {
+		if _, failed := out[d.Ref.UID]; failed {
+			continue
+		}
 		diffs, err := o.Drift(ctx, d)
 		out[d.Ref.UID] = lbdrift.Result{Diffs: diffs, Err: err}
 	}

@@ -41,7 +41,17 @@ import (
 // of ⌈S/100⌉ pages, not one listing per round of 20 syncs (issue 33). Its
 // first round waits window for the others, so that it is that listing.
 // Absence from the listing is taken as absence, as a filtered call's
-// would be. Out-of-band changes reach a lookup at most the TTL later.
+// would be, except before a creation, which reads afresh (reconcile):
+// a listing may predate a load balancer made out of band, and a second
+// one would be made beside it. Deletion reads afresh too. Other
+// out-of-band changes reach a lookup at most the TTL later.
+//
+// Some questions are about every load balancer, not names: whether one
+// named for the Service with another prefix exists, before a creation
+// (takeover.go). listAll answers them from the same listings, under the
+// same fence: a burst of S creations costs a listing per TTL, not S
+// listings of the compartment (⌈S/100⌉ pages each: O(S²) pages, found at
+// 1,000 Services, issue 33).
 type gatherer[T any] struct {
 	nameOf   func(T) string
 	live     func(T) bool
@@ -67,6 +77,7 @@ type gatherer[T any] struct {
 type gatherSnapshot[T any] struct {
 	start  time.Time
 	byName map[string][]T
+	all    []T
 }
 
 // gatherWindow is how long a round that no listing holds up waits for
@@ -75,11 +86,13 @@ type gatherSnapshot[T any] struct {
 const gatherWindow = 50 * time.Millisecond
 
 type gatherRound[T any] struct {
-	ctx   context.Context // the first waiter's, without its cancel: the others still want the answer
-	names []string
-	done  chan struct{}
-	found map[string][]T // live items by name, for every name asked
-	err   error
+	ctx        context.Context // the first waiter's, without its cancel: the others still want the answer
+	names      []string
+	everything bool // a waiter wants every live item: the listing is unfiltered
+	done       chan struct{}
+	found      map[string][]T // live items by name, for every name asked
+	all        []T            // every live item, when everything
+	err        error
 }
 
 func newGatherer[T any](nameOf func(T) string, live func(T) bool, byName func(context.Context, string) ([]T, error),
@@ -100,16 +113,45 @@ func (g *gatherer[T]) withTTL(ttl time.Duration) *gatherer[T] {
 // for a name with none), from a listing that began after notBefore.
 func (g *gatherer[T]) lookup(ctx context.Context, names []string, notBefore time.Time) (map[string][]T, error) {
 	g.mu.Lock()
-	if found, ok := g.fromSnapshot(names, notBefore); ok {
+	if snap := g.fresh(notBefore); snap != nil {
 		g.mu.Unlock()
+		found := make(map[string][]T, len(names))
+		for _, n := range names {
+			found[n] = snap.byName[n]
+		}
 		return found, nil
 	}
+	r, err := g.ask(ctx, names, false)
+	if err != nil {
+		return nil, err
+	}
+	return r.found, nil
+}
+
+// listAll returns every live item, from a listing that began after
+// notBefore.
+func (g *gatherer[T]) listAll(ctx context.Context, notBefore time.Time) ([]T, error) {
+	g.mu.Lock()
+	if snap := g.fresh(notBefore); snap != nil {
+		g.mu.Unlock()
+		return snap.all, nil
+	}
+	r, err := g.ask(ctx, nil, true)
+	if err != nil {
+		return nil, err
+	}
+	return r.all, nil
+}
+
+// ask joins (or starts) the round of listings that answers names, or
+// everything, and waits for it. Call with mu held; it is released.
+func (g *gatherer[T]) ask(ctx context.Context, names []string, everything bool) (*gatherRound[T], error) {
 	if !g.busy && g.window <= 0 {
 		g.busy = true
-		r := &gatherRound[T]{ctx: ctx, names: slices.Clone(names), done: make(chan struct{})}
+		r := &gatherRound[T]{ctx: ctx, names: slices.Clone(names), everything: everything, done: make(chan struct{})}
 		g.mu.Unlock()
 		g.run(r)
-		return r.found, r.err
+		return r, r.err
 	}
 	if !g.busy {
 		// The round starts when the window ends, with every lookup
@@ -131,6 +173,7 @@ func (g *gatherer[T]) lookup(ctx context.Context, names []string, notBefore time
 		r = &gatherRound[T]{ctx: context.WithoutCancel(ctx), done: make(chan struct{})}
 		g.next = r
 	}
+	r.everything = r.everything || everything
 	for _, n := range names {
 		if !slices.Contains(r.names, n) {
 			r.names = append(r.names, n)
@@ -139,31 +182,27 @@ func (g *gatherer[T]) lookup(ctx context.Context, names []string, notBefore time
 	g.mu.Unlock()
 	select {
 	case <-r.done:
-		return r.found, r.err
+		return r, r.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 }
 
-// fromSnapshot answers from the last unfiltered listing, if it is at most
-// the TTL old and began after notBefore. Call with mu held.
-func (g *gatherer[T]) fromSnapshot(names []string, notBefore time.Time) (map[string][]T, bool) {
+// fresh is the last unfiltered listing, if it may answer: at most the TTL
+// old, and begun after notBefore. Call with mu held.
+func (g *gatherer[T]) fresh(notBefore time.Time) *gatherSnapshot[T] {
 	if g.ttl <= 0 || g.snap == nil || !g.snap.start.After(notBefore) || g.now().Sub(g.snap.start) > g.ttl {
-		return nil, false
-	}
-	found := make(map[string][]T, len(names))
-	for _, n := range names {
-		found[n] = g.snap.byName[n]
+		return nil
 	}
 	g.served++
-	return found, true
+	return g.snap
 }
 
 // run lists for r, answers its waiters, then starts the round gathered
 // meanwhile, if any.
 func (g *gatherer[T]) run(r *gatherRound[T]) {
 	g.mu.Lock()
-	unfiltered := len(r.names) > g.pages
+	unfiltered := r.everything || len(r.names) > g.pages
 	if unfiltered {
 		g.listings++
 	}
@@ -184,22 +223,24 @@ func (g *gatherer[T]) run(r *gatherRound[T]) {
 	if unfiltered {
 		start := g.now()
 		items, pages, err := g.all(r.ctx)
+		live := slices.DeleteFunc(items, func(it T) bool { return !g.live(it) })
 		if err == nil {
 			g.mu.Lock()
 			g.pages = max(pages, 1)
 			if g.ttl > 0 {
-				snap := &gatherSnapshot[T]{start: start, byName: map[string][]T{}}
-				for _, it := range items {
-					if g.live(it) {
-						snap.byName[g.nameOf(it)] = append(snap.byName[g.nameOf(it)], it)
-					}
+				snap := &gatherSnapshot[T]{start: start, byName: map[string][]T{}, all: live}
+				for _, it := range live {
+					snap.byName[g.nameOf(it)] = append(snap.byName[g.nameOf(it)], it)
 				}
 				g.snap = snap
 			}
 			g.mu.Unlock()
 		}
 		r.err = err
-		keep(items)
+		if r.everything {
+			r.all = live
+		}
+		keep(live)
 	} else {
 		for _, n := range r.names {
 			items, err := g.byName(r.ctx, n)
@@ -211,7 +252,7 @@ func (g *gatherer[T]) run(r *gatherRound[T]) {
 		}
 	}
 	if r.err != nil {
-		r.found = nil
+		r.found, r.all = nil, nil
 	}
 	close(r.done)
 

@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oracle/oci-go-sdk/v65/common"
 	"github.com/oracle/oci-go-sdk/v65/loadbalancer"
 	"github.com/oracle/oci-go-sdk/v65/networkloadbalancer"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // fakeLists answers ListLoadBalancers and ListNetworkLoadBalancers from a
@@ -382,5 +384,93 @@ func TestSnapshotAnswersAResync(t *testing.T) {
 				t.Errorf("made a call: %v, want %v", called, tc.wantCall)
 			}
 		})
+	}
+}
+
+// newSharedOps are the operations as the provider makes them: the
+// listings answer lookups for a minute (DefaultLookupTTL).
+func newSharedOps(env *lbEnv) *Ops {
+	return New(env.api.LB, env.api.NLB, env.api.Network, Config{Compartment: testCompartment, VCN: testVCN, LookupTTL: DefaultLookupTTL,
+		Timing: Timing{Poll: time.Millisecond, PollMax: time.Millisecond, Wait: 5 * time.Second}})
+}
+
+// serviceN is desired for the i'th Service of a fleet.
+func serviceN(kind Kind, i int) *Desired {
+	d := desired(kind, "10.0.0.1")
+	d.Ref.Service.Name = fmt.Sprintf("web-%d", i)
+	d.Ref.UID = types.UID(fmt.Sprintf("uid-%d", i))
+	d.Name = string(d.Ref.UID)
+	return d
+}
+
+// ensureAll creates the load balancers of Services from to to-1 at once,
+// as a burst of creations does.
+func ensureAll(t *testing.T, o *Ops, kind Kind, from, to int) []*Desired {
+	t.Helper()
+	ds := make([]*Desired, to-from)
+	errs := make([]error, len(ds))
+	var wg sync.WaitGroup
+	for i := range ds {
+		ds[i] = serviceN(kind, from+i)
+		wg.Go(func() { _, errs[i] = o.Ensure(context.Background(), ds[i]) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("Service %d: %v", from+i, err)
+		}
+	}
+	return ds
+}
+
+// Creations list the compartment once, not once each: the check for a
+// load balancer named with another prefix (takeover.go) is answered by the
+// listing that answered the lookups, while it may (gather.go). Before,
+// each creation listed the whole compartment, O(S²) pages for S Services.
+func TestCreationsListOnce(t *testing.T) {
+	const burst, oneByOne = 20, 10
+	env := newLBEnv(t)
+	o := newSharedOps(env)
+	ensureAll(t, o, KindLB, 0, burst)
+	for i := burst; i < burst+oneByOne; i++ {
+		ensureAll(t, o, KindLB, i, i+1)
+	}
+	if n := len(env.balancers(KindLB)); n != burst+oneByOne {
+		t.Fatalf("%d load balancers, want %d", n, burst+oneByOne)
+	}
+	// The burst's lookups gather into one listing in the first round's
+	// window; it answers every later lookup and check for the TTL. Each
+	// creation confirms the absence afresh: the burst's in one gathered
+	// round or two (a listing of one page each), the others by name.
+	if all, filtered := env.listsOf("ListLoadBalancers"), env.listsOf("ListLoadBalancers displayName"); all > 3 || filtered > oneByOne {
+		t.Errorf("%d unfiltered and %d filtered ListLoadBalancers for %d creations; want at most 3 and %d", all, filtered, burst+oneByOne, oneByOne)
+	}
+}
+
+// A creation is decided on a fresh read: a load balancer made out of band
+// for the Service after the shared listing that says it is absent is found,
+// and no second one is made.
+func TestCreationReadsAfresh(t *testing.T) {
+	env := newLBEnv(t)
+	o := newSharedOps(env)
+	ensureAll(t, o, KindLB, 0, 1) // a listing that answers for the TTL
+	if got := env.listsOf("ListLoadBalancers"); got != 1 {
+		t.Fatalf("%d listings, want 1", got)
+	}
+	late := serviceN(KindLB, 1)
+	if _, err := env.api.LB.CreateLoadBalancer(context.Background(), loadbalancer.CreateLoadBalancerRequest{
+		CreateLoadBalancerDetails: loadbalancer.CreateLoadBalancerDetails{CompartmentId: common.String(testCompartment),
+			DisplayName: common.String(late.Name), ShapeName: common.String(ShapeFlexible), SubnetIds: []string{subnetA},
+			ShapeDetails: &loadbalancer.ShapeDetails{MinimumBandwidthInMbps: common.Int(10), MaximumBandwidthInMbps: common.Int(100)}}}); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := o.lb.find(context.Background(), time.Time{}, late.Name); err != nil || a != nil {
+		t.Fatalf("the shared listing: %+v, %v; want it to predate the load balancer", a, err)
+	}
+	if _, err := o.Ensure(context.Background(), late); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(env.balancers(KindLB)); n != 2 {
+		t.Errorf("%d load balancers, want 2: the first Service's and the one made out of band, taken over", n)
 	}
 }

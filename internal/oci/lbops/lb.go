@@ -286,26 +286,18 @@ func (d lbDriver) write(ctx context.Context, id string, s step) (string, error) 
 	return deref(wr), nil
 }
 
-// list returns the compartment's live load balancers (takeover.go).
-func (d lbDriver) list(ctx context.Context) ([]named, error) {
-	req := loadbalancer.ListLoadBalancersRequest{CompartmentId: &d.compartment, Limit: common.Int64(pageSize)}
-	var out []named
-	for range maxPages {
-		resp, err := d.api.ListLoadBalancers(ctx, req)
-		if err != nil {
-			return nil, ocierr.Wrap("ListLoadBalancers", "compartment "+d.compartment, err)
-		}
-		for _, lb := range resp.Items {
-			if lb.LifecycleState != loadbalancer.LoadBalancerLifecycleStateDeleted && lb.LifecycleState != loadbalancer.LoadBalancerLifecycleStateDeleting {
-				out = append(out, named{id: deref(lb.Id), name: deref(lb.DisplayName)})
-			}
-		}
-		if resp.OpcNextPage == nil || *resp.OpcNextPage == "" {
-			return out, nil
-		}
-		req.Page = resp.OpcNextPage
+// listAll returns the compartment's live load balancers, from a listing that
+// began after notBefore (gather.go).
+func (d lbDriver) listAll(ctx context.Context, notBefore time.Time) ([]named, error) {
+	items, err := d.lists.listAll(ctx, notBefore)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("ListLoadBalancers of compartment %s: more than %d pages", d.compartment, maxPages)
+	out := make([]named, 0, len(items))
+	for _, it := range items {
+		out = append(out, named{id: deref(it.Id), name: deref(it.DisplayName)})
+	}
+	return out, nil
 }
 
 func (d lbDriver) remove(ctx context.Context, id string) (string, error) {

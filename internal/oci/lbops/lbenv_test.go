@@ -46,8 +46,9 @@ type lbEnv struct {
 	api *ociapi.Clients // recorded: the operations' clients
 
 	mu     sync.Mutex
-	writes []string // "CreateLoadBalancer", "UpdateBackendSet TCP-80", ...
-	tokens []string // the opc-retry-token of every create
+	writes []string       // "CreateLoadBalancer", "UpdateBackendSet TCP-80", ...
+	tokens []string       // the opc-retry-token of every create
+	lists  map[string]int // listings of load balancers: "ListLoadBalancers", "ListLoadBalancers displayName", ...
 }
 
 func newLBEnv(t *testing.T) *lbEnv { return newLBEnvWith(t, nil) }
@@ -119,6 +120,17 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	e := r.env
 	e.mu.Lock()
+	if seg := strings.Split(strings.Trim(req.URL.Path, "/"), "/"); req.Method == http.MethodGet && len(seg) == 2 {
+		if name := "List" + kindOf(seg[1]) + "s"; seg[1] == "loadBalancers" || seg[1] == "networkLoadBalancers" {
+			if req.URL.Query().Has("displayName") {
+				name += " displayName"
+			}
+			if e.lists == nil {
+				e.lists = map[string]int{}
+			}
+			e.lists[name]++
+		}
+	}
 	if req.Method != http.MethodGet {
 		e.writes = append(e.writes, writeName(req.Method, req.URL.Path, body))
 		if tok := req.Header.Get("opc-retry-token"); tok != "" && req.Method == http.MethodPost {
@@ -167,6 +179,13 @@ func kindOf(collection string) string {
 
 func singular(collection string) string {
 	return map[string]string{"backendSets": "BackendSet", "listeners": "Listener", "certificates": "Certificate", "ruleSets": "RuleSet"}[collection]
+}
+
+// listsOf is how many listings of load balancers were made, by name.
+func (e *lbEnv) listsOf(name string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.lists[name]
 }
 
 func (e *lbEnv) writesOf() []string {

@@ -178,7 +178,7 @@ func (o *Ops) driver(k Kind) driver {
 // (see status for ref.PublishPrivate).
 func (o *Ops) Get(ctx context.Context, ref *Desired) (*corev1.LoadBalancerStatus, bool, error) {
 	for _, drv := range []driver{o.lb, o.nlb} {
-		a, err := o.find(ctx, drv, ref)
+		a, err := o.findFresh(ctx, drv, ref)
 		if err != nil {
 			return nil, false, fmt.Errorf("lbops: Service %s: %w", ref.Service, err)
 		}
@@ -215,11 +215,18 @@ func (o *Ops) reconcile(ctx context.Context, d *Desired, create bool) (*corev1.L
 	if d.Kind == KindLB {
 		other = o.nlb
 	}
-	if err := o.deleteWith(ctx, other, d); err != nil {
+	if err := o.deleteWith(ctx, other, d, o.fence(d)); err != nil {
 		return nil, fmt.Errorf("lbops: Service %s: remove its %s after the switch to %s: %w", svc, other.kind(), d.Kind, err)
 	}
 
 	a, err := o.find(ctx, drv, d)
+	if err == nil && a == nil && create {
+		// A creation is decided on a fresh read only: a shared listing
+		// may predate a load balancer made out of band for the Service
+		// (by hand, or the incumbent), and a second one would be made
+		// beside it. One read per creation.
+		a, err = o.findFresh(ctx, drv, d)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("lbops: Service %s: %w", svc, err)
 	}
@@ -529,7 +536,7 @@ func (o *Ops) wait(ctx context.Context, drv driver, lbID, wr string) (string, er
 func (o *Ops) Delete(ctx context.Context, d *Desired) error {
 	defer o.touch(d.Ref.UID) // a Service made a LoadBalancer again must not find what this deleted
 	for _, drv := range []driver{o.lb, o.nlb} {
-		if err := o.deleteWith(ctx, drv, d); err != nil {
+		if err := o.deleteWith(ctx, drv, d, o.now()); err != nil {
 			return fmt.Errorf("lbops: Service %s: %w", d.Ref.Service, err)
 		}
 	}
@@ -539,9 +546,10 @@ func (o *Ops) Delete(ctx context.Context, d *Desired) error {
 	return nil
 }
 
-// deleteWith deletes the Service's load balancer of one kind.
-func (o *Ops) deleteWith(ctx context.Context, drv driver, d *Desired) error {
-	a, err := o.find(ctx, drv, d)
+// deleteWith deletes the Service's load balancer of one kind, found by a
+// listing that began after notBefore.
+func (o *Ops) deleteWith(ctx context.Context, drv driver, d *Desired, notBefore time.Time) error {
+	a, err := o.findSince(ctx, drv, d, notBefore)
 	if err != nil || a == nil {
 		return err
 	}

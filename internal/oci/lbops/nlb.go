@@ -256,26 +256,18 @@ func (d nlbDriver) write(ctx context.Context, id string, s step) (string, error)
 	return deref(wr), nil
 }
 
-// list returns the compartment's live network load balancers.
-func (d nlbDriver) list(ctx context.Context) ([]named, error) {
-	req := networkloadbalancer.ListNetworkLoadBalancersRequest{CompartmentId: &d.compartment, Limit: common.Int(pageSize)}
-	var out []named
-	for range maxPages {
-		resp, err := d.api.ListNetworkLoadBalancers(ctx, req)
-		if err != nil {
-			return nil, ocierr.Wrap("ListNetworkLoadBalancers", "compartment "+d.compartment, err)
-		}
-		for _, n := range resp.Items {
-			if n.LifecycleState != networkloadbalancer.LifecycleStateDeleted && n.LifecycleState != networkloadbalancer.LifecycleStateDeleting {
-				out = append(out, named{id: deref(n.Id), name: deref(n.DisplayName)})
-			}
-		}
-		if resp.OpcNextPage == nil || *resp.OpcNextPage == "" {
-			return out, nil
-		}
-		req.Page = resp.OpcNextPage
+// listAll returns the compartment's live network load balancers, from a listing that
+// began after notBefore (gather.go).
+func (d nlbDriver) listAll(ctx context.Context, notBefore time.Time) ([]named, error) {
+	items, err := d.lists.listAll(ctx, notBefore)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("ListNetworkLoadBalancers of compartment %s: more than %d pages", d.compartment, maxPages)
+	out := make([]named, 0, len(items))
+	for _, it := range items {
+		out = append(out, named{id: deref(it.Id), name: deref(it.DisplayName)})
+	}
+	return out, nil
 }
 
 func (d nlbDriver) remove(ctx context.Context, id string) (string, error) {

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/oracle/oci-go-sdk/v65/core"
 
@@ -105,14 +106,32 @@ func upstreamNLBName(ref lbspec.Ref) string {
 // find returns the Service's load balancer of drv's kind, under the first
 // of its names that has one (d.Name, the translator's, first); nil when
 // none has. An error of any lookup is returned: a lookup that failed never
-// leads to a creation.
+// leads to a creation. A listing that began after the Service's last
+// reconcile may answer (gather.go).
 func (o *Ops) find(ctx context.Context, drv driver, d *Desired) (*actual, error) {
+	return o.findSince(ctx, drv, d, o.fence(d))
+}
+
+// fence is the Service's notBefore: the end of its last reconcile, and
+// the read lag after it (cloudbase.Reconciled).
+func (o *Ops) fence(d *Desired) time.Time { return o.reconciled.NotBefore(d.Ref.UID, o.readLagWindow) }
+
+// findFresh is find from a listing that begins now. Deletion and the
+// service controller's check before it (Get) read afresh: a load balancer
+// made out of band since the last listing (by the incumbent, or by hand)
+// that a stale absence hid would be left behind while the deletion
+// reported success.
+func (o *Ops) findFresh(ctx context.Context, drv driver, d *Desired) (*actual, error) {
+	return o.findSince(ctx, drv, d, o.now())
+}
+
+func (o *Ops) findSince(ctx context.Context, drv driver, d *Desired, notBefore time.Time) (*actual, error) {
 	names := o.naming.names(drv.kind(), d.Ref)
 	if d.Name != "" && (d.Kind == "" || d.Kind == drv.kind()) && !slices.Contains(names, d.Name) {
 		names = append([]string{d.Name}, names...)
 	}
 	// All names in one lookup: one listing when they are several (gather.go).
-	return drv.find(ctx, o.reconciled.NotBefore(d.Ref.UID, o.readLagWindow), names...)
+	return drv.find(ctx, notBefore, names...)
 }
 
 // ownedBy reports whether the load balancer carries our tag for the Service.
@@ -170,9 +189,10 @@ func (o *Ops) checkTakeover(ctx context.Context, d *Desired, a *actual) error {
 // Load Balancer named for it with another prefix exists: the public OCI
 // CCM made it with a LOAD_BALANCER_PREFIX that loadBalancer.namePrefix
 // does not name. A listing of the compartment's load balancers, at a
-// creation only.
+// creation only: the listing that answered find may answer it, under the
+// same fence (gather.go).
 func (o *Ops) checkNoStranger(ctx context.Context, d *Desired) error {
-	all, err := o.lb.list(ctx)
+	all, err := o.lb.listAll(ctx, o.fence(d))
 	if err != nil {
 		return err
 	}

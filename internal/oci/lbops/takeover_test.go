@@ -244,43 +244,47 @@ func TestTakeOverRefused(t *testing.T) {
 		{name: "another VCN", lbName: "uid-1", subnet: otherSubnet, want: "of VCN " + otherVCN},
 		{name: "the prefix set", lbName: "prod-uid-1", subnet: subnetA, naming: Naming{Prefix: "prod-"}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			env := newLBEnvWith(t, func(o *cloudsim.Options) {
-				o.OCI.Network.VCNs = append(o.OCI.Network.VCNs, simoci.VCN{ID: otherVCN, CompartmentID: testCompartment, CIDRBlock: "10.1.0.0/16"})
-				o.OCI.Network.SecurityLists = append(o.OCI.Network.SecurityLists, simoci.SecurityList{ID: otherList, VCNID: otherVCN, CompartmentID: testCompartment})
-				o.OCI.Network.Subnets = append(o.OCI.Network.Subnets, simoci.Subnet{ID: otherSubnet, VCNID: otherVCN, CompartmentID: testCompartment,
-					CIDRBlock: "10.1.0.0/24", SecurityListIDs: []string{otherList}})
-			})
-			o := New(env.api.LB, env.api.NLB, env.api.Network, Config{Compartment: testCompartment, VCN: testVCN, Naming: tc.naming,
-				Timing: Timing{Poll: time.Millisecond, PollMax: time.Millisecond, Wait: 5 * time.Second}})
-			d := upstreamDesired(KindLB, "10.0.0.1")
-			d.Name = tc.naming.Name(KindLB, d.Ref)
-			makeUpstream(t, env, d, tc.lbName, tc.subnet)
-			p, err := o.Plan(context.Background(), d)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, ensureErr := o.Ensure(context.Background(), d)
-			if tc.want == "" {
-				if p.Verdict != lbkit.VerdictTakeOver || ensureErr != nil {
-					t.Errorf("plan %s (%s), sync %v: want it taken over", p.Verdict, p.Reason, ensureErr)
+		// With a TTL, the refusal is answered from the listing that
+		// answered the lookup (gather.go); without, by a listing of its own.
+		for _, ttl := range []time.Duration{0, DefaultLookupTTL} {
+			t.Run(fmt.Sprintf("%s ttl %v", tc.name, ttl), func(t *testing.T) {
+				env := newLBEnvWith(t, func(o *cloudsim.Options) {
+					o.OCI.Network.VCNs = append(o.OCI.Network.VCNs, simoci.VCN{ID: otherVCN, CompartmentID: testCompartment, CIDRBlock: "10.1.0.0/16"})
+					o.OCI.Network.SecurityLists = append(o.OCI.Network.SecurityLists, simoci.SecurityList{ID: otherList, VCNID: otherVCN, CompartmentID: testCompartment})
+					o.OCI.Network.Subnets = append(o.OCI.Network.Subnets, simoci.Subnet{ID: otherSubnet, VCNID: otherVCN, CompartmentID: testCompartment,
+						CIDRBlock: "10.1.0.0/24", SecurityListIDs: []string{otherList}})
+				})
+				o := New(env.api.LB, env.api.NLB, env.api.Network, Config{Compartment: testCompartment, VCN: testVCN, Naming: tc.naming,
+					LookupTTL: ttl, Timing: Timing{Poll: time.Millisecond, PollMax: time.Millisecond, Wait: 5 * time.Second}})
+				d := upstreamDesired(KindLB, "10.0.0.1")
+				d.Name = tc.naming.Name(KindLB, d.Ref)
+				makeUpstream(t, env, d, tc.lbName, tc.subnet)
+				p, err := o.Plan(context.Background(), d)
+				if err != nil {
+					t.Fatal(err)
 				}
-				return
-			}
-			var r *lbkit.RefusalError
-			if !errors.As(ensureErr, &r) || r.Reason != EventReasonNotTakenOver || !strings.Contains(r.Message, tc.want) {
-				t.Errorf("sync error = %v, want a refusal saying %q", ensureErr, tc.want)
-			}
-			if p.Verdict != lbkit.VerdictRefuse || !strings.Contains(p.Reason, tc.want) || len(p.Writes) != 0 {
-				t.Errorf("plan = %+v, want a refusal saying %q", p, tc.want)
-			}
-			if w := env.writesOf(); len(w) != 0 {
-				t.Errorf("a refused sync wrote %v", w)
-			}
-			if n := len(env.balancers(KindLB)); n != 1 {
-				t.Errorf("%d load balancers, want the incumbent's only", n)
-			}
-		})
+				_, ensureErr := o.Ensure(context.Background(), d)
+				if tc.want == "" {
+					if p.Verdict != lbkit.VerdictTakeOver || ensureErr != nil {
+						t.Errorf("plan %s (%s), sync %v: want it taken over", p.Verdict, p.Reason, ensureErr)
+					}
+					return
+				}
+				var r *lbkit.RefusalError
+				if !errors.As(ensureErr, &r) || r.Reason != EventReasonNotTakenOver || !strings.Contains(r.Message, tc.want) {
+					t.Errorf("sync error = %v, want a refusal saying %q", ensureErr, tc.want)
+				}
+				if p.Verdict != lbkit.VerdictRefuse || !strings.Contains(p.Reason, tc.want) || len(p.Writes) != 0 {
+					t.Errorf("plan = %+v, want a refusal saying %q", p, tc.want)
+				}
+				if w := env.writesOf(); len(w) != 0 {
+					t.Errorf("a refused sync wrote %v", w)
+				}
+				if n := len(env.balancers(KindLB)); n != 1 {
+					t.Errorf("%d load balancers, want the incumbent's only", n)
+				}
+			})
+		}
 	}
 }
 
