@@ -116,9 +116,9 @@ func scanSDKCalls(root, module, mainPkg string) ([]sdkCall, error) {
 // SDK's OpRequest type (or a pointer to it).
 // sdkShaped are request types the CCM declares itself in an SDK
 // package's shape, because the Go module proxy serves no version of that
-// package (internal/tcapi/tag.go), and the SDK package they stand for.
+// package (internal/tencent/tcapi/tag.go), and the SDK package they stand for.
 var sdkShaped = map[string]string{
-	module + "/internal/tcapi.AttachResourcesTagRequest": tencentSDK + "tag/v20180813",
+	module + "/internal/tencent/tcapi.AttachResourcesTagRequest": tencentSDK + "tag/v20180813",
 }
 
 func sdkCallOf(obj types.Object) (sdkCall, bool) {

@@ -124,9 +124,10 @@ type ScaleTimed struct {
 	WritesTotal  int            `json:"writes_total"`
 	Reads        map[string]int `json:"reads"`
 	// PacedFloorSeconds is the least time every call of the phase, reads
-	// too, takes at its action's rate, and PacedBy the action that sets it
-	// (Tencent, whose limits are per action: a write's task is read by
-	// DescribeTaskStatus at the same 20/s); what bounds the ratio.
+	// too, takes at its limit's rate, and PacedBy the limit that sets it
+	// (Tencent's are per action: a write's task is read by
+	// DescribeTaskStatus at the same 20/s; ours for OCI are one bucket for
+	// writes and one per read operation); what bounds the ratio.
 	PacedFloorSeconds float64 `json:"paced_floor_seconds,omitempty"`
 	PacedBy           string  `json:"paced_by,omitempty"`
 }
@@ -202,6 +203,18 @@ func ociWriteFloor(writes map[string]int) float64 {
 	return f
 }
 
+// ociPaced: our client's limits (ociapi.Limits, the provider's defaults):
+// every write through one bucket, every read operation through its own,
+// each at 20/s. The busiest of them sets the floor.
+func ociPaced(writes, reads map[string]int) (string, float64) {
+	rate := ociconfig.DefaultRateLimitQPS
+	by, floor := busiestAction(reads, func(string) float64 { return rate })
+	if w := round(float64(sum(writes)) / rate); w > floor {
+		by, floor = "writes (one bucket)", w
+	}
+	return by, floor
+}
+
 // scaleFixture is what one cloud brings to the section.
 type scaleFixture struct {
 	cloud    string
@@ -216,8 +229,9 @@ type scaleFixture struct {
 	split    func(map[string]map[string]int) (writes, reads map[string]int)
 	refusals func(calls map[string]map[string]int, throttled, busy map[string]int)
 	floor    func(writes map[string]int) float64
-	// paced, if set, is the busiest action of all calls and its floor.
-	paced func(calls map[string]int) (string, float64)
+	// paced, if set, is the busiest limit of the phase's calls and its
+	// floor: the time its calls take at its rate.
+	paced func(writes, reads map[string]int) (string, float64)
 	// The resync is over when quietOn was called quietN(S) times and then
 	// nothing for 2 s (waitQuiet).
 	quietOn   string
@@ -308,8 +322,13 @@ func newScaleFixture(cfg ScaleConfig, cloud string) (*scaleFixture, string, erro
 			floor: func(w map[string]int) float64 {
 				return tencentWriteFloor(w, func(a string) float64 { return rates[a] })
 			},
-			paced: func(calls map[string]int) (string, float64) {
-				return busiestAction(calls, func(a string) float64 { return rates[a] })
+			// Every CLB action has its own limit, reads and writes alike.
+			paced: func(writes, reads map[string]int) (string, float64) {
+				all := maps.Clone(writes)
+				for a, n := range reads {
+					all[a] += n
+				}
+				return busiestAction(all, func(a string) float64 { return rates[a] })
 			},
 			// The issue's budget, ⌈S / the API's maximum ids per call⌉:
 			// clb@v1.3.105 models.go, DescribeLoadBalancersRequestParams
@@ -344,7 +363,7 @@ func newScaleFixture(cfg ScaleConfig, cloud string) (*scaleFixture, string, erro
 				return waitBackends(ctx, sim, n, want, timeout)
 			},
 			split: splitOCICalls, refusals: countOCIRefusals, createSvc: createPlainServices,
-			floor: ociWriteFloor,
+			floor: ociWriteFloor, paced: ociPaced,
 			// ListLoadBalancers pages (loadbalancer ListLoadBalancersRequest.Limit,
 			// "the maximum number of results per page"; OCI documents no
 			// maximum: lbops asks for 100, the page this budget uses). A
@@ -536,16 +555,12 @@ func (f *scaleFixture) reads(calls map[string]map[string]int, services int, seco
 }
 
 // pace sets the paced floor from the phase's calls, where the cloud's
-// limits are per action.
+// limits are per action (Tencent) or per operation and direction (OCI).
 func (t *ScaleTimed) pace(f *scaleFixture) {
 	if f.paced == nil {
 		return
 	}
-	all := maps.Clone(t.Writes)
-	for a, n := range t.Reads {
-		all[a] += n
-	}
-	t.PacedBy, t.PacedFloorSeconds = f.paced(all)
+	t.PacedBy, t.PacedFloorSeconds = f.paced(t.Writes, t.Reads)
 }
 
 func ratio(v, floor float64) float64 {

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/ccmkit/ccm/internal/lbkit"
+	"github.com/ccmkit/ccm/internal/lb/lbkit"
 )
 
 // Bad command lines are refused with exit code 2 before anything is read.

@@ -34,11 +34,17 @@ func init() {
 }
 
 // The provider is built and primed as soon as the flags are parsed only
-// when this process leads at once and the provider is one of
-// earlyProviders; initCloud then gets that one, once.
+// when this process leads at once and the provider declares EarlyStart;
+// initCloud then gets that one, once.
 func TestEarlyCloud(t *testing.T) {
-	earlyProviders["early-test"] = true
-	t.Cleanup(func() { delete(earlyProviders, "early-test") })
+	declared := earlyStart
+	earlyStart = func(name string) bool { return name == "early-test" || declared(name) }
+	t.Cleanup(func() { earlyStart = declared })
+	// The generated list: tencentcloud declares EarlyStart, OCI does not.
+	if !declared("tencentcloud") || declared("oci") || declared("no-such-cloud") {
+		t.Errorf("EarlyStart: tencentcloud %v, oci %v, no-such-cloud %v; want true, false, false",
+			declared("tencentcloud"), declared("oci"), declared("no-such-cloud"))
+	}
 	tests := []struct {
 		name        string
 		provider    string
@@ -47,7 +53,7 @@ func TestEarlyCloud(t *testing.T) {
 	}{
 		{name: "no leader election: built and primed", provider: "early-test", wantEarly: true},
 		{name: "leader election: the leader primes in Initialize", provider: "early-test", leaderElect: true},
-		{name: "a provider not measured with it (OCI)", provider: "oci"},
+		{name: "a provider that does not declare EarlyStart (OCI)", provider: "oci"},
 		{name: "an unknown provider is left to initCloud's error", provider: "no-such-cloud"},
 	}
 	for _, tt := range tests {

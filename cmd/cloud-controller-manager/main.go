@@ -8,7 +8,7 @@
 // `cloud-controller-manager preflight`, which checks a setup before it is
 // deployed (preflight.go, internal/preflight), and `cloud-controller-manager
 // adopt --dry-run`, which prints what the first sync would do to each load
-// balancer before a switch-over (adopt.go, internal/lbkit's Plan).
+// balancer before a switch-over (adopt.go, internal/lb/lbkit's Plan).
 package main
 
 import (

@@ -7,7 +7,9 @@
 //     `const ProviderName`; it must also declare `const ConfigFile` (a string
 //     literal: the chart's default file name for its cloud config) and
 //     `var ConfigType` (its cloud config's struct type, whose field comments
-//     are its key table in docs/configuration.md);
+//     are its key table in docs/configuration.md); a provider that may be
+//     built as soon as the flags are parsed declares `const EarlyStart`
+//     (provider.Provider.EarlyStart);
 //   - charts/cloud-controller-manager/templates/_providers.tpl: the chart's
 //     provider names, each with its ConfigFile;
 //   - pkg/cloudsim/zz_generated.dialects.go: cloudsim's registry of dialects,

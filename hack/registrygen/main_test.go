@@ -122,6 +122,23 @@ func TestGenerateFindsANewCloud(t *testing.T) {
 	}
 }
 
+// A provider that declares EarlyStart is listed with it; one that does
+// not (foo above) is listed without, and so false.
+func TestGenerateEarlyStart(t *testing.T) {
+	tree := map[string]string{}
+	for k, v := range fooTree {
+		tree[k] = v
+	}
+	tree["pkg/provider/foo/early.go"] = "package foo\n\nconst EarlyStart = true\n"
+	files, err := generate(writeTree(t, tree))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "{Name: foo.ProviderName, ConfigFile: foo.ConfigFile, ConfigType: foo.ConfigType, EarlyStart: foo.EarlyStart},"; !strings.Contains(string(files[providersGo]), want) {
+		t.Errorf("%s:\n%s\nwant a line %s", providersGo, files[providersGo], want)
+	}
+}
+
 func TestGenerateRejectsBrokenConventions(t *testing.T) {
 	tests := []struct {
 		name    string

@@ -74,7 +74,7 @@ import (
 // cloudprovider and internal/preflight in its init function.
 var All = []Provider{
 {{- range .}}
-	{Name: {{.Pkg}}.ProviderName, ConfigFile: {{.Pkg}}.ConfigFile, ConfigType: {{.Pkg}}.ConfigType},
+	{Name: {{.Pkg}}.ProviderName, ConfigFile: {{.Pkg}}.ConfigFile, ConfigType: {{.Pkg}}.ConfigType{{if .EarlyStart}}, EarlyStart: {{.Pkg}}.EarlyStart{{end}}},
 {{- end}}
 }
 `))

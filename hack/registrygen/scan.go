@@ -18,6 +18,7 @@ type providerPkg struct {
 	Dir, Pkg, ImportPath string
 	Name                 string // the value of ProviderName: --cloud-provider
 	ConfigFile           string // the value of ConfigFile
+	EarlyStart           bool   // it declares const EarlyStart (Provider.EarlyStart)
 }
 
 // dialectPkg is one cloudsim dialect package, pkg/cloudsim/<dir>.
@@ -164,7 +165,8 @@ func scanProviders(root, module string) ([]providerPkg, error) {
 			errs = append(errs, fmt.Errorf("%s: a provider (it declares ProviderName) must declare var ConfigType, its cloud config's struct type", p.dir))
 			continue
 		}
-		out = append(out, providerPkg{Dir: p.dir, Pkg: p.name, ImportPath: module + "/" + p.dir, Name: name, ConfigFile: file})
+		out = append(out, providerPkg{Dir: p.dir, Pkg: p.name, ImportPath: module + "/" + p.dir, Name: name, ConfigFile: file,
+			EarlyStart: p.declares(token.CONST, "EarlyStart")})
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

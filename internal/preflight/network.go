@@ -40,8 +40,8 @@ func CheckClusterCIDR(rep *Report, cidr netip.Prefix, nets []Network) {
 	rep.Pass(check, fmt.Sprintf("%s overlaps none of %d networks (%s)", cidr, len(nets), list(names)))
 }
 
-// within reports whether inner lies entirely inside outer.
-func within(inner, outer netip.Prefix) bool {
+// Within reports whether inner lies entirely inside outer.
+func Within(inner, outer netip.Prefix) bool {
 	return outer.Bits() <= inner.Bits() && outer.Contains(inner.Addr())
 }
 

@@ -127,10 +127,10 @@ func Run(ctx context.Context, o Options) *Report {
 	return rep
 }
 
-// afterCredentials reports the clock (its skew often explains a failed
+// AfterCredentials reports the clock (its skew often explains a failed
 // credentials check) and, when the credentials check failed, skips the
 // cloud's later checks, which need them. It returns credsOK.
-func afterCredentials(rep *Report, clock *Clock, cloud string, credsOK bool, later ...string) bool {
+func AfterCredentials(rep *Report, clock *Clock, cloud string, credsOK bool, later ...string) bool {
 	clock.Report(rep, cloud)
 	if !credsOK {
 		for _, c := range later {

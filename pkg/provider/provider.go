@@ -20,6 +20,22 @@ type Provider struct {
 	// docs/configuration.md's table under the section "<Name> keys" from
 	// the doc comments of its fields (see cloudconfig.KeyDoc).
 	ConfigType reflect.Type
+	// EarlyStart is the package's const EarlyStart, false when it declares
+	// none: the provider may be built, and primed, as soon as the flags are
+	// parsed, before upstream's command generates its certificates
+	// (cmd/cloud-controller-manager/earlystart.go). Only a provider whose
+	// construction makes no call declares it.
+	EarlyStart bool
+}
+
+// Lookup returns the provider named name.
+func Lookup(name string) (Provider, bool) {
+	for _, p := range All {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Provider{}, false
 }
 
 // Names lists the providers' names, in All's order (by name).

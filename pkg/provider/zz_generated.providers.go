@@ -12,5 +12,5 @@ import (
 // cloudprovider and internal/preflight in its init function.
 var All = []Provider{
 	{Name: oci.ProviderName, ConfigFile: oci.ConfigFile, ConfigType: oci.ConfigType},
-	{Name: tencentcloud.ProviderName, ConfigFile: tencentcloud.ConfigFile, ConfigType: tencentcloud.ConfigType},
+	{Name: tencentcloud.ProviderName, ConfigFile: tencentcloud.ConfigFile, ConfigType: tencentcloud.ConfigType, EarlyStart: tencentcloud.EarlyStart},
 }

@@ -28,7 +28,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ccmkit/ccm/internal/annotations"
-	"github.com/ccmkit/ccm/internal/lbkit"
+	"github.com/ccmkit/ccm/internal/lb/lbkit"
 	"github.com/ccmkit/ccm/internal/oci/lbops"
 	"github.com/ccmkit/ccm/internal/oci/ociapi"
 	"github.com/ccmkit/ccm/internal/testcluster/traffic"

@@ -22,7 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ccmkit/ccm/internal/annotations"
-	"github.com/ccmkit/ccm/internal/lbkit"
+	"github.com/ccmkit/ccm/internal/lb/lbkit"
 	"github.com/ccmkit/ccm/internal/tencent/clbops"
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/internal/testcluster/traffic"

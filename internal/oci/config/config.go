@@ -32,7 +32,7 @@ import (
 
 	"github.com/ccmkit/ccm/internal/cloudbase"
 	"github.com/ccmkit/ccm/internal/cloudconfig"
-	"github.com/ccmkit/ccm/internal/lbspec"
+	"github.com/ccmkit/ccm/internal/lb/lbspec"
 	"github.com/ccmkit/ccm/internal/oci/ociauth"
 )
 

@@ -95,6 +95,9 @@ type driver interface {
 	// Several load balancers under that name are an error. A listing that
 	// began after notBefore may answer (gather.go); the zero time: any.
 	find(ctx context.Context, notBefore time.Time, displayNames ...string) (*actual, error)
+	// findNow is find by one filtered call per name, made now and shared
+	// with no other lookup (a creation's confirmation).
+	findNow(ctx context.Context, displayNames ...string) (*actual, error)
 	// listAll returns every live load balancer of the compartment, by id
 	// and display name, from a listing that began after notBefore
 	// (takeover.go, gather.go).

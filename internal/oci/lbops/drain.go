@@ -12,7 +12,7 @@ import (
 // v65.129.0 loadbalancer and networkloadbalancer models) with the same
 // UpdateBackendSet that applies the rest of the change, and removed once
 // it has drained for the Service's drain period. The start of each drain
-// is kept in memory (internal/drain.Tracker); after a restart a backend
+// is kept in memory (internal/lb/drain.Tracker); after a restart a backend
 // found marked drain starts its period again.
 
 // drainKey names a backend of a load balancer for the drain tracker.

@@ -11,7 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/ccmkit/ccm/internal/drain"
+	"github.com/ccmkit/ccm/internal/lb/drain"
 )
 
 // backendsOf lists a backend set's backends as "ip:port" with " drain" for

@@ -6,7 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/ccmkit/ccm/internal/lbdrift"
+	"github.com/ccmkit/ccm/internal/lb/lbdrift"
 )
 
 // Drift compares the Service's load balancer with d, reading only, and

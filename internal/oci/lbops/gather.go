@@ -128,6 +128,23 @@ func (g *gatherer[T]) lookup(ctx context.Context, names []string, notBefore time
 	return r.found, nil
 }
 
+// lookupNow returns the live items named each of names from one filtered
+// call per name, made now and shared with no other lookup: a creation's
+// confirmation (reconcile), one small read, where a gathered round would
+// list the compartment's load balancers whole (every listener and
+// backend of each) for a few names.
+func (g *gatherer[T]) lookupNow(ctx context.Context, names []string) (map[string][]T, error) {
+	found := make(map[string][]T, len(names))
+	for _, n := range names {
+		items, err := g.byName(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		found[n] = slices.DeleteFunc(items, func(it T) bool { return !g.live(it) || g.nameOf(it) != n })
+	}
+	return found, nil
+}
+
 // listAll returns every live item, from a listing that began after
 // notBefore.
 func (g *gatherer[T]) listAll(ctx context.Context, notBefore time.Time) ([]T, error) {

@@ -32,6 +32,20 @@ func (d lbDriver) find(ctx context.Context, notBefore time.Time, names ...string
 	if err != nil {
 		return nil, err
 	}
+	return d.first(names, found)
+}
+
+// findNow is find by filtered calls made now (gather.go, lookupNow).
+func (d lbDriver) findNow(ctx context.Context, names ...string) (*actual, error) {
+	found, err := d.lists.lookupNow(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	return d.first(names, found)
+}
+
+// first is the load balancer under the first of names that has one.
+func (d lbDriver) first(names []string, found map[string][]loadbalancer.LoadBalancer) (*actual, error) {
 	for _, name := range names {
 		switch lbs := found[name]; len(lbs) {
 		case 0:

@@ -48,7 +48,7 @@ type lbEnv struct {
 	mu     sync.Mutex
 	writes []string       // "CreateLoadBalancer", "UpdateBackendSet TCP-80", ...
 	tokens []string       // the opc-retry-token of every create
-	lists  map[string]int // listings of load balancers: "ListLoadBalancers", "ListLoadBalancers displayName", ...
+	lists  map[string]int // reads counted by name: "ListLoadBalancers", "ListLoadBalancers displayName", "GetWorkRequest"
 }
 
 func newLBEnv(t *testing.T) *lbEnv { return newLBEnvWith(t, nil) }
@@ -131,6 +131,12 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 			e.lists[name]++
 		}
 	}
+	if req.Method == http.MethodGet && (strings.Contains(req.URL.Path, "/workRequests/") || strings.Contains(req.URL.Path, "/loadBalancerWorkRequests/")) {
+		if e.lists == nil {
+			e.lists = map[string]int{}
+		}
+		e.lists["GetWorkRequest"]++
+	}
 	if req.Method != http.MethodGet {
 		e.writes = append(e.writes, writeName(req.Method, req.URL.Path, body))
 		if tok := req.Header.Get("opc-retry-token"); tok != "" && req.Method == http.MethodPost {
@@ -181,7 +187,7 @@ func singular(collection string) string {
 	return map[string]string{"backendSets": "BackendSet", "listeners": "Listener", "certificates": "Certificate", "ruleSets": "RuleSet"}[collection]
 }
 
-// listsOf is how many listings of load balancers were made, by name.
+// listsOf is how many reads of a name (lbEnv.lists) were made.
 func (e *lbEnv) listsOf(name string) int {
 	e.mu.Lock()
 	defer e.mu.Unlock()

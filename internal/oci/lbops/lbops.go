@@ -42,7 +42,7 @@ import (
 
 	"github.com/ccmkit/ccm/internal/cloudbase"
 	"github.com/ccmkit/ccm/internal/ctxwait"
-	"github.com/ccmkit/ccm/internal/drain"
+	"github.com/ccmkit/ccm/internal/lb/drain"
 	"github.com/ccmkit/ccm/internal/oci/ocierr"
 )
 
@@ -95,7 +95,7 @@ type Config struct {
 	Timing        Timing
 	// OnDrain, if set, is told when a Service's next backend drain ends, so
 	// that its reconcile runs again then and removes the drained backends
-	// (internal/drain.Rerun).
+	// (internal/lb/drain.Rerun).
 	OnDrain func(uid types.UID, at time.Time)
 	// ReadLagWindow is how long a GET may not show a load balancer a
 	// create's work request made (readLagWindow; cloudbase.AnsweredIDs); 0
@@ -224,8 +224,8 @@ func (o *Ops) reconcile(ctx context.Context, d *Desired, create bool) (*corev1.L
 		// A creation is decided on a fresh read only: a shared listing
 		// may predate a load balancer made out of band for the Service
 		// (by hand, or the incumbent), and a second one would be made
-		// beside it. One read per creation.
-		a, err = o.findFresh(ctx, drv, d)
+		// beside it. One small read per name, per creation.
+		a, err = o.confirmAbsent(ctx, drv, d)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("lbops: Service %s: %w", svc, err)
@@ -497,6 +497,14 @@ func (o *Ops) wait(ctx context.Context, drv driver, lbID, wr string) (string, er
 	deadline := time.Now().Add(o.timing.Wait)
 	delay := o.timing.Poll
 	for {
+		// The first read waits a poll too: a work request is never done
+		// at once (OCI's take seconds to minutes), so a read right after
+		// the write is one more call per write through the read bucket
+		// that, at 1,000 creations, bounded the burst (docs/scale.md).
+		if err := o.sleep(ctx, delay); err != nil {
+			return "", err
+		}
+		delay = min(2*delay, o.timing.PollMax)
 		state, msg, id, err := drv.workRequest(ctx, wr)
 		if err != nil {
 			return "", err
@@ -524,10 +532,6 @@ func (o *Ops) wait(ctx context.Context, drv driver, lbID, wr string) (string, er
 			}
 			return "", api.NewRetryError(fmt.Sprintf("work request %s is still in progress after %s", wr, o.timing.Wait), o.timing.Retry)
 		}
-		if err := o.sleep(ctx, delay); err != nil {
-			return "", err
-		}
-		delay = min(2*delay, o.timing.PollMax)
 	}
 }
 

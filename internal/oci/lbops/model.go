@@ -10,7 +10,7 @@ import (
 
 	"github.com/oracle/oci-go-sdk/v65/loadbalancer"
 
-	"github.com/ccmkit/ccm/internal/lbspec"
+	"github.com/ccmkit/ccm/internal/lb/lbspec"
 )
 
 // Kind is the OCI service a Service's load balancer lives in.

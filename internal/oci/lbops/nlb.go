@@ -29,6 +29,21 @@ func (d nlbDriver) find(ctx context.Context, notBefore time.Time, names ...strin
 	if err != nil {
 		return nil, err
 	}
+	return d.first(ctx, names, found)
+}
+
+// findNow is find by filtered calls made now (gather.go, lookupNow).
+func (d nlbDriver) findNow(ctx context.Context, names ...string) (*actual, error) {
+	found, err := d.lists.lookupNow(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	return d.first(ctx, names, found)
+}
+
+// first is the network load balancer under the first of names that has
+// one, read whole.
+func (d nlbDriver) first(ctx context.Context, names []string, found map[string][]networkloadbalancer.NetworkLoadBalancerSummary) (*actual, error) {
 	for _, name := range names {
 		switch nlbs := found[name]; len(nlbs) {
 		case 0:

@@ -12,7 +12,7 @@ import (
 	"github.com/oracle/oci-go-sdk/v65/networkloadbalancer"
 	"k8s.io/klog/v2"
 
-	"github.com/ccmkit/ccm/internal/lbkit"
+	"github.com/ccmkit/ccm/internal/lb/lbkit"
 	"github.com/ccmkit/ccm/internal/oci/ocierr"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ccmkit/ccm/internal/lbkit"
+	"github.com/ccmkit/ccm/internal/lb/lbkit"
 )
 
 // The plan of a sync (lbkit.Planner): what Ensure would write, computed

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/ccmkit/ccm/internal/lbspec"
+	"github.com/ccmkit/ccm/internal/lb/lbspec"
 )
 
 // TestProxyProtocol: the Service's PROXY protocol version reaches the

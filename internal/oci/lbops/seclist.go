@@ -12,7 +12,7 @@ import (
 	"k8s.io/cloud-provider/api"
 	"k8s.io/klog/v2"
 
-	"github.com/ccmkit/ccm/internal/lbspec"
+	"github.com/ccmkit/ccm/internal/lb/lbspec"
 	"github.com/ccmkit/ccm/internal/oci/ocierr"
 )
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/oracle/oci-go-sdk/v65/core"
 
-	"github.com/ccmkit/ccm/internal/lbkit"
-	"github.com/ccmkit/ccm/internal/lbspec"
+	"github.com/ccmkit/ccm/internal/lb/lbkit"
+	"github.com/ccmkit/ccm/internal/lb/lbspec"
 	"github.com/ccmkit/ccm/internal/oci/ocierr"
 )
 
@@ -125,13 +125,25 @@ func (o *Ops) findFresh(ctx context.Context, drv driver, d *Desired) (*actual, e
 	return o.findSince(ctx, drv, d, o.now())
 }
 
+// confirmAbsent is find by filtered calls made now: a creation is decided
+// on a fresh read only (reconcile).
+func (o *Ops) confirmAbsent(ctx context.Context, drv driver, d *Desired) (*actual, error) {
+	return drv.findNow(ctx, o.names(drv, d)...)
+}
+
 func (o *Ops) findSince(ctx context.Context, drv driver, d *Desired, notBefore time.Time) (*actual, error) {
+	// All names in one lookup: one listing when they are several (gather.go).
+	return drv.find(ctx, notBefore, o.names(drv, d)...)
+}
+
+// names are the display names the Service's load balancer of drv's kind
+// may have, d.Name (the translator's) first.
+func (o *Ops) names(drv driver, d *Desired) []string {
 	names := o.naming.names(drv.kind(), d.Ref)
 	if d.Name != "" && (d.Kind == "" || d.Kind == drv.kind()) && !slices.Contains(names, d.Name) {
 		names = append([]string{d.Name}, names...)
 	}
-	// All names in one lookup: one listing when they are several (gather.go).
-	return drv.find(ctx, notBefore, names...)
+	return names
 }
 
 // ownedBy reports whether the load balancer carries our tag for the Service.

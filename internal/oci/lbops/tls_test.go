@@ -8,7 +8,7 @@ import (
 
 	"github.com/oracle/oci-go-sdk/v65/loadbalancer"
 
-	"github.com/ccmkit/ccm/internal/lbspec"
+	"github.com/ccmkit/ccm/internal/lb/lbspec"
 	"github.com/ccmkit/ccm/pkg/cloudsim/testca"
 )
 

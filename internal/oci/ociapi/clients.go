@@ -1,6 +1,6 @@
 // Package ociapi builds the OCI SDK clients every part of the CCM uses,
 // with one signer, one HTTP transport, client-side rate limits and API
-// metrics: the OCI counterpart of internal/tcapi.
+// metrics: the OCI counterpart of internal/tencent/tcapi.
 package ociapi
 
 import (

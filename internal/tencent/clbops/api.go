@@ -12,7 +12,7 @@ import (
 	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	"k8s.io/klog/v2"
 
-	"github.com/ccmkit/ccm/internal/tcapi"
+	"github.com/ccmkit/ccm/internal/tencent/tcapi"
 )
 
 // API is the slice of the CLB API (clb 2018-03-17) the operations use.

@@ -35,9 +35,9 @@ import (
 
 	"github.com/ccmkit/ccm/internal/cloudbase"
 	"github.com/ccmkit/ccm/internal/ctxwait"
-	"github.com/ccmkit/ccm/internal/drain"
-	"github.com/ccmkit/ccm/internal/lbdrift"
-	"github.com/ccmkit/ccm/internal/lbspec"
+	"github.com/ccmkit/ccm/internal/lb/drain"
+	"github.com/ccmkit/ccm/internal/lb/lbdrift"
+	"github.com/ccmkit/ccm/internal/lb/lbspec"
 )
 
 // Tags put on every CLB we create. The service-uid tag is how the CLB is
@@ -58,7 +58,7 @@ type Config struct {
 	Timing Timing
 	// OnDrain, if set, is told when a Service's next target drain ends, so
 	// that its reconcile runs again then and deregisters the drained
-	// targets (internal/drain.Rerun).
+	// targets (internal/lb/drain.Rerun).
 	OnDrain func(uid types.UID, at time.Time)
 	// ListenerQuota, if set, returns TOTAL_LISTENER_QUOTA (Quotas.
 	// ListenersPerCLB). It is asked only when a CLB would hold more than

@@ -14,7 +14,7 @@ import (
 // (Target.Weight, "后端服务的转发权重，取值范围：[0, 100]"; the CLB weight
 // docs: a server of weight 0 receives no new requests), and is
 // deregistered once it has drained for the Service's drain period. The
-// start of each drain is kept in memory (internal/drain.Tracker); after a
+// start of each drain is kept in memory (internal/lb/drain.Tracker); after a
 // restart a target found at weight 0 starts its period again.
 
 // Limits of BatchModifyTargetWeight: "ModifyList数组最多100个元素，
@@ -63,7 +63,7 @@ func (o *Ops) deregisterTargets(ctx context.Context, lb *loadBalancer, plan *tar
 }
 
 // drainEndsAt tells the provider when the Service's next drain ends, so
-// that the reconcile runs again then (internal/drain.Rerun).
+// that the reconcile runs again then (internal/lb/drain.Rerun).
 func (o *Ops) drainEndsAt(spec *Desired, at time.Time) {
 	if !at.IsZero() && o.onDrain != nil {
 		o.onDrain(spec.UID, at)

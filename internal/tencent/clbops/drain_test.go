@@ -9,7 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/ccmkit/ccm/internal/drain"
+	"github.com/ccmkit/ccm/internal/lb/drain"
 )
 
 // drainClock is the tracker's clock, moved by the test.

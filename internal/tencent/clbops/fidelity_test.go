@@ -12,7 +12,7 @@ import (
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 	"k8s.io/cloud-provider/api"
 
-	"github.com/ccmkit/ccm/internal/lbspec"
+	"github.com/ccmkit/ccm/internal/lb/lbspec"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ccmkit/ccm/internal/lbspec"
+	"github.com/ccmkit/ccm/internal/lb/lbspec"
 )
 
 // withTCPPorts gives the spec n TCP ports from first on.

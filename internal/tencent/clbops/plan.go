@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ccmkit/ccm/internal/lbkit"
-	"github.com/ccmkit/ccm/internal/tcapi"
+	"github.com/ccmkit/ccm/internal/lb/lbkit"
+	"github.com/ccmkit/ccm/internal/tencent/tcapi"
 )
 
 // Plan says what Ensure would do with spec, reading only: the CLB it would

@@ -12,7 +12,7 @@ import (
 	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 
-	"github.com/ccmkit/ccm/internal/lbspec"
+	"github.com/ccmkit/ccm/internal/lb/lbspec"
 )
 
 // ruleTargetsOf lists the targets of each rule of a listener as

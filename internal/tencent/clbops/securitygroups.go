@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ccmkit/ccm/internal/annotations"
-	"github.com/ccmkit/ccm/internal/lbspec"
+	"github.com/ccmkit/ccm/internal/lb/lbspec"
 )
 
 // Security groups on the CLB: spec.loadBalancerSourceRanges and the

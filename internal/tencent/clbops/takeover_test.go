@@ -12,9 +12,9 @@ import (
 	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 
-	"github.com/ccmkit/ccm/internal/lbkit"
-	"github.com/ccmkit/ccm/internal/lbspec"
-	"github.com/ccmkit/ccm/internal/tcapi"
+	"github.com/ccmkit/ccm/internal/lb/lbkit"
+	"github.com/ccmkit/ccm/internal/lb/lbspec"
+	"github.com/ccmkit/ccm/internal/tencent/tcapi"
 )
 
 const testTKECluster = "cls-test0001"

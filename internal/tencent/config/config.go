@@ -28,8 +28,8 @@ import (
 
 	"github.com/ccmkit/ccm/internal/cloudbase"
 	"github.com/ccmkit/ccm/internal/cloudconfig"
-	"github.com/ccmkit/ccm/internal/lbspec"
-	"github.com/ccmkit/ccm/internal/tcapi"
+	"github.com/ccmkit/ccm/internal/lb/lbspec"
+	"github.com/ccmkit/ccm/internal/tencent/tcapi"
 )
 
 // Environment variables read by Load. They override the cloud config

@@ -17,8 +17,8 @@ import (
 
 	"github.com/ccmkit/ccm/internal/cloudbase"
 	"github.com/ccmkit/ccm/internal/cloudconfig"
-	"github.com/ccmkit/ccm/internal/lbspec"
-	"github.com/ccmkit/ccm/internal/tcapi"
+	"github.com/ccmkit/ccm/internal/lb/lbspec"
+	"github.com/ccmkit/ccm/internal/tencent/tcapi"
 )
 
 const (

@@ -18,7 +18,7 @@ import (
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 	cvm "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm/v20170312"
 
-	"github.com/ccmkit/ccm/internal/tcapi"
+	"github.com/ccmkit/ccm/internal/tencent/tcapi"
 )
 
 // API is the slice of the CVM API the node side uses. *cvm.Client

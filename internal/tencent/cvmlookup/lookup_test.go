@@ -12,9 +12,9 @@ import (
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 	cvm "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm/v20170312"
 
-	"github.com/ccmkit/ccm/internal/tcapi"
 	"github.com/ccmkit/ccm/internal/tencent/cvmlookup"
 	"github.com/ccmkit/ccm/internal/tencent/cvmlookup/cvmlookuptest"
+	"github.com/ccmkit/ccm/internal/tencent/tcapi"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 )
 

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/ccmkit/ccm/internal/tcapi"
+	"github.com/ccmkit/ccm/internal/tencent/tcapi"
 )
 
 // Kinds of failure a backend reports, whatever the cloud's error code. The

@@ -11,7 +11,7 @@ import (
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/profile"
 	tke "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/tke/v20180525"
 
-	"github.com/ccmkit/ccm/internal/tcapi"
+	"github.com/ccmkit/ccm/internal/tencent/tcapi"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 )
 

@@ -19,7 +19,7 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 
 	"github.com/ccmkit/ccm/internal/cloudbase"
-	"github.com/ccmkit/ccm/internal/lbkit"
+	"github.com/ccmkit/ccm/internal/lb/lbkit"
 	"github.com/ccmkit/ccm/internal/oci/computelookup"
 	"github.com/ccmkit/ccm/internal/oci/config"
 	"github.com/ccmkit/ccm/internal/oci/ociapi"
@@ -55,7 +55,7 @@ type Cloud struct {
 	cfg       *config.Config
 	creds     ociauth.Source // what every request is signed with (credentials.go)
 	instances *instances
-	lb        *loadBalancers // nil when loadBalancer.disabled (loadbalancer.go, run by internal/lbkit)
+	lb        *loadBalancers // nil when loadBalancer.disabled (loadbalancer.go, run by internal/lb/lbkit)
 	secrets   *tlsSecrets    // the load balancers' TLS Secrets (tls.go)
 }
 

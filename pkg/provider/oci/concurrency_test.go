@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/ccmkit/ccm/internal/lbdrift"
+	"github.com/ccmkit/ccm/internal/lb/lbdrift"
 	"github.com/ccmkit/ccm/internal/oci/lbops"
 )
 
@@ -46,7 +46,7 @@ func (o *overlapOps) DriftAll(context.Context, []*lbops.Desired) map[types.UID]l
 }
 
 // One Service's Ensure (service worker), Update (node sync) and Delete never
-// run at once (internal/svclock says why); another Service's do.
+// run at once (internal/lb/svclock says why); another Service's do.
 func TestOneServiceAtATime(t *testing.T) {
 	ops := &overlapOps{}
 	l := withOps(lbCfg, ops)

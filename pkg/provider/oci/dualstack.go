@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ccmkit/ccm/internal/annotations"
-	"github.com/ccmkit/ccm/internal/lbkit"
+	"github.com/ccmkit/ccm/internal/lb/lbkit"
 	"github.com/ccmkit/ccm/internal/oci/lbops"
 )
 

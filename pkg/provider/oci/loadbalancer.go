@@ -14,16 +14,16 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccm/internal/annotations"
-	"github.com/ccmkit/ccm/internal/lbkit"
-	"github.com/ccmkit/ccm/internal/lbspec"
+	"github.com/ccmkit/ccm/internal/lb/lbkit"
+	"github.com/ccmkit/ccm/internal/lb/lbspec"
 	"github.com/ccmkit/ccm/internal/oci/config"
 	"github.com/ccmkit/ccm/internal/oci/lbops"
 	"github.com/ccmkit/ccm/internal/oci/ociapi"
 )
 
 // ociTranslator turns a Service into the load balancer it needs: the
-// neutral spec (internal/lbspec) plus what the OCI annotations and the
-// cloud config say. internal/lbkit runs the pipeline around it and
+// neutral spec (internal/lb/lbspec) plus what the OCI annotations and the
+// cloud config say. internal/lb/lbkit runs the pipeline around it and
 // internal/oci/lbops does the cloud's side; nothing here calls an API.
 type ociTranslator struct {
 	cfg config.LoadBalancerConfig

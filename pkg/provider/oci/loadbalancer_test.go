@@ -13,8 +13,8 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/ccmkit/ccm/internal/annotations"
-	"github.com/ccmkit/ccm/internal/lbdrift"
-	"github.com/ccmkit/ccm/internal/lbkit"
+	"github.com/ccmkit/ccm/internal/lb/lbdrift"
+	"github.com/ccmkit/ccm/internal/lb/lbkit"
 	"github.com/ccmkit/ccm/internal/oci/config"
 	"github.com/ccmkit/ccm/internal/oci/lbops"
 )

@@ -8,12 +8,13 @@ import (
 	"github.com/ccmkit/ccm/internal/oci/config"
 	"github.com/ccmkit/ccm/internal/oci/lbops"
 	"github.com/ccmkit/ccm/internal/oci/ociapi"
+	"github.com/ccmkit/ccm/internal/oci/ocipreflight"
 	"github.com/ccmkit/ccm/internal/preflight"
 )
 
 // The preflight command's OCI checks: this file only loads the config and
 // builds the clients the way the CCM does; the checks live in
-// internal/preflight.
+// internal/oci/ocipreflight, on the framework of internal/preflight.
 func init() {
 	preflight.Register(ProviderName, preflight.Cloud{Check: runPreflight, OwnsProviderID: ownsProviderID})
 }
@@ -45,7 +46,7 @@ func runPreflight(ctx context.Context, r io.Reader, in preflight.Input, rep *pre
 		return
 	}
 	rep.Pass("cloud config", "region "+cfg.Auth.Region+", compartment "+cfg.Compartment)
-	target := preflight.OCITarget{
+	target := ocipreflight.Target{
 		Region: cfg.Auth.Region, Compartment: cfg.Compartment, VCN: cfg.VCN,
 		Subnets:    []string{cfg.LoadBalancer.Subnet1, cfg.LoadBalancer.Subnet2},
 		LBDisabled: cfg.LoadBalancer.Disabled,
@@ -53,8 +54,8 @@ func runPreflight(ctx context.Context, r io.Reader, in preflight.Input, rep *pre
 		// listener: a Service may ask for either kind.
 		BackendsPerSet: min(lbops.LimitsOf(lbops.KindLB).BackendsPerListener(1), lbops.LimitsOf(lbops.KindNLB).BackendsPerListener(1)),
 	}
-	preflight.OCI(ctx, preflight.OCIAPI{Compute: c.Compute, Network: c.Network,
-		Reads: preflight.OCIReadAPI{Compute: c.Compute, Network: c.Network, LB: c.LB, NLB: c.NLB}}, target, clock, in, rep)
+	ocipreflight.Check(ctx, ocipreflight.API{Compute: c.Compute, Network: c.Network,
+		Reads: ocipreflight.ReadAPI{Compute: c.Compute, Network: c.Network, LB: c.LB, NLB: c.NLB}}, target, clock, in, rep)
 }
 
 // credentialsFix is what to do about credentials that do not load.

@@ -3,7 +3,7 @@ package oci
 import (
 	"context"
 
-	"github.com/ccmkit/ccm/internal/lbsubset"
+	"github.com/ccmkit/ccm/internal/lb/lbsubset"
 	"github.com/ccmkit/ccm/internal/oci/lbops"
 )
 

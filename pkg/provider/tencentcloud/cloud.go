@@ -16,10 +16,10 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 
 	"github.com/ccmkit/ccm/internal/cloudbase"
-	"github.com/ccmkit/ccm/internal/tcapi"
 	"github.com/ccmkit/ccm/internal/tencent/config"
 	"github.com/ccmkit/ccm/internal/tencent/credentials"
 	"github.com/ccmkit/ccm/internal/tencent/cvmlookup"
+	"github.com/ccmkit/ccm/internal/tencent/tcapi"
 )
 
 // ProviderName is the --cloud-provider name and the providerID scheme.
@@ -28,6 +28,12 @@ const ProviderName = "tencentcloud"
 // ConfigFile is the cloud config's file name where one is chosen for it,
 // as the chart's default Secret key (and deploy/'s example Secret's).
 const ConfigFile = "cloud.yaml"
+
+// EarlyStart: the provider may be built and primed as soon as the flags
+// are parsed (provider.Provider.EarlyStart): its construction makes no
+// call, and its first listing of the VPC's instances then runs while
+// upstream's command generates its certificates (measured with it).
+const EarlyStart = true
 
 // ConfigType is the cloud config's type: docs/configuration.md's key
 // table is rendered from its field comments (hack/configdoc).
@@ -50,7 +56,7 @@ type Cloud struct {
 	cfg       *config.Config
 	instances *instances
 	routes    *routes           // nil unless a route table is configured (routes.go)
-	lb        *clbLoadBalancers // CLB load balancers (loadbalancer.go, run by internal/lbkit; loadbalanceid.go)
+	lb        *clbLoadBalancers // CLB load balancers (loadbalancer.go, run by internal/lb/lbkit; loadbalanceid.go)
 }
 
 var (

@@ -14,8 +14,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/ccmkit/ccm/internal/annotations"
-	"github.com/ccmkit/ccm/internal/lbkit"
-	"github.com/ccmkit/ccm/internal/lbspec"
+	"github.com/ccmkit/ccm/internal/lb/lbkit"
+	"github.com/ccmkit/ccm/internal/lb/lbspec"
 	"github.com/ccmkit/ccm/internal/tencent/clbops"
 )
 

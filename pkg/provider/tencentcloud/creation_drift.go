@@ -8,7 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/ccmkit/ccm/internal/lbkit"
+	"github.com/ccmkit/ccm/internal/lb/lbkit"
 )
 
 // CreationDriftReason is the reason of the Warning Event on a Service whose

@@ -13,9 +13,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
 
-	"github.com/ccmkit/ccm/internal/tcapi"
 	"github.com/ccmkit/ccm/internal/tencent/config"
 	"github.com/ccmkit/ccm/internal/tencent/cvmlookup/cvmlookuptest"
+	"github.com/ccmkit/ccm/internal/tencent/tcapi"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 )
 

@@ -16,7 +16,7 @@ import (
 	"github.com/ccmkit/ccm/internal/annotations"
 )
 
-// clbLoadBalancers is the CLB pipeline (internal/lbkit) plus what TKE's
+// clbLoadBalancers is the CLB pipeline (internal/lb/lbkit) plus what TKE's
 // own service controller shows on a Service: its CLB's id, in the
 // read-only annotation service.kubernetes.io/loadbalance-id. The
 // cloudprovider interface returns only a status, so the annotation is

@@ -13,15 +13,15 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ccmkit/ccm/internal/annotations"
-	"github.com/ccmkit/ccm/internal/lbkit"
-	"github.com/ccmkit/ccm/internal/lbspec"
+	"github.com/ccmkit/ccm/internal/lb/lbkit"
+	"github.com/ccmkit/ccm/internal/lb/lbspec"
 	"github.com/ccmkit/ccm/internal/tencent/clbops"
 	"github.com/ccmkit/ccm/internal/tencent/config"
 )
 
 // clbTranslator turns a Service into the CLB it needs: the neutral spec
-// (internal/lbspec) plus what the Tencent annotations users already have
-// say. internal/lbkit runs the pipeline around it and clbops does the
+// (internal/lb/lbspec) plus what the Tencent annotations users already have
+// say. internal/lb/lbkit runs the pipeline around it and clbops does the
 // cloud's side; nothing here calls an API, except BackendLimit, which may
 // read the target quota.
 type clbTranslator struct {

@@ -6,13 +6,14 @@ import (
 	"os"
 
 	"github.com/ccmkit/ccm/internal/preflight"
-	"github.com/ccmkit/ccm/internal/tcapi"
 	"github.com/ccmkit/ccm/internal/tencent/config"
+	"github.com/ccmkit/ccm/internal/tencent/tcapi"
+	"github.com/ccmkit/ccm/internal/tencent/tcpreflight"
 )
 
 // The preflight command's Tencent Cloud checks: this file only loads the
 // config and builds the clients the way the CCM does; the checks live in
-// internal/preflight.
+// internal/tencent/tcpreflight, on the framework of internal/preflight.
 func init() {
 	preflight.Register(ProviderName, preflight.Cloud{Check: runPreflight, OwnsProviderID: ownsProviderID})
 }
@@ -50,7 +51,7 @@ func runPreflight(ctx context.Context, r io.Reader, in preflight.Input, rep *pre
 		rep.Fail("cloud config", err.Error(), "fix the fields named (docs/configuration.md)")
 		return
 	}
-	target := preflight.TencentTarget{
+	target := tcpreflight.Target{
 		Region: cfg.Region, VpcID: cfg.VpcID,
 		ClusterRouteTable: cfg.ClusterRouteTable, RouteTableID: cfg.RouteTableID,
 		CreateRouteTable: cfg.CreateClusterRouteTable, ClusterCIDR: cfg.ClusterCIDR,
@@ -61,7 +62,7 @@ func runPreflight(ctx context.Context, r io.Reader, in preflight.Input, rep *pre
 			target.RouteBackend = config.RouteBackendVPC
 		}
 	}
-	preflight.Tencent(ctx, api, target, clock, in, rep)
+	tcpreflight.Check(ctx, api, target, clock, in, rep)
 }
 
 // credentialFix says what to check when the credential source fails.
@@ -75,25 +76,25 @@ func credentialFix(cfg *config.Config) string {
 	return "check the key files named; see docs/credentials.md"
 }
 
-func preflightAPI(s *tcapi.Clients) (preflight.TencentAPI, error) {
+func preflightAPI(s *tcapi.Clients) (tcpreflight.API, error) {
 	cvmc, err := s.CVM()
 	if err != nil {
-		return preflight.TencentAPI{}, err
+		return tcpreflight.API{}, err
 	}
 	vpcc, err := s.VPC()
 	if err != nil {
-		return preflight.TencentAPI{}, err
+		return tcpreflight.API{}, err
 	}
 	tkec, err := s.TKE()
 	if err != nil {
-		return preflight.TencentAPI{}, err
+		return tcpreflight.API{}, err
 	}
 	clbc, err := s.CLB()
 	if err != nil {
-		return preflight.TencentAPI{}, err
+		return tcpreflight.API{}, err
 	}
-	return preflight.TencentAPI{CVM: cvmc, VPC: vpcc, TKE: tkec, CLB: clbc,
-		Reads: preflight.TencentReadAPI{CVM: cvmc, VPC: vpcc, TKE: tkec, CLB: clbc}}, nil
+	return tcpreflight.API{CVM: cvmc, VPC: vpcc, TKE: tkec, CLB: clbc,
+		Reads: tcpreflight.ReadAPI{CVM: cvmc, VPC: vpcc, TKE: tkec, CLB: clbc}}, nil
 }
 
 // ownsProviderID: tencentcloud://<zone>/<instance id> (providerid.go).

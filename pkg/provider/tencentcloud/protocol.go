@@ -13,8 +13,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/ccmkit/ccm/internal/annotations"
-	"github.com/ccmkit/ccm/internal/lbkit"
-	"github.com/ccmkit/ccm/internal/lbspec"
+	"github.com/ccmkit/ccm/internal/lb/lbkit"
+	"github.com/ccmkit/ccm/internal/lb/lbspec"
 	"github.com/ccmkit/ccm/internal/tencent/clbops"
 )
 

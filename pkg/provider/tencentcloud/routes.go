@@ -14,10 +14,10 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
-	"github.com/ccmkit/ccm/internal/tcapi"
 	"github.com/ccmkit/ccm/internal/tencent/config"
 	"github.com/ccmkit/ccm/internal/tencent/cvmlookup"
 	"github.com/ccmkit/ccm/internal/tencent/routeops"
+	"github.com/ccmkit/ccm/internal/tencent/tcapi"
 )
 
 // routeOps is what the route interface needs from the operations layer;

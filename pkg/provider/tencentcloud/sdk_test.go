@@ -14,8 +14,8 @@ import (
 	cvm "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm/v20170312"
 	cloudprovider "k8s.io/cloud-provider"
 
-	"github.com/ccmkit/ccm/internal/tcapi"
 	"github.com/ccmkit/ccm/internal/tencent/config"
+	"github.com/ccmkit/ccm/internal/tencent/tcapi"
 )
 
 // These tests drive the real SDK client against an httptest server that
@@ -184,7 +184,7 @@ func TestSDKInstanceExistsOverHTTP(t *testing.T) {
 			if err != nil && (strings.Contains(err.Error(), testSecretKey) || strings.Contains(err.Error(), testSecretID)) {
 				t.Errorf("credential in error: %v", err)
 			}
-			// No SDK retries; the transport (internal/tcapi) retries only
+			// No SDK retries; the transport (internal/tencent/tcapi) retries only
 			// throttles and 5xx, a bounded number of times.
 			want := 1
 			if tt.name == "throttled" || tt.status >= 500 {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ccmkit/ccm/internal/annotations"
-	"github.com/ccmkit/ccm/internal/lbsubset"
+	"github.com/ccmkit/ccm/internal/lb/lbsubset"
 	"github.com/ccmkit/ccm/internal/tencent/clbops"
 )
 

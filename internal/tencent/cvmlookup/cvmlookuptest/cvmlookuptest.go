@@ -15,8 +15,8 @@ import (
 
 	cvm "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm/v20170312"
 
-	"github.com/ccmkit/ccm/internal/tcapi"
 	"github.com/ccmkit/ccm/internal/tencent/cvmlookup"
+	"github.com/ccmkit/ccm/internal/tencent/tcapi"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 )
 

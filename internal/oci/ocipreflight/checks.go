@@ -1,4 +1,4 @@
-package preflight
+package ocipreflight
 
 import (
 	"context"
@@ -8,11 +8,13 @@ import (
 
 	"github.com/oracle/oci-go-sdk/v65/common"
 	"github.com/oracle/oci-go-sdk/v65/core"
+
+	"github.com/ccmkit/ccm/internal/preflight"
 )
 
-// OCIAPI is the read-only part of the OCI API that the checks call: the
+// API is the read-only part of the OCI API that the checks call: the
 // SDK clients satisfy it.
-type OCIAPI struct {
+type API struct {
 	Compute interface {
 		ListInstances(context.Context, core.ListInstancesRequest) (core.ListInstancesResponse, error)
 	}
@@ -20,13 +22,13 @@ type OCIAPI struct {
 		GetVcn(context.Context, core.GetVcnRequest) (core.GetVcnResponse, error)
 		GetSubnet(context.Context, core.GetSubnetRequest) (core.GetSubnetResponse, error)
 	}
-	// Reads are the permission checks' reads (permissions_oci.go); zero:
+	// Reads are the permission checks' reads (permissions.go); zero:
 	// those checks are skipped.
-	Reads OCIReadAPI
+	Reads ReadAPI
 }
 
-// OCITarget is what the cloud config names.
-type OCITarget struct {
+// Target is what the cloud config names.
+type Target struct {
 	Region, Compartment, VCN string
 	// Subnets are loadBalancer.subnet1 and subnet2 (either may be empty);
 	// LBDisabled is loadBalancer.disabled.
@@ -41,26 +43,26 @@ type OCITarget struct {
 // and the clock, the VCN and the load balancer subnets, the pod network
 // against the VCN, and backends per backend set against the node count.
 // clock must wrap the clients' transport.
-func OCI(ctx context.Context, api OCIAPI, t OCITarget, clock *Clock, in Input, rep *Report) {
+func Check(ctx context.Context, api API, t Target, clock *preflight.Clock, in preflight.Input, rep *preflight.Report) {
 	credsOK, authenticated := ociCredentials(ctx, api, t, rep)
 	if authenticated && api.Reads.Compute != nil {
-		OCIPermissions(ctx, api.Reads, t, rep)
+		Permissions(ctx, api.Reads, t, rep)
 	}
-	if !afterCredentials(rep, clock, "OCI", credsOK,
+	if !preflight.AfterCredentials(rep, clock, "OCI", credsOK,
 		"VCN", "subnets", "route table", "cluster CIDR", "backends per backend set") {
 		return
 	}
 	nets := ociVCN(ctx, api, t, rep)
 	ociSubnets(ctx, api, t, rep)
 	rep.Skip("route table", "OCI has no route controller here: pods use VCN-native addresses or an overlay CNI")
-	CheckClusterCIDR(rep, in.ClusterCIDR, nets)
+	preflight.CheckClusterCIDR(rep, in.ClusterCIDR, nets)
 	ociBackends(t, in, rep)
 }
 
 // ociCredentials reports whether the signed call succeeded, and whether
 // the key was authenticated (a 404 is an authenticated caller's answer:
 // OCI answers 401 to one it does not know).
-func ociCredentials(ctx context.Context, api OCIAPI, t OCITarget, rep *Report) (ok, authenticated bool) {
+func ociCredentials(ctx context.Context, api API, t Target, rep *preflight.Report) (ok, authenticated bool) {
 	const check = "credentials"
 	resp, err := api.Compute.ListInstances(ctx, core.ListInstancesRequest{CompartmentId: &t.Compartment, Limit: common.Int(1)})
 	if err != nil {
@@ -82,7 +84,7 @@ func ociCredentials(ctx context.Context, api OCIAPI, t OCITarget, rep *Report) (
 // match, or a Date more than 5 minutes off, and 404 NotAuthorizedOrNotFound
 // for a compartment that does not exist or that no policy opens to the user
 // (OCI API errors, https://docs.oracle.com/en-us/iaas/Content/API/References/apierrors.htm).
-func ociAuthHint(err error, t OCITarget) (detail, fix string) {
+func ociAuthHint(err error, t Target) (detail, fix string) {
 	se, ok := common.IsServiceError(err)
 	if !ok {
 		return err.Error(), "check endpoint (or region " + t.Region + ") and that this machine reaches the OCI API"
@@ -99,7 +101,7 @@ func ociAuthHint(err error, t OCITarget) (detail, fix string) {
 	return detail, "see the error code in the OCI API reference"
 }
 
-func ociVCN(ctx context.Context, api OCIAPI, t OCITarget, rep *Report) []Network {
+func ociVCN(ctx context.Context, api API, t Target, rep *preflight.Report) []preflight.Network {
 	const check = "VCN"
 	resp, err := api.Network.GetVcn(ctx, core.GetVcnRequest{VcnId: &t.VCN})
 	if err != nil {
@@ -107,15 +109,15 @@ func ociVCN(ctx context.Context, api OCIAPI, t OCITarget, rep *Report) []Network
 			"set vcn to the OCID of the VCN the nodes run in (Networking, Virtual cloud networks)")
 		return nil
 	}
-	var nets []Network
+	var nets []preflight.Network
 	var cidrs []string
 	blocks := resp.CidrBlocks
 	if len(blocks) == 0 && resp.CidrBlock != nil {
 		blocks = []string{*resp.CidrBlock}
 	}
 	for _, b := range blocks {
-		if p, err := ParsePrefix(b); err == nil {
-			nets = append(nets, Network{Name: "VCN " + deref(resp.DisplayName), CIDR: p})
+		if p, err := preflight.ParsePrefix(b); err == nil {
+			nets = append(nets, preflight.Network{Name: "VCN " + deref(resp.DisplayName), CIDR: p})
 			cidrs = append(cidrs, p.String())
 		}
 	}
@@ -123,7 +125,7 @@ func ociVCN(ctx context.Context, api OCIAPI, t OCITarget, rep *Report) []Network
 	return nets
 }
 
-func ociSubnets(ctx context.Context, api OCIAPI, t OCITarget, rep *Report) {
+func ociSubnets(ctx context.Context, api API, t Target, rep *preflight.Report) {
 	const check = "subnets"
 	var ids []string
 	for _, s := range t.Subnets {
@@ -159,7 +161,7 @@ func ociSubnets(ctx context.Context, api OCIAPI, t OCITarget, rep *Report) {
 	rep.Pass(check, "load balancer subnets "+strings.Join(good, ", ")+" in the VCN")
 }
 
-func ociBackends(t OCITarget, in Input, rep *Report) {
+func ociBackends(t Target, in preflight.Input, rep *preflight.Report) {
 	const check = "backends per backend set"
 	switch {
 	case in.Nodes < 0:
@@ -179,4 +181,11 @@ func ociErr(err error) string {
 		return fmt.Sprintf("%d %s: %s", se.GetHTTPStatusCode(), se.GetCode(), se.GetMessage())
 	}
 	return err.Error()
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

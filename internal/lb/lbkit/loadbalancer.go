@@ -11,11 +11,11 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
-	"github.com/ccmkit/ccm/internal/drain"
-	"github.com/ccmkit/ccm/internal/lbdrift"
-	"github.com/ccmkit/ccm/internal/lbspec"
-	"github.com/ccmkit/ccm/internal/lbsubset"
-	"github.com/ccmkit/ccm/internal/svclock"
+	"github.com/ccmkit/ccm/internal/lb/drain"
+	"github.com/ccmkit/ccm/internal/lb/lbdrift"
+	"github.com/ccmkit/ccm/internal/lb/lbspec"
+	"github.com/ccmkit/ccm/internal/lb/lbsubset"
+	"github.com/ccmkit/ccm/internal/lb/svclock"
 )
 
 // Config is what the pipeline needs besides the translator and the ops.
@@ -39,10 +39,10 @@ type LoadBalancer[D lbspec.Desired] struct {
 	// (settle.go).
 	settler *settler
 	// locks keeps one Service's Ensure, Update and Delete from running at
-	// once (internal/svclock says why).
+	// once (internal/lb/svclock says why).
 	locks svclock.Locks
 	// rerun runs a Service's last Ensure or Update again when a backend's
-	// drain ends (internal/drain): the service controller has no reason to
+	// drain ends (internal/lb/drain): the service controller has no reason to
 	// call then.
 	rerun     *drain.Rerun
 	stopRerun context.CancelFunc

@@ -1,4 +1,4 @@
-package preflight
+package ocipreflight
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/ccmkit/ccm/deploy"
 	"github.com/ccmkit/ccm/internal/cloudpolicy/ociiam"
+	"github.com/ccmkit/ccm/internal/preflight"
 )
 
 // The OCI permission checks call one harmless read per permission of the
@@ -23,9 +24,9 @@ import (
 // No OCI operation the CCM calls has a dry run, so what only a write needs
 // (update, create, delete, attach) is listed as not checked.
 
-// OCIReadAPI is the reads of the permission checks. The SDK clients
+// ReadAPI is the reads of the permission checks. The SDK clients
 // satisfy it.
-type OCIReadAPI struct {
+type ReadAPI struct {
 	Compute interface {
 		ListInstances(context.Context, core.ListInstancesRequest) (core.ListInstancesResponse, error)
 		ListVnicAttachments(context.Context, core.ListVnicAttachmentsRequest) (core.ListVnicAttachmentsResponse, error)
@@ -53,7 +54,7 @@ type ociProbe struct {
 	call  func(context.Context) error
 }
 
-func ociProbes(api OCIReadAPI, t OCITarget) []ociProbe {
+func ociProbes(api ReadAPI, t Target) []ociProbe {
 	comp := common.String(t.Compartment)
 	one := common.Int(1)
 	in := "compartment " + t.Compartment
@@ -115,13 +116,13 @@ func ociProbes(api OCIReadAPI, t OCITarget) []ociProbe {
 	return probes
 }
 
-// OCIPermissions reports one failed row per shipped-policy permission a
+// Permissions reports one failed row per shipped-policy permission a
 // read shows missing, and a row naming what no read can check.
-func OCIPermissions(ctx context.Context, api OCIReadAPI, t OCITarget, rep *Report) {
+func Permissions(ctx context.Context, api ReadAPI, t Target, rep *preflight.Report) {
 	ociPermissionsWith(ctx, ociProbes(api, t), rep)
 }
 
-func ociPermissionsWith(ctx context.Context, probes []ociProbe, rep *Report) {
+func ociPermissionsWith(ctx context.Context, probes []ociProbe, rep *preflight.Report) {
 	statements, err := ociiam.Parse(deploy.OCIPolicyFor("group", "ccm", "c"))
 	if err != nil { // a unit test keeps the embedded policy valid
 		rep.Fail("permissions", "the shipped OCI policy does not parse: "+err.Error(), "report this bug")

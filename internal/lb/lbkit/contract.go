@@ -19,9 +19,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/ccmkit/ccm/internal/lbdrift"
-	"github.com/ccmkit/ccm/internal/lbspec"
-	"github.com/ccmkit/ccm/internal/lbsubset"
+	"github.com/ccmkit/ccm/internal/lb/lbdrift"
+	"github.com/ccmkit/ccm/internal/lb/lbspec"
+	"github.com/ccmkit/ccm/internal/lb/lbsubset"
 )
 
 // Ops is a cloud's operations layer as the pipeline calls it. D is the
@@ -57,7 +57,7 @@ type Translator[D lbspec.Desired] interface {
 	Desired(clusterName string, svc *corev1.Service, nodes []*corev1.Node) (D, []Warning, error)
 	// BackendLimit is the most backends one listener of d may hold; the
 	// zero Limit means no limit. When the eligible backends exceed it, the
-	// pipeline chooses the Service's subset (internal/lbsubset).
+	// pipeline chooses the Service's subset (internal/lb/lbsubset).
 	BackendLimit(ctx context.Context, d D) lbsubset.Limit
 }
 

@@ -37,7 +37,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccm/internal/annotations"
-	"github.com/ccmkit/ccm/internal/lbspec"
+	"github.com/ccmkit/ccm/internal/lb/lbspec"
 )
 
 // Result is the provider's answer for one Service.

@@ -1,4 +1,4 @@
-package preflight
+package tcpreflight
 
 import (
 	"context"
@@ -12,12 +12,13 @@ import (
 	tke "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/tke/v20180525"
 	vpc "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc/v20170312"
 
-	"github.com/ccmkit/ccm/internal/tcapi"
+	"github.com/ccmkit/ccm/internal/preflight"
+	"github.com/ccmkit/ccm/internal/tencent/tcapi"
 )
 
-// TencentAPI is the read-only part of the Tencent Cloud API that the checks
+// API is the read-only part of the Tencent Cloud API that the checks
 // call: the SDK clients satisfy it.
-type TencentAPI struct {
+type API struct {
 	CVM interface {
 		DescribeInstancesWithContext(context.Context, *cvm.DescribeInstancesRequest) (*cvm.DescribeInstancesResponse, error)
 	}
@@ -32,12 +33,12 @@ type TencentAPI struct {
 		DescribeQuotaWithContext(context.Context, *clb.DescribeQuotaRequest) (*clb.DescribeQuotaResponse, error)
 	}
 	// Reads are every read of the shipped CAM policy, for the permission
-	// checks (permissions_tencent.go); zero: those checks are skipped.
-	Reads TencentReadAPI
+	// checks (permissions.go); zero: those checks are skipped.
+	Reads ReadAPI
 }
 
-// TencentTarget is what the cloud config names.
-type TencentTarget struct {
+// Target is what the cloud config names.
+type Target struct {
 	Region, VpcID string
 	// RouteBackend is "tke" (ClusterRouteTable), "vpc" (RouteTableID), or
 	// "" when routes are off.
@@ -51,12 +52,12 @@ type TencentTarget struct {
 // Tencent runs the Tencent Cloud checks: credentials (one signed read) and
 // the clock, the VPC, the route table, the pod network, and the CLB
 // quotas. clock must wrap the clients' transport.
-func Tencent(ctx context.Context, api TencentAPI, t TencentTarget, clock *Clock, in Input, rep *Report) {
+func Check(ctx context.Context, api API, t Target, clock *preflight.Clock, in preflight.Input, rep *preflight.Report) {
 	credsOK, authenticated := tencentCredentials(ctx, api, t, rep)
 	if authenticated && api.Reads.CVM != nil {
-		TencentPermissions(ctx, api.Reads, t, rep)
+		Permissions(ctx, api.Reads, t, rep)
 	}
-	if !afterCredentials(rep, clock, "Tencent Cloud", credsOK,
+	if !preflight.AfterCredentials(rep, clock, "Tencent Cloud", credsOK,
 		"VPC", "route table", "cluster CIDR", "CLB quota", "targets per listener") {
 		return
 	}
@@ -66,13 +67,13 @@ func Tencent(ctx context.Context, api TencentAPI, t TencentTarget, clock *Clock,
 	if !cidr.IsValid() {
 		cidr = t.ClusterCIDR
 	}
-	CheckClusterCIDR(rep, cidr, nets)
+	preflight.CheckClusterCIDR(rep, cidr, nets)
 	tencentQuotas(ctx, api, in, rep)
 }
 
 // tencentCredentials reports whether the signed call succeeded, and
 // whether the key was authenticated (it was when CAM refused the call).
-func tencentCredentials(ctx context.Context, api TencentAPI, t TencentTarget, rep *Report) (ok, authenticated bool) {
+func tencentCredentials(ctx context.Context, api API, t Target, rep *preflight.Report) (ok, authenticated bool) {
 	const check = "credentials"
 	req := cvm.NewDescribeInstancesRequest()
 	req.Limit = common.Int64Ptr(1)
@@ -122,7 +123,7 @@ func tencentAuthHint(err error) (detail, fix string) {
 }
 
 // tencentVPC checks that the VPC exists, and returns its address ranges.
-func tencentVPC(ctx context.Context, api TencentAPI, t TencentTarget, rep *Report) []Network {
+func tencentVPC(ctx context.Context, api API, t Target, rep *preflight.Report) []preflight.Network {
 	const check = "VPC"
 	req := vpc.NewDescribeVpcsRequest()
 	req.VpcIds = common.StringPtrs([]string{t.VpcID})
@@ -143,11 +144,11 @@ func tencentVPC(ctx context.Context, api TencentAPI, t TencentTarget, rep *Repor
 		rep.Fail(check, fmt.Sprintf("VPC %s not found in %s", t.VpcID, t.Region), fix)
 		return nil
 	}
-	var nets []Network
+	var nets []preflight.Network
 	var cidrs []string
 	add := func(s *string) {
-		if p, err := ParsePrefix(deref(s)); err == nil {
-			nets = append(nets, Network{Name: "VPC " + t.VpcID, CIDR: p})
+		if p, err := preflight.ParsePrefix(deref(s)); err == nil {
+			nets = append(nets, preflight.Network{Name: "VPC " + t.VpcID, CIDR: p})
 			cidrs = append(cidrs, p.String())
 		}
 	}
@@ -164,7 +165,7 @@ func tencentVPC(ctx context.Context, api TencentAPI, t TencentTarget, rep *Repor
 // tencentRouteTable checks the route table routes go into, and returns the
 // other cluster route tables of the VPC, which the pod network must not
 // overlap.
-func tencentRouteTable(ctx context.Context, api TencentAPI, t *TencentTarget, in Input, rep *Report) []Network {
+func tencentRouteTable(ctx context.Context, api API, t *Target, in preflight.Input, rep *preflight.Report) []preflight.Network {
 	const check = "route table"
 	switch t.RouteBackend {
 	case "":
@@ -195,7 +196,7 @@ func tencentRouteTable(ctx context.Context, api TencentAPI, t *TencentTarget, in
 		rep.Fail(check, fmt.Sprintf("DescribeClusterRouteTables: %v", err), "grant tke:DescribeClusterRouteTables to the key (deploy/policies/tencentcloud-cam-policy.json)")
 		return nil
 	}
-	var others []Network
+	var others []preflight.Network
 	var ours *tke.RouteTableInfo
 	if resp.Response != nil {
 		for _, rt := range resp.Response.RouteTableSet {
@@ -206,8 +207,8 @@ func tencentRouteTable(ctx context.Context, api TencentAPI, t *TencentTarget, in
 				ours = rt
 				continue
 			}
-			if p, err := ParsePrefix(deref(rt.RouteTableCidrBlock)); err == nil && deref(rt.VpcId) == t.VpcID {
-				others = append(others, Network{Name: "route table " + deref(rt.RouteTableName), CIDR: p})
+			if p, err := preflight.ParsePrefix(deref(rt.RouteTableCidrBlock)); err == nil && deref(rt.VpcId) == t.VpcID {
+				others = append(others, preflight.Network{Name: "route table " + deref(rt.RouteTableName), CIDR: p})
 			}
 		}
 	}
@@ -221,12 +222,12 @@ func tencentRouteTable(ctx context.Context, api TencentAPI, t *TencentTarget, in
 		rep.Fail(check, fmt.Sprintf("TKE cluster route table %q belongs to %s, not %s", t.ClusterRouteTable, deref(ours.VpcId), t.VpcID),
 			"name a route table of vpc_id in cluster_route_table")
 	default:
-		tableCIDR, _ := ParsePrefix(deref(ours.RouteTableCidrBlock))
+		tableCIDR, _ := preflight.ParsePrefix(deref(ours.RouteTableCidrBlock))
 		cidr := in.ClusterCIDR
 		if !cidr.IsValid() {
 			cidr = t.ClusterCIDR
 		}
-		if tableCIDR.IsValid() && cidr.IsValid() && !within(cidr, tableCIDR) {
+		if tableCIDR.IsValid() && cidr.IsValid() && !preflight.Within(cidr, tableCIDR) {
 			rep.Fail(check, fmt.Sprintf("the cluster CIDR %s is not inside route table %q's CIDR %s", cidr, t.ClusterRouteTable, tableCIDR),
 				"set --cluster-cidr (and cluster_cidr) to the table's CIDR or a range inside it")
 		} else {
@@ -248,7 +249,7 @@ const (
 
 // tencentQuotas checks the CLB quotas: room for more public CLBs, and
 // targets per listener against the node count.
-func tencentQuotas(ctx context.Context, api TencentAPI, in Input, rep *Report) {
+func tencentQuotas(ctx context.Context, api API, in preflight.Input, rep *preflight.Report) {
 	resp, err := api.CLB.DescribeQuotaWithContext(ctx, clb.NewDescribeQuotaRequest())
 	if err != nil {
 		rep.Fail("CLB quota", fmt.Sprintf("DescribeQuota: %v", err), "grant clb:DescribeQuota to the key (deploy/policies/tencentcloud-cam-policy.json)")
@@ -288,7 +289,7 @@ func tencentQuotas(ctx context.Context, api TencentAPI, in Input, rep *Report) {
 	targetsPerListener(rep, quota[quotaTargetBind], in.Nodes)
 }
 
-func targetsPerListener(rep *Report, q *clb.Quota, nodes int) {
+func targetsPerListener(rep *preflight.Report, q *clb.Quota, nodes int) {
 	const check = "targets per listener"
 	if q == nil || q.QuotaLimit == nil {
 		rep.Warn(check, "DescribeQuota has no "+quotaTargetBind+"; the CCM assumes the documented 100", "nothing to fix")

@@ -14,9 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 
-	"github.com/ccmkit/ccm/internal/lbdrift"
-	"github.com/ccmkit/ccm/internal/lbspec"
-	"github.com/ccmkit/ccm/internal/lbsubset"
+	"github.com/ccmkit/ccm/internal/lb/lbdrift"
+	"github.com/ccmkit/ccm/internal/lb/lbspec"
+	"github.com/ccmkit/ccm/internal/lb/lbsubset"
 )
 
 // testDesired is a cloud's desired state: the neutral spec and a setting.

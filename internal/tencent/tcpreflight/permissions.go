@@ -1,4 +1,4 @@
-package preflight
+package tcpreflight
 
 import (
 	"context"
@@ -14,7 +14,8 @@ import (
 
 	"github.com/ccmkit/ccm/deploy"
 	"github.com/ccmkit/ccm/internal/cloudpolicy/cam"
-	"github.com/ccmkit/ccm/internal/tcapi"
+	"github.com/ccmkit/ccm/internal/preflight"
+	"github.com/ccmkit/ccm/internal/tencent/tcapi"
 )
 
 // The permission checks ask, for each action of the shipped CAM policy
@@ -34,9 +35,9 @@ const (
 	noTask = "00000000-0000-0000-0000-000000000000"
 )
 
-// TencentReadAPI is every read of the shipped policy. The SDK clients
+// ReadAPI is every read of the shipped policy. The SDK clients
 // satisfy it.
-type TencentReadAPI struct {
+type ReadAPI struct {
 	CVM interface {
 		DescribeInstancesWithContext(context.Context, *cvm.DescribeInstancesRequest) (*cvm.DescribeInstancesResponse, error)
 	}
@@ -60,7 +61,7 @@ type TencentReadAPI struct {
 }
 
 // tencentProbes calls each read harmlessly, by CAM action.
-func tencentProbes(api TencentReadAPI, t TencentTarget) map[string]func(context.Context) error {
+func tencentProbes(api ReadAPI, t Target) map[string]func(context.Context) error {
 	table := t.ClusterRouteTable
 	if table == "" {
 		table = "ccmkit-preflight-none"
@@ -144,10 +145,10 @@ func isUnauthorized(code string) bool {
 	return code == "AuthFailure.UnauthorizedOperation" || code == "UnauthorizedOperation" || strings.HasPrefix(code, "UnauthorizedOperation.")
 }
 
-// TencentPermissions reports one failed row per action of the shipped
+// Permissions reports one failed row per action of the shipped
 // policy that the key lacks, as far as reads tell, and a row listing the
 // actions that cannot be checked without a write.
-func TencentPermissions(ctx context.Context, api TencentReadAPI, t TencentTarget, rep *Report) {
+func Permissions(ctx context.Context, api ReadAPI, t Target, rep *preflight.Report) {
 	policy, err := cam.Parse(deploy.TencentCAMPolicy)
 	if err != nil { // a unit test keeps the embedded policy valid
 		rep.Fail("permissions", "the shipped CAM policy does not parse: "+err.Error(), "report this bug")

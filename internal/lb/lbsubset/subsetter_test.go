@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/ccmkit/ccm/internal/annotations"
-	"github.com/ccmkit/ccm/internal/lbspec"
+	"github.com/ccmkit/ccm/internal/lb/lbspec"
 )
 
 func service(policy corev1.ServiceExternalTrafficPolicy) *corev1.Service {

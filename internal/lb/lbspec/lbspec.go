@@ -153,7 +153,7 @@ type Spec struct {
 }
 
 // LBSpec returns s. A cloud's desired state embeds Spec and so gets this
-// method, which is how the shared load-balancer pipeline (internal/lbkit)
+// method, which is how the shared load-balancer pipeline (internal/lb/lbkit)
 // reaches the neutral part of any cloud's desired state.
 func (s *Spec) LBSpec() *Spec { return s }
 

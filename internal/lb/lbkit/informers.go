@@ -11,7 +11,7 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
-	"github.com/ccmkit/ccm/internal/lbdrift"
+	"github.com/ccmkit/ccm/internal/lb/lbdrift"
 )
 
 // Initialize keeps the client builder for SetInformers and ends the drain
