@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,7 +17,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/ccmkit/ccm/bench/nodes"
 	"github.com/ccmkit/ccm/bench/report"
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
@@ -245,14 +243,11 @@ func startFanoutCluster(ctx context.Context, dir string, step func(string, ...an
 // runFanout is one run on a fresh control plane and cloudsim; it fills
 // res's floor (the same every run).
 func runFanout(ctx context.Context, cfg FanoutConfig, res *FanoutResult, dir string, step func(string, ...any)) (FanoutRun, error) {
-	run := FanoutRun{Throttled: map[string]int{}, Busy: map[string]int{}, LogDir: dir}
-	cluster, kubeconfig, err := startFanoutCluster(ctx, dir, step)
-	if err != nil {
-		return run, fmt.Errorf("fanout: %w", err)
-	}
-	defer func() { _ = cluster.Stop() }() // at exit: nothing is left to do about a failed stop
-	client := cluster.Client
+	return runFanoutOn(ctx, cfg, "fanout", dir, step, func() (*fanoutCloud, error) { return tencentFanout(cfg, res) })
+}
 
+// tencentFanout is the Tencent cloud of the fanout section.
+func tencentFanout(cfg FanoutConfig, res *FanoutResult) (*fanoutCloud, error) {
 	// The documented CLB limits and cloudsim's realistic latency (Latency
 	// nil); the target quota raised to the cluster's size (see above).
 	sim := cloudsim.New(cloudsim.Options{
@@ -264,108 +259,54 @@ func runFanout(ctx context.Context, cfg FanoutConfig, res *FanoutResult, dir str
 	})
 	simURL, err := sim.Start("127.0.0.1:0")
 	if err != nil {
-		return run, err
+		return nil, err
 	}
-	defer sim.Close()
 	rate := sim.Core().RateLimits()["BatchRegisterTargets"]
 	if rate <= 0 {
-		return run, fmt.Errorf("fanout: cloudsim has no BatchRegisterTargets rate limit to compute the floor with")
+		sim.Close()
+		return nil, fmt.Errorf("fanout: cloudsim has no BatchRegisterTargets rate limit to compute the floor with")
 	}
-
-	// Every fourth Service ends TLS at the CLB, as in the lb section.
-	if err := tlsSecret(ctx, cluster, sim); err != nil {
-		return run, err
-	}
-
-	step("registering %d initialized nodes", cfg.InitialNodes)
-	for k := range cfg.InitialNodes {
-		in := fanoutInstance(k)
-		if _, err := sim.AddInstances(in); err != nil {
-			return run, err
-		}
-		node := &corev1.Node{
-			ObjectMeta: metav1.ObjectMeta{Name: in.PrivateIP},
-			Spec:       corev1.NodeSpec{ProviderID: fmt.Sprintf("tencentcloud:///%s/%s", in.Zone, in.ID)},
-			Status: corev1.NodeStatus{
-				Addresses:  []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: in.PrivateIP}},
-				Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: metav1.Now()}},
-			},
-		}
-		if _, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
-			return run, fmt.Errorf("fanout: create node %s: %w", node.Name, err)
-		}
-	}
-
-	cloudConfig := filepath.Join(dir, "cloud.yaml")
-	// No drift check during the run: its reads would share the rate limits.
-	if err := os.WriteFile(cloudConfig, []byte(fmt.Sprintf("region: %s\nvpc_id: %s\nsecret_id: %s\nsecret_key: %s\napi_endpoint: %s\nlb_drift_check_period: 1h\n",
-		benchRegion, benchVPC, benchID, benchKey, simURL)), 0o600); err != nil {
-		return run, err
-	}
-	args := append(slices.Clone(nodes.RecommendedFlags), "--controllers=service,cloud-node",
-		fmt.Sprintf("--concurrent-service-syncs=%d", cfg.Syncs), "--v=2")
-	step("starting the CCM (service and node controllers, --concurrent-service-syncs=%d)", cfg.Syncs)
-	ccm, _, err := testcluster.CCM{
-		Binary: cfg.CCMBinary, Provider: "tencentcloud", CloudConfig: cloudConfig, Kubeconfig: kubeconfig, Dir: dir, Name: "ccm",
-		ExtraArgs: args,
-	}.Start()
-	if err != nil {
-		return run, err
-	}
-	defer ccm.Stop()
-	wctx, cancel := context.WithTimeout(ctx, time.Minute)
-	err = ccm.WaitForOutput(wctx, "Starting service controller")
-	cancel()
-	if err != nil {
-		return run, err
-	}
-
-	step("creating %d LoadBalancer Services on %d nodes", cfg.Services, cfg.InitialNodes)
-	created, err := createServices(ctx, cluster, cfg.Services)
-	if err != nil {
-		return run, err
-	}
-	if _, err := waitIngress(ctx, cluster, created, cfg.Timeout); err != nil {
-		return run, err
-	}
-	initial := make([]string, cfg.InitialNodes)
-	for k := range initial {
-		initial[k] = fanoutInstance(k).ID
-	}
-	if _, err := waitTargets(ctx, sim, cfg.Services, initial, cfg.Timeout); err != nil {
-		return run, fmt.Errorf("fanout: before the burst: %w", err)
-	}
-	if err := waitQuiet(ctx, sim, "DescribeTargets", 0, cfg.Timeout); err != nil {
-		return run, err
-	}
-	res.Listeners, res.FloorWrites = 0, 0
-	for _, lb := range sim.CLBs() {
-		res.Listeners += len(lb.Listeners)
-		// One batch call carries up to 500 targets across a CLB's listeners.
-		res.FloorWrites += (len(lb.Listeners)*cfg.BurstNodes + maxBatchTargets - 1) / maxBatchTargets
-	}
-	res.FloorSeconds = round(float64(res.FloorWrites) / rate)
-	step("converged: %d CLBs, %d listeners, each with %d targets", cfg.Services, res.Listeners, cfg.InitialNodes)
-
-	burst := make([]cloudsim.Instance, cfg.BurstNodes)
-	want := slices.Clone(initial)
-	for i := range burst {
-		burst[i] = fanoutInstance(cfg.InitialNodes + i)
-		want = append(want, burst[i].ID)
-	}
-	err = measureBurst(ctx, cluster, sim, ccm, &run, step, burstProbe{
-		machines: burst, nodeName: func(in cloudsim.Instance) string { return in.PrivateIP }, timeout: cfg.Timeout,
-		waitDone: func() (time.Time, error) { return waitTargets(ctx, sim, cfg.Services, want, cfg.Timeout) },
-		split:    splitCalls, refusals: countRefusals, quietIgnore: "DescribeTargets",
-		converged: func(run FanoutRun) {
-			step("every CLB has every new node after %.1fs (Nodes created in %.1fs, initialized in %.1fs): %d writes (floor %d, %.1fs)",
+	return &fanoutCloud{
+		provider: "tencentcloud", sim: sim,
+		// No drift check during the run: its reads would share the rate limits.
+		config: fmt.Sprintf("region: %s\nvpc_id: %s\nsecret_id: %s\nsecret_key: %s\napi_endpoint: %s\nlb_drift_check_period: 1h\n",
+			benchRegion, benchVPC, benchID, benchKey, simURL),
+		machine: fanoutInstance,
+		node: func(in cloudsim.Instance) *corev1.Node {
+			return &corev1.Node{
+				ObjectMeta: metav1.ObjectMeta{Name: in.PrivateIP},
+				Spec:       corev1.NodeSpec{ProviderID: fmt.Sprintf("tencentcloud:///%s/%s", in.Zone, in.ID)},
+				Status: corev1.NodeStatus{
+					Addresses:  []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: in.PrivateIP}},
+					Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: metav1.Now()}},
+				},
+			}
+		},
+		nodeName: func(in cloudsim.Instance) string { return in.PrivateIP },
+		member:   func(in cloudsim.Instance) string { return in.ID },
+		// Every fourth Service ends TLS at the CLB, as in the lb section.
+		before:    func(ctx context.Context, cluster *testcluster.Cluster) error { return tlsSecret(ctx, cluster, sim) },
+		createSvc: createServices,
+		waitDone: func(ctx context.Context, n int, want []string, timeout time.Duration) (time.Time, error) {
+			return waitTargets(ctx, sim, n, want, timeout)
+		},
+		quietBefore: "DescribeTargets", quietIgnore: "DescribeTargets",
+		split: splitCalls, refusals: countRefusals,
+		converged: func() string {
+			res.Listeners, res.FloorWrites = 0, 0
+			for _, lb := range sim.CLBs() {
+				res.Listeners += len(lb.Listeners)
+				// One batch call carries up to 500 targets across a CLB's listeners.
+				res.FloorWrites += (len(lb.Listeners)*cfg.BurstNodes + maxBatchTargets - 1) / maxBatchTargets
+			}
+			res.FloorSeconds = round(float64(res.FloorWrites) / rate)
+			return fmt.Sprintf("converged: %d CLBs, %d listeners, each with %d targets", cfg.Services, res.Listeners, cfg.InitialNodes)
+		},
+		done: func(run FanoutRun) string {
+			return fmt.Sprintf("every CLB has every new node after %.1fs (Nodes created in %.1fs, initialized in %.1fs): %d writes (floor %d, %.1fs)",
 				run.Seconds, run.RegisterSeconds, run.InitializedSeconds, run.WritesTotal, res.FloorWrites, res.FloorSeconds)
 		},
-	})
-	if err != nil {
-		return run, fmt.Errorf("fanout: %w", err)
-	}
-	return run, nil
+	}, nil
 }
 
 // burstProbe is what measuring a fan-out burst needs from each cloud.

@@ -6,8 +6,6 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -18,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/ccmkit/ccm/bench/nodes"
 	"github.com/ccmkit/ccm/bench/report"
 	ociconfig "github.com/ccmkit/ccm/internal/oci/config"
 	"github.com/ccmkit/ccm/internal/oci/config/configtest"
@@ -144,113 +141,57 @@ func RunOCIFanout(ctx context.Context, cfg FanoutConfig, log io.Writer) (*OCIFan
 }
 
 func runOCIFanout(ctx context.Context, cfg FanoutConfig, res *OCIFanoutResult, dir string, step func(string, ...any)) (FanoutRun, error) {
-	run := FanoutRun{Throttled: map[string]int{}, Busy: map[string]int{}, LogDir: dir}
-	cluster, kubeconfig, err := startFanoutCluster(ctx, dir, step)
-	if err != nil {
-		return run, fmt.Errorf("oci-fanout: %w", err)
-	}
-	defer func() { _ = cluster.Stop() }() // at exit: nothing is left to do about a failed stop
-	client := cluster.Client
+	return runFanoutOn(ctx, cfg, "oci-fanout", dir, step, func() (*fanoutCloud, error) { return ociFanout(cfg, res) })
+}
 
-	// cloudsim's realistic latency and work-request pace.
+// ociFanout is the OCI cloud of the oci-fanout section: cloudsim's
+// realistic latency and work-request pace.
+func ociFanout(cfg FanoutConfig, res *OCIFanoutResult) (*fanoutCloud, error) {
 	sim, simURL, ads, err := newOCISim()
 	if err != nil {
-		return run, err
+		return nil, err
 	}
-	defer sim.Close()
-
-	step("registering %d initialized nodes", cfg.InitialNodes)
-	var initialIPs []string
-	for k := range cfg.InitialNodes {
-		added, err := sim.AddInstances(ociFanoutNode(k, ads))
-		if err != nil {
-			return run, err
-		}
-		in := added[0]
-		initialIPs = append(initialIPs, in.PrivateIP)
-		node := &corev1.Node{
-			ObjectMeta: metav1.ObjectMeta{Name: in.Name},
-			Spec:       corev1.NodeSpec{ProviderID: "oci://" + in.OCID},
-			Status: corev1.NodeStatus{
-				Addresses:  []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: in.PrivateIP}},
-				Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: metav1.Now()}},
-			},
-		}
-		if _, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
-			return run, fmt.Errorf("oci-fanout: create node %s: %w", node.Name, err)
-		}
-	}
-
-	cloudConfig := filepath.Join(dir, "cloud.yaml")
-	// No drift check during the run: its reads would share the limits.
-	conf := configtest.Valid(fmt.Sprintf("endpoint: %s\nloadBalancer:\n  subnet1: %s\nlbDriftCheckPeriod: 1h\n", simURL, ociFanoutLBSubnet))
-	if err := os.WriteFile(cloudConfig, []byte(conf), 0o600); err != nil {
-		return run, err
-	}
-	args := append(slices.Clone(nodes.RecommendedFlags), "--controllers=service,cloud-node",
-		fmt.Sprintf("--concurrent-service-syncs=%d", cfg.Syncs), "--v=2")
-	step("starting the OCI CCM (service and node controllers, --concurrent-service-syncs=%d)", cfg.Syncs)
-	ccm, _, err := testcluster.CCM{
-		Binary: cfg.CCMBinary, Provider: "oci", CloudConfig: cloudConfig, Kubeconfig: kubeconfig, Dir: dir, Name: "ccm",
-		ExtraArgs: args,
-	}.Start()
-	if err != nil {
-		return run, err
-	}
-	defer ccm.Stop()
-	wctx, cancel := context.WithTimeout(ctx, time.Minute)
-	err = ccm.WaitForOutput(wctx, "Starting service controller")
-	cancel()
-	if err != nil {
-		return run, err
-	}
-
-	step("creating %d LoadBalancer Services on %d nodes", cfg.Services, cfg.InitialNodes)
-	created, err := createPlainServices(ctx, cluster, cfg.Services)
-	if err != nil {
-		return run, err
-	}
-	if _, err := waitIngress(ctx, cluster, created, cfg.Timeout); err != nil {
-		return run, err
-	}
-	if _, err := waitBackends(ctx, sim, cfg.Services, initialIPs, cfg.Timeout); err != nil {
-		return run, fmt.Errorf("oci-fanout: before the burst: %w", err)
-	}
-	if err := waitQuiet(ctx, sim, "", 0, cfg.Timeout); err != nil {
-		return run, err
-	}
-	res.BackendSets, res.FloorWrites = 0, 0
-	perLB := 0
-	for _, lb := range sim.OCILoadBalancers() {
-		res.BackendSets += len(lb.BackendSets)
-		perLB = max(perLB, len(lb.BackendSets))
-	}
-	res.FloorWrites = res.BackendSets
-	res.FloorSeconds, res.ClientWriteLimitSeconds, res.WorkRequestBoundSeconds = ociFanoutFloor(res.FloorWrites, perLB, res.WorkRequestSeconds)
-	res.FloorBasis = fmt.Sprintf("one UpdateBackendSet per backend set at %g/s (burst %d: the public OCI CCM's write limiter; OCI publishes no rate, only 429), "+
-		"then the last one's work request (%.1fs; work requests are serial per load balancer)",
-		ociconfig.DefaultRateLimitQPS, ociconfig.DefaultRateLimitBucket, res.WorkRequestSeconds)
-	step("converged: %d load balancers, %d backend sets, each with %d backends", cfg.Services, res.BackendSets, cfg.InitialNodes)
-
-	burst := make([]cloudsim.Instance, cfg.BurstNodes)
-	want := slices.Clone(initialIPs)
-	for i := range burst {
-		burst[i] = ociFanoutNode(cfg.InitialNodes+i, ads)
-		want = append(want, burst[i].PrivateIP)
-	}
-	err = measureBurst(ctx, cluster, sim, ccm, &run, step, burstProbe{
-		machines: burst, nodeName: func(in cloudsim.Instance) string { return in.Name }, timeout: cfg.Timeout,
-		waitDone: func() (time.Time, error) { return waitBackends(ctx, sim, cfg.Services, want, cfg.Timeout) },
-		split:    splitOCICalls, refusals: countOCIRefusals,
-		converged: func(run FanoutRun) {
-			step("every load balancer has every new node after %.1fs (Nodes created in %.1fs, initialized in %.1fs): %d writes (floor %d, %.2fs)",
+	return &fanoutCloud{
+		provider: "oci", sim: sim,
+		// No drift check during the run: its reads would share the limits.
+		config:  configtest.Valid(fmt.Sprintf("endpoint: %s\nloadBalancer:\n  subnet1: %s\nlbDriftCheckPeriod: 1h\n", simURL, ociFanoutLBSubnet)),
+		machine: func(k int) cloudsim.Instance { return ociFanoutNode(k, ads) },
+		node: func(in cloudsim.Instance) *corev1.Node {
+			return &corev1.Node{
+				ObjectMeta: metav1.ObjectMeta{Name: in.Name},
+				Spec:       corev1.NodeSpec{ProviderID: "oci://" + in.OCID},
+				Status: corev1.NodeStatus{
+					Addresses:  []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: in.PrivateIP}},
+					Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: metav1.Now()}},
+				},
+			}
+		},
+		nodeName:  func(in cloudsim.Instance) string { return in.Name },
+		member:    func(in cloudsim.Instance) string { return in.PrivateIP },
+		createSvc: createPlainServices,
+		waitDone: func(ctx context.Context, n int, want []string, timeout time.Duration) (time.Time, error) {
+			return waitBackends(ctx, sim, n, want, timeout)
+		},
+		split: splitOCICalls, refusals: countOCIRefusals,
+		converged: func() string {
+			res.BackendSets, res.FloorWrites = 0, 0
+			perLB := 0
+			for _, lb := range sim.OCILoadBalancers() {
+				res.BackendSets += len(lb.BackendSets)
+				perLB = max(perLB, len(lb.BackendSets))
+			}
+			res.FloorWrites = res.BackendSets
+			res.FloorSeconds, res.ClientWriteLimitSeconds, res.WorkRequestBoundSeconds = ociFanoutFloor(res.FloorWrites, perLB, res.WorkRequestSeconds)
+			res.FloorBasis = fmt.Sprintf("one UpdateBackendSet per backend set at %g/s (burst %d: the public OCI CCM's write limiter; OCI publishes no rate, only 429), "+
+				"then the last one's work request (%.1fs; work requests are serial per load balancer)",
+				ociconfig.DefaultRateLimitQPS, ociconfig.DefaultRateLimitBucket, res.WorkRequestSeconds)
+			return fmt.Sprintf("converged: %d load balancers, %d backend sets, each with %d backends", cfg.Services, res.BackendSets, cfg.InitialNodes)
+		},
+		done: func(run FanoutRun) string {
+			return fmt.Sprintf("every load balancer has every new node after %.1fs (Nodes created in %.1fs, initialized in %.1fs): %d writes (floor %d, %.2fs)",
 				run.Seconds, run.RegisterSeconds, run.InitializedSeconds, run.WritesTotal, res.FloorWrites, res.FloorSeconds)
 		},
-	})
-	if err != nil {
-		return run, fmt.Errorf("oci-fanout: %w", err)
-	}
-	return run, nil
+	}, nil
 }
 
 // newOCISim starts cloudsim with the bench's OCI tenancy: the API key,

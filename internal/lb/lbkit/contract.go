@@ -11,6 +11,12 @@
 //	Service, nodes ─► Translator.Desired ─► subset (BackendLimit) ─► Ops.Ensure / Update
 //	Service        ─► Translator.Ref     ─────────────────────────► Ops.Get / Delete
 //	every period   ─► Translator.Desired ─► subset ───────────────► Ops.DriftAll (reads only)
+//
+// What an ops layer learns during a call comes back through its Hooks
+// (hooks.go): when a draining backend's period ends, an annotation the
+// Service should show (TKE's loadbalance-id), and a warning about its load
+// balancer as found. The pipeline acts on them the same way for every
+// cloud, so no provider wraps the pipeline.
 package lbkit
 
 import (

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
@@ -26,6 +27,14 @@ type Config struct {
 	Provider string
 	// DriftPeriod is how often the drift check runs; 0 or less: never.
 	DriftPeriod time.Duration
+	// Shown are the annotations the ops layer may Show (Hooks): removed
+	// from a Service that is no longer a LoadBalancer. FieldManager owns
+	// them ("" : ccmkit-<Provider>-load-balancers).
+	Shown        []string
+	FieldManager string
+	// Secrets, if set, is the translator's Secret reader: it reads with
+	// the pipeline's client once Initialize (or UseKubeClient) gives one.
+	Secrets *SecretReader
 }
 
 // LoadBalancer implements cloudprovider.LoadBalancer for any cloud with a
@@ -49,20 +58,24 @@ type LoadBalancer[D lbspec.Desired] struct {
 	// events records the translator's Warnings; nil until SetInformers
 	// (or UseRecorder) gives it a sink.
 	events atomic.Pointer[record.EventRecorder]
-	// kube and stop come from Initialize.
-	kube cloudprovider.ControllerClientBuilder
-	stop <-chan struct{}
+	// told holds what the ops layer showed and warned during a call (hooks.go).
+	told *told
+	// client is the pipeline's Kubernetes client (Initialize, or
+	// UseKubeClient); stop comes from Initialize.
+	client atomic.Pointer[kubernetes.Interface]
+	stop   <-chan struct{}
 }
 
 var _ cloudprovider.LoadBalancer = (*LoadBalancer[*lbspec.Spec])(nil)
 
 // New wires a pipeline. newOps builds the operations layer around the
-// callback it must call when a backend's drain ends (the Service's UID and
-// when), so that the pipeline re-runs the Service's last reconcile then.
-func New[D lbspec.Desired](tr Translator[D], newOps func(onDrain func(types.UID, time.Time)) Ops[D], cfg Config) *LoadBalancer[D] {
+// Hooks through which it tells the pipeline what it learns in a call
+// (hooks.go).
+func New[D lbspec.Desired](tr Translator[D], newOps func(Hooks) Ops[D], cfg Config) *LoadBalancer[D] {
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &LoadBalancer[D]{tr: tr, cfg: cfg, subsets: lbsubset.New(), settler: newSettler(), rerun: drain.NewRerun(ctx), stopRerun: cancel}
-	l.ops = newOps(l.rerun.At)
+	l := &LoadBalancer[D]{tr: tr, cfg: cfg, subsets: lbsubset.New(), settler: newSettler(), rerun: drain.NewRerun(ctx), stopRerun: cancel,
+		told: newTold()}
+	l.ops = newOps(Hooks{DrainEnds: l.rerun.At, Show: l.told.show, Warn: l.told.warn})
 	return l
 }
 
@@ -94,6 +107,7 @@ func (l *LoadBalancer[D]) EnsureLoadBalancer(ctx context.Context, clusterName st
 		return nil, err
 	}
 	st, err := l.ops.Ensure(ctx, d)
+	l.afterCall(ctx, svc)
 	return st, l.refusal(svc, err)
 }
 
@@ -107,7 +121,9 @@ func (l *LoadBalancer[D]) UpdateLoadBalancer(ctx context.Context, clusterName st
 	if err != nil {
 		return err
 	}
-	return l.refusal(svc, l.ops.Update(ctx, d))
+	err = l.ops.Update(ctx, d)
+	l.afterCall(ctx, svc)
+	return l.refusal(svc, err)
 }
 
 // EnsureLoadBalancerDeleted deletes what the Service owns. It needs no
@@ -116,7 +132,11 @@ func (l *LoadBalancer[D]) EnsureLoadBalancerDeleted(ctx context.Context, _ strin
 	defer l.locks.Lock(svc.UID)()
 	l.rerun.Forget(svc.UID)
 	l.subsets.Forget(svc)
-	return l.ops.Delete(ctx, l.tr.Ref(svc))
+	if err := l.ops.Delete(ctx, l.tr.Ref(svc)); err != nil {
+		return err
+	}
+	l.unshow(ctx, svc)
+	return nil
 }
 
 // prepare is the pipeline in front of Ensure and Update: remember the call

@@ -114,8 +114,8 @@ func (o *recordingOps) DriftAll(_ context.Context, ds []*testDesired) map[types.
 }
 
 func newTestLB(limit int, ops *recordingOps) *LoadBalancer[*testDesired] {
-	return New[*testDesired](testTranslator{limit: limit}, func(onDrain func(types.UID, time.Time)) Ops[*testDesired] {
-		ops.onDrain = onDrain
+	return New[*testDesired](testTranslator{limit: limit}, func(h Hooks) Ops[*testDesired] {
+		ops.onDrain = h.DrainEnds
 		return ops
 	}, Config{Provider: "test"})
 }

@@ -4,10 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // planningOps is recordingOps that can plan: it answers a plan naming
@@ -27,7 +25,7 @@ func (o *planningOps) Plan(_ context.Context, d *testDesired) (Plan, error) {
 }
 
 func newPlanningLB(limit int, ops *planningOps) *LoadBalancer[*testDesired] {
-	return New[*testDesired](testTranslator{limit: limit}, func(func(types.UID, time.Time)) Ops[*testDesired] { return ops }, Config{Provider: "test"})
+	return New[*testDesired](testTranslator{limit: limit}, func(Hooks) Ops[*testDesired] { return ops }, Config{Provider: "test"})
 }
 
 // A plan goes through the same translation and backend limit as a sync,

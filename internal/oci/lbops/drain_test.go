@@ -48,7 +48,7 @@ func TestBackendsDrainBeforeRemoval(t *testing.T) {
 			start := now
 			o.drains = drain.NewTracker(func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
 			var asked []time.Time
-			o.onDrain = func(uid types.UID, at time.Time) { asked = append(asked, at) }
+			o.hooks.DrainEnds = func(uid types.UID, at time.Time) { asked = append(asked, at) }
 			with := func(ips ...string) *Desired {
 				d := desired(kind, ips...)
 				d.DrainPeriod = time.Minute

@@ -74,9 +74,9 @@ func (o *Ops) DriftAll(ctx context.Context, ds []*Desired) map[types.UID]lbdrift
 // finding says what a step would repair.
 func (s step) finding() string {
 	switch s.verb {
-	case "create":
+	case verbCreate:
 		return fmt.Sprintf("%s %s missing", s.what, s.name)
-	case "delete":
+	case verbDelete:
 		return fmt.Sprintf("%s %s not wanted", s.what, s.name)
 	default:
 		return fmt.Sprintf("%s %s differs", s.what, s.name)

@@ -238,24 +238,24 @@ func (d lbDriver) create(ctx context.Context, want *Desired, ls []listenerModel,
 func (d lbDriver) write(ctx context.Context, id string, s step) (string, error) {
 	var wr *string
 	var err error
-	switch s.verb + " " + s.what {
-	case "create backend set":
+	switch s.action() {
+	case action{verbCreate, objBackendSet}:
 		var resp loadbalancer.CreateBackendSetResponse
 		resp, err = d.api.CreateBackendSet(ctx, loadbalancer.CreateBackendSetRequest{LoadBalancerId: &id,
 			CreateBackendSetDetails: loadbalancer.CreateBackendSetDetails{Name: common.String(s.name), Policy: common.String(s.bs.Policy),
 				HealthChecker: lbHealth(s.bs.Health), Backends: lbBackends(s.bs.Backends), SslConfiguration: lbSSLDetails(s.bs.SSL)}})
 		wr = resp.OpcWorkRequestId
-	case "update backend set":
+	case action{verbUpdate, objBackendSet}:
 		var resp loadbalancer.UpdateBackendSetResponse
 		resp, err = d.api.UpdateBackendSet(ctx, loadbalancer.UpdateBackendSetRequest{LoadBalancerId: &id, BackendSetName: common.String(s.name),
 			UpdateBackendSetDetails: loadbalancer.UpdateBackendSetDetails{Policy: common.String(s.bs.Policy),
 				HealthChecker: lbHealth(s.bs.Health), Backends: lbBackends(s.bs.Backends), SslConfiguration: lbSSLDetails(s.bs.SSL)}})
 		wr = resp.OpcWorkRequestId
-	case "delete backend set":
+	case action{verbDelete, objBackendSet}:
 		var resp loadbalancer.DeleteBackendSetResponse
 		resp, err = d.api.DeleteBackendSet(ctx, loadbalancer.DeleteBackendSetRequest{LoadBalancerId: &id, BackendSetName: common.String(s.name)})
 		wr = resp.OpcWorkRequestId
-	case "create listener":
+	case action{verbCreate, objListener}:
 		proto, port, cc := lbListenerDetails(s.ls)
 		var resp loadbalancer.CreateListenerResponse
 		resp, err = d.api.CreateListener(ctx, loadbalancer.CreateListenerRequest{LoadBalancerId: &id,
@@ -263,7 +263,7 @@ func (d lbDriver) write(ctx context.Context, id string, s step) (string, error) 
 				Port: common.Int(port), Protocol: common.String(proto), ConnectionConfiguration: cc, SslConfiguration: lbSSLDetails(s.ls.SSL),
 				RuleSetNames: s.ls.RuleSets}})
 		wr = resp.OpcWorkRequestId
-	case "update listener":
+	case action{verbUpdate, objListener}:
 		proto, port, cc := lbListenerDetails(s.ls)
 		var resp loadbalancer.UpdateListenerResponse
 		resp, err = d.api.UpdateListener(ctx, loadbalancer.UpdateListenerRequest{LoadBalancerId: &id, ListenerName: common.String(s.name),
@@ -271,22 +271,22 @@ func (d lbDriver) write(ctx context.Context, id string, s step) (string, error) 
 				Port: common.Int(port), Protocol: common.String(proto), ConnectionConfiguration: cc, SslConfiguration: lbSSLDetails(s.ls.SSL),
 				RuleSetNames: listenerRuleSets(s.ls)}})
 		wr = resp.OpcWorkRequestId
-	case "delete listener":
+	case action{verbDelete, objListener}:
 		var resp loadbalancer.DeleteListenerResponse
 		resp, err = d.api.DeleteListener(ctx, loadbalancer.DeleteListenerRequest{LoadBalancerId: &id, ListenerName: common.String(s.name)})
 		wr = resp.OpcWorkRequestId
-	case "create certificate":
+	case action{verbCreate, objCertificate}:
 		var resp loadbalancer.CreateCertificateResponse
 		resp, err = d.api.CreateCertificate(ctx, loadbalancer.CreateCertificateRequest{LoadBalancerId: &id,
 			CreateCertificateDetails: loadbalancer.CreateCertificateDetails(lbCertificateDetails(s.name, s.cert))})
 		wr = resp.OpcWorkRequestId
-	case "delete certificate":
+	case action{verbDelete, objCertificate}:
 		var resp loadbalancer.DeleteCertificateResponse
 		resp, err = d.api.DeleteCertificate(ctx, loadbalancer.DeleteCertificateRequest{LoadBalancerId: &id, CertificateName: common.String(s.name)})
 		wr = resp.OpcWorkRequestId
-	case "create rule set", "update rule set", "delete rule set":
+	case action{verbCreate, objRuleSet}, action{verbUpdate, objRuleSet}, action{verbDelete, objRuleSet}:
 		return d.writeRuleSet(ctx, id, s)
-	case "update load balancer":
+	case action{verbUpdate, objLoadBalancer}:
 		var resp loadbalancer.UpdateLoadBalancerResponse
 		resp, err = d.api.UpdateLoadBalancer(ctx, loadbalancer.UpdateLoadBalancerRequest{LoadBalancerId: &id,
 			UpdateLoadBalancerDetails: loadbalancer.UpdateLoadBalancerDetails{FreeformTags: s.tags}})
@@ -347,11 +347,8 @@ func (d lbDriver) workRequest(ctx context.Context, id string) (wrState, string, 
 // e.g. CreateBackendSet (both services name them alike, but for the load
 // balancer itself).
 func opName(k Kind, s step) string {
-	verb := map[string]string{"create": "Create", "update": "Update", "delete": "Delete"}[s.verb]
-	what := map[string]string{"listener": "Listener", "backend set": "BackendSet", "certificate": "Certificate", "rule set": "RuleSet",
-		"load balancer": "LoadBalancer"}[s.what]
-	if s.what == "load balancer" && k == KindNLB {
-		what = "NetworkLoadBalancer"
+	if s.what == objLoadBalancer && k == KindNLB {
+		return s.verb.op() + "NetworkLoadBalancer"
 	}
-	return verb + what
+	return s.verb.op() + s.what.op()
 }

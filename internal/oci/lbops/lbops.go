@@ -43,6 +43,7 @@ import (
 	"github.com/ccmkit/ccm/internal/cloudbase"
 	"github.com/ccmkit/ccm/internal/ctxwait"
 	"github.com/ccmkit/ccm/internal/lb/drain"
+	"github.com/ccmkit/ccm/internal/lb/lbkit"
 	"github.com/ccmkit/ccm/internal/oci/ocierr"
 )
 
@@ -93,10 +94,10 @@ type Config struct {
 	// (loadBalancer.securityLists); default: the subnet's first one.
 	SecurityLists map[string]string
 	Timing        Timing
-	// OnDrain, if set, is told when a Service's next backend drain ends, so
-	// that its reconcile runs again then and removes the drained backends
-	// (internal/lb/drain.Rerun).
-	OnDrain func(uid types.UID, at time.Time)
+	// Hooks tell the pipeline (internal/lb/lbkit) what a call learns:
+	// when a Service's next backend drain ends, so that its reconcile runs
+	// again then and removes the drained backends (DrainEnds).
+	Hooks lbkit.Hooks
 	// ReadLagWindow is how long a GET may not show a load balancer a
 	// create's work request made (readLagWindow; cloudbase.AnsweredIDs); 0
 	// trusts the first answer.
@@ -127,9 +128,9 @@ type Ops struct {
 	pending map[string]pendingWR // load balancer id -> work request still running
 
 	// drains remembers when each leaving backend was marked drain
-	// (drain.go); onDrain is Config.OnDrain.
-	drains  *drain.Tracker
-	onDrain func(uid types.UID, at time.Time)
+	// (drain.go); hooks are Config.Hooks.
+	drains *drain.Tracker
+	hooks  lbkit.Hooks
 
 	// readLagWindow and answered: a load balancer a create made is taken
 	// as gone (its retry token spent) only once missing that long.
@@ -154,7 +155,7 @@ func New(lb LBAPI, nlb NLBAPI, net NetworkAPI, cfg Config) *Ops {
 		nlb: nlbDriver{api: nlb, compartment: cfg.Compartment, lists: newNLBLists(nlb, cfg.Compartment).withTTL(cfg.LookupTTL)},
 		net: net, compartment: cfg.Compartment, vcn: cfg.VCN, naming: cfg.Naming, secLists: cfg.SecurityLists, timing: t, sleep: ctxwait.Sleep,
 		pending: map[string]pendingWR{},
-		drains:  drain.NewTracker(nil), onDrain: cfg.OnDrain,
+		drains:  drain.NewTracker(nil), hooks: cfg.Hooks,
 		readLagWindow: cfg.ReadLagWindow, now: time.Now, lookupTTL: cfg.LookupTTL,
 	}
 }
@@ -281,8 +282,8 @@ func (o *Ops) reconcile(ctx context.Context, d *Desired, create bool) (*corev1.L
 			return nil, fmt.Errorf("lbops: Service %s: %s %s: %w", svc, d.Kind, a.ID, err)
 		}
 	}
-	if !nextDrain.IsZero() && o.onDrain != nil {
-		o.onDrain(d.Ref.UID, nextDrain)
+	if !nextDrain.IsZero() && o.hooks.DrainEnds != nil {
+		o.hooks.DrainEnds(d.Ref.UID, nextDrain)
 	}
 	if err := o.attachNSGs(ctx, drv, d, a); err != nil {
 		return nil, fmt.Errorf("lbops: Service %s: %s %s: network security groups: %w", svc, d.Kind, a.ID, err)

@@ -315,8 +315,8 @@ func equalBackendSet(want, got backendSetModel) bool {
 
 // step is one write of a plan, applied and awaited in order.
 type step struct {
-	verb string // create, update, delete
-	what string // listener, backend set, certificate
+	verb verb
+	what object
 	name string
 	ls   listenerModel
 	bs   backendSetModel
@@ -329,6 +329,50 @@ type step struct {
 }
 
 func (s step) String() string { return fmt.Sprintf("%s %s %s", s.verb, s.what, s.name) }
+
+// action is a step's verb and object, which the drivers switch on.
+type action struct {
+	verb verb
+	what object
+}
+
+func (s step) action() action { return action{s.verb, s.what} }
+
+// verb is what a step does to its object: typed, so that a step the
+// drivers do not know cannot be written.
+type verb uint8
+
+const (
+	verbCreate verb = iota + 1
+	verbUpdate
+	verbDelete
+)
+
+func (v verb) String() string { return [...]string{"?", "create", "update", "delete"}[v] }
+
+// op is the verb as OCI's operation names begin ("Create").
+func (v verb) op() string { return [...]string{"?", "Create", "Update", "Delete"}[v] }
+
+// object is what a step writes.
+type object uint8
+
+const (
+	objListener object = iota + 1
+	objBackendSet
+	objCertificate
+	objRuleSet
+	objLoadBalancer
+)
+
+func (o object) String() string {
+	return [...]string{"?", "listener", "backend set", "certificate", "rule set", "load balancer"}[o]
+}
+
+// op is the object as OCI's operation names end ("BackendSet"); a Network
+// Load Balancer's own is NetworkLoadBalancer (opName).
+func (o object) op() string {
+	return [...]string{"?", "Listener", "BackendSet", "Certificate", "RuleSet", "LoadBalancer"}[o]
+}
 
 // plan computes the writes that turn actual into the desired listeners and
 // backend sets, as a pure function (the drift check is this without the
@@ -345,9 +389,9 @@ func plan(a *actual, ls []listenerModel, bss []backendSetModel) []step {
 		got, ok := a.BackendSets[bs.Name]
 		switch {
 		case !ok:
-			steps = append(steps, step{verb: "create", what: "backend set", name: bs.Name, bs: bs})
+			steps = append(steps, step{verb: verbCreate, what: objBackendSet, name: bs.Name, bs: bs})
 		case !equalBackendSet(bs, got):
-			steps = append(steps, step{verb: "update", what: "backend set", name: bs.Name, bs: bs})
+			steps = append(steps, step{verb: verbUpdate, what: objBackendSet, name: bs.Name, bs: bs})
 		}
 	}
 	wantL := map[string]bool{}
@@ -356,20 +400,20 @@ func plan(a *actual, ls []listenerModel, bss []backendSetModel) []step {
 		got, ok := a.Listeners[l.Name]
 		switch {
 		case !ok:
-			steps = append(steps, step{verb: "create", what: "listener", name: l.Name, ls: l})
+			steps = append(steps, step{verb: verbCreate, what: objListener, name: l.Name, ls: l})
 		case !equalListener(l, got):
 			l.idleNow = got.IdleTimeoutSec
-			steps = append(steps, step{verb: "update", what: "listener", name: l.Name, ls: l})
+			steps = append(steps, step{verb: verbUpdate, what: objListener, name: l.Name, ls: l})
 		}
 	}
 	for _, name := range sortedKeys(a.Listeners) {
 		if !wantL[name] && ownedName(name) {
-			steps = append(steps, step{verb: "delete", what: "listener", name: name})
+			steps = append(steps, step{verb: verbDelete, what: objListener, name: name})
 		}
 	}
 	for _, name := range sortedKeys(a.BackendSets) {
 		if !wantBS[name] && ownedName(name) && !usedByForeignListener(a, name, wantL) {
-			steps = append(steps, step{verb: "delete", what: "backend set", name: name})
+			steps = append(steps, step{verb: verbDelete, what: objBackendSet, name: name})
 		}
 	}
 	return steps

@@ -220,44 +220,44 @@ func nlbBackendsFull(bs []backendModel) []networkloadbalancer.Backend {
 func (d nlbDriver) write(ctx context.Context, id string, s step) (string, error) {
 	var wr *string
 	var err error
-	switch s.verb + " " + s.what {
-	case "create backend set":
+	switch s.action() {
+	case action{verbCreate, objBackendSet}:
 		var resp networkloadbalancer.CreateBackendSetResponse
 		resp, err = d.api.CreateBackendSet(ctx, networkloadbalancer.CreateBackendSetRequest{NetworkLoadBalancerId: &id,
 			CreateBackendSetDetails: networkloadbalancer.CreateBackendSetDetails{Name: common.String(s.name),
 				Policy: networkloadbalancer.NetworkLoadBalancingPolicyEnum(s.bs.Policy), IsPreserveSource: common.Bool(s.bs.PreserveSource),
 				HealthChecker: nlbHealth(s.bs.Health), Backends: nlbBackends(s.bs.Backends), IpVersion: networkloadbalancer.IpVersionEnum(s.bs.IPVersion)}})
 		wr = resp.OpcWorkRequestId
-	case "update backend set":
+	case action{verbUpdate, objBackendSet}:
 		var resp networkloadbalancer.UpdateBackendSetResponse
 		resp, err = d.api.UpdateBackendSet(ctx, networkloadbalancer.UpdateBackendSetRequest{NetworkLoadBalancerId: &id, BackendSetName: common.String(s.name),
 			UpdateBackendSetDetails: networkloadbalancer.UpdateBackendSetDetails{Policy: common.String(s.bs.Policy),
 				IsPreserveSource: common.Bool(s.bs.PreserveSource), HealthChecker: nlbHealth(s.bs.Health), Backends: nlbBackends(s.bs.Backends),
 				IpVersion: networkloadbalancer.IpVersionEnum(s.bs.IPVersion)}})
 		wr = resp.OpcWorkRequestId
-	case "delete backend set":
+	case action{verbDelete, objBackendSet}:
 		var resp networkloadbalancer.DeleteBackendSetResponse
 		resp, err = d.api.DeleteBackendSet(ctx, networkloadbalancer.DeleteBackendSetRequest{NetworkLoadBalancerId: &id, BackendSetName: common.String(s.name)})
 		wr = resp.OpcWorkRequestId
-	case "create listener":
+	case action{verbCreate, objListener}:
 		var resp networkloadbalancer.CreateListenerResponse
 		resp, err = d.api.CreateListener(ctx, networkloadbalancer.CreateListenerRequest{NetworkLoadBalancerId: &id,
 			CreateListenerDetails: networkloadbalancer.CreateListenerDetails{Name: common.String(s.name), DefaultBackendSetName: common.String(s.ls.BackendSet),
 				Port: common.Int(s.ls.Port), Protocol: networkloadbalancer.ListenerProtocolsEnum(s.ls.Protocol), IsPpv2Enabled: nlbPpv2(s.ls),
 				IpVersion: networkloadbalancer.IpVersionEnum(s.ls.IPVersion)}})
 		wr = resp.OpcWorkRequestId
-	case "update listener":
+	case action{verbUpdate, objListener}:
 		var resp networkloadbalancer.UpdateListenerResponse
 		resp, err = d.api.UpdateListener(ctx, networkloadbalancer.UpdateListenerRequest{NetworkLoadBalancerId: &id, ListenerName: common.String(s.name),
 			UpdateListenerDetails: networkloadbalancer.UpdateListenerDetails{DefaultBackendSetName: common.String(s.ls.BackendSet),
 				Port: common.Int(s.ls.Port), Protocol: networkloadbalancer.ListenerProtocolsEnum(s.ls.Protocol), IsPpv2Enabled: nlbPpv2(s.ls),
 				IpVersion: networkloadbalancer.IpVersionEnum(s.ls.IPVersion)}})
 		wr = resp.OpcWorkRequestId
-	case "delete listener":
+	case action{verbDelete, objListener}:
 		var resp networkloadbalancer.DeleteListenerResponse
 		resp, err = d.api.DeleteListener(ctx, networkloadbalancer.DeleteListenerRequest{NetworkLoadBalancerId: &id, ListenerName: common.String(s.name)})
 		wr = resp.OpcWorkRequestId
-	case "update load balancer":
+	case action{verbUpdate, objLoadBalancer}:
 		var resp networkloadbalancer.UpdateNetworkLoadBalancerResponse
 		resp, err = d.api.UpdateNetworkLoadBalancer(ctx, networkloadbalancer.UpdateNetworkLoadBalancerRequest{NetworkLoadBalancerId: &id,
 			UpdateNetworkLoadBalancerDetails: networkloadbalancer.UpdateNetworkLoadBalancerDetails{FreeformTags: s.tags}})

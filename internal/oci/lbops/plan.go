@@ -95,7 +95,7 @@ func (o *Ops) plan(ctx context.Context, d *Desired) (lbkit.Plan, error) {
 			return p, err
 		}
 		p.Writes = append(p.Writes, listWrites(lists)...)
-		p.Writes = append(p.Writes, lbkit.PlannedWrite{Action: opName(other.kind(), step{verb: "delete", what: "load balancer"}),
+		p.Writes = append(p.Writes, lbkit.PlannedWrite{Action: opName(other.kind(), step{verb: verbDelete, what: objLoadBalancer}),
 			Object: fmt.Sprintf("%s %s (%q)", kindName(other.kind()), oa.ID, oa.DisplayName), Change: "the Service switched to " + kindName(d.Kind)})
 	}
 	a, err := o.find(ctx, drv, d)
@@ -103,7 +103,7 @@ func (o *Ops) plan(ctx context.Context, d *Desired) (lbkit.Plan, error) {
 		return p, err
 	}
 	if a != nil && isFailed(a) {
-		p.Writes = append(p.Writes, lbkit.PlannedWrite{Action: opName(d.Kind, step{verb: "delete", what: "load balancer"}),
+		p.Writes = append(p.Writes, lbkit.PlannedWrite{Action: opName(d.Kind, step{verb: verbDelete, what: objLoadBalancer}),
 			Object: fmt.Sprintf("%s %s (%q)", p.Kind, a.ID, a.DisplayName), Change: "it is FAILED; a new one is created"})
 		a = nil
 	}
@@ -125,7 +125,7 @@ func (o *Ops) plan(ctx context.Context, d *Desired) (lbkit.Plan, error) {
 		p.Verdict, p.Name = lbkit.VerdictCreate, d.Name
 		p.Reason = fmt.Sprintf("no %s of the Service in compartment %s (looked up as %s)", p.Kind, o.compartment,
 			strings.Join(o.naming.names(d.Kind, d.Ref), ", "))
-		p.Writes = append(p.Writes, lbkit.PlannedWrite{Action: opName(d.Kind, step{verb: "create", what: "load balancer"}),
+		p.Writes = append(p.Writes, lbkit.PlannedWrite{Action: opName(d.Kind, step{verb: verbCreate, what: objLoadBalancer}),
 			Object: fmt.Sprintf("%s %q", p.Kind, d.Name), Change: "with its listeners and backend sets; what follows depends on the answer"})
 		return p, nil
 	}
@@ -134,7 +134,7 @@ func (o *Ops) plan(ctx context.Context, d *Desired) (lbkit.Plan, error) {
 		return p, err
 	}
 	for _, s := range c.all() {
-		p.Writes = append(p.Writes, lbkit.PlannedWrite{Action: opName(d.Kind, s), Object: s.what + " " + s.name, Change: describeStep(a, s)})
+		p.Writes = append(p.Writes, lbkit.PlannedWrite{Action: opName(d.Kind, s), Object: s.what.String() + " " + s.name, Change: describeStep(a, s)})
 	}
 	if c.nsgs {
 		p.Writes = append(p.Writes, lbkit.PlannedWrite{Action: "UpdateNetworkSecurityGroups", Object: fmt.Sprintf("%s %s", p.Kind, a.ID),
@@ -170,24 +170,24 @@ func listWrites(ups []listUpdate) []lbkit.PlannedWrite {
 // describeStep says what a step changes on a.
 func describeStep(a *actual, s step) string {
 	switch {
-	case s.what == "load balancer":
+	case s.what == objLoadBalancer:
 		return fmt.Sprintf("take over: add freeform tags %s=%s, %s=%s (its own are kept)",
 			TagServiceUID, s.tags[TagServiceUID], TagService, s.tags[TagService])
-	case s.verb == "delete":
+	case s.verb == verbDelete:
 		return ""
-	case s.what == "backend set":
+	case s.what == objBackendSet:
 		got, ok := a.BackendSets[s.name]
 		if !ok {
 			return fmt.Sprintf("%d backends, policy %s, health check %s", len(s.bs.Backends), s.bs.Policy, healthString(s.bs.Health))
 		}
 		return backendSetDiff(got, s.bs)
-	case s.what == "listener":
+	case s.what == objListener:
 		got, ok := a.Listeners[s.name]
 		if !ok {
 			return fmt.Sprintf("%s on port %d to backend set %s", s.ls.Protocol, s.ls.Port, s.ls.BackendSet)
 		}
 		return listenerDiff(got, s.ls)
-	case s.what == "rule set" && s.verb == "update":
+	case s.what == objRuleSet && s.verb == verbUpdate:
 		return "its rules differ from the annotation's"
 	}
 	return ""

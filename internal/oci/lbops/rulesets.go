@@ -154,14 +154,14 @@ func ruleSetSteps(a *actual, want RuleSets) (before, after []step) {
 		got, ok := a.RuleSets[name]
 		switch {
 		case !ok:
-			before = append(before, step{verb: "create", what: "rule set", name: name, rules: want[name]})
+			before = append(before, step{verb: verbCreate, what: objRuleSet, name: name, rules: want[name]})
 		case got != rulesJSON(want[name]):
-			before = append(before, step{verb: "update", what: "rule set", name: name, rules: want[name]})
+			before = append(before, step{verb: verbUpdate, what: objRuleSet, name: name, rules: want[name]})
 		}
 	}
 	for _, name := range sortedKeys(a.RuleSets) {
 		if _, wanted := want[name]; !wanted && ourRuleSet(a, name) {
-			after = append(after, step{verb: "delete", what: "rule set", name: name})
+			after = append(after, step{verb: verbDelete, what: objRuleSet, name: name})
 		}
 	}
 	return before, after
@@ -187,12 +187,12 @@ func (d lbDriver) writeRuleSet(ctx context.Context, id string, s step) (string, 
 	var wr *string
 	var err error
 	switch s.verb {
-	case "create":
+	case verbCreate:
 		var resp loadbalancer.CreateRuleSetResponse
 		resp, err = d.api.CreateRuleSet(ctx, loadbalancer.CreateRuleSetRequest{LoadBalancerId: &id,
 			CreateRuleSetDetails: loadbalancer.CreateRuleSetDetails{Name: common.String(s.name), Items: s.rules}})
 		wr = resp.OpcWorkRequestId
-	case "update":
+	case verbUpdate:
 		var resp loadbalancer.UpdateRuleSetResponse
 		resp, err = d.api.UpdateRuleSet(ctx, loadbalancer.UpdateRuleSetRequest{LoadBalancerId: &id, RuleSetName: common.String(s.name),
 			UpdateRuleSetDetails: loadbalancer.UpdateRuleSetDetails{Items: s.rules}})

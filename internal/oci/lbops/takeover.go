@@ -167,7 +167,7 @@ func tagStep(a *actual, d *Desired) step {
 		tags = map[string]string{}
 	}
 	maps.Copy(tags, freeformTags(d))
-	return step{verb: "update", what: "load balancer", name: a.DisplayName, tags: tags}
+	return step{verb: verbUpdate, what: objLoadBalancer, name: a.DisplayName, tags: tags}
 }
 
 // refuse is a refusal of the Service's sync.

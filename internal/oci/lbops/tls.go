@@ -168,7 +168,7 @@ func withCertificates(a *actual, d *Desired, ls []listenerModel, bss []backendSe
 	var creates, deletes []step
 	for _, name := range sortedKeys(want) {
 		if !a.Certificates[name] {
-			creates = append(creates, step{verb: "create", what: "certificate", name: name, cert: want[name]})
+			creates = append(creates, step{verb: verbCreate, what: objCertificate, name: name, cert: want[name]})
 		}
 	}
 	// A certificate a listener or backend set we keep (not ours, or one
@@ -186,7 +186,7 @@ func withCertificates(a *actual, d *Desired, ls []listenerModel, bss []backendSe
 	}
 	for _, name := range sortedKeys(a.Certificates) {
 		if strings.HasPrefix(name, certificatePrefix) && want[name] == nil && !inUse[name] {
-			deletes = append(deletes, step{verb: "delete", what: "certificate", name: name})
+			deletes = append(deletes, step{verb: verbDelete, what: objCertificate, name: name})
 		}
 	}
 	if len(creates) == 0 && len(deletes) == 0 {

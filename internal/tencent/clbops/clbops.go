@@ -33,10 +33,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
+	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/internal/cloudbase"
 	"github.com/ccmkit/ccm/internal/ctxwait"
 	"github.com/ccmkit/ccm/internal/lb/drain"
 	"github.com/ccmkit/ccm/internal/lb/lbdrift"
+	"github.com/ccmkit/ccm/internal/lb/lbkit"
 	"github.com/ccmkit/ccm/internal/lb/lbspec"
 )
 
@@ -56,23 +58,19 @@ type Config struct {
 	VpcID string
 	// Timing overrides DefaultTiming (zero fields keep the default).
 	Timing Timing
-	// OnDrain, if set, is told when a Service's next target drain ends, so
-	// that its reconcile runs again then and deregisters the drained
-	// targets (internal/lb/drain.Rerun).
-	OnDrain func(uid types.UID, at time.Time)
+	// Hooks tell the pipeline (internal/lb/lbkit) what a call learns: when
+	// a Service's next target drain ends, so that its reconcile runs again
+	// then and deregisters the drained targets (DrainEnds); its CLB's id,
+	// as soon as Ensure or Update has found or created it, even if a later
+	// step fails, shown on the Service as TKE's read-only
+	// service.kubernetes.io/loadbalance-id (Show); and how its CLB differs
+	// from its creation-time settings (Warn, creation.go). Unset hooks are
+	// not called.
+	Hooks lbkit.Hooks
 	// ListenerQuota, if set, returns TOTAL_LISTENER_QUOTA (Quotas.
 	// ListenersPerCLB). It is asked only when a CLB would hold more than
 	// DefaultListenerQuota listeners; nil means the documented default.
 	ListenerQuota func(context.Context) int
-	// OnFound, if set, is told the id of the Service's CLB as soon as
-	// Ensure or Update has found or created it, even if a later step
-	// fails: the provider shows it on the Service (TKE's read-only
-	// service.kubernetes.io/loadbalance-id).
-	OnFound func(uid types.UID, lbID string)
-	// OnCreationDrift, if set, is told after each find how the Service's
-	// CLB differs from its creation-time settings (Desired.Creation): one
-	// phrase per field, nil when it does not or the CLB is adopted.
-	OnCreationDrift func(uid types.UID, lbID string, drift []string)
 	// SecurityGroups is the VPC API for the security group of
 	// loadBalancerSourceRanges (securitygroups.go); nil refuses source
 	// ranges and the security-groups annotation.
@@ -111,13 +109,11 @@ type Ops struct {
 	// every Service at once: the limit is per region (loadbalancer.go).
 	gate *deleteGate
 	// drains remembers when each leaving target went to weight 0
-	// (drain.go); onDrain is Config.OnDrain.
-	drains  *drain.Tracker
-	onDrain func(uid types.UID, at time.Time)
-	// listenerQuota and onFound are Config.ListenerQuota and OnFound.
-	listenerQuota   func(context.Context) int
-	onFound         func(uid types.UID, lbID string)
-	onCreationDrift func(uid types.UID, lbID string, drift []string)
+	// (drain.go); hooks are Config.Hooks.
+	drains *drain.Tracker
+	hooks  lbkit.Hooks
+	// listenerQuota is Config.ListenerQuota.
+	listenerQuota func(context.Context) int
 	// sgAPI is Config.SecurityGroups.
 	sgAPI SecurityGroupAPI
 	// tagAPI, tkeClusterID and tkeCompat are Config.Tags, TKEClusterID
@@ -138,24 +134,22 @@ type Ops struct {
 func New(api API, cfg Config) *Ops {
 	t := cfg.Timing.withDefaults()
 	o := &Ops{
-		api:     api,
-		vpcID:   cfg.VpcID,
-		timing:  t,
-		now:     time.Now,
-		sleep:   ctxwait.Sleep,
-		gate:    &deleteGate{},
-		drains:  drain.NewTracker(nil),
-		onDrain: cfg.OnDrain,
+		api:    api,
+		vpcID:  cfg.VpcID,
+		timing: t,
+		now:    time.Now,
+		sleep:  ctxwait.Sleep,
+		gate:   &deleteGate{},
+		drains: drain.NewTracker(nil),
+		hooks:  cfg.Hooks,
 
-		listenerQuota:   cfg.ListenerQuota,
-		onFound:         cfg.OnFound,
-		onCreationDrift: cfg.OnCreationDrift,
-		sgAPI:           cfg.SecurityGroups,
-		tagAPI:          cfg.Tags,
-		region:          cfg.Region,
-		tkeClusterID:    cfg.TKEClusterID,
-		tkeCompat:       cfg.TKECompat,
-		readLagWindow:   cfg.ReadLagWindow,
+		listenerQuota: cfg.ListenerQuota,
+		sgAPI:         cfg.SecurityGroups,
+		tagAPI:        cfg.Tags,
+		region:        cfg.Region,
+		tkeClusterID:  cfg.TKEClusterID,
+		tkeCompat:     cfg.TKECompat,
+		readLagWindow: cfg.ReadLagWindow,
 	}
 	if cfg.LookupTTL > 0 {
 		o.lookup = newLookup(o, cfg.LookupTTL)
@@ -245,8 +239,8 @@ func (o *Ops) pipeline(ctx context.Context, spec *Desired, create bool) (*corev1
 	if err != nil {
 		return nil, err
 	}
-	if o.onFound != nil {
-		o.onFound(spec.UID, lb.id)
+	if o.hooks.Show != nil {
+		o.hooks.Show(spec.UID, string(annotations.TKELoadBalanceID), lb.id)
 	}
 	o.reportCreationDrift(spec.UID, lb, spec.Creation)
 	// First, so that a sync that fails later finds it as ours next time.

@@ -9,12 +9,14 @@ import (
 	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ccmkit/ccm/internal/lb/lbkit"
 )
 
 // Creation is what CreateLoadBalancer takes and nothing changes later
 // (managed TKE's public network annotations and its extensiveParameters
 // passthrough). The zero value asks for the API's defaults. A CLB the CCM
-// created that differs from it is reported (Config.OnCreationDrift), never
+// created that differs from it is reported (Hooks.Warn), never
 // modified: TKE documents these as applied at creation only, and an address
 // family, an ISP or a zone cannot change in place.
 type Creation struct {
@@ -102,16 +104,25 @@ func (c Creation) drift(lb *loadBalancer) []string {
 	return out
 }
 
-// reportCreationDrift tells Config.OnCreationDrift how the Service's CLB
-// differs from its creation-time settings (nil: it does not, or the CLB
-// is adopted and they do not apply).
+// CreationDriftReason is the reason of the Warning Event on a Service
+// whose creation-time annotations ask for something its CLB was not created
+// with: the CLB is left as it is.
+const CreationDriftReason = "CreationOnlySettingChanged"
+
+// reportCreationDrift tells the pipeline (Hooks.Warn) how the Service's
+// CLB differs from its creation-time settings, or that it does not (the
+// zero Warning: it does not, or the CLB is adopted and they do not apply).
+// The pipeline records a change once, so that a resync does not repeat it.
 func (o *Ops) reportCreationDrift(uid types.UID, lb *loadBalancer, c Creation) {
-	if o.onCreationDrift == nil {
+	if o.hooks.Warn == nil {
 		return
 	}
-	var drift []string
+	var w lbkit.Warning
 	if !lb.adopted {
-		drift = c.drift(lb)
+		if drift := c.drift(lb); len(drift) > 0 {
+			w = lbkit.Warning{Reason: CreationDriftReason, Message: fmt.Sprintf("CLB %s was created with other settings than the Service's annotations now ask for, "+
+				"and CLB applies them only at creation: %s. It was left as it is; delete and re-create the Service to apply them", lb.id, strings.Join(drift, "; "))}
+		}
 	}
-	o.onCreationDrift(uid, lb.id, drift)
+	o.hooks.Warn(uid, w)
 }

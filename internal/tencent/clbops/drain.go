@@ -65,8 +65,8 @@ func (o *Ops) deregisterTargets(ctx context.Context, lb *loadBalancer, plan *tar
 // drainEndsAt tells the provider when the Service's next drain ends, so
 // that the reconcile runs again then (internal/lb/drain.Rerun).
 func (o *Ops) drainEndsAt(spec *Desired, at time.Time) {
-	if !at.IsZero() && o.onDrain != nil {
-		o.onDrain(spec.UID, at)
+	if !at.IsZero() && o.hooks.DrainEnds != nil {
+		o.hooks.DrainEnds(spec.UID, at)
 	}
 }
 

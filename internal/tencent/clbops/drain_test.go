@@ -35,7 +35,7 @@ func TestTargetsDrainBeforeDeregistration(t *testing.T) {
 	clock := &drainClock{now: time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)}
 	o.drains = drain.NewTracker(clock.Now)
 	var asked []time.Time
-	o.onDrain = func(uid types.UID, at time.Time) {
+	o.hooks.DrainEnds = func(uid types.UID, at time.Time) {
 		if uid != "uid-1" {
 			t.Errorf("OnDrain for %s, want uid-1", uid)
 		}

@@ -94,8 +94,7 @@ func (c *Cloud) Initialize(b cloudprovider.ControllerClientBuilder, stop <-chan 
 	runCredentials(c.creds, stop)
 	c.instances.prime()
 	if c.lb != nil {
-		c.lb.Initialize(b, stop)
-		c.useSecrets(b)
+		c.lb.Initialize(b, stop) // with its client, the TLS Secrets are read
 	}
 }
 
@@ -114,25 +113,15 @@ func (c *Cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) {
 	if c.lb == nil {
 		return nil, false
 	}
-	return lbWithSecrets{c.lb, c.secrets}, true
+	return c.lb, true
 }
 
-// lbWithSecrets is the load balancers with UseKubeClient, which
-// `cloud-controller-manager adopt` calls so that the plans of Services
-// with TLS Secrets read them (the CCM itself gets its client in
-// Initialize).
-type lbWithSecrets struct {
-	*loadBalancers
-	secrets *tlsSecrets
-}
-
+// The load balancers plan (`cloud-controller-manager adopt`) and read the
+// TLS Secrets with the client adopt gives them.
 var (
-	_ lbkit.PlanSource                                 = lbWithSecrets{}
-	_ interface{ UseKubeClient(kubernetes.Interface) } = lbWithSecrets{}
+	_ lbkit.PlanSource                                 = (*loadBalancers)(nil)
+	_ interface{ UseKubeClient(kubernetes.Interface) } = (*loadBalancers)(nil)
 )
-
-// UseKubeClient sets the client the TLS Secrets are read with.
-func (l lbWithSecrets) UseKubeClient(k kubernetes.Interface) { l.secrets.Use(k) }
 
 // InstancesV2 returns the Compute-backed node implementation.
 func (c *Cloud) InstancesV2() (cloudprovider.InstancesV2, bool) { return c.instances, true }

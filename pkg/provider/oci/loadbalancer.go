@@ -10,7 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccm/internal/annotations"
@@ -53,12 +52,16 @@ const EventReasonNodeSelectorsDisagree = "NodeSelectorAnnotationsDisagree"
 func newLoadBalancers(cfg *config.Config, c *ociapi.Clients, secrets *tlsSecrets) *loadBalancers {
 	naming := lbops.Naming{Prefix: cfg.LoadBalancer.NamePrefix, UpstreamNLB: cfg.UpstreamDefaults()}
 	tr := &ociTranslator{cfg: cfg.LoadBalancer, upstream: cfg.UpstreamDefaults(), naming: naming, drainPeriod: cfg.LBDrainPeriod, secrets: secrets}
-	return lbkit.New[*lbops.Desired](tr, func(onDrain func(types.UID, time.Time)) lbkit.Ops[*lbops.Desired] {
+	cfgKit := lbkit.Config{Provider: ProviderName, DriftPeriod: cfg.LBDriftCheckPeriod}
+	if secrets != nil {
+		cfgKit.Secrets = &secrets.SecretReader
+	}
+	return lbkit.New[*lbops.Desired](tr, func(hooks lbkit.Hooks) lbkit.Ops[*lbops.Desired] {
 		return lbops.New(c.LB, c.NLB, c.Network, lbops.Config{
-			Compartment: cfg.Compartment, VCN: cfg.VCN, Naming: naming, SecurityLists: cfg.LoadBalancer.SecurityLists, OnDrain: onDrain,
+			Compartment: cfg.Compartment, VCN: cfg.VCN, Naming: naming, SecurityLists: cfg.LoadBalancer.SecurityLists, Hooks: hooks,
 			ReadLagWindow: cfg.ReadLagWindow, LookupTTL: lbops.DefaultLookupTTL,
 		})
-	}, lbkit.Config{Provider: ProviderName, DriftPeriod: cfg.LBDriftCheckPeriod})
+	}, cfgKit)
 }
 
 // Name is the display name a new load balancer gets: the Service UID, as

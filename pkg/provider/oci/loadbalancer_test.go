@@ -68,7 +68,7 @@ func testLB(cfg config.LoadBalancerConfig) (*loadBalancers, *fakeOps) {
 
 // withOps is the provider's pipeline around ops instead of lbops.
 func withOps(cfg config.LoadBalancerConfig, ops lbkit.Ops[*lbops.Desired]) *loadBalancers {
-	return lbkit.New[*lbops.Desired](&ociTranslator{cfg: cfg}, func(func(types.UID, time.Time)) lbkit.Ops[*lbops.Desired] { return ops },
+	return lbkit.New[*lbops.Desired](&ociTranslator{cfg: cfg}, func(lbkit.Hooks) lbkit.Ops[*lbops.Desired] { return ops },
 		lbkit.Config{Provider: ProviderName})
 }
 

@@ -13,8 +13,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	cloudprovider "k8s.io/cloud-provider"
-	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/internal/lb/lbkit"
@@ -239,18 +237,4 @@ func allCertificates(data []byte) bool {
 		}
 		n++
 	}
-}
-
-// useSecrets gives the TLS Secret reader its client; without one (tests
-// without a cluster) a Service with a TLS Secret gets an error saying so.
-func (c *Cloud) useSecrets(b cloudprovider.ControllerClientBuilder) {
-	if b == nil {
-		return
-	}
-	client, err := b.Client(ProviderName + "-tls-secrets")
-	if err != nil {
-		klog.ErrorS(err, "No Kubernetes client: Services with a TLS Secret cannot be synced", "annotation", annotations.OCILBTLSSecret)
-		return
-	}
-	c.secrets.Use(client)
 }

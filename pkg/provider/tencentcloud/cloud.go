@@ -55,8 +55,8 @@ type Cloud struct {
 
 	cfg       *config.Config
 	instances *instances
-	routes    *routes           // nil unless a route table is configured (routes.go)
-	lb        *clbLoadBalancers // CLB load balancers (loadbalancer.go, run by internal/lb/lbkit; loadbalanceid.go)
+	routes    *routes        // nil unless a route table is configured (routes.go)
+	lb        *loadBalancers // CLB load balancers (loadbalancer.go, run by internal/lb/lbkit)
 }
 
 var (

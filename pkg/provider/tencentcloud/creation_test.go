@@ -125,7 +125,7 @@ func TestCreationSettingsAgainstCloudsim(t *testing.T) {
 	}
 	var drift []string
 	for _, ev := range e.drainEvents() {
-		if strings.Contains(ev, CreationDriftReason) {
+		if strings.Contains(ev, clbops.CreationDriftReason) {
 			drift = append(drift, ev)
 		}
 	}

@@ -67,7 +67,7 @@ func TestLoadBalanceIDAnnotation(t *testing.T) {
 			}
 			client := fake.NewClientset(svc.DeepCopy())
 			kube := kubernetes.Interface(client)
-			e.lb.kube.Store(&kube)
+			e.lb.UseKubeClient(kube)
 
 			var err error
 			switch tt.call {

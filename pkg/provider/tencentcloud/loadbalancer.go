@@ -10,7 +10,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/internal/lb/lbkit"
@@ -41,18 +40,20 @@ type clbTranslator struct {
 // loadBalancers is the CLB implementation of cloudprovider.LoadBalancer.
 type loadBalancers = lbkit.LoadBalancer[*clbops.Desired]
 
-func newLoadBalancers(cfg *config.Config, api clbops.API, quotaAPI clbops.QuotaAPI, sgAPI clbops.SecurityGroupAPI, tagAPI clbops.TagAPI) *clbLoadBalancers {
+func newLoadBalancers(cfg *config.Config, api clbops.API, quotaAPI clbops.QuotaAPI, sgAPI clbops.SecurityGroupAPI, tagAPI clbops.TagAPI) *loadBalancers {
 	quotas := clbops.NewQuotas(quotaAPI, 0)
 	tke := cfg.LBDefaults == config.LBDefaultsTKE
 	tr := &clbTranslator{quotas: quotas, drainPeriod: cfg.LBDrainPeriod, secrets: &certSecrets{}, tkeDefaults: tke}
-	ids, drift := &foundIDs{}, newCreationDrift()
-	inner := lbkit.New[*clbops.Desired](tr, func(onDrain func(types.UID, time.Time)) lbkit.Ops[*clbops.Desired] {
-		return clbops.New(api, clbops.Config{VpcID: cfg.VpcID, Timing: clbops.Timing{DeleteRetryAfter: cfg.LBDeleteRetryAfter}, OnDrain: onDrain,
-			ListenerQuota: quotas.ListenersPerCLB, OnFound: ids.found, OnCreationDrift: drift.found, SecurityGroups: sgAPI,
+	return lbkit.New[*clbops.Desired](tr, func(hooks lbkit.Hooks) lbkit.Ops[*clbops.Desired] {
+		return clbops.New(api, clbops.Config{VpcID: cfg.VpcID, Timing: clbops.Timing{DeleteRetryAfter: cfg.LBDeleteRetryAfter}, Hooks: hooks,
+			ListenerQuota: quotas.ListenersPerCLB, SecurityGroups: sgAPI,
 			Tags: tagAPI, Region: cfg.Region, TKEClusterID: cfg.TKEClusterID, TKECompat: tke,
 			ReadLagWindow: cfg.ReadLagWindow, LookupTTL: lookupTTL(cfg)})
-	}, lbkit.Config{Provider: ProviderName, DriftPeriod: cfg.LBDriftCheckPeriod})
-	return &clbLoadBalancers{loadBalancers: inner, ids: ids, drift: drift, secrets: tr.secrets}
+	}, lbkit.Config{Provider: ProviderName, DriftPeriod: cfg.LBDriftCheckPeriod,
+		// TKE's read-only annotation, which clbops shows (its CLB's id);
+		// owned by the field manager it always had.
+		Shown: []string{string(annotations.TKELoadBalanceID)}, FieldManager: "ccmkit-clb-id",
+		Secrets: &tr.secrets.SecretReader})
 }
 
 // lookupTTL is how long a listing of the cluster's CLBs answers the

@@ -5,11 +5,9 @@ import (
 	"maps"
 	"strings"
 	"testing"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/internal/lb/lbkit"
@@ -128,7 +126,7 @@ func TestNodeInstanceID(t *testing.T) {
 type noCalls struct{ clbops.API }
 
 func TestBadAnnotationTouchesNothing(t *testing.T) {
-	lb := lbkit.New[*clbops.Desired](&clbTranslator{}, func(func(types.UID, time.Time)) lbkit.Ops[*clbops.Desired] {
+	lb := lbkit.New[*clbops.Desired](&clbTranslator{}, func(lbkit.Hooks) lbkit.Ops[*clbops.Desired] {
 		return clbops.New(noCalls{}, clbops.Config{VpcID: testVPC})
 	}, lbkit.Config{Provider: ProviderName})
 	svc := lbService(map[string]string{

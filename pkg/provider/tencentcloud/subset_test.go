@@ -24,7 +24,7 @@ import (
 // its documented TOTAL_TARGET_BIND_QUOTA of 100 targets per listener.
 type subsetEnv struct {
 	sim    *cloudsim.Sim
-	lb     *clbLoadBalancers
+	lb     *loadBalancers
 	nodes  []*v1.Node
 	zoneOf map[string]string // instance id -> zone
 	events *record.FakeRecorder
