@@ -77,9 +77,12 @@ func DefaultScaleConfig() ScaleConfig {
 // each load balancer one after another (two paced reads each on Tencent:
 // 108 s at 1,000), the join takes about as long, and with a period shorter
 // than a pass the passes ran back to back and the calls never went quiet
-// (the first 1,000-Service run). So 30 s plus 250 ms per Service.
+// (the first 1,000-Service run). So 10 s plus 250 ms per Service: 260 s
+// at 1,000 (a resync of about 51 s, then a pass and the join of about
+// 160 s), 15 s at --quick's 20 (each phase a few seconds); 30 s plus as
+// much made --quick's whole run over its 5 minutes.
 func scaleDriftPeriod(services int) time.Duration {
-	return 30*time.Second + time.Duration(services)*250*time.Millisecond
+	return 10*time.Second + time.Duration(services)*250*time.Millisecond
 }
 
 // ScaleResult is the section: one entry per cloud.
