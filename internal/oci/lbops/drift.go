@@ -20,7 +20,7 @@ func (o *Ops) Drift(ctx context.Context, d *Desired) ([]string, error) {
 	a, err := o.find(ctx, o.driver(d.Kind), d)
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("lbops: Service %s: drift: %w", d.Ref.Service, err)
+		return nil, fmt.Errorf("lbops.Drift: Service %s: %w", d.Ref.Service, err)
 	case a == nil:
 		return []string{"load balancer missing"}, nil
 	case isFailed(a):
@@ -57,7 +57,7 @@ func (o *Ops) DriftAll(ctx context.Context, ds []*Desired) map[types.UID]lbdrift
 				_, listed[drv.kind()] = drv.listAll(ctx, start)
 			}
 			if err := listed[drv.kind()]; err != nil {
-				out[d.Ref.UID] = lbdrift.Result{Err: fmt.Errorf("lbops: Service %s: drift: %w", d.Ref.Service, err)}
+				out[d.Ref.UID] = lbdrift.Result{Err: fmt.Errorf("lbops.DriftAll: Service %s: %w", d.Ref.Service, err)}
 			}
 		}
 	}

@@ -181,7 +181,7 @@ func (o *Ops) Get(ctx context.Context, ref *Desired) (*corev1.LoadBalancerStatus
 	for _, drv := range []driver{o.lb, o.nlb} {
 		a, err := o.findFresh(ctx, drv, ref)
 		if err != nil {
-			return nil, false, fmt.Errorf("lbops: Service %s: %w", ref.Service, err)
+			return nil, false, fmt.Errorf("lbops.Get: Service %s: %w", ref.Service, err)
 		}
 		if a != nil {
 			return withIPMode(status(a, ref), ref.IngressIPMode), true, nil
@@ -193,19 +193,20 @@ func (o *Ops) Get(ctx context.Context, ref *Desired) (*corev1.LoadBalancerStatus
 // Ensure makes the Service's load balancer match d, creating it if needed,
 // and returns its status.
 func (o *Ops) Ensure(ctx context.Context, d *Desired) (*corev1.LoadBalancerStatus, error) {
-	return o.reconcile(ctx, d, true)
+	return o.reconcile(ctx, "lbops.Ensure", d, true)
 }
 
 // Update makes an existing load balancer match d (the upstream controller
 // calls it when nodes change). A missing one is an error: the service
 // controller's retry then goes through Ensure, which creates it.
 func (o *Ops) Update(ctx context.Context, d *Desired) error {
-	_, err := o.reconcile(ctx, d, false)
+	_, err := o.reconcile(ctx, "lbops.Update", d, false)
 	return err
 }
 
 // reconcile is the pipeline of Ensure and Update.
-func (o *Ops) reconcile(ctx context.Context, d *Desired, create bool) (*corev1.LoadBalancerStatus, error) {
+// op names the method in its errors, as every ops method does.
+func (o *Ops) reconcile(ctx context.Context, op string, d *Desired, create bool) (*corev1.LoadBalancerStatus, error) {
 	defer o.touch(d.Ref.UID) // whatever it wrote, the next lookup must see
 	drv := o.driver(d.Kind)
 	svc := d.Ref.Service.String()
@@ -217,7 +218,7 @@ func (o *Ops) reconcile(ctx context.Context, d *Desired, create bool) (*corev1.L
 		other = o.nlb
 	}
 	if err := o.deleteWith(ctx, other, d, o.fence(d)); err != nil {
-		return nil, fmt.Errorf("lbops: Service %s: remove its %s after the switch to %s: %w", svc, other.kind(), d.Kind, err)
+		return nil, fmt.Errorf("%s: Service %s: remove its %s after the switch to %s: %w", op, svc, other.kind(), d.Kind, err)
 	}
 
 	a, err := o.find(ctx, drv, d)
@@ -229,77 +230,77 @@ func (o *Ops) reconcile(ctx context.Context, d *Desired, create bool) (*corev1.L
 		a, err = o.confirmAbsent(ctx, drv, d)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("lbops: Service %s: %w", svc, err)
+		return nil, fmt.Errorf("%s: Service %s: %w", op, svc, err)
 	}
 	if a != nil && isFailed(a) {
 		// Failed out of band (or at creation): users expect it recreated.
-		klog.InfoS("Load balancer is FAILED; deleting it to create it again", "service", svc, "kind", d.Kind, "id", a.ID)
+		klog.InfoS("Load balancer is FAILED; deleting it to create it again", "service", d.Ref.Service, "kind", d.Kind, "id", a.ID)
 		if err := o.remove(ctx, drv, a.ID); err != nil {
-			return nil, fmt.Errorf("lbops: Service %s: delete FAILED %s %s: %w", svc, d.Kind, a.ID, err)
+			return nil, fmt.Errorf("%s: Service %s: delete FAILED %s %s: %w", op, svc, d.Kind, a.ID, err)
 		}
 		a = nil
 	}
 	if a != nil {
 		if err := o.checkTakeover(ctx, d, a); err != nil {
-			return nil, fmt.Errorf("lbops: Service %s: %w", svc, err)
+			return nil, fmt.Errorf("%s: Service %s: %w", op, svc, err)
 		}
 	}
 	nsgs, err := o.planNSGs(ctx, d)
 	if err != nil {
-		return nil, fmt.Errorf("lbops: Service %s: network security groups: %w", svc, err)
+		return nil, fmt.Errorf("%s: Service %s: network security groups: %w", op, svc, err)
 	}
 	if a == nil {
 		if !create {
-			return nil, fmt.Errorf("lbops: Service %s: no %s named %s in compartment %s yet", svc, d.Kind, d.Name, o.compartment)
+			return nil, fmt.Errorf("%s: Service %s: no %s named %s in compartment %s yet", op, svc, d.Kind, d.Name, o.compartment)
 		}
 		if err := o.checkNoStranger(ctx, d); err != nil {
-			return nil, fmt.Errorf("lbops: Service %s: %w", svc, err)
+			return nil, fmt.Errorf("%s: Service %s: %w", op, svc, err)
 		}
 	}
 	if err := o.applyNSGs(ctx, d, nsgs); err != nil {
-		return nil, fmt.Errorf("lbops: Service %s: network security groups: %w", svc, err)
+		return nil, fmt.Errorf("%s: Service %s: network security groups: %w", op, svc, err)
 	}
 	if a == nil {
 		ls, bss := desiredSets(d)
 		if a, err = o.create(ctx, drv, d, ls, bss); err != nil {
-			return nil, fmt.Errorf("lbops: Service %s: %w", svc, err)
+			return nil, fmt.Errorf("%s: Service %s: %w", op, svc, err)
 		}
 	}
 	if a, err = o.waitActive(ctx, drv, a); err != nil {
-		return nil, fmt.Errorf("lbops: Service %s: %w", svc, err)
+		return nil, fmt.Errorf("%s: Service %s: %w", op, svc, err)
 	}
 
 	c, nextDrain, err := o.planChange(ctx, d, a, len(nsgs.writes()) > 0, true)
 	if err != nil {
-		return nil, fmt.Errorf("lbops: Service %s: %s %s: %w", svc, d.Kind, a.ID, err)
+		return nil, fmt.Errorf("%s: Service %s: %s %s: %w", op, svc, d.Kind, a.ID, err)
 	}
 	if c.tags != nil {
-		klog.InfoS("Taking over the load balancer", "service", svc, "kind", d.Kind, "id", a.ID, "displayName", a.DisplayName)
+		klog.InfoS("Taking over the load balancer", "service", d.Ref.Service, "kind", d.Kind, "id", a.ID, "displayName", a.DisplayName)
 	}
 	for _, s := range c.all() {
-		klog.V(2).InfoS("Changing load balancer", "service", svc, "kind", d.Kind, "id", a.ID, "step", s.String())
+		klog.V(2).InfoS("Changing load balancer", "service", d.Ref.Service, "kind", d.Kind, "id", a.ID, "step", s.String())
 		if err := o.apply(ctx, drv, a.ID, func(ctx context.Context) (string, error) { return drv.write(ctx, a.ID, s) }); err != nil {
-			return nil, fmt.Errorf("lbops: Service %s: %s %s: %w", svc, d.Kind, a.ID, err)
+			return nil, fmt.Errorf("%s: Service %s: %s %s: %w", op, svc, d.Kind, a.ID, err)
 		}
 	}
 	if !nextDrain.IsZero() && o.hooks.DrainEnds != nil {
 		o.hooks.DrainEnds(d.Ref.UID, nextDrain)
 	}
 	if err := o.attachNSGs(ctx, drv, d, a); err != nil {
-		return nil, fmt.Errorf("lbops: Service %s: %s %s: network security groups: %w", svc, d.Kind, a.ID, err)
+		return nil, fmt.Errorf("%s: Service %s: %s %s: network security groups: %w", op, svc, d.Kind, a.ID, err)
 	}
 	if err := o.applySecurityRules(ctx, c.lists); err != nil {
-		return nil, fmt.Errorf("lbops: Service %s: security lists: %w", svc, err)
+		return nil, fmt.Errorf("%s: Service %s: security lists: %w", op, svc, err)
 	}
 	if a.IPs == nil {
 		if a, err = drv.get(ctx, a.ID); err != nil {
-			return nil, fmt.Errorf("lbops: Service %s: %w", svc, err)
+			return nil, fmt.Errorf("%s: Service %s: %w", op, svc, err)
 		}
 	}
 	// What OCI cannot change in place is reported after the rest is
 	// reconciled, so that traffic keeps reaching the current nodes.
 	if err := immutableDiff(d, a); err != nil {
-		return withIPMode(status(a, d), d.IngressIPMode), fmt.Errorf("lbops: Service %s: %s %s: %w", svc, d.Kind, a.ID, err)
+		return withIPMode(status(a, d), d.IngressIPMode), fmt.Errorf("%s: Service %s: %s %s: %w", op, svc, d.Kind, a.ID, err)
 	}
 	return withIPMode(status(a, d), d.IngressIPMode), nil
 }
@@ -323,14 +324,13 @@ func (o *Ops) create(ctx context.Context, drv driver, d *Desired, ls []listenerM
 	if len(d.Subnets) == 0 {
 		return nil, errors.New("no subnet to create the load balancer in")
 	}
-	svc := d.Ref.Service.String()
 	if err := o.resolveReservedIP(ctx, d); err != nil {
 		return nil, err
 	}
 	if err := o.checkAssignedIPv6(ctx, d); err != nil {
 		return nil, err
 	}
-	klog.InfoS("Creating load balancer", "service", svc, "kind", d.Kind, "displayName", d.Name,
+	klog.InfoS("Creating load balancer", "service", d.Ref.Service, "kind", d.Kind, "displayName", d.Name,
 		"listeners", len(ls), "backends", len(d.Backends))
 	tokens := []string{retryToken(d, 0), retryToken(d, 1), fmt.Sprintf("%s-%x", d.Ref.UID, time.Now().UnixNano())}
 	var failed []string // messages of FAILED creations
@@ -338,7 +338,7 @@ func (o *Ops) create(ctx context.Context, drv driver, d *Desired, ls []listenerM
 		last := i == len(tokens)-1
 		wr, err := drv.create(ctx, d, ls, bss, token)
 		if ocierr.Code(err) == "InvalidatedRetryToken" && !last {
-			klog.InfoS("The retry token belongs to a deleted load balancer; creating with the next token", "service", svc, "kind", d.Kind, "token", i)
+			klog.InfoS("The retry token belongs to a deleted load balancer; creating with the next token", "service", d.Ref.Service, "kind", d.Kind, "token", i)
 			continue
 		}
 		if err != nil {
@@ -352,7 +352,7 @@ func (o *Ops) create(ctx context.Context, drv driver, d *Desired, ls []listenerM
 				return nil, fmt.Errorf("%s (an earlier creation failed too: %s)", wf.Error(), failed[0])
 			}
 			klog.InfoS("The creation's work request FAILED; creating again with the next retry token, since the same one would replay the failure",
-				"service", svc, "kind", d.Kind, "workRequest", wr, "error", wf.Message)
+				"service", d.Ref.Service, "kind", d.Kind, "workRequest", wr, "error", wf.Message)
 			if err := o.removeFailed(ctx, drv, lbID); err != nil {
 				return nil, fmt.Errorf("%s; removing the FAILED %s %s: %w", wf.Error(), d.Kind, lbID, err)
 			}
@@ -379,7 +379,7 @@ func (o *Ops) create(ctx context.Context, drv driver, d *Desired, ls []listenerM
 		}
 		if stale && !last {
 			klog.InfoS("The create was answered from an earlier request with the same retry token, whose load balancer is gone; creating with the next token",
-				"service", svc, "kind", d.Kind, "workRequest", wr, "token", i)
+				"service", d.Ref.Service, "kind", d.Kind, "workRequest", wr, "token", i)
 			continue
 		}
 		if err == nil && a == nil {
@@ -542,11 +542,11 @@ func (o *Ops) Delete(ctx context.Context, d *Desired) error {
 	defer o.touch(d.Ref.UID) // a Service made a LoadBalancer again must not find what this deleted
 	for _, drv := range []driver{o.lb, o.nlb} {
 		if err := o.deleteWith(ctx, drv, d, o.now()); err != nil {
-			return fmt.Errorf("lbops: Service %s: %w", d.Ref.Service, err)
+			return fmt.Errorf("lbops.Delete: Service %s: %w", d.Ref.Service, err)
 		}
 	}
 	if err := o.deleteNSGs(ctx, d); err != nil {
-		return fmt.Errorf("lbops: Service %s: network security groups: %w", d.Ref.Service, err)
+		return fmt.Errorf("lbops.Delete: Service %s: network security groups: %w", d.Ref.Service, err)
 	}
 	return nil
 }
@@ -561,7 +561,7 @@ func (o *Ops) deleteWith(ctx context.Context, drv driver, d *Desired, notBefore 
 	if err := o.ensureSecurityRules(ctx, d, a.Subnets, true); err != nil {
 		return fmt.Errorf("security lists: %w", err)
 	}
-	klog.InfoS("Deleting load balancer", "service", d.Ref.Service.String(), "kind", drv.kind(), "id", a.ID)
+	klog.InfoS("Deleting load balancer", "service", d.Ref.Service, "kind", drv.kind(), "id", a.ID)
 	return o.remove(ctx, drv, a.ID)
 }
 

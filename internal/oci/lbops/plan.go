@@ -72,7 +72,7 @@ func (o *Ops) Plan(ctx context.Context, d *Desired) (lbkit.Plan, error) {
 		return p, nil
 	}
 	if err != nil {
-		return lbkit.Plan{}, fmt.Errorf("lbops: Service %s: plan: %w", d.Ref.Service, err)
+		return lbkit.Plan{}, fmt.Errorf("lbops.Plan: Service %s: %w", d.Ref.Service, err)
 	}
 	return p, nil
 }

@@ -434,7 +434,7 @@ func (o *Ops) deleteLoadBalancer(ctx context.Context, lb *loadBalancer) error {
 	// safety check for humans); the Service is gone, so is its CLB. It
 	// does not override the frequency check.
 	req.ForceDelete = common.BoolPtr(true)
-	logWrite("Deleting CLB", "clb", lb.id, "service", lb.tags[TagService])
+	logWrite("Deleting CLB", "clb", lb.id, "service", serviceRef(lb.tags[TagService]))
 	var resp *clb.DeleteLoadBalancerResponse
 	if err := o.call(ctx, "DeleteLoadBalancer", lb.String(), func() (err error) {
 		resp, err = o.api.DeleteLoadBalancerWithContext(ctx, req)
@@ -513,4 +513,11 @@ func sortedKeys(m map[string]string) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// serviceRef is the Service a service tag ("namespace/name") names, as
+// every log line names a Service.
+func serviceRef(tag string) klog.ObjectRef {
+	ns, name, _ := strings.Cut(tag, "/")
+	return klog.KRef(ns, name)
 }

@@ -190,7 +190,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			out = outcome{code: codeNetworkError}
 		}
 		t.metrics.Attempt(service, action, out.code, time.Since(sent))
-		klog.V(4).InfoS("Cloud API call", "service", service, "action", action, "code", out.code,
+		klog.V(4).InfoS("Cloud API call", "api", service, "action", action, "code", out.code,
 			"attempt", attempt, "duration", time.Since(sent))
 		if err != nil {
 			return nil, err
@@ -205,7 +205,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		delay := t.backoff(attempt)
 		if attempt >= t.maxAttempts || time.Since(first)+max(delay, coolDown) > t.budget {
-			klog.V(2).InfoS("Cloud API call failed; not retrying", "service", service, "action", action,
+			klog.V(2).InfoS("Cloud API call failed; not retrying", "api", service, "action", action,
 				"code", out.code, "attempts", attempt)
 			return resp, nil
 		}
@@ -213,7 +213,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if out.throttled {
 			reason = "throttled"
 		}
-		klog.V(2).InfoS("Cloud API call will be retried", "service", service, "action", action,
+		klog.V(2).InfoS("Cloud API call will be retried", "api", service, "action", action,
 			"code", out.code, "attempt", attempt, "delay", delay, "coolDown", coolDown)
 		if err := ctxwait.Sleep(ctx, delay); err != nil {
 			return resp, nil // the caller gave up; it gets the last answer
