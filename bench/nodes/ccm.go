@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ccmkit/ccm/internal/testcluster"
+	"github.com/ccmkit/ccm/pkg/provider/tencentcloud"
 )
 
 // ccmFlags is the command line the benchmark adds to testcluster's: the
@@ -46,7 +47,7 @@ func (b *bench) startCCM(name string, inventory bool) (*testcluster.Process, err
 	}
 	var env []string
 	if !inventory {
-		env = append(env, "TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_INVENTORY=off")
+		env = append(env, tencentcloud.EnvBenchInventoryOff+"=1")
 	}
 	p, _, err := testcluster.CCM{
 		Binary:      b.cfg.CCMBinary,

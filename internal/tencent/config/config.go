@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
 
 	"github.com/ccmkit/ccm/internal/cloudbase"
@@ -51,9 +52,6 @@ const (
 	EnvAPIRateLimits     = envPrefix + "API_RATE_LIMITS"
 	EnvInstanceCacheTTL  = envPrefix + "INSTANCE_CACHE_TTL"
 	EnvReadLagWindow     = envPrefix + "READ_LAG_WINDOW"
-	// EnvInventory set to "off" disables batching and caching of instance
-	// and CLB lookups: a benchmark knob (make bench's baseline), not for production.
-	EnvInventory = envPrefix + "INVENTORY"
 
 	EnvSDKSecretID      = "TENCENTCLOUD_SECRET_ID"
 	EnvSDKSecretKey     = "TENCENTCLOUD_SECRET_KEY"
@@ -231,11 +229,6 @@ type Config struct {
 	// A CLB taken as deleted has its ClientToken spent.
 	ReadLagWindow time.Duration `json:"read_lag_window,omitempty"`
 
-	// benchmark knob: `"off"` (quoted in YAML) turns batching and caching of
-	// instance and CLB lookups off (the baseline of `make bench`); leave unset.
-	// Env: TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_INVENTORY.
-	Inventory string `json:"inventory,omitempty"`
-
 	// Go duration, default `5m`: how often every load balancer is compared
 	// with its Service (reads only) and a drifted one re-ensured; `0s` turns
 	// the check off. See
@@ -294,9 +287,6 @@ const (
 // fresh addresses.
 const DefaultInstanceCacheTTL = 60 * time.Second
 
-// InventoryEnabled reports whether instance and CLB lookups are batched and cached.
-func (c *Config) InventoryEnabled() bool { return !strings.EqualFold(c.Inventory, "off") }
-
 // Secret is a credential that never prints (see cloudconfig.Secret).
 type Secret = cloudconfig.Secret
 
@@ -330,8 +320,6 @@ func Load(r io.Reader, getenv func(string) string) (*Config, error) {
 	rateLimits := l.plain(file, "api_rate_limits", EnvAPIRateLimits)
 	cacheTTL := l.plain(file, "instance_cache_ttl", EnvInstanceCacheTTL)
 	readLag := l.plain(file, "read_lag_window", EnvReadLagWindow)
-	inventory := l.plain(file, "inventory", EnvInventory)
-	cfg.Inventory = inventory.value
 	secretID, secretIDFile := l.secret(file, "secret_id", EnvSecretID, EnvSDKSecretID)
 	secretKey, secretKeyFile := l.secret(file, "secret_key", EnvSecretKey, EnvSDKSecretKey)
 	cfg.SecretID, cfg.SecretIDFile = Secret(secretID.value), secretIDFile
@@ -360,9 +348,6 @@ func Load(r io.Reader, getenv func(string) string) (*Config, error) {
 		`must be a duration like "1m" or "30s" (0s trusts every answer at once)`)
 	if cfg.ReadLagWindow > cloudbase.MaxReadLagWindow {
 		l.Addf("read_lag_window %q%s: must be at most %s", readLag.value, readLag.suffix(), cloudbase.MaxReadLagWindow)
-	}
-	if v := inventory.value; v != "" && !strings.EqualFold(v, "on") && !strings.EqualFold(v, "off") {
-		l.Addf("inventory %q%s: must be on or off", v, inventory.suffix())
 	}
 	l.checkSecret(secretID)
 	l.checkSecret(secretKey)
@@ -440,6 +425,11 @@ func (s sourced) suffix() string {
 	return " (from " + s.from + ")"
 }
 
+// retiredKeys were keys once and are ignored now, with why.
+var retiredKeys = map[string]string{
+	"inventory": "the benchmark's switch is no setting any more: the bench sets CCMKIT_BENCH_INVENTORY_OFF (docs/scale.md)",
+}
+
 // configKeys lists the file keys: the json tags of Config.
 func configKeys() []string { return cloudconfig.JSONKeys(reflect.TypeFor[Config]()) }
 
@@ -475,6 +465,11 @@ func (l *loader) readFile(r io.Reader) map[string]string {
 	}
 	slices.Sort(keys) // stable messages
 	for _, k := range keys {
+		if why, ok := retiredKeys[k]; ok {
+			// A config that set it still loads: nothing that worked breaks.
+			klog.InfoS("Ignoring a retired cloud config key", "key", k, "why", why)
+			continue
+		}
 		if !slices.Contains(known, k) {
 			l.Addf("unknown key %q in the cloud config%s", k, cloudconfig.SuggestKey("", k, known))
 			continue

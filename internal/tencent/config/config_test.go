@@ -354,7 +354,7 @@ func TestConfigKeysMatchDocs(t *testing.T) {
 		"cvm_role_name", "metadata_endpoint", "web_identity_token_file", "web_identity_role_arn",
 		"web_identity_provider_id", "web_identity_session_name", "web_identity_duration", "sts_endpoint", "cluster_route_table",
 		"route_backend", "route_table_id", "cluster_cidr", "create_cluster_route_table", "route_cache_ttl", "api_endpoint",
-		"api_rate_limits", "instance_cache_ttl", "read_lag_window", "inventory", "lb_drift_check_period", "lb_delete_retry_after", "lb_drain_period",
+		"api_rate_limits", "instance_cache_ttl", "read_lag_window", "lb_drift_check_period", "lb_delete_retry_after", "lb_drain_period",
 		"lb_defaults", "tke_cluster_id"}
 	if got := configKeys(); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("keys %v, want %v", got, want)
@@ -404,25 +404,25 @@ func TestLoadConfigScaleKeys(t *testing.T) {
 		env       map[string]string
 		wantTTL   time.Duration
 		wantQPS   map[string]float64 // "service.Action" -> effective limit
-		wantInv   bool
 		wantLag   time.Duration
 		wantError string
 	}{
-		{name: "defaults", wantTTL: DefaultInstanceCacheTTL, wantInv: true, wantLag: cloudbase.DefaultReadLagWindow,
+		{name: "defaults", wantTTL: DefaultInstanceCacheTTL, wantLag: cloudbase.DefaultReadLagWindow,
 			wantQPS: map[string]float64{"cvm.DescribeInstances": 40}},
-		{name: "file", file: "api_rate_limits: DescribeInstances=20, clb.CreateListener=5\ninstance_cache_ttl: 2m\ninventory: \"on\"\n",
-			wantTTL: 2 * time.Minute, wantInv: true, wantLag: cloudbase.DefaultReadLagWindow,
+		{name: "file", file: "api_rate_limits: DescribeInstances=20, clb.CreateListener=5\ninstance_cache_ttl: 2m\n",
+			wantTTL: 2 * time.Minute, wantLag: cloudbase.DefaultReadLagWindow,
 			wantQPS: map[string]float64{"cvm.DescribeInstances": 20, "clb.CreateListener": 5, "clb.DeleteListener": 20}},
 		{name: "env wins", file: "instance_cache_ttl: 2m\n",
-			env:     map[string]string{EnvInstanceCacheTTL: "0s", EnvInventory: "OFF", EnvAPIRateLimits: "DescribeInstances=0"},
-			wantTTL: 0, wantInv: false, wantLag: cloudbase.DefaultReadLagWindow, wantQPS: map[string]float64{"cvm.DescribeInstances": 0}},
+			env:     map[string]string{EnvInstanceCacheTTL: "0s", EnvAPIRateLimits: "DescribeInstances=0"},
+			wantTTL: 0, wantLag: cloudbase.DefaultReadLagWindow, wantQPS: map[string]float64{"cvm.DescribeInstances": 0}},
 		{name: "bad limits", file: "api_rate_limits: DescribeInstances\n", wantError: "api_rate_limits: \"DescribeInstances\": want Action=QPS"},
 		{name: "bad ttl", env: map[string]string{EnvInstanceCacheTTL: "soon"},
 			wantError: `instance_cache_ttl "soon" (from ` + EnvInstanceCacheTTL + `): must be a duration`},
 		{name: "negative ttl", file: "instance_cache_ttl: -1s\n", wantError: "instance_cache_ttl \"-1s\": must be a duration"},
-		{name: "bad inventory", file: "inventory: maybe\n", wantError: `inventory "maybe": must be on or off`},
-		{name: "read lag window", file: "read_lag_window: 30s\n", wantTTL: DefaultInstanceCacheTTL, wantInv: true, wantLag: 30 * time.Second},
-		{name: "read lag window off", env: map[string]string{EnvReadLagWindow: "0s"}, wantTTL: DefaultInstanceCacheTTL, wantInv: true, wantLag: 0},
+		{name: "the retired inventory key is ignored", file: "inventory: \"off\"\n", wantTTL: DefaultInstanceCacheTTL,
+			wantLag: cloudbase.DefaultReadLagWindow, wantQPS: map[string]float64{"cvm.DescribeInstances": 40}},
+		{name: "read lag window", file: "read_lag_window: 30s\n", wantTTL: DefaultInstanceCacheTTL, wantLag: 30 * time.Second},
+		{name: "read lag window off", env: map[string]string{EnvReadLagWindow: "0s"}, wantTTL: DefaultInstanceCacheTTL, wantLag: 0},
 		{name: "read lag window too long", file: "read_lag_window: 11m\n", wantError: `read_lag_window "11m": must be at most 10m0s`},
 		{name: "read lag window negative", file: "read_lag_window: -1s\n", wantError: `read_lag_window "-1s": must be a duration`},
 	}
@@ -443,9 +443,6 @@ func TestLoadConfigScaleKeys(t *testing.T) {
 			}
 			if cfg.ReadLagWindow != tt.wantLag {
 				t.Errorf("read lag window %s, want %s", cfg.ReadLagWindow, tt.wantLag)
-			}
-			if cfg.InventoryEnabled() != tt.wantInv {
-				t.Errorf("inventory enabled %v, want %v", cfg.InventoryEnabled(), tt.wantInv)
 			}
 			for key, want := range tt.wantQPS {
 				service, action, _ := strings.Cut(key, ".")

@@ -105,7 +105,7 @@ func New(cfg *config.Config) (*Cloud, error) {
 // One Cloud holds one instance inventory, shared by every controller.
 func newCloud(cfg *config.Config, api cvmlookup.API) *Cloud {
 	lookup := cvmlookup.New(api, cfg.VpcID)
-	inst := newInstances(lookup, cfg.Region, cfg.InstanceCacheTTL, cfg.InventoryEnabled())
+	inst := newInstances(lookup, cfg.Region, cfg.InstanceCacheTTL, inventoryOn())
 	inst.readLagWindow = cfg.ReadLagWindow
 	return &Cloud{cfg: cfg, instances: inst}
 }

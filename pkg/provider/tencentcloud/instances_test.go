@@ -269,10 +269,10 @@ func TestInstanceExists(t *testing.T) {
 					env.Fail(tt.fault, tt.status)
 				}
 				env.API.AnswerWith(tt.answer)
-				i := newTestInstances(env)
 				if mode == "direct" {
-					i = newTestInstancesWith(env, func(c *config.Config) { c.Inventory = "off" })
+					t.Setenv(EnvBenchInventoryOff, "1")
 				}
+				i := newTestInstances(env)
 				exists, err := i.InstanceExists(context.Background(), tt.node)
 				if exists != tt.wantExists {
 					t.Errorf("exists = %v, want %v (err %v)", exists, tt.wantExists, err)

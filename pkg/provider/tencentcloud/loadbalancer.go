@@ -48,7 +48,7 @@ func newLoadBalancers(cfg *config.Config, api clbops.API, quotaAPI clbops.QuotaA
 		return clbops.New(api, clbops.Config{VpcID: cfg.VpcID, Timing: clbops.Timing{DeleteRetryAfter: cfg.LBDeleteRetryAfter}, Hooks: hooks,
 			ListenerQuota: quotas.ListenersPerCLB, SecurityGroups: sgAPI,
 			Tags: tagAPI, Region: cfg.Region, TKEClusterID: cfg.TKEClusterID, TKECompat: tke,
-			ReadLagWindow: cfg.ReadLagWindow, LookupTTL: lookupTTL(cfg)})
+			ReadLagWindow: cfg.ReadLagWindow, LookupTTL: lookupTTL()})
 	}, lbkit.Config{Provider: ProviderName, DriftPeriod: cfg.LBDriftCheckPeriod,
 		// TKE's read-only annotation, which clbops shows (its CLB's id);
 		// owned by the field manager it always had.
@@ -57,10 +57,11 @@ func newLoadBalancers(cfg *config.Config, api clbops.API, quotaAPI clbops.QuotaA
 }
 
 // lookupTTL is how long a listing of the cluster's CLBs answers the
-// Services' lookups: clbops' default, or 0 (a call each) with the inventory
-// off, the setting that turns every shared cloud listing off.
-func lookupTTL(cfg *config.Config) time.Duration {
-	if !cfg.InventoryEnabled() {
+// Services' lookups: clbops' default, or 0 (a call each) under the
+// benchmark's baseline, which turns every shared cloud listing off
+// (benchswitch.go).
+func lookupTTL() time.Duration {
+	if !inventoryOn() {
 		return 0
 	}
 	return clbops.DefaultLookupTTL
