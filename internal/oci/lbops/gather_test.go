@@ -439,10 +439,15 @@ func TestCreationsListOnce(t *testing.T) {
 		t.Fatalf("%d load balancers, want %d", n, burst+oneByOne)
 	}
 	// The burst's lookups gather into one listing in the first round's
-	// window; it answers every later lookup and check for the TTL. Each
-	// creation confirms the absence afresh, by name: one small call each.
-	if all, filtered := env.listsOf("ListLoadBalancers"), env.listsOf("ListLoadBalancers displayName"); all != 1 || filtered != burst+oneByOne {
-		t.Errorf("%d unfiltered and %d filtered ListLoadBalancers for %d creations; want 1 and %d", all, filtered, burst+oneByOne, burst+oneByOne)
+	// window; it answers every later lookup and check for the TTL (a check
+	// that read afresh made 12 here: one per creation one by one). A
+	// lookup starved past the window joins a second round: one more call,
+	// filtered for a name or two. Each creation confirms the absence
+	// afresh, by name: one small call each.
+	all, filtered := env.listsOf("ListLoadBalancers"), env.listsOf("ListLoadBalancers displayName")
+	if all > 2 || filtered < burst+oneByOne || filtered > 2*burst+oneByOne {
+		t.Errorf("%d unfiltered and %d filtered ListLoadBalancers for %d creations; want 1 (2 with a starved lookup) and %d (up to %d)",
+			all, filtered, burst+oneByOne, burst+oneByOne, 2*burst+oneByOne)
 	}
 }
 
