@@ -160,6 +160,20 @@ func (g *gatherer[T]) listAll(ctx context.Context, notBefore time.Time) ([]T, er
 	return r.all, nil
 }
 
+// listNamed is listAll as id and display name pairs (id reads an item's
+// id).
+func (g *gatherer[T]) listNamed(ctx context.Context, notBefore time.Time, id func(T) *string) ([]named, error) {
+	items, err := g.listAll(ctx, notBefore)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]named, 0, len(items))
+	for _, it := range items {
+		out = append(out, named{id: deref(id(it)), name: g.nameOf(it)})
+	}
+	return out, nil
+}
+
 // ask joins (or starts) the round of listings that answers names, or
 // everything, and waits for it. Call with mu held; it is released.
 func (g *gatherer[T]) ask(ctx context.Context, names []string, everything bool) (*gatherRound[T], error) {

@@ -303,15 +303,7 @@ func (d lbDriver) write(ctx context.Context, id string, s step) (string, error) 
 // listAll returns the compartment's live load balancers, from a listing that
 // began after notBefore (gather.go).
 func (d lbDriver) listAll(ctx context.Context, notBefore time.Time) ([]named, error) {
-	items, err := d.lists.listAll(ctx, notBefore)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]named, 0, len(items))
-	for _, it := range items {
-		out = append(out, named{id: deref(it.Id), name: deref(it.DisplayName)})
-	}
-	return out, nil
+	return d.lists.listNamed(ctx, notBefore, func(lb loadbalancer.LoadBalancer) *string { return lb.Id })
 }
 
 func (d lbDriver) remove(ctx context.Context, id string) (string, error) {

@@ -274,15 +274,7 @@ func (d nlbDriver) write(ctx context.Context, id string, s step) (string, error)
 // listAll returns the compartment's live network load balancers, from a listing that
 // began after notBefore (gather.go).
 func (d nlbDriver) listAll(ctx context.Context, notBefore time.Time) ([]named, error) {
-	items, err := d.lists.listAll(ctx, notBefore)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]named, 0, len(items))
-	for _, it := range items {
-		out = append(out, named{id: deref(it.Id), name: deref(it.DisplayName)})
-	}
-	return out, nil
+	return d.lists.listNamed(ctx, notBefore, func(n networkloadbalancer.NetworkLoadBalancerSummary) *string { return n.Id })
 }
 
 func (d nlbDriver) remove(ctx context.Context, id string) (string, error) {
