@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ccmkit/ccm/internal/chartrender"
-	"github.com/ccmkit/ccm/pkg/provider"
+	"github.com/ccmkit/ccm/internal/provider"
 )
 
 var update = flag.Bool("update", false, "rewrite the snapshot files")

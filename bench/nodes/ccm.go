@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/ccmkit/ccm/internal/testcluster"
-	"github.com/ccmkit/ccm/pkg/provider/tencentcloud"
+	"github.com/ccmkit/ccm/internal/provider/tencentcloud"
 )
 
 // ccmFlags is the command line the benchmark adds to testcluster's: the

@@ -28,7 +28,7 @@ import (
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 	simoci "github.com/ccmkit/ccm/pkg/cloudsim/oci"
-	ociprovider "github.com/ccmkit/ccm/pkg/provider/oci"
+	ociprovider "github.com/ccmkit/ccm/internal/provider/oci"
 )
 
 // The OCI node section (oci-nodes): N instances in one compartment and

@@ -5,7 +5,7 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/cloud-provider/options"
 
-	"github.com/ccmkit/ccm/pkg/provider"
+	"github.com/ccmkit/ccm/internal/provider"
 )
 
 // primer is a provider that can start reading the cloud before its

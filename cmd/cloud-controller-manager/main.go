@@ -37,7 +37,7 @@ import (
 	"github.com/ccmkit/ccm/internal/buildinfo"
 	// Every provider package, each registering itself by name (the list is
 	// generated: make generate).
-	"github.com/ccmkit/ccm/pkg/provider"
+	"github.com/ccmkit/ccm/internal/provider"
 )
 
 func main() {

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/ccmkit/ccm/internal/cloudconfig"
-	"github.com/ccmkit/ccm/pkg/provider"
+	"github.com/ccmkit/ccm/internal/provider"
 )
 
 // Every key of every provider's config has a row, read from the source

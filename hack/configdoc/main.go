@@ -20,7 +20,7 @@ import (
 
 	"github.com/ccmkit/ccm/hack/internal/modroot"
 	"github.com/ccmkit/ccm/internal/cloudconfig"
-	"github.com/ccmkit/ccm/pkg/provider"
+	"github.com/ccmkit/ccm/internal/provider"
 )
 
 func main() {

@@ -2,8 +2,8 @@
 // cloud's own packages, so that adding a cloud is adding its packages and
 // running `make generate` (docs/architecture.md, "Adding a third cloud"):
 //
-//   - pkg/provider/zz_generated.providers.go: provider.All, one entry per
-//     provider package pkg/provider/<dir>, that is, one declaring
+//   - internal/provider/zz_generated.providers.go: provider.All, one entry per
+//     provider package internal/provider/<dir>, that is, one declaring
 //     `const ProviderName`; it must also declare `const ConfigFile` (a string
 //     literal: the chart's default file name for its cloud config) and
 //     `var ConfigType` (its cloud config's struct type, whose field comments

@@ -28,7 +28,7 @@ func TestGeneratedFilesAreUpToDate(t *testing.T) {
 // that are neither.
 var fooTree = map[string]string{
 	"go.mod": "module example.com/m\n\ngo 1.26\n",
-	"pkg/provider/foo/cloud.go": `package foo
+	"internal/provider/foo/cloud.go": `package foo
 
 import (
 	"reflect"
@@ -42,8 +42,8 @@ const ConfigFile = "foo.yaml"
 
 var ConfigType = reflect.TypeFor[config.Config]()
 `,
-	"pkg/provider/foo/cloud_test.go": "package foo\n\nconst ProviderName = \"not this one\"\n",
-	"pkg/provider/shared/shared.go":  "package shared\n\n// Helper is not a provider: no ProviderName.\nfunc Helper() {}\n",
+	"internal/provider/foo/cloud_test.go": "package foo\n\nconst ProviderName = \"not this one\"\n",
+	"internal/provider/shared/shared.go":  "package shared\n\n// Helper is not a provider: no ProviderName.\nfunc Helper() {}\n",
 	"pkg/cloudsim/core/core.go":      "package core\n\ntype Core struct{}\n",
 	"pkg/cloudsim/foo/dialect.go": `package foo
 
@@ -92,7 +92,7 @@ func TestGenerateFindsANewCloud(t *testing.T) {
 	}
 	want := map[string][]string{
 		providersGo: {
-			`"example.com/m/pkg/provider/foo"`,
+			`"example.com/m/internal/provider/foo"`,
 			"{Name: foo.ProviderName, ConfigFile: foo.ConfigFile, ConfigType: foo.ConfigType},",
 		},
 		providersTpl: {`"foo": "foo.yaml"`},
@@ -129,7 +129,7 @@ func TestGenerateEarlyStart(t *testing.T) {
 	for k, v := range fooTree {
 		tree[k] = v
 	}
-	tree["pkg/provider/foo/early.go"] = "package foo\n\nconst EarlyStart = true\n"
+	tree["internal/provider/foo/early.go"] = "package foo\n\nconst EarlyStart = true\n"
 	files, err := generate(writeTree(t, tree))
 	if err != nil {
 		t.Fatal(err)
@@ -146,16 +146,16 @@ func TestGenerateRejectsBrokenConventions(t *testing.T) {
 		wantErr string
 	}{
 		{"provider without ConfigFile", map[string]string{
-			"pkg/provider/foo/cloud.go": "package foo\n\nconst ProviderName = \"foo\"\n\nvar ConfigType = 1\n",
-		}, "pkg/provider/foo: a provider (it declares ProviderName) must declare const ConfigFile"},
+			"internal/provider/foo/cloud.go": "package foo\n\nconst ProviderName = \"foo\"\n\nvar ConfigType = 1\n",
+		}, "internal/provider/foo: a provider (it declares ProviderName) must declare const ConfigFile"},
 		{"provider without ConfigType", map[string]string{
-			"pkg/provider/foo/cloud.go": "package foo\n\nconst ProviderName = \"foo\"\n\nconst ConfigFile = \"f\"\n",
+			"internal/provider/foo/cloud.go": "package foo\n\nconst ProviderName = \"foo\"\n\nconst ConfigFile = \"f\"\n",
 		}, "must declare var ConfigType"},
 		{"ConfigFile not a literal", map[string]string{
-			"pkg/provider/foo/cloud.go": "package foo\n\nconst ProviderName = \"foo\"\n\nconst ConfigFile = config.File\n\nvar ConfigType = 1\n",
+			"internal/provider/foo/cloud.go": "package foo\n\nconst ProviderName = \"foo\"\n\nconst ConfigFile = config.File\n\nvar ConfigType = 1\n",
 		}, "const ConfigFile must be a string literal"},
 		{"two providers, one name", map[string]string{
-			"pkg/provider/bar/cloud.go": "package bar\n\nconst ProviderName = \"foo\"\n\nconst ConfigFile = \"f\"\n\nvar ConfigType = 1\n",
+			"internal/provider/bar/cloud.go": "package bar\n\nconst ProviderName = \"foo\"\n\nconst ConfigFile = \"f\"\n\nvar ConfigType = 1\n",
 		}, `two packages have the same ProviderName foo`},
 		{"directive without a name", map[string]string{
 			"pkg/cloudsim/foo/dialect.go": "package foo\n\nconst DialectName = \"foo\"\n\n//cloudsim:dialect\nfunc New(c *core.Core, p *dataplane.Plane, o Options) (*Dialect, error)\n",

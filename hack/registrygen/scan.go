@@ -13,7 +13,7 @@ import (
 	"strings"
 )
 
-// providerPkg is one provider package, pkg/provider/<dir>.
+// providerPkg is one provider package, internal/provider/<dir>.
 type providerPkg struct {
 	Dir, Pkg, ImportPath string
 	Name                 string // the value of ProviderName: --cloud-provider
@@ -136,11 +136,11 @@ func (p goPackage) declares(tok token.Token, name string) bool {
 	return false
 }
 
-// scanProviders finds the provider packages under pkg/provider: those
+// scanProviders finds the provider packages under internal/provider: those
 // declaring ProviderName. Any other package there (a shared helper) is not
 // a provider and is left out.
 func scanProviders(root, module string) ([]providerPkg, error) {
-	pkgs, err := parseDirs(root, "pkg/provider")
+	pkgs, err := parseDirs(root, "internal/provider")
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/oracle/oci-go-sdk/v65/core"
 )
 
-// The provider reads these fields of an instance (pkg/provider/oci
+// The provider reads these fields of an instance (internal/provider/oci
 // instances.go: the id, name and state for the mapping and the lifecycle,
 // compartment, region, domains and shape for the providerID and the labels;
 // the creation time and domain here). kept must carry each, and nothing else.

@@ -21,7 +21,7 @@ import (
 // IPv6 addresses (lbspec.Backend.AddressV6): the public OCI CCM's names,
 // so that an NLB it made is taken over without renaming. An IPv6-only
 // Service gets only the IPv6 pair. The flexible Load Balancer stays IPv4
-// (the provider says why, pkg/provider/oci/dualstack.go).
+// (the provider says why, internal/provider/oci/dualstack.go).
 
 // The NLB IP versions (Settings.IPVersion; "" is IPV4).
 const (

@@ -9,7 +9,7 @@ import (
 	cvm "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm/v20170312"
 )
 
-// The provider reads these fields of an instance (pkg/provider/tencentcloud
+// The provider reads these fields of an instance (internal/provider/tencentcloud
 // instances.go: the id, name and state for the mapping and the lifecycle,
 // zone and type for the labels, the addresses; the VPC here). kept must
 // carry each, and nothing else.

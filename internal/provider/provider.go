@@ -1,5 +1,5 @@
 // Package provider lists the cloud providers built into the
-// cloud-controller-manager. Each provider is a package pkg/provider/<dir>
+// cloud-controller-manager. Each provider is a package internal/provider/<dir>
 // that registers itself with cloudprovider and internal/preflight in its
 // init function and declares ProviderName, ConfigFile and ConfigType;
 // zz_generated.providers.go, written by `make generate`

@@ -3,11 +3,11 @@
 package provider
 
 import (
-	"github.com/ccmkit/ccm/pkg/provider/oci"
-	"github.com/ccmkit/ccm/pkg/provider/tencentcloud"
+	"github.com/ccmkit/ccm/internal/provider/oci"
+	"github.com/ccmkit/ccm/internal/provider/tencentcloud"
 )
 
-// All is every provider package under pkg/provider, by name. Importing
+// All is every provider package under internal/provider, by name. Importing
 // this package links each into the binary, and each registers itself with
 // cloudprovider and internal/preflight in its init function.
 var All = []Provider{
