@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/internal/provider/tencentcloud"
+	"github.com/ccmkit/ccm/internal/testcluster"
 )
 
 // ccmFlags is the command line the benchmark adds to testcluster's: the

@@ -25,10 +25,10 @@ import (
 	"github.com/ccmkit/ccm/bench/report"
 	"github.com/ccmkit/ccm/internal/oci/computelookup"
 	"github.com/ccmkit/ccm/internal/oci/config/configtest"
+	ociprovider "github.com/ccmkit/ccm/internal/provider/oci"
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 	simoci "github.com/ccmkit/ccm/pkg/cloudsim/oci"
-	ociprovider "github.com/ccmkit/ccm/internal/provider/oci"
 )
 
 // The OCI node section (oci-nodes): N instances in one compartment and

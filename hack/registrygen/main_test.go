@@ -44,7 +44,7 @@ var ConfigType = reflect.TypeFor[config.Config]()
 `,
 	"internal/provider/foo/cloud_test.go": "package foo\n\nconst ProviderName = \"not this one\"\n",
 	"internal/provider/shared/shared.go":  "package shared\n\n// Helper is not a provider: no ProviderName.\nfunc Helper() {}\n",
-	"pkg/cloudsim/core/core.go":      "package core\n\ntype Core struct{}\n",
+	"pkg/cloudsim/core/core.go":           "package core\n\ntype Core struct{}\n",
 	"pkg/cloudsim/foo/dialect.go": `package foo
 
 const DialectName = "foo"
