@@ -106,7 +106,7 @@ func run(m *testing.M) (int, error) {
 			CLBDeleteFrequencyWindow: clbDeleteWindow,
 		},
 		// Instance principals' tokens live 20 s instead of 20 minutes, so
-		// that a scenario sees several renewals (oci_credentials_test.go).
+		// that a scenario sees several renewals (credentials_oci_test.go).
 		OCI: cloudsim.OCIOptions{SecurityTokenLifetime: ociTokenLifetime},
 	})
 	if suite.simURL, err = suite.sim.Start("127.0.0.1:0"); err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/ccmkit/ccm/internal/ccmmetrics"
 	"github.com/ccmkit/ccm/internal/lb/lbdrift"
 )
 
@@ -16,11 +17,14 @@ import (
 // middle of a change (the next round looks again), what OCI cannot change
 // in place (a re-ensure reports it and cannot repair it), and security
 // list rules.
-func (o *Ops) Drift(ctx context.Context, d *Desired) ([]string, error) {
+func (o *Ops) Drift(ctx context.Context, d *Desired) (_ []string, err error) {
+	const op ccmmetrics.Op = "lbops.Drift"
+	ctx, done := op.Start(ctx)
+	defer done(&err)
 	a, err := o.find(ctx, o.driver(d.Kind), d)
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("lbops.Drift: Service %s: %w", d.Ref.Service, err)
+		return nil, op.Errorf("Service %s: %w", d.Ref.Service, err)
 	case a == nil:
 		return []string{"load balancer missing"}, nil
 	case isFailed(a):
@@ -47,6 +51,10 @@ func (o *Ops) Drift(ctx context.Context, d *Desired) ([]string, error) {
 // summary does not, so each costs a Get as well (nlb.go). A listing that
 // fails fails the pass: every Service would only list again, and fail.
 func (o *Ops) DriftAll(ctx context.Context, ds []*Desired) map[types.UID]lbdrift.Result {
+	const op ccmmetrics.Op = "lbops.DriftAll"
+	ctx, done := op.Start(ctx)
+	var listErr error // counted as the run's: a Service's own error is in its Result
+	defer done(&listErr)
 	out := make(map[types.UID]lbdrift.Result, len(ds))
 	if o.lookupTTL > 0 {
 		start := o.now()
@@ -57,7 +65,8 @@ func (o *Ops) DriftAll(ctx context.Context, ds []*Desired) map[types.UID]lbdrift
 				_, listed[drv.kind()] = drv.listAll(ctx, start)
 			}
 			if err := listed[drv.kind()]; err != nil {
-				out[d.Ref.UID] = lbdrift.Result{Err: fmt.Errorf("lbops.DriftAll: Service %s: %w", d.Ref.Service, err)}
+				listErr = err
+				out[d.Ref.UID] = lbdrift.Result{Err: op.Errorf("Service %s: %w", d.Ref.Service, err)}
 			}
 		}
 	}

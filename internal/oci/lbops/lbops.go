@@ -40,6 +40,7 @@ import (
 	"k8s.io/cloud-provider/api"
 	"k8s.io/klog/v2"
 
+	"github.com/ccmkit/ccm/internal/ccmmetrics"
 	"github.com/ccmkit/ccm/internal/cloudbase"
 	"github.com/ccmkit/ccm/internal/ctxwait"
 	"github.com/ccmkit/ccm/internal/lb/drain"
@@ -177,11 +178,14 @@ func (o *Ops) driver(k Kind) driver {
 
 // Get reports the status of the Service's load balancer, of either kind
 // (see status for ref.PublishPrivate).
-func (o *Ops) Get(ctx context.Context, ref *Desired) (*corev1.LoadBalancerStatus, bool, error) {
+func (o *Ops) Get(ctx context.Context, ref *Desired) (_ *corev1.LoadBalancerStatus, _ bool, err error) {
+	const op ccmmetrics.Op = "lbops.Get"
+	ctx, done := op.Start(ctx)
+	defer done(&err)
 	for _, drv := range []driver{o.lb, o.nlb} {
 		a, err := o.findFresh(ctx, drv, ref)
 		if err != nil {
-			return nil, false, fmt.Errorf("lbops.Get: Service %s: %w", ref.Service, err)
+			return nil, false, op.Errorf("Service %s: %w", ref.Service, err)
 		}
 		if a != nil {
 			return withIPMode(status(a, ref), ref.IngressIPMode), true, nil
@@ -192,21 +196,27 @@ func (o *Ops) Get(ctx context.Context, ref *Desired) (*corev1.LoadBalancerStatus
 
 // Ensure makes the Service's load balancer match d, creating it if needed,
 // and returns its status.
-func (o *Ops) Ensure(ctx context.Context, d *Desired) (*corev1.LoadBalancerStatus, error) {
-	return o.reconcile(ctx, "lbops.Ensure", d, true)
+func (o *Ops) Ensure(ctx context.Context, d *Desired) (_ *corev1.LoadBalancerStatus, err error) {
+	const op ccmmetrics.Op = "lbops.Ensure"
+	ctx, done := op.Start(ctx)
+	defer done(&err)
+	return o.reconcile(ctx, op, d, true)
 }
 
 // Update makes an existing load balancer match d (the upstream controller
 // calls it when nodes change). A missing one is an error: the service
 // controller's retry then goes through Ensure, which creates it.
-func (o *Ops) Update(ctx context.Context, d *Desired) error {
-	_, err := o.reconcile(ctx, "lbops.Update", d, false)
+func (o *Ops) Update(ctx context.Context, d *Desired) (err error) {
+	const op ccmmetrics.Op = "lbops.Update"
+	ctx, done := op.Start(ctx)
+	defer done(&err)
+	_, err = o.reconcile(ctx, op, d, false)
 	return err
 }
 
 // reconcile is the pipeline of Ensure and Update.
 // op names the method in its errors, as every ops method does.
-func (o *Ops) reconcile(ctx context.Context, op string, d *Desired, create bool) (*corev1.LoadBalancerStatus, error) {
+func (o *Ops) reconcile(ctx context.Context, op ccmmetrics.Op, d *Desired, create bool) (*corev1.LoadBalancerStatus, error) {
 	defer o.touch(d.Ref.UID) // whatever it wrote, the next lookup must see
 	drv := o.driver(d.Kind)
 	svc := d.Ref.Service.String()
@@ -218,7 +228,7 @@ func (o *Ops) reconcile(ctx context.Context, op string, d *Desired, create bool)
 		other = o.nlb
 	}
 	if err := o.deleteWith(ctx, other, d, o.fence(d)); err != nil {
-		return nil, fmt.Errorf("%s: Service %s: remove its %s after the switch to %s: %w", op, svc, other.kind(), d.Kind, err)
+		return nil, op.Errorf("Service %s: remove its %s after the switch to %s: %w", svc, other.kind(), d.Kind, err)
 	}
 
 	a, err := o.find(ctx, drv, d)
@@ -230,77 +240,77 @@ func (o *Ops) reconcile(ctx context.Context, op string, d *Desired, create bool)
 		a, err = o.confirmAbsent(ctx, drv, d)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: Service %s: %w", op, svc, err)
+		return nil, op.Errorf("Service %s: %w", svc, err)
 	}
 	if a != nil && isFailed(a) {
 		// Failed out of band (or at creation): users expect it recreated.
-		klog.InfoS("Load balancer is FAILED; deleting it to create it again", "service", d.Ref.Service, "kind", d.Kind, "id", a.ID)
+		klog.FromContext(ctx).Info("Load balancer is FAILED; deleting it to create it again", "service", d.Ref.Service, "kind", d.Kind, "id", a.ID)
 		if err := o.remove(ctx, drv, a.ID); err != nil {
-			return nil, fmt.Errorf("%s: Service %s: delete FAILED %s %s: %w", op, svc, d.Kind, a.ID, err)
+			return nil, op.Errorf("Service %s: delete FAILED %s %s: %w", svc, d.Kind, a.ID, err)
 		}
 		a = nil
 	}
 	if a != nil {
 		if err := o.checkTakeover(ctx, d, a); err != nil {
-			return nil, fmt.Errorf("%s: Service %s: %w", op, svc, err)
+			return nil, op.Errorf("Service %s: %w", svc, err)
 		}
 	}
 	nsgs, err := o.planNSGs(ctx, d)
 	if err != nil {
-		return nil, fmt.Errorf("%s: Service %s: network security groups: %w", op, svc, err)
+		return nil, op.Errorf("Service %s: network security groups: %w", svc, err)
 	}
 	if a == nil {
 		if !create {
-			return nil, fmt.Errorf("%s: Service %s: no %s named %s in compartment %s yet", op, svc, d.Kind, d.Name, o.compartment)
+			return nil, op.Errorf("Service %s: no %s named %s in compartment %s yet", svc, d.Kind, d.Name, o.compartment)
 		}
 		if err := o.checkNoStranger(ctx, d); err != nil {
-			return nil, fmt.Errorf("%s: Service %s: %w", op, svc, err)
+			return nil, op.Errorf("Service %s: %w", svc, err)
 		}
 	}
 	if err := o.applyNSGs(ctx, d, nsgs); err != nil {
-		return nil, fmt.Errorf("%s: Service %s: network security groups: %w", op, svc, err)
+		return nil, op.Errorf("Service %s: network security groups: %w", svc, err)
 	}
 	if a == nil {
 		ls, bss := desiredSets(d)
 		if a, err = o.create(ctx, drv, d, ls, bss); err != nil {
-			return nil, fmt.Errorf("%s: Service %s: %w", op, svc, err)
+			return nil, op.Errorf("Service %s: %w", svc, err)
 		}
 	}
 	if a, err = o.waitActive(ctx, drv, a); err != nil {
-		return nil, fmt.Errorf("%s: Service %s: %w", op, svc, err)
+		return nil, op.Errorf("Service %s: %w", svc, err)
 	}
 
 	c, nextDrain, err := o.planChange(ctx, d, a, len(nsgs.writes()) > 0, true)
 	if err != nil {
-		return nil, fmt.Errorf("%s: Service %s: %s %s: %w", op, svc, d.Kind, a.ID, err)
+		return nil, op.Errorf("Service %s: %s %s: %w", svc, d.Kind, a.ID, err)
 	}
 	if c.tags != nil {
-		klog.InfoS("Taking over the load balancer", "service", d.Ref.Service, "kind", d.Kind, "id", a.ID, "displayName", a.DisplayName)
+		klog.FromContext(ctx).Info("Taking over the load balancer", "service", d.Ref.Service, "kind", d.Kind, "id", a.ID, "displayName", a.DisplayName)
 	}
 	for _, s := range c.all() {
-		klog.V(2).InfoS("Changing load balancer", "service", d.Ref.Service, "kind", d.Kind, "id", a.ID, "step", s.String())
+		klog.FromContext(ctx).V(2).Info("Changing load balancer", "service", d.Ref.Service, "kind", d.Kind, "id", a.ID, "step", s.String())
 		if err := o.apply(ctx, drv, a.ID, func(ctx context.Context) (string, error) { return drv.write(ctx, a.ID, s) }); err != nil {
-			return nil, fmt.Errorf("%s: Service %s: %s %s: %w", op, svc, d.Kind, a.ID, err)
+			return nil, op.Errorf("Service %s: %s %s: %w", svc, d.Kind, a.ID, err)
 		}
 	}
 	if !nextDrain.IsZero() && o.hooks.DrainEnds != nil {
 		o.hooks.DrainEnds(d.Ref.UID, nextDrain)
 	}
 	if err := o.attachNSGs(ctx, drv, d, a); err != nil {
-		return nil, fmt.Errorf("%s: Service %s: %s %s: network security groups: %w", op, svc, d.Kind, a.ID, err)
+		return nil, op.Errorf("Service %s: %s %s: network security groups: %w", svc, d.Kind, a.ID, err)
 	}
 	if err := o.applySecurityRules(ctx, c.lists); err != nil {
-		return nil, fmt.Errorf("%s: Service %s: security lists: %w", op, svc, err)
+		return nil, op.Errorf("Service %s: security lists: %w", svc, err)
 	}
 	if a.IPs == nil {
 		if a, err = drv.get(ctx, a.ID); err != nil {
-			return nil, fmt.Errorf("%s: Service %s: %w", op, svc, err)
+			return nil, op.Errorf("Service %s: %w", svc, err)
 		}
 	}
 	// What OCI cannot change in place is reported after the rest is
 	// reconciled, so that traffic keeps reaching the current nodes.
 	if err := immutableDiff(d, a); err != nil {
-		return withIPMode(status(a, d), d.IngressIPMode), fmt.Errorf("%s: Service %s: %s %s: %w", op, svc, d.Kind, a.ID, err)
+		return withIPMode(status(a, d), d.IngressIPMode), op.Errorf("Service %s: %s %s: %w", svc, d.Kind, a.ID, err)
 	}
 	return withIPMode(status(a, d), d.IngressIPMode), nil
 }
@@ -330,7 +340,7 @@ func (o *Ops) create(ctx context.Context, drv driver, d *Desired, ls []listenerM
 	if err := o.checkAssignedIPv6(ctx, d); err != nil {
 		return nil, err
 	}
-	klog.InfoS("Creating load balancer", "service", d.Ref.Service, "kind", d.Kind, "displayName", d.Name,
+	klog.FromContext(ctx).Info("Creating load balancer", "service", d.Ref.Service, "kind", d.Kind, "displayName", d.Name,
 		"listeners", len(ls), "backends", len(d.Backends))
 	tokens := []string{retryToken(d, 0), retryToken(d, 1), fmt.Sprintf("%s-%x", d.Ref.UID, time.Now().UnixNano())}
 	var failed []string // messages of FAILED creations
@@ -338,7 +348,7 @@ func (o *Ops) create(ctx context.Context, drv driver, d *Desired, ls []listenerM
 		last := i == len(tokens)-1
 		wr, err := drv.create(ctx, d, ls, bss, token)
 		if ocierr.Code(err) == "InvalidatedRetryToken" && !last {
-			klog.InfoS("The retry token belongs to a deleted load balancer; creating with the next token", "service", d.Ref.Service, "kind", d.Kind, "token", i)
+			klog.FromContext(ctx).Info("The retry token belongs to a deleted load balancer; creating with the next token", "service", d.Ref.Service, "kind", d.Kind, "token", i)
 			continue
 		}
 		if err != nil {
@@ -351,7 +361,7 @@ func (o *Ops) create(ctx context.Context, drv driver, d *Desired, ls []listenerM
 			if len(failed) > 1 || last {
 				return nil, fmt.Errorf("%s (an earlier creation failed too: %s)", wf.Error(), failed[0])
 			}
-			klog.InfoS("The creation's work request FAILED; creating again with the next retry token, since the same one would replay the failure",
+			klog.FromContext(ctx).Info("The creation's work request FAILED; creating again with the next retry token, since the same one would replay the failure",
 				"service", d.Ref.Service, "kind", d.Kind, "workRequest", wr, "error", wf.Message)
 			if err := o.removeFailed(ctx, drv, lbID); err != nil {
 				return nil, fmt.Errorf("%s; removing the FAILED %s %s: %w", wf.Error(), d.Kind, lbID, err)
@@ -378,7 +388,7 @@ func (o *Ops) create(ctx context.Context, drv driver, d *Desired, ls []listenerM
 			}
 		}
 		if stale && !last {
-			klog.InfoS("The create was answered from an earlier request with the same retry token, whose load balancer is gone; creating with the next token",
+			klog.FromContext(ctx).Info("The create was answered from an earlier request with the same retry token, whose load balancer is gone; creating with the next token",
 				"service", d.Ref.Service, "kind", d.Kind, "workRequest", wr, "token", i)
 			continue
 		}
@@ -538,15 +548,18 @@ func (o *Ops) wait(ctx context.Context, drv driver, lbID, wr string) (string, er
 
 // Delete removes the Service's load balancer, of either kind, our
 // security list rules, and its managed NSG. A missing one is fine.
-func (o *Ops) Delete(ctx context.Context, d *Desired) error {
+func (o *Ops) Delete(ctx context.Context, d *Desired) (err error) {
+	const op ccmmetrics.Op = "lbops.Delete"
+	ctx, done := op.Start(ctx)
+	defer done(&err)
 	defer o.touch(d.Ref.UID) // a Service made a LoadBalancer again must not find what this deleted
 	for _, drv := range []driver{o.lb, o.nlb} {
 		if err := o.deleteWith(ctx, drv, d, o.now()); err != nil {
-			return fmt.Errorf("lbops.Delete: Service %s: %w", d.Ref.Service, err)
+			return op.Errorf("Service %s: %w", d.Ref.Service, err)
 		}
 	}
 	if err := o.deleteNSGs(ctx, d); err != nil {
-		return fmt.Errorf("lbops.Delete: Service %s: network security groups: %w", d.Ref.Service, err)
+		return op.Errorf("Service %s: network security groups: %w", d.Ref.Service, err)
 	}
 	return nil
 }
@@ -561,7 +574,7 @@ func (o *Ops) deleteWith(ctx context.Context, drv driver, d *Desired, notBefore 
 	if err := o.ensureSecurityRules(ctx, d, a.Subnets, true); err != nil {
 		return fmt.Errorf("security lists: %w", err)
 	}
-	klog.InfoS("Deleting load balancer", "service", d.Ref.Service, "kind", drv.kind(), "id", a.ID)
+	klog.FromContext(ctx).Info("Deleting load balancer", "service", d.Ref.Service, "kind", drv.kind(), "id", a.ID)
 	return o.remove(ctx, drv, a.ID)
 }
 

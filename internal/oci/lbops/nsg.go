@@ -245,7 +245,7 @@ func (o *Ops) applyNSGs(ctx context.Context, d *Desired, p nsgPlan) error {
 	for _, up := range p.rules {
 		nsg := deref(fill(&up.nsg))
 		if len(up.remove) > 0 {
-			klog.V(2).InfoS("Removing NSG rules", "nsg", nsg, "rules", len(up.remove), "service", d.Ref.Service)
+			klog.FromContext(ctx).V(2).Info("Removing NSG rules", "nsg", nsg, "rules", len(up.remove), "service", d.Ref.Service)
 			if _, err := o.net.RemoveNetworkSecurityGroupSecurityRules(ctx, core.RemoveNetworkSecurityGroupSecurityRulesRequest{
 				NetworkSecurityGroupId: &nsg, RemoveNetworkSecurityGroupSecurityRulesDetails: core.RemoveNetworkSecurityGroupSecurityRulesDetails{SecurityRuleIds: up.remove},
 			}); err != nil {
@@ -256,7 +256,7 @@ func (o *Ops) applyNSGs(ctx context.Context, d *Desired, p nsgPlan) error {
 			for i := range chunk {
 				chunk[i].Source, chunk[i].Destination = fill(chunk[i].Source), fill(chunk[i].Destination)
 			}
-			klog.V(2).InfoS("Adding NSG rules", "nsg", nsg, "rules", len(chunk), "service", d.Ref.Service)
+			klog.FromContext(ctx).V(2).Info("Adding NSG rules", "nsg", nsg, "rules", len(chunk), "service", d.Ref.Service)
 			if _, err := o.net.AddNetworkSecurityGroupSecurityRules(ctx, core.AddNetworkSecurityGroupSecurityRulesRequest{
 				NetworkSecurityGroupId: &nsg, AddNetworkSecurityGroupSecurityRulesDetails: core.AddNetworkSecurityGroupSecurityRulesDetails{SecurityRules: chunk},
 			}); err != nil {
@@ -293,7 +293,7 @@ func (o *Ops) attachNSGs(ctx context.Context, drv driver, d *Desired, a *actual)
 	if slices.Equal(want, a.NSGs) {
 		return nil
 	}
-	klog.InfoS("Updating load balancer NSGs", "service", d.Ref.Service, "kind", d.Kind, "id", a.ID, "from", a.NSGs, "to", want)
+	klog.FromContext(ctx).Info("Updating load balancer NSGs", "service", d.Ref.Service, "kind", d.Kind, "id", a.ID, "from", a.NSGs, "to", want)
 	return o.apply(ctx, drv, a.ID, func(ctx context.Context) (string, error) { return drv.setNSGs(ctx, a.ID, want) })
 }
 
@@ -316,7 +316,7 @@ func (o *Ops) deleteNSGs(ctx context.Context, d *Desired) error {
 	if err != nil || frontend == "" {
 		return err
 	}
-	klog.InfoS("Deleting the managed frontend NSG", "service", d.Ref.Service, "nsg", frontend)
+	klog.FromContext(ctx).Info("Deleting the managed frontend NSG", "service", d.Ref.Service, "nsg", frontend)
 	_, err = o.net.DeleteNetworkSecurityGroup(ctx, core.DeleteNetworkSecurityGroupRequest{NetworkSecurityGroupId: &frontend})
 	if ocierr.IsNotFound(err) {
 		return nil
@@ -375,7 +375,7 @@ func (o *Ops) createNSG(ctx context.Context, d *Desired) (string, error) {
 	if err != nil {
 		return "", ocierr.Wrap("CreateNetworkSecurityGroup", name, err)
 	}
-	klog.InfoS("Created the managed frontend NSG", "service", d.Ref.Service, "nsg", deref(resp.Id), "vcn", deref(s.VcnId))
+	klog.FromContext(ctx).Info("Created the managed frontend NSG", "service", d.Ref.Service, "nsg", deref(resp.Id), "vcn", deref(s.VcnId))
 	return deref(resp.Id), nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ccmkit/ccm/internal/ccmmetrics"
 	"github.com/ccmkit/ccm/internal/lb/lbkit"
 )
 
@@ -64,7 +65,10 @@ func (o *Ops) planChange(ctx context.Context, d *Desired, a *actual, nsgWrites, 
 func kindName(k Kind) string { return strings.ToUpper(string(k)) }
 
 // Plan is what Ensure would do with d, reading only (lbkit.Planner).
-func (o *Ops) Plan(ctx context.Context, d *Desired) (lbkit.Plan, error) {
+func (o *Ops) Plan(ctx context.Context, d *Desired) (_ lbkit.Plan, err error) {
+	const op ccmmetrics.Op = "lbops.Plan"
+	ctx, done := op.Start(ctx)
+	defer done(&err)
 	p, err := o.plan(ctx, d)
 	var r *lbkit.RefusalError
 	if errors.As(err, &r) {
@@ -72,7 +76,7 @@ func (o *Ops) Plan(ctx context.Context, d *Desired) (lbkit.Plan, error) {
 		return p, nil
 	}
 	if err != nil {
-		return lbkit.Plan{}, fmt.Errorf("lbops.Plan: Service %s: %w", d.Ref.Service, err)
+		return lbkit.Plan{}, op.Errorf("Service %s: %w", d.Ref.Service, err)
 	}
 	return p, nil
 }

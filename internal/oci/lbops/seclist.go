@@ -137,7 +137,7 @@ func (o *Ops) planSecurityRules(ctx context.Context, d *Desired, subnets []strin
 // applySecurityRules writes planned security list updates.
 func (o *Ops) applySecurityRules(ctx context.Context, ups []listUpdate) error {
 	for _, up := range ups {
-		klog.V(2).InfoS("Updating security list", "securityList", up.id, "change", up.change)
+		klog.FromContext(ctx).V(2).Info("Updating security list", "securityList", up.id, "change", up.change)
 		_, err := o.net.UpdateSecurityList(ctx, core.UpdateSecurityListRequest{
 			SecurityListId: &up.id, IfMatch: up.etag,
 			UpdateSecurityListDetails: core.UpdateSecurityListDetails{IngressSecurityRules: up.ingress, EgressSecurityRules: up.egress},

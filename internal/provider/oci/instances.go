@@ -14,6 +14,7 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
+	"github.com/ccmkit/ccm/internal/ccmmetrics"
 	"github.com/ccmkit/ccm/internal/cloudbase"
 	"github.com/ccmkit/ccm/internal/inventory"
 	"github.com/ccmkit/ccm/internal/nodeaddr"
@@ -258,6 +259,10 @@ func (i *instances) single(node *v1.Node, f found, set []core.Instance) (found, 
 // be what is wrong). Upstream ignores the bool when err is set; true keeps
 // the node even for a caller that forgets to check err.
 func (i *instances) InstanceExists(ctx context.Context, node *v1.Node) (bool, error) {
+	return ccmmetrics.Run(ctx, "oci.InstanceExists", func(ctx context.Context) (bool, error) { return i.instanceExists(ctx, node) })
+}
+
+func (i *instances) instanceExists(ctx context.Context, node *v1.Node) (bool, error) {
 	f, err := i.find(ctx, node, i.stateMaxAge)
 	if err != nil {
 		return true, err
@@ -286,13 +291,13 @@ func (i *instances) InstanceExists(ctx context.Context, node *v1.Node) (bool, er
 					return true, err
 				}
 			}
-			klog.V(2).InfoS("Instance no longer exists (404, and absent from the compartment's listing)", "node", klog.KObj(node), "instanceID", f.id)
+			klog.FromContext(ctx).V(2).Info("Instance no longer exists (404, and absent from the compartment's listing)", "node", klog.KObj(node), "instanceID", f.id)
 		}
 		return !gone, nil
 	}
 	i.seen.Mark(deref(f.instance.Id), i.now())
 	if isGone(f.instance) {
-		klog.V(2).InfoS("Instance is terminated", "node", klog.KObj(node), "instanceID", f.id, "state", f.instance.LifecycleState)
+		klog.FromContext(ctx).V(2).Info("Instance is terminated", "node", klog.KObj(node), "instanceID", f.id, "state", f.instance.LifecycleState)
 		return false, nil
 	}
 	return true, nil
@@ -331,6 +336,10 @@ func (i *instances) errCannotTell(node *v1.Node, f found) error {
 // InstanceShutdown reports whether the node's instance is STOPPED or
 // STOPPING; the lifecycle controller then taints the node, never deletes it.
 func (i *instances) InstanceShutdown(ctx context.Context, node *v1.Node) (bool, error) {
+	return ccmmetrics.Run(ctx, "oci.InstanceShutdown", func(ctx context.Context) (bool, error) { return i.instanceShutdown(ctx, node) })
+}
+
+func (i *instances) instanceShutdown(ctx context.Context, node *v1.Node) (bool, error) {
 	f, err := i.find(ctx, node, i.stateMaxAge)
 	if err != nil {
 		return false, err
@@ -353,6 +362,12 @@ func (i *instances) InstanceShutdown(ctx context.Context, node *v1.Node) (bool, 
 // An instance whose primary VNIC is outside the cluster's VCN is not ours:
 // the node stays uninitialized, with an error saying why.
 func (i *instances) InstanceMetadata(ctx context.Context, node *v1.Node) (*cloudprovider.InstanceMetadata, error) {
+	return ccmmetrics.Run(ctx, "oci.InstanceMetadata", func(ctx context.Context) (*cloudprovider.InstanceMetadata, error) {
+		return i.instanceMetadata(ctx, node)
+	})
+}
+
+func (i *instances) instanceMetadata(ctx context.Context, node *v1.Node) (*cloudprovider.InstanceMetadata, error) {
 	maxAge := cloudbase.MetadataAge(node, i.metadataMaxAge, time.Now())
 	// The addresses are read after the instance; when many nodes are
 	// being initialized, their listing runs meanwhile, not after.

@@ -12,6 +12,7 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
+	"github.com/ccmkit/ccm/internal/ccmmetrics"
 	"github.com/ccmkit/ccm/internal/cloudbase"
 	"github.com/ccmkit/ccm/internal/inventory"
 	"github.com/ccmkit/ccm/internal/nodeaddr"
@@ -264,6 +265,10 @@ func (i *instances) errCannotTell(node *v1.Node, f found) error {
 // proves its instance existed when the kubelet on it registered, and a
 // cloud's reads may lag its writes (cloudbase.CheckAbsence).
 func (i *instances) InstanceExists(ctx context.Context, node *v1.Node) (bool, error) {
+	return ccmmetrics.Run(ctx, "tencentcloud.InstanceExists", func(ctx context.Context) (bool, error) { return i.instanceExists(ctx, node) })
+}
+
+func (i *instances) instanceExists(ctx context.Context, node *v1.Node) (bool, error) {
 	f, err := i.find(ctx, node, i.stateMaxAge)
 	if err != nil {
 		return true, err
@@ -285,18 +290,18 @@ func (i *instances) InstanceExists(ctx context.Context, node *v1.Node) (bool, er
 		// window, unless a read showed its instance before: the cloud's
 		// answers may not show a new instance yet.
 		if i.seen.Seen(f.id) {
-			klog.V(2).InfoS("Instance no longer exists (an earlier answer showed it)", "node", klog.KObj(node), "query", f.query)
+			klog.FromContext(ctx).V(2).Info("Instance no longer exists (an earlier answer showed it)", "node", klog.KObj(node), "query", f.query)
 			return false, nil
 		}
 		if err := cloudbase.CheckAbsence(node, f.id, "DescribeInstances by id", i.readLagWindow, i.now()); err != nil {
 			return true, err
 		}
-		klog.V(2).InfoS("Instance no longer exists", "node", klog.KObj(node), "query", f.query)
+		klog.FromContext(ctx).V(2).Info("Instance no longer exists", "node", klog.KObj(node), "query", f.query)
 		return false, nil
 	}
 	i.seen.Mark(deref(f.instance.InstanceId), i.now())
 	if state := deref(f.instance.InstanceState); state == stateTerminating {
-		klog.V(2).InfoS("Instance is terminating", "node", klog.KObj(node), "instanceID", *f.instance.InstanceId)
+		klog.FromContext(ctx).V(2).Info("Instance is terminating", "node", klog.KObj(node), "instanceID", *f.instance.InstanceId)
 		return false, nil
 	}
 	return true, nil
@@ -307,6 +312,10 @@ func (i *instances) InstanceExists(ctx context.Context, node *v1.Node) (bool, er
 // it). Upstream asks only after InstanceExists said true, so an instance
 // gone by id in between is simply not shut down.
 func (i *instances) InstanceShutdown(ctx context.Context, node *v1.Node) (bool, error) {
+	return ccmmetrics.Run(ctx, "tencentcloud.InstanceShutdown", func(ctx context.Context) (bool, error) { return i.instanceShutdown(ctx, node) })
+}
+
+func (i *instances) instanceShutdown(ctx context.Context, node *v1.Node) (bool, error) {
 	f, err := i.find(ctx, node, i.stateMaxAge)
 	if err != nil {
 		return false, err
@@ -328,6 +337,12 @@ func (i *instances) InstanceShutdown(ctx context.Context, node *v1.Node) (bool, 
 // zone and region. A node with no matching instance gets an error wrapping
 // cloudprovider.InstanceNotFound.
 func (i *instances) InstanceMetadata(ctx context.Context, node *v1.Node) (*cloudprovider.InstanceMetadata, error) {
+	return ccmmetrics.Run(ctx, "tencentcloud.InstanceMetadata", func(ctx context.Context) (*cloudprovider.InstanceMetadata, error) {
+		return i.instanceMetadata(ctx, node)
+	})
+}
+
+func (i *instances) instanceMetadata(ctx context.Context, node *v1.Node) (*cloudprovider.InstanceMetadata, error) {
 	f, err := i.find(ctx, node, cloudbase.MetadataAge(node, i.metadataMaxAge, time.Now()))
 	if err != nil {
 		return nil, err

@@ -292,7 +292,7 @@ func TestInstanceExistsErrorNamesOperationAndNode(t *testing.T) {
 	env := startNodes(t)
 	env.Fail("AuthFailure.SignatureFailure", 0)
 	_, err := newTestInstances(env).InstanceExists(context.Background(), testNode("10.0.0.5", ""))
-	want := `node "10.0.0.5": DescribeInstances for the nodes of 10.0.0.5 (private-ip-address filter): [AuthFailure.SignatureFailure] `
+	want := `tencentcloud.InstanceExists: node "10.0.0.5": DescribeInstances for the nodes of 10.0.0.5 (private-ip-address filter): [AuthFailure.SignatureFailure] `
 	if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "(request id ") {
 		t.Fatalf("error\n %v\nwant it to start with\n %s\nand name the request id", err, want)
 	}

@@ -34,7 +34,7 @@ func (o *Ops) reconcileAttributes(ctx context.Context, lb *loadBalancer, spec *D
 	req := clb.NewModifyLoadBalancerAttributesRequest()
 	req.LoadBalancerId = common.StringPtr(lb.id)
 	req.LoadBalancerPassToTarget = common.BoolPtr(spec.PassToTarget)
-	logWrite("Setting CLB LoadBalancerPassToTarget", "clb", lb.id, "service", spec.Service, "from", lb.passToTarget, "to", spec.PassToTarget)
+	logWrite(ctx, "Setting CLB LoadBalancerPassToTarget", "clb", lb.id, "service", spec.Service, "from", lb.passToTarget, "to", spec.PassToTarget)
 	var resp *clb.ModifyLoadBalancerAttributesResponse
 	if err := o.call(ctx, "ModifyLoadBalancerAttributes", lb.String(), func() (err error) {
 		resp, err = o.api.ModifyLoadBalancerAttributesWithContext(ctx, req)

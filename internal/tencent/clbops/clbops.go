@@ -34,6 +34,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccm/internal/annotations"
+	"github.com/ccmkit/ccm/internal/ccmmetrics"
 	"github.com/ccmkit/ccm/internal/cloudbase"
 	"github.com/ccmkit/ccm/internal/ctxwait"
 	"github.com/ccmkit/ccm/internal/lb/drain"
@@ -201,25 +202,29 @@ type Settings struct {
 
 // Ensure makes the Service's CLB match spec, creating it if needed, and
 // returns the Service's load balancer status.
-func (o *Ops) Ensure(ctx context.Context, spec *Desired) (*corev1.LoadBalancerStatus, error) {
-	const op = "clbops.Ensure"
+func (o *Ops) Ensure(ctx context.Context, spec *Desired) (_ *corev1.LoadBalancerStatus, err error) {
+	const op ccmmetrics.Op = "clbops.Ensure"
+	ctx, done := op.Start(ctx)
+	defer done(&err)
 	return o.reconcile(ctx, op, spec, true)
 }
 
 // Update makes an existing CLB match spec (the upstream controller calls it
 // when nodes change). It does not create a missing CLB: it reports an
 // error, and the service controller's retry then goes through Ensure.
-func (o *Ops) Update(ctx context.Context, spec *Desired) error {
-	const op = "clbops.Update"
-	_, err := o.reconcile(ctx, op, spec, false)
+func (o *Ops) Update(ctx context.Context, spec *Desired) (err error) {
+	const op ccmmetrics.Op = "clbops.Update"
+	ctx, done := op.Start(ctx)
+	defer done(&err)
+	_, err = o.reconcile(ctx, op, spec, false)
 	return err
 }
 
-func (o *Ops) reconcile(ctx context.Context, op string, spec *Desired, create bool) (*corev1.LoadBalancerStatus, error) {
+func (o *Ops) reconcile(ctx context.Context, op ccmmetrics.Op, spec *Desired, create bool) (*corev1.LoadBalancerStatus, error) {
 	st, err := o.pipeline(ctx, spec, create)
 	o.touch(spec.UID) // whatever it wrote, the next lookup must see
 	if err != nil {
-		return nil, fmt.Errorf("%s: Service %s: %w", op, spec.Service, err)
+		return nil, op.Errorf("Service %s: %w", spec.Service, err)
 	}
 	return st, nil
 }
@@ -287,12 +292,22 @@ func (o *Ops) findOrCreate(ctx context.Context, spec *Desired, create bool) (*lo
 // Ensure it does not judge an adoption annotation: the service controller
 // asks before deleting, and a Service whose annotation names a missing or
 // foreign CLB must still be deletable.
-func (o *Ops) Get(ctx context.Context, d *Desired) (*corev1.LoadBalancerStatus, bool, error) {
-	const op = "clbops.Get"
+func (o *Ops) Get(ctx context.Context, d *Desired) (_ *corev1.LoadBalancerStatus, _ bool, err error) {
+	const op ccmmetrics.Op = "clbops.Get"
+	ctx, done := op.Start(ctx)
+	defer done(&err)
+	st, found, err := o.get(ctx, d)
+	if err != nil {
+		return nil, false, op.Errorf("Service %s: %w", d.Ref.Service, err)
+	}
+	return st, found, nil
+}
+
+func (o *Ops) get(ctx context.Context, d *Desired) (*corev1.LoadBalancerStatus, bool, error) {
 	ref := d.Ref
 	tagged, err := o.describeTagged(ctx, []types.UID{ref.UID})
 	if err != nil {
-		return nil, false, fmt.Errorf("%s: Service %s: %w", op, ref.Service, err)
+		return nil, false, err
 	}
 	if lbs := tagged[ref.UID]; len(lbs) > 0 {
 		return lbs[0].status(), true, nil
@@ -315,27 +330,36 @@ func (o *Ops) Get(ctx context.Context, d *Desired) (*corev1.LoadBalancerStatus, 
 // one, but should a duplicate ever exist it goes too), and its listeners on
 // the CLB its adoption annotation names, which itself stays. A CLB that is
 // already gone is not an error.
-func (o *Ops) Delete(ctx context.Context, d *Desired) error {
-	const op = "clbops.Delete"
+func (o *Ops) Delete(ctx context.Context, d *Desired) (err error) {
+	const op ccmmetrics.Op = "clbops.Delete"
+	ctx, done := op.Start(ctx)
+	defer done(&err)
+	if err := o.delete(ctx, d); err != nil {
+		return op.Errorf("Service %s: %w", d.Ref.Service, err)
+	}
+	return nil
+}
+
+func (o *Ops) delete(ctx context.Context, d *Desired) error {
 	ref := d.Ref
 	defer o.touch(ref.UID) // a Service made a LoadBalancer again must not find what this deleted
 	tagged, err := o.describeTagged(ctx, []types.UID{ref.UID})
 	if err != nil {
-		return fmt.Errorf("%s: Service %s: %w", op, ref.Service, err)
+		return err
 	}
 	for _, lb := range tagged[ref.UID] {
 		if err := o.deleteLoadBalancer(ctx, lb); err != nil {
-			return fmt.Errorf("%s: Service %s: %w", op, ref.Service, err)
+			return err
 		}
 		o.drains.ForgetPrefix(lb.id + "/")
 	}
 	adopted, err := o.adoptedForCleanup(ctx, ref)
 	if err != nil {
-		return fmt.Errorf("%s: Service %s: %w", op, ref.Service, err)
+		return err
 	}
 	if adopted != nil {
 		if err := o.deleteOwnedListeners(ctx, adopted, ref); err != nil {
-			return fmt.Errorf("%s: Service %s: %w", op, ref.Service, err)
+			return err
 		}
 		o.drains.ForgetPrefix(adopted.id + "/")
 	}
@@ -343,17 +367,17 @@ func (o *Ops) Delete(ctx context.Context, d *Desired) error {
 	// or no sync since the switch): deleted with it, as TKE would have.
 	incumbent, err := o.incumbentForCleanup(ctx, d)
 	if err != nil {
-		return fmt.Errorf("%s: Service %s: %w", op, ref.Service, err)
+		return err
 	}
 	if incumbent != nil {
 		if err := o.deleteLoadBalancer(ctx, incumbent); err != nil {
-			return fmt.Errorf("%s: Service %s: %w", op, ref.Service, err)
+			return err
 		}
 		o.drains.ForgetPrefix(incumbent.id + "/")
 	}
 	// After the CLB, which was bound to them.
 	if err := o.deleteOwnedGroups(ctx, ref); err != nil {
-		return fmt.Errorf("%s: Service %s: %w", op, ref.Service, err)
+		return err
 	}
 	return nil
 }
@@ -379,18 +403,20 @@ func (o *Ops) adoptedForCleanup(ctx context.Context, ref lbspec.Ref) (*loadBalan
 
 // Drift compares the Service's CLB with spec, reading only, and returns
 // what differs ("listener TCP-80 missing"); nil means in sync.
-func (o *Ops) Drift(ctx context.Context, spec *Desired) ([]string, error) {
-	const op = "clbops.Drift"
+func (o *Ops) Drift(ctx context.Context, spec *Desired) (_ []string, err error) {
+	const op ccmmetrics.Op = "clbops.Drift"
+	ctx, done := op.Start(ctx)
+	defer done(&err)
 	lb, err := o.find(ctx, spec)
 	if err != nil {
-		return nil, fmt.Errorf("%s: Service %s: %w", op, spec.Service, err)
+		return nil, op.Errorf("Service %s: %w", spec.Service, err)
 	}
 	if lb == nil {
 		return []string{"load balancer missing"}, nil
 	}
 	diffs, err := o.drift(ctx, lb, spec)
 	if err != nil {
-		return nil, fmt.Errorf("%s: Service %s: %w", op, spec.Service, err)
+		return nil, op.Errorf("Service %s: %w", spec.Service, err)
 	}
 	return diffs, nil
 }
@@ -399,11 +425,15 @@ func (o *Ops) Drift(ctx context.Context, spec *Desired) ([]string, error) {
 // DescribeLoadBalancers per 100 Services (and per 20 adopted CLBs); then
 // each CLB costs a DescribeListeners and a DescribeTargets.
 func (o *Ops) DriftAll(ctx context.Context, specs []*Desired) map[types.UID]lbdrift.Result {
-	const op = "clbops.DriftAll"
+	const op ccmmetrics.Op = "clbops.DriftAll"
+	ctx, done := op.Start(ctx)
+	var listErr error // counted as the run's: a Service's own error is in its Result
+	defer done(&listErr)
 	out := make(map[types.UID]lbdrift.Result, len(specs))
 	fail := func(err error) map[types.UID]lbdrift.Result {
+		listErr = err
 		for _, s := range specs {
-			out[s.UID] = lbdrift.Result{Err: fmt.Errorf("%s: %w", op, err)}
+			out[s.UID] = lbdrift.Result{Err: op.Errorf("%w", err)}
 		}
 		return out
 	}
@@ -438,13 +468,13 @@ func (o *Ops) DriftAll(ctx context.Context, specs []*Desired) map[types.UID]lbdr
 		lb, err := o.resolve(s, tagged[s.UID], adopted[s.AdoptID], adopted[s.Incumbent])
 		switch {
 		case err != nil:
-			out[s.UID] = lbdrift.Result{Err: fmt.Errorf("%s: Service %s: %w", op, s.Service, err)}
+			out[s.UID] = lbdrift.Result{Err: op.Errorf("Service %s: %w", s.Service, err)}
 		case lb == nil:
 			out[s.UID] = lbdrift.Result{Diffs: []string{"load balancer missing"}}
 		default:
 			diffs, err := o.drift(ctx, lb, s)
 			if err != nil {
-				err = fmt.Errorf("%s: Service %s: %w", op, s.Service, err)
+				err = op.Errorf("Service %s: %w", s.Service, err)
 			}
 			out[s.UID] = lbdrift.Result{Diffs: diffs, Err: err}
 		}
@@ -502,7 +532,8 @@ func tags(spec *Desired) map[string]string {
 	return t
 }
 
-// logWrite logs a write at a level operators see by default.
-func logWrite(msg string, kv ...any) {
-	klog.V(2).InfoS(msg, kv...)
+// logWrite logs a write at a level operators see by default, with the
+// operation's op key (ccmmetrics.Op.Start).
+func logWrite(ctx context.Context, msg string, kv ...any) {
+	klog.FromContext(ctx).V(2).Info(msg, kv...)
 }

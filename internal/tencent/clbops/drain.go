@@ -77,7 +77,7 @@ func (o *Ops) setWeights(ctx context.Context, lb *loadBalancer, plan *targetPlan
 	if len(targets) == 0 {
 		return nil
 	}
-	logWrite(verb, "clb", lb.id, "targets", summarize(plan, targets))
+	logWrite(ctx, verb, "clb", lb.id, "targets", summarize(plan, targets))
 	for _, call := range weightCalls(targets, weight) {
 		var requestID string
 		if err := o.call(ctx, "BatchModifyTargetWeight", lb.String(), func() error {

@@ -537,7 +537,7 @@ func (o *Ops) createListeners(ctx context.Context, lb *loadBalancer, want []want
 			names = append(names, w.name)
 		}
 		target := fmt.Sprintf("%s (listeners %s)", lb, strings.Join(names, ", "))
-		logWrite("Creating CLB listeners", "clb", lb.id, "listeners", names)
+		logWrite(ctx, "Creating CLB listeners", "clb", lb.id, "listeners", names)
 		var resp *clb.CreateListenerResponse
 		if err := o.call(ctx, "CreateListener", target, func() (err error) {
 			resp, err = o.api.CreateListenerWithContext(ctx, req)
@@ -570,7 +570,7 @@ func (o *Ops) modifyListener(ctx context.Context, lb *loadBalancer, c listenerCh
 		req.Certificate = c.want.cert.sdk()
 	}
 	target := fmt.Sprintf("%s listener %s (%s)", lb, c.want.name, c.id)
-	logWrite("Updating CLB listener", "clb", lb.id, "listener", c.want.name, "why", c.why)
+	logWrite(ctx, "Updating CLB listener", "clb", lb.id, "listener", c.want.name, "why", c.why)
 	var resp *clb.ModifyListenerResponse
 	if err := o.call(ctx, "ModifyListener", target, func() (err error) {
 		resp, err = o.api.ModifyListenerWithContext(ctx, req)
@@ -590,7 +590,7 @@ func (o *Ops) deleteListener(ctx context.Context, lb *loadBalancer, l *listener)
 	req.LoadBalancerId = common.StringPtr(lb.id)
 	req.ListenerId = common.StringPtr(l.id)
 	target := fmt.Sprintf("%s listener %s (%s)", lb, l.name, l.id)
-	logWrite("Deleting CLB listener", "clb", lb.id, "listener", l.name)
+	logWrite(ctx, "Deleting CLB listener", "clb", lb.id, "listener", l.name)
 	var resp *clb.DeleteListenerResponse
 	err := o.call(ctx, "DeleteListener", target, func() (err error) {
 		resp, err = o.api.DeleteListenerWithContext(ctx, req)
@@ -610,7 +610,7 @@ func (o *Ops) deleteListener(ctx context.Context, lb *loadBalancer, l *listener)
 	// because the listener went meanwhile: read it again, and count it
 	// gone as done.
 	if gone, derr := o.listenerGone(ctx, lb, l.id); derr == nil && gone {
-		logWrite("CLB listener already gone", "clb", lb.id, "listener", l.name, "deleteError", err.Error())
+		logWrite(ctx, "CLB listener already gone", "clb", lb.id, "listener", l.name, "deleteError", err.Error())
 		return nil
 	}
 	return err

@@ -309,7 +309,7 @@ func (o *Ops) createWithToken(ctx context.Context, spec *Desired, token string) 
 	}
 	spec.Creation.apply(req)
 	target := fmt.Sprintf("Service %s (name %q, %s)", spec.Service, spec.Name, *req.LoadBalancerType)
-	logWrite("Creating CLB", "service", spec.Service, "name", spec.Name, "type", *req.LoadBalancerType, "passToTarget", spec.PassToTarget)
+	logWrite(ctx, "Creating CLB", "service", spec.Service, "name", spec.Name, "type", *req.LoadBalancerType, "passToTarget", spec.PassToTarget)
 	var resp *clb.CreateLoadBalancerResponse
 	if err := o.call(ctx, "CreateLoadBalancer", target, func() (err error) {
 		resp, err = o.api.CreateLoadBalancerWithContext(ctx, req)
@@ -342,7 +342,7 @@ func (o *Ops) createWithToken(ctx context.Context, spec *Desired, token string) 
 		// long forgotten. The CLB's Status (waitReady, after this) says
 		// when it is ready, and a CLB that is gone means the token is
 		// spent.
-		klog.V(2).InfoS("No task to wait for on a created CLB (a replayed ClientToken starts none); waiting on its Status instead",
+		klog.FromContext(ctx).V(2).Info("No task to wait for on a created CLB (a replayed ClientToken starts none); waiting on its Status instead",
 			"service", spec.Service, "clb", ids[0], "taskError", err.Error())
 	}
 	if len(ids) != 1 {
@@ -360,13 +360,13 @@ func (o *Ops) createWithToken(ctx context.Context, spec *Desired, token string) 
 				"does not show yet (known for %s; reads may lag writes, read_lag_window %s): not creating another one",
 				token, ids[0], since.Round(time.Second), o.readLagWindow), o.timing.TaskPollMax)
 		}
-		logWrite("Client token belongs to a deleted CLB, trying the next one", "service", spec.Service, "clb", ids[0])
+		logWrite(ctx, "Client token belongs to a deleted CLB, trying the next one", "service", spec.Service, "clb", ids[0])
 		return nil, nil
 	}
 	if lb.tags[TagServiceUID] != string(spec.UID) {
 		return nil, fmt.Errorf("CreateLoadBalancer answered with CLB %s, which is not tagged for Service %s", lb.id, spec.Service)
 	}
-	logWrite("Created CLB", "service", spec.Service, "clb", lb.id)
+	logWrite(ctx, "Created CLB", "service", spec.Service, "clb", lb.id)
 	return lb, nil
 }
 
@@ -434,7 +434,7 @@ func (o *Ops) deleteLoadBalancer(ctx context.Context, lb *loadBalancer) error {
 	// safety check for humans); the Service is gone, so is its CLB. It
 	// does not override the frequency check.
 	req.ForceDelete = common.BoolPtr(true)
-	logWrite("Deleting CLB", "clb", lb.id, "service", serviceRef(lb.tags[TagService]))
+	logWrite(ctx, "Deleting CLB", "clb", lb.id, "service", serviceRef(lb.tags[TagService]))
 	var resp *clb.DeleteLoadBalancerResponse
 	if err := o.call(ctx, "DeleteLoadBalancer", lb.String(), func() (err error) {
 		resp, err = o.api.DeleteLoadBalancerWithContext(ctx, req)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ccmkit/ccm/internal/ccmmetrics"
 	"github.com/ccmkit/ccm/internal/lb/lbkit"
 	"github.com/ccmkit/ccm/internal/tencent/tcapi"
 )
@@ -21,7 +22,18 @@ import (
 // BatchModifyTargetWeight per ModifyList. Not planned: retries of a batch
 // call's failed listeners, and the per-listener fallback where the batch
 // calls are unavailable (both depend on the cloud's answers).
-func (o *Ops) Plan(ctx context.Context, spec *Desired) (lbkit.Plan, error) {
+func (o *Ops) Plan(ctx context.Context, spec *Desired) (_ lbkit.Plan, err error) {
+	const op ccmmetrics.Op = "clbops.Plan"
+	ctx, done := op.Start(ctx)
+	defer done(&err)
+	p, err := o.plan(ctx, spec)
+	if err != nil {
+		return lbkit.Plan{}, op.Errorf("Service %s: %w", spec.Service, err)
+	}
+	return p, nil
+}
+
+func (o *Ops) plan(ctx context.Context, spec *Desired) (lbkit.Plan, error) {
 	p := lbkit.Plan{Kind: "CLB"}
 	refusal := func(err error) (lbkit.Plan, error) {
 		p.Verdict, p.Reason = lbkit.VerdictRefuse, err.Error()

@@ -140,7 +140,7 @@ func (o *Ops) createRule(ctx context.Context, lb *loadBalancer, b *boundListener
 	}
 	req.Rules = []*clb.RuleInput{in}
 	target := fmt.Sprintf("%s listener %s (%s) rule %s%s", lb, b.name, b.id, domain, defaultRuleURL)
-	logWrite("Creating CLB forwarding rule", "clb", lb.id, "listener", b.name, "domain", domain, "url", defaultRuleURL)
+	logWrite(ctx, "Creating CLB forwarding rule", "clb", lb.id, "listener", b.name, "domain", domain, "url", defaultRuleURL)
 	var resp *clb.CreateRuleResponse
 	if err := o.call(ctx, "CreateRule", target, func() (err error) {
 		resp, err = o.api.CreateRuleWithContext(ctx, req)
@@ -163,7 +163,7 @@ func (o *Ops) modifyRule(ctx context.Context, lb *loadBalancer, b *boundListener
 	req.HealthCheck = b.hc.sdk(true)
 	req.SessionExpireTime = common.Int64Ptr(b.session)
 	target := fmt.Sprintf("%s listener %s (%s) rule %s", lb, b.name, b.id, b.locationID)
-	logWrite("Updating CLB forwarding rule", "clb", lb.id, "listener", b.name, "rule", b.locationID, "why", why)
+	logWrite(ctx, "Updating CLB forwarding rule", "clb", lb.id, "listener", b.name, "rule", b.locationID, "why", why)
 	var resp *clb.ModifyRuleResponse
 	if err := o.call(ctx, "ModifyRule", target, func() (err error) {
 		resp, err = o.api.ModifyRuleWithContext(ctx, req)
@@ -185,7 +185,7 @@ func (o *Ops) deleteRules(ctx context.Context, lb *loadBalancer, b *boundListene
 	req.LoadBalancerId, req.ListenerId = common.StringPtr(lb.id), common.StringPtr(b.id)
 	req.LocationIds = common.StringPtrs(ids)
 	target := fmt.Sprintf("%s listener %s (%s) rules %s", lb, b.name, b.id, strings.Join(ids, ", "))
-	logWrite("Deleting CLB forwarding rules", "clb", lb.id, "listener", b.name, "rules", ids)
+	logWrite(ctx, "Deleting CLB forwarding rules", "clb", lb.id, "listener", b.name, "rules", ids)
 	var resp *clb.DeleteRuleResponse
 	if err := o.call(ctx, "DeleteRule", target, func() (err error) {
 		resp, err = o.api.DeleteRuleWithContext(ctx, req)

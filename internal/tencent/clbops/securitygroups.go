@@ -528,7 +528,7 @@ func (o *Ops) createGroup(ctx context.Context, spec *Desired) (string, error) {
 		req.Tags = append(req.Tags, &vpc.Tag{Key: common.StringPtr(k), Value: common.StringPtr(tagMap[k])})
 	}
 	target := "Service " + spec.Service.String()
-	logWrite("Creating security group", "service", spec.Service, "name", *req.GroupName)
+	logWrite(ctx, "Creating security group", "service", spec.Service, "name", *req.GroupName)
 	var resp *vpc.CreateSecurityGroupResponse
 	if err := o.call(ctx, "CreateSecurityGroup", target, func() (err error) {
 		resp, err = o.sgAPI.CreateSecurityGroupWithContext(ctx, req)
@@ -540,7 +540,7 @@ func (o *Ops) createGroup(ctx context.Context, spec *Desired) (string, error) {
 		return "", callError("CreateSecurityGroup", target, errors.New("malformed answer: no SecurityGroupId"))
 	}
 	id := *resp.Response.SecurityGroup.SecurityGroupId
-	logWrite("Created security group", "service", spec.Service, "securityGroup", id)
+	logWrite(ctx, "Created security group", "service", spec.Service, "securityGroup", id)
 	return id, nil
 }
 
@@ -559,7 +559,7 @@ func (o *Ops) writePolicies(ctx context.Context, id string, ingress []sgRule, sp
 		set.Egress = append(set.Egress, r.toSDK(sgPolicyDescription))
 	}
 	req.SecurityGroupPolicySet = set
-	logWrite("Setting security group policies", "service", spec.Service, "securityGroup", id, "ranges", strings.Join(spec.SourceRanges, ","))
+	logWrite(ctx, "Setting security group policies", "service", spec.Service, "securityGroup", id, "ranges", strings.Join(spec.SourceRanges, ","))
 	return o.call(ctx, "ModifySecurityGroupPolicies", "security group "+id, func() error {
 		_, err := o.sgAPI.ModifySecurityGroupPoliciesWithContext(ctx, req)
 		return err
@@ -572,7 +572,7 @@ func (o *Ops) bindGroups(ctx context.Context, lb *loadBalancer, ids []string, sp
 	req := clb.NewSetLoadBalancerSecurityGroupsRequest()
 	req.LoadBalancerId = common.StringPtr(lb.id)
 	req.SecurityGroups = common.StringPtrs(ids)
-	logWrite("Setting CLB security groups", "clb", lb.id, "service", spec.Service, "from", lb.securityGroups, "to", ids)
+	logWrite(ctx, "Setting CLB security groups", "clb", lb.id, "service", spec.Service, "from", lb.securityGroups, "to", ids)
 	if err := o.call(ctx, "SetLoadBalancerSecurityGroups", lb.String(), func() error {
 		_, err := o.api.SetLoadBalancerSecurityGroupsWithContext(ctx, req)
 		return err
@@ -587,7 +587,7 @@ func (o *Ops) bindGroups(ctx context.Context, lb *loadBalancer, ids []string, sp
 func (o *Ops) deleteGroup(ctx context.Context, id string, svc types.NamespacedName) error {
 	req := vpc.NewDeleteSecurityGroupRequest()
 	req.SecurityGroupId = common.StringPtr(id)
-	logWrite("Deleting security group", "securityGroup", id, "service", svc)
+	logWrite(ctx, "Deleting security group", "securityGroup", id, "service", svc)
 	err := o.call(ctx, "DeleteSecurityGroup", "security group "+id, func() error {
 		_, err := o.sgAPI.DeleteSecurityGroupWithContext(ctx, req)
 		return err

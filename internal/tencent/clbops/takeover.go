@@ -166,7 +166,7 @@ func (o *Ops) markTakenOver(ctx context.Context, lb *loadBalancer, spec *Desired
 		return errors.New("taking over a CLB needs the Tag API, which this CCM was built without")
 	}
 	want := tags(spec)
-	logWrite("Taking over CLB made by TKE's service controller", "clb", lb.id, "service", spec.Service, "tags", keys)
+	logWrite(ctx, "Taking over CLB made by TKE's service controller", "clb", lb.id, "service", spec.Service, "tags", keys)
 	for _, k := range keys {
 		if err := o.attachTag(ctx, lb, k, want[k]); err != nil {
 			return err

@@ -276,7 +276,7 @@ func (o *Ops) changeTargets(ctx context.Context, lb *loadBalancer, plan *targetP
 	if register {
 		verb = "Registering"
 	}
-	logWrite(verb+" CLB targets", "clb", lb.id, "targets", summarize(plan, targets))
+	logWrite(ctx, verb+" CLB targets", "clb", lb.id, "targets", summarize(plan, targets))
 	for chunk := range slices.Chunk(targets, maxBatchTargets) {
 		failed, err := o.batchTargets(ctx, lb, plan, chunk, register)
 		if c := Code(err); c == codeInvalidAction || strings.HasPrefix(c, codeUnsupportedOp) {
@@ -317,7 +317,7 @@ func (o *Ops) retryFailedListeners(ctx context.Context, lb *loadBalancer, plan *
 			again = append(again, t)
 		}
 	}
-	logWrite("CLB batch call failed for some listeners, retrying them", "clb", lb.id, "action", action,
+	logWrite(ctx, "CLB batch call failed for some listeners, retrying them", "clb", lb.id, "action", action,
 		"listeners", listenerNames(plan, failed.listeners), "message", failed.message)
 	if len(again) == 0 { // listeners we did not send: nothing to retry, but not done either
 		return callError(action, lb.String(), fmt.Errorf("failed for listeners %s: %s",

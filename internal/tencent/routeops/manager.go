@@ -31,6 +31,8 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+
+	"github.com/ccmkit/ccm/internal/ccmmetrics"
 )
 
 // Route is one route in a route table: Destination -> Gateway.
@@ -195,6 +197,10 @@ func (m *Manager) Stats() Stats {
 // List returns this cluster's routes: inside the managed CIDR, with a
 // gateway that is, or was, one of our nodes.
 func (m *Manager) List(ctx context.Context, nodes Nodes) (_ []NodeRoute, err error) {
+	const op ccmmetrics.Op = "routeops.List"
+	ctx, done := op.Start(ctx)
+	defer done(&err)
+	defer tag(op, &err)
 	defer func() { observe("list", err) }()
 	if err := m.ensureTable(ctx); err != nil {
 		return nil, fmt.Errorf("list routes: %w", err)
@@ -246,6 +252,10 @@ func (m *Manager) claim(routes []Route, nodes Nodes) []NodeRoute {
 
 // Create adds the route for node, unless it is already there.
 func (m *Manager) Create(ctx context.Context, node string, r Route) (err error) {
+	const op ccmmetrics.Op = "routeops.Create"
+	ctx, done := op.Start(ctx)
+	defer done(&err)
+	defer tag(op, &err)
 	skipped := false
 	defer func() {
 		if skipped {
@@ -275,7 +285,7 @@ func (m *Manager) Create(ctx context.Context, node string, r Route) (err error) 
 	created, err := m.backend.CreateRoute(ctx, r)
 	if err == nil {
 		m.applyWrite(write{add: true, route: created}, node)
-		klog.V(2).InfoS("Created route", "route", created.String(), "node", node, "table", m.backend.String())
+		klog.FromContext(ctx).V(2).Info("Created route", "route", created.String(), "node", node, "table", m.backend.String())
 		return nil
 	}
 	return m.explainCreate(ctx, node, r, before, err)
@@ -328,7 +338,7 @@ func (m *Manager) explainCreate(ctx context.Context, node string, r Route, fresh
 			return fmt.Errorf("%s, after deleting the orphaned route in the way: %w", what, cause{err})
 		}
 		m.applyWrite(write{add: true, route: created}, node)
-		klog.V(2).InfoS("Created route", "route", created.String(), "node", node, "table", m.backend.String())
+		klog.FromContext(ctx).V(2).Info("Created route", "route", created.String(), "node", node, "table", m.backend.String())
 		return nil
 	}
 	var hints []string
@@ -378,6 +388,10 @@ func (m *Manager) ownerHint(x Route, ours string) string {
 // Delete removes one of our routes. It refuses routes that are not ours,
 // and a route that is already gone is not an error.
 func (m *Manager) Delete(ctx context.Context, r Route) (err error) {
+	const op ccmmetrics.Op = "routeops.Delete"
+	ctx, done := op.Start(ctx)
+	defer done(&err)
+	defer tag(op, &err)
 	defer func() { observe("delete", err) }()
 	what := fmt.Sprintf("delete route %s", r)
 	if err := m.ensureTable(ctx); err != nil {
@@ -401,7 +415,7 @@ func (m *Manager) Delete(ctx context.Context, r Route) (err error) {
 	switch {
 	case err == nil || errors.Is(err, ErrRouteNotFound):
 		m.applyWrite(write{add: false, route: r}, node)
-		klog.V(2).InfoS("Deleted route", "route", r.String(), "node", node, "table", m.backend.String())
+		klog.FromContext(ctx).V(2).Info("Deleted route", "route", r.String(), "node", node, "table", m.backend.String())
 		return nil
 	case errors.Is(err, ErrTableNotFound):
 		m.forgetTable()
@@ -447,7 +461,7 @@ func (m *Manager) ensureTable(ctx context.Context) error {
 		return fmt.Errorf("%s has no CIDR of its own: set cluster_cidr in the cloud config", m.backend)
 	}
 	if t.CIDR.IsValid() && (!t.CIDR.Contains(managed.Addr()) || managed.Bits() < t.CIDR.Bits()) {
-		klog.InfoS("Warning: cluster_cidr is not inside the route table's CIDR; routes for pod CIDRs outside the table will fail",
+		klog.FromContext(ctx).Info("Warning: cluster_cidr is not inside the route table's CIDR; routes for pod CIDRs outside the table will fail",
 			"clusterCIDR", managed.String(), "table", m.backend.String(), "tableCIDR", t.CIDR.String())
 	}
 	m.mu.Lock()
@@ -455,7 +469,7 @@ func (m *Manager) ensureTable(ctx context.Context) error {
 	check := !m.vpcChecked && m.opts.VPC != nil
 	m.vpcChecked = true
 	m.mu.Unlock()
-	klog.InfoS("Using route table", "table", m.backend.String(), "cidr", t.CIDR.String(), "vpc", t.VpcID, "managedCIDR", managed.String())
+	klog.FromContext(ctx).Info("Using route table", "table", m.backend.String(), "cidr", t.CIDR.String(), "vpc", t.VpcID, "managedCIDR", managed.String())
 	if check {
 		m.checkVPCCIDR(ctx, managed)
 	}
@@ -470,11 +484,11 @@ func (m *Manager) ensureTable(ctx context.Context) error {
 func (m *Manager) checkVPCCIDR(ctx context.Context, managed netip.Prefix) {
 	_, all, err := m.opts.VPC.CIDRs(ctx)
 	if err != nil {
-		klog.InfoS("Warning: cannot read the VPC's CIDRs, so cluster_cidr is not checked against them", "err", err.Error())
+		klog.FromContext(ctx).Info("Warning: cannot read the VPC's CIDRs, so cluster_cidr is not checked against them", "err", err.Error())
 		return
 	}
 	if overlaps := vpcOverlaps(all, managed); overlaps != "" {
-		klog.ErrorS(nil, "The cluster CIDR overlaps the VPC's CIDR: Tencent Cloud refuses pod routes inside the VPC's range "+
+		klog.FromContext(ctx).Error(nil, "The cluster CIDR overlaps the VPC's CIDR: Tencent Cloud refuses pod routes inside the VPC's range "+
 			"(VPC route tables: InvalidParameterValue.VpcCidrConflict; TKE cluster route tables: CidrConflictWithVpcCidr), so nodes whose pod CIDR "+
 			"lies there get no route. Choose a --cluster-cidr (and cluster_cidr) outside the VPC's CIDRs",
 			"clusterCIDR", managed.String(), "vpcCIDRs", overlaps, "table", m.backend.String())
@@ -499,7 +513,7 @@ func (m *Manager) createTable(ctx context.Context) (Table, error) {
 	case err != nil:
 		return Table{}, fmt.Errorf("create %s: %w", m.backend, err)
 	}
-	klog.InfoS("Created route table", "table", m.backend.String(), "cidr", m.opts.ClusterCIDR.String())
+	klog.FromContext(ctx).Info("Created route table", "table", m.backend.String(), "cidr", m.opts.ClusterCIDR.String())
 	return t, nil
 }
 

@@ -23,6 +23,14 @@ var (
 
 func registerMetrics() { routeMetrics.Register() }
 
+// tag prefixes a method's error with its op, as the operations metrics
+// and log lines name it (ccmmetrics.Op).
+func tag(op ccmmetrics.Op, errp *error) {
+	if *errp != nil {
+		*errp = op.Errorf("%w", *errp)
+	}
+}
+
 // observe counts one operation's outcome.
 func observe(operation string, err error) {
 	result := "ok"

@@ -62,7 +62,7 @@ func (m *Manager) reclaimOrphans(ctx context.Context, routes []Route, nodes Node
 	}
 	m.mu.Unlock()
 	if _, err := m.reclaim(ctx, candidates); err != nil {
-		klog.InfoS("Warning: cannot tell whether routes without a node are orphaned; leaving them alone until the next reconcile",
+		klog.FromContext(ctx).Info("Warning: cannot tell whether routes without a node are orphaned; leaving them alone until the next reconcile",
 			"table", m.backend.String(), "routes", len(candidates), "err", err.Error())
 	}
 }
@@ -101,7 +101,7 @@ func (m *Manager) reclaim(ctx context.Context, candidates []Route) ([]Route, err
 			m.owned[r.Gateway] = OrphanNode
 		}
 		orphansReclaimed.Inc()
-		klog.InfoS("Reclaiming an orphaned route: no node and no live instance has its gateway", "route", r.String(), "table", m.backend.String())
+		klog.FromContext(ctx).Info("Reclaiming an orphaned route: no node and no live instance has its gateway", "route", r.String(), "table", m.backend.String())
 		out = append(out, r)
 	}
 	return out, nil
@@ -136,7 +136,7 @@ func (m *Manager) clearOrphansInTheWay(ctx context.Context, r Route, routes []Ro
 			return false, fmt.Errorf("delete orphaned route %s: %w", x, cause{err})
 		}
 		m.applyWrite(write{add: false, route: x}, OrphanNode)
-		klog.InfoS("Deleted an orphaned route in the way of a new route", "orphan", x.String(), "route", r.String(), "table", m.backend.String())
+		klog.FromContext(ctx).Info("Deleted an orphaned route in the way of a new route", "orphan", x.String(), "route", r.String(), "table", m.backend.String())
 	}
 	return len(inWay) > 0, nil
 }
