@@ -31,10 +31,10 @@ func TestWrap(t *testing.T) {
 		notFound bool
 	}{
 		{name: "service error", err: svcErr{404, "NotAuthorizedOrNotFound"},
-			want:   "OCI GetInstance ocid1.instance.x: 404 NotAuthorizedOrNotFound: Authorization failed or requested resource not found. (opc-request-id req-42)",
+			want:   "GetInstance ocid1.instance.x: [NotAuthorizedOrNotFound] Authorization failed or requested resource not found. (HTTP 404, request id req-42)",
 			status: 404, code: "NotAuthorizedOrNotFound", notFound: true},
-		{name: "throttle", err: svcErr{429, "TooManyRequests"}, want: "429 TooManyRequests", status: 429, code: "TooManyRequests"},
-		{name: "network", err: errors.New("dial tcp: connection refused"), want: "OCI GetInstance ocid1.instance.x: dial tcp: connection refused"},
+		{name: "throttle", err: svcErr{429, "TooManyRequests"}, want: "[TooManyRequests] Authorization failed or requested resource not found. (HTTP 429, request id req-42)", status: 429, code: "TooManyRequests"},
+		{name: "network", err: errors.New("dial tcp: connection refused"), want: "GetInstance ocid1.instance.x: dial tcp: connection refused"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

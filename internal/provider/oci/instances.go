@@ -345,7 +345,7 @@ func (i *instances) instanceShutdown(ctx context.Context, node *v1.Node) (bool, 
 		return false, err
 	}
 	if f.notFound {
-		return false, fmt.Errorf("node %q: GetInstance %s: 404 NotAuthorizedOrNotFound", node.Name, f.id)
+		return false, fmt.Errorf("node %q: GetInstance %s: [NotAuthorizedOrNotFound] (HTTP 404)", node.Name, f.id)
 	}
 	if f.instance == nil {
 		return false, i.errCannotTell(node, f)
@@ -377,7 +377,7 @@ func (i *instances) instanceMetadata(ctx context.Context, node *v1.Node) (*cloud
 		return nil, err
 	}
 	if f.notFound {
-		return nil, fmt.Errorf("node %q: GetInstance %s: 404 NotAuthorizedOrNotFound: %w", node.Name, f.id, cloudprovider.InstanceNotFound)
+		return nil, fmt.Errorf("node %q: GetInstance %s: [NotAuthorizedOrNotFound] (HTTP 404): %w", node.Name, f.id, cloudprovider.InstanceNotFound)
 	}
 	if f.instance == nil {
 		return nil, fmt.Errorf("node %q: no instance in compartment %s matched %s: %w",

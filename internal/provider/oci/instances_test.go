@@ -268,14 +268,14 @@ func TestInstanceExists(t *testing.T) {
 			return byPID(a)
 		}, want: true, wantErr: "NotAuthenticated"},
 		{name: "401", setup: func(s *nodeSim, a cloudsim.Instance) *v1.Node { s.fail("*", 401, "NotAuthenticated"); return byPID(a) },
-			want: true, wantErr: "401 NotAuthenticated"},
+			want: true, wantErr: "[NotAuthenticated] cloudsim: injected fault for GetInstance. (HTTP 401, request id "},
 		{name: "429", setup: func(s *nodeSim, a cloudsim.Instance) *v1.Node { s.fail("*", 429, "TooManyRequests"); return byPID(a) },
-			want: true, wantErr: "429 TooManyRequests"},
+			want: true, wantErr: "[TooManyRequests] cloudsim: injected fault for GetInstance. (HTTP 429, request id "},
 		{name: "500", setup: func(s *nodeSim, a cloudsim.Instance) *v1.Node {
 			s.fail("*", 500, "InternalServerError")
 			return byPID(a)
 		},
-			want: true, wantErr: "500 InternalServerError"},
+			want: true, wantErr: "[InternalServerError] cloudsim: injected fault for GetInstance. (HTTP 500, request id "},
 		{name: "unreachable", setup: func(s *nodeSim, a cloudsim.Instance) *v1.Node {
 			if err := s.sim.Suspend(); err != nil {
 				s.t.Fatal(err)

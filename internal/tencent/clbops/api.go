@@ -12,6 +12,7 @@ import (
 	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	"k8s.io/klog/v2"
 
+	"github.com/ccmkit/ccm/internal/callerr"
 	"github.com/ccmkit/ccm/internal/tencent/tcapi"
 )
 
@@ -146,8 +147,8 @@ func (t Timing) withDefaults() Timing {
 // callError names a failed call on its target (a CLB, a listener, "the
 // region"). A plain FailedOperation from a write usually means the CLB was
 // busy; the hint says what happens next.
-func callError(action, target string, err error) *tcapi.CallError {
-	e := &tcapi.CallError{Action: action, Target: "on " + target, Err: err}
+func callError(action, target string, err error) *callerr.Error {
+	e := &callerr.Error{Action: action, Target: "on " + target, Err: err}
 	if Code(err) == codeFailedOperation && !strings.HasPrefix(action, "Describe") {
 		e.Hint = "the CLB may be busy with another task; the next reconcile reads it again and retries"
 	}

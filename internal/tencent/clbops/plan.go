@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ccmkit/ccm/internal/callerr"
 	"github.com/ccmkit/ccm/internal/ccmmetrics"
 	"github.com/ccmkit/ccm/internal/lb/lbkit"
-	"github.com/ccmkit/ccm/internal/tencent/tcapi"
 )
 
 // Plan says what Ensure would do with spec, reading only: the CLB it would
@@ -105,9 +105,9 @@ func (o *Ops) plan(ctx context.Context, spec *Desired) (lbkit.Plan, error) {
 type planProblem struct{ error }
 
 // isCallError: err is a failed API call (every call's error is a
-// *tcapi.CallError) or the context ended, not a judgment of the Service.
+// *callerr.Error) or the context ended, not a judgment of the Service.
 func isCallError(err error) bool {
-	var ce *tcapi.CallError
+	var ce *callerr.Error
 	return errors.As(err, &ce) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 

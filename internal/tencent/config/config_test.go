@@ -349,18 +349,6 @@ func TestSecretsNeverInErrors(t *testing.T) {
 	}
 }
 
-func TestConfigKeysMatchDocs(t *testing.T) {
-	want := []string{"region", "vpc_id", "credential_source", "secret_id", "secret_key", "secret_id_file", "secret_key_file",
-		"cvm_role_name", "metadata_endpoint", "web_identity_token_file", "web_identity_role_arn",
-		"web_identity_provider_id", "web_identity_session_name", "web_identity_duration", "sts_endpoint", "cluster_route_table",
-		"route_backend", "route_table_id", "cluster_cidr", "create_cluster_route_table", "route_cache_ttl", "api_endpoint",
-		"api_rate_limits", "instance_cache_ttl", "read_lag_window", "lb_drift_check_period", "lb_delete_retry_after", "lb_drain_period",
-		"lb_defaults", "tke_cluster_id"}
-	if got := configKeys(); strings.Join(got, ",") != strings.Join(want, ",") {
-		t.Errorf("keys %v, want %v", got, want)
-	}
-}
-
 // FuzzLoadConfig: never panics, and no error carries a secret given in the
 // file or the environment.
 func FuzzLoadConfig(f *testing.F) {

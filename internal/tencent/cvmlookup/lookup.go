@@ -18,7 +18,7 @@ import (
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 	cvm "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm/v20170312"
 
-	"github.com/ccmkit/ccm/internal/tencent/tcapi"
+	"github.com/ccmkit/ccm/internal/callerr"
 )
 
 // API is the slice of the CVM API the node side uses. *cvm.Client
@@ -72,7 +72,7 @@ func (l *Lookup) ByID(ctx context.Context, target string, ids ...string) ([]*cvm
 			return nil, err
 		}
 		if err := checkIDAnswer(chunk, set, total); err != nil {
-			return nil, &tcapi.CallError{Action: "DescribeInstances", Target: "for " + what, Err: err}
+			return nil, &callerr.Error{Action: "DescribeInstances", Target: "for " + what, Err: err}
 		}
 		out = append(out, set...)
 	}
@@ -229,7 +229,7 @@ func (l *Lookup) allPages(ctx context.Context, what string, limit int, filters [
 	total, full := int64(1), false
 	for pages := 0; int64(len(out)) < total; {
 		if pages == limit {
-			return nil, &tcapi.CallError{Action: "DescribeInstances", Target: "for " + what,
+			return nil, &callerr.Error{Action: "DescribeInstances", Target: "for " + what,
 				Err: fmt.Errorf("gave up after %d pages of %d", limit, PageSize)}
 		}
 		n := 1
@@ -244,7 +244,7 @@ func (l *Lookup) allPages(ctx context.Context, what string, limit int, filters [
 		for i, set := range sets {
 			if len(set) == 0 && int64(len(out)) < totals[i] {
 				// The list shrank between pages; the next sync will see it whole.
-				return nil, &tcapi.CallError{Action: "DescribeInstances", Target: "for " + what,
+				return nil, &callerr.Error{Action: "DescribeInstances", Target: "for " + what,
 					Err: fmt.Errorf("page at offset %d was empty but TotalCount is %d", len(out), totals[i])}
 			}
 			out, total, full = append(out, set...), totals[i], len(set) == PageSize
@@ -288,7 +288,7 @@ func (l *Lookup) describe(ctx context.Context, what string, req *cvm.DescribeIns
 		err = checkAnswer(resp)
 	}
 	if err != nil {
-		return nil, 0, &tcapi.CallError{Action: "DescribeInstances", Target: "for " + what, Err: err}
+		return nil, 0, &callerr.Error{Action: "DescribeInstances", Target: "for " + what, Err: err}
 	}
 	set := make([]*cvm.Instance, len(resp.Response.InstanceSet))
 	for i, ins := range resp.Response.InstanceSet {

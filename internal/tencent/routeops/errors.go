@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/ccmkit/ccm/internal/callerr"
 	"github.com/ccmkit/ccm/internal/tencent/tcapi"
 )
 
@@ -67,9 +68,9 @@ func tkeKind(err error) error {
 type cause struct{ err error }
 
 func (c cause) Error() string {
-	var ce *tcapi.CallError
+	var ce *callerr.Error
 	if errors.As(c.err, &ce) {
-		return ce.Action + ": " + tcapi.Describe(ce.Err)
+		return ce.Action + ": " + callerr.Describe(ce.Err)
 	}
 	return c.err.Error()
 }

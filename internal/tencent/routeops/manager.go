@@ -77,7 +77,7 @@ type Table struct {
 	VpcID string
 }
 
-// Backend is one kind of route table. Its errors are *tcapi.CallError
+// Backend is one kind of route table. Its errors are *callerr.Error
 // values whose Kind is one of the Err* sentinels when the cloud's code has
 // a meaning here.
 type Backend interface {

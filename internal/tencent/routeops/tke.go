@@ -9,7 +9,7 @@ import (
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 	tke "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/tke/v20180525"
 
-	"github.com/ccmkit/ccm/internal/tencent/tcapi"
+	"github.com/ccmkit/ccm/internal/callerr"
 )
 
 // TKEAPI is the slice of the tke API (2018-05-25) the TKE backend uses.
@@ -47,10 +47,10 @@ func (b *TKE) FindTable(ctx context.Context) (Table, error) {
 	target := "(looking for " + b.String() + ")"
 	resp, err := b.api.DescribeClusterRouteTablesWithContext(ctx, tke.NewDescribeClusterRouteTablesRequest())
 	if err != nil {
-		return Table{}, &tcapi.CallError{Action: action, Target: target, Kind: tkeKind(err), Err: err}
+		return Table{}, &callerr.Error{Action: action, Target: target, Kind: tkeKind(err), Err: err}
 	}
 	if resp == nil || resp.Response == nil {
-		return Table{}, &tcapi.CallError{Action: action, Target: target, Err: errors.New("malformed answer: no Response")}
+		return Table{}, &callerr.Error{Action: action, Target: target, Err: errors.New("malformed answer: no Response")}
 	}
 	for _, t := range resp.Response.RouteTableSet {
 		if t == nil || deref(t.RouteTableName) != b.name {
@@ -58,7 +58,7 @@ func (b *TKE) FindTable(ctx context.Context) (Table, error) {
 		}
 		cidr, err := netip.ParsePrefix(deref(t.RouteTableCidrBlock))
 		if err != nil {
-			return Table{}, &tcapi.CallError{Action: action, Target: target,
+			return Table{}, &callerr.Error{Action: action, Target: target,
 				Err: fmt.Errorf("malformed answer: RouteTableCidrBlock %q: %v", deref(t.RouteTableCidrBlock), err)}
 		}
 		if vpc := deref(t.VpcId); vpc != b.vpcID {
@@ -67,7 +67,7 @@ func (b *TKE) FindTable(ctx context.Context) (Table, error) {
 		}
 		return Table{Name: b.name, CIDR: cidr, VpcID: b.vpcID}, nil
 	}
-	return Table{}, &tcapi.CallError{Action: action, Target: target, Kind: ErrTableNotFound,
+	return Table{}, &callerr.Error{Action: action, Target: target, Kind: ErrTableNotFound,
 		Err: fmt.Errorf("no table named %q among the %d in the region", b.name, len(resp.Response.RouteTableSet))}
 }
 
@@ -81,7 +81,7 @@ func (b *TKE) CreateTable(ctx context.Context, cidr netip.Prefix) (Table, error)
 	req.VpcId = common.StringPtr(b.vpcID)
 	req.IgnoreClusterCidrConflict = common.Int64Ptr(0)
 	if _, err := b.api.CreateClusterRouteTableWithContext(ctx, req); err != nil {
-		return Table{}, &tcapi.CallError{Action: "CreateClusterRouteTable", Target: fmt.Sprintf("%q (%s in %s)", b.name, cidr, b.vpcID), Kind: tkeKind(err), Err: err}
+		return Table{}, &callerr.Error{Action: "CreateClusterRouteTable", Target: fmt.Sprintf("%q (%s in %s)", b.name, cidr, b.vpcID), Kind: tkeKind(err), Err: err}
 	}
 	return Table{Name: b.name, CIDR: cidr, VpcID: b.vpcID}, nil
 }
@@ -93,10 +93,10 @@ func (b *TKE) ListRoutes(ctx context.Context) ([]Route, error) {
 	req.RouteTableName = common.StringPtr(b.name)
 	resp, err := b.api.DescribeClusterRoutesWithContext(ctx, req)
 	if err != nil {
-		return nil, &tcapi.CallError{Action: action, Target: "of " + b.String(), Kind: tkeKind(err), Err: err}
+		return nil, &callerr.Error{Action: action, Target: "of " + b.String(), Kind: tkeKind(err), Err: err}
 	}
 	if resp == nil || resp.Response == nil {
-		return nil, &tcapi.CallError{Action: action, Target: "of " + b.String(), Err: errors.New("malformed answer: no Response")}
+		return nil, &callerr.Error{Action: action, Target: "of " + b.String(), Err: errors.New("malformed answer: no Response")}
 	}
 	out := make([]Route, 0, len(resp.Response.RouteSet))
 	for _, r := range resp.Response.RouteSet {
@@ -122,7 +122,7 @@ func (b *TKE) CreateRoute(ctx context.Context, r Route) (Route, error) {
 	req.DestinationCidrBlock = common.StringPtr(r.Destination.String())
 	req.GatewayIp = common.StringPtr(r.Gateway.String())
 	if _, err := b.api.CreateClusterRouteWithContext(ctx, req); err != nil {
-		return Route{}, &tcapi.CallError{Action: "CreateClusterRoute", Target: fmt.Sprintf("%s in %s", r, b), Kind: tkeKind(err), Err: err}
+		return Route{}, &callerr.Error{Action: "CreateClusterRoute", Target: fmt.Sprintf("%s in %s", r, b), Kind: tkeKind(err), Err: err}
 	}
 	return Route{Destination: r.Destination, Gateway: r.Gateway}, nil
 }
@@ -134,7 +134,7 @@ func (b *TKE) DeleteRoute(ctx context.Context, r Route) error {
 	req.DestinationCidrBlock = common.StringPtr(r.Destination.String())
 	req.GatewayIp = common.StringPtr(r.Gateway.String())
 	if _, err := b.api.DeleteClusterRouteWithContext(ctx, req); err != nil {
-		return &tcapi.CallError{Action: "DeleteClusterRoute", Target: fmt.Sprintf("%s from %s", r, b), Kind: tkeKind(err), Err: err}
+		return &callerr.Error{Action: "DeleteClusterRoute", Target: fmt.Sprintf("%s from %s", r, b), Kind: tkeKind(err), Err: err}
 	}
 	return nil
 }

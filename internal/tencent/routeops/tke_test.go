@@ -11,7 +11,7 @@ import (
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/profile"
 	tke "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/tke/v20180525"
 
-	"github.com/ccmkit/ccm/internal/tencent/tcapi"
+	"github.com/ccmkit/ccm/internal/callerr"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 )
 
@@ -83,7 +83,7 @@ func TestTKEBackendErrorKinds(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, cl := startSim(t, simTableWith(cloudsim.ClusterRoute{DestinationCIDR: "10.244.1.0/24", GatewayIP: "10.0.0.1"}))
 			_, err := NewTKE(cl, simTable, simVPC).CreateRoute(context.Background(), tc.route)
-			var ce *tcapi.CallError
+			var ce *callerr.Error
 			if !errors.Is(err, tc.wantKind) || Code(err) != tc.wantCode || !errors.As(err, &ce) || ce.Action != "CreateClusterRoute" {
 				t.Fatalf("err = %v (code %q), want kind %v, code %s", err, Code(err), tc.wantKind, tc.wantCode)
 			}

@@ -11,7 +11,7 @@ import (
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 	vpc "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc/v20170312"
 
-	"github.com/ccmkit/ccm/internal/tencent/tcapi"
+	"github.com/ccmkit/ccm/internal/callerr"
 )
 
 // VPCAPI is the slice of the vpc API (2017-03-12) the VPC backend uses.
@@ -87,10 +87,10 @@ func (b *VPC) describe(ctx context.Context) (*vpc.RouteTable, error) {
 	req.RouteTableIds = common.StringPtrs([]string{b.id})
 	resp, err := b.api.DescribeRouteTablesWithContext(ctx, req)
 	if err != nil {
-		return nil, &tcapi.CallError{Action: action, Target: "of " + b.String(), Kind: vpcKind(err, false), Err: err}
+		return nil, &callerr.Error{Action: action, Target: "of " + b.String(), Kind: vpcKind(err, false), Err: err}
 	}
 	if resp == nil || resp.Response == nil {
-		return nil, &tcapi.CallError{Action: action, Target: "of " + b.String(), Err: errors.New("malformed answer: no Response")}
+		return nil, &callerr.Error{Action: action, Target: "of " + b.String(), Err: errors.New("malformed answer: no Response")}
 	}
 	for _, t := range resp.Response.RouteTableSet {
 		if t != nil && deref(t.RouteTableId) == b.id {
@@ -100,7 +100,7 @@ func (b *VPC) describe(ctx context.Context) (*vpc.RouteTable, error) {
 			return t, nil
 		}
 	}
-	return nil, &tcapi.CallError{Action: action, Target: "of " + b.String(), Kind: ErrTableNotFound,
+	return nil, &callerr.Error{Action: action, Target: "of " + b.String(), Kind: ErrTableNotFound,
 		Err: errors.New("the table is not in the answer")}
 }
 
@@ -115,7 +115,7 @@ func (b *VPC) FindTable(ctx context.Context) (Table, error) {
 // CreateTable is not offered: a VPC route table must also be associated
 // with the cluster's subnets, which is the network owner's decision.
 func (b *VPC) CreateTable(context.Context, netip.Prefix) (Table, error) {
-	return Table{}, &tcapi.CallError{Action: "CreateRouteTable", Target: b.String(), Kind: ErrTableNotFound,
+	return Table{}, &callerr.Error{Action: "CreateRouteTable", Target: b.String(), Kind: ErrTableNotFound,
 		Err: errors.New("the CCM does not create VPC route tables; create it and associate it with the cluster's subnets")}
 }
 
@@ -152,7 +152,7 @@ func normalCVMRoutes(t *vpc.RouteTable) []Route {
 // reconcile, for every such node.
 func (b *VPC) CreateRoute(ctx context.Context, r Route) (Route, error) {
 	if primary, _, err := b.cidrs.CIDRs(ctx); err == nil && primary.Contains(r.Destination.Addr()) && r.Destination.Bits() >= primary.Bits() {
-		return Route{}, &tcapi.CallError{Action: "CreateRoutes", Target: fmt.Sprintf("%s in %s", r, b), Kind: ErrVPCCIDRConflict,
+		return Route{}, &callerr.Error{Action: "CreateRoutes", Target: fmt.Sprintf("%s in %s", r, b), Kind: ErrVPCCIDRConflict,
 			Err: fmt.Errorf("not sent: the destination lies inside VPC %s's CIDR %s, which the API refuses (InvalidParameterValue.VpcCidrConflict)", b.vpcID, primary)}
 	}
 	return b.createBatched(ctx, r)
@@ -172,18 +172,18 @@ func (b *VPC) DeleteRoute(ctx context.Context, r Route) error {
 			}
 		}
 		if r.ID == "" {
-			return &tcapi.CallError{Action: "DeleteRoutes", Target: target, Kind: ErrRouteNotFound, Err: errors.New("not in the table")}
+			return &callerr.Error{Action: "DeleteRoutes", Target: target, Kind: ErrRouteNotFound, Err: errors.New("not in the table")}
 		}
 	}
 	id, err := strconv.ParseUint(r.ID, 10, 64)
 	if err != nil {
-		return &tcapi.CallError{Action: "DeleteRoutes", Target: target, Err: fmt.Errorf("RouteId %q: %v", r.ID, err)}
+		return &callerr.Error{Action: "DeleteRoutes", Target: target, Err: fmt.Errorf("RouteId %q: %v", r.ID, err)}
 	}
 	req := vpc.NewDeleteRoutesRequest()
 	req.RouteTableId = common.StringPtr(b.id)
 	req.Routes = []*vpc.Route{{RouteId: common.Uint64Ptr(id)}}
 	if _, err := b.api.DeleteRoutesWithContext(ctx, req); err != nil {
-		return &tcapi.CallError{Action: "DeleteRoutes", Target: target, Kind: vpcKind(err, true), Err: err}
+		return &callerr.Error{Action: "DeleteRoutes", Target: target, Kind: vpcKind(err, true), Err: err}
 	}
 	return nil
 }

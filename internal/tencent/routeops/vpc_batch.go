@@ -9,6 +9,7 @@ import (
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 	vpc "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc/v20170312"
 
+	"github.com/ccmkit/ccm/internal/callerr"
 	"github.com/ccmkit/ccm/internal/tencent/tcapi"
 )
 
@@ -49,7 +50,7 @@ func (b *VPC) createBatched(ctx context.Context, r Route) (Route, error) {
 	select {
 	case <-batch.done:
 	case <-ctx.Done():
-		return Route{}, &tcapi.CallError{Action: "CreateRoutes", Target: fmt.Sprintf("%s in %s", r, b), Err: ctx.Err()}
+		return Route{}, &callerr.Error{Action: "CreateRoutes", Target: fmt.Sprintf("%s in %s", r, b), Err: ctx.Err()}
 	}
 	err := batch.err
 	if err != nil && len(batch.routes) > 1 && refusesOneRoute(tcapi.Code(err)) {
@@ -149,5 +150,5 @@ func wrapCreate(err error, r Route, b *VPC) error {
 	if err == nil {
 		return nil
 	}
-	return &tcapi.CallError{Action: "CreateRoutes", Target: fmt.Sprintf("%s in %s", r, b), Kind: vpcKind(err, false), Err: err}
+	return &callerr.Error{Action: "CreateRoutes", Target: fmt.Sprintf("%s in %s", r, b), Kind: vpcKind(err, false), Err: err}
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 	vpc "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc/v20170312"
 
-	"github.com/ccmkit/ccm/internal/tencent/tcapi"
+	"github.com/ccmkit/ccm/internal/callerr"
 )
 
 // Pod routes may not point inside the VPC's own range. A VPC route's
@@ -58,10 +58,10 @@ func (v *VPCCIDRs) CIDRs(ctx context.Context) (primary netip.Prefix, all []netip
 	req.VpcIds = common.StringPtrs([]string{v.vpcID})
 	resp, err := v.api.DescribeVpcsWithContext(ctx, req)
 	if err != nil {
-		return netip.Prefix{}, nil, &tcapi.CallError{Action: "DescribeVpcs", Target: target, Err: err}
+		return netip.Prefix{}, nil, &callerr.Error{Action: "DescribeVpcs", Target: target, Err: err}
 	}
 	if resp == nil || resp.Response == nil {
-		return netip.Prefix{}, nil, &tcapi.CallError{Action: "DescribeVpcs", Target: target, Err: errors.New("malformed answer: no Response")}
+		return netip.Prefix{}, nil, &callerr.Error{Action: "DescribeVpcs", Target: target, Err: errors.New("malformed answer: no Response")}
 	}
 	for _, in := range resp.Response.VpcSet {
 		if in == nil || deref(in.VpcId) != v.vpcID {
@@ -69,7 +69,7 @@ func (v *VPCCIDRs) CIDRs(ctx context.Context) (primary netip.Prefix, all []netip
 		}
 		p, err := netip.ParsePrefix(deref(in.CidrBlock))
 		if err != nil {
-			return netip.Prefix{}, nil, &tcapi.CallError{Action: "DescribeVpcs", Target: target, Err: fmt.Errorf("malformed CidrBlock %q", deref(in.CidrBlock))}
+			return netip.Prefix{}, nil, &callerr.Error{Action: "DescribeVpcs", Target: target, Err: fmt.Errorf("malformed CidrBlock %q", deref(in.CidrBlock))}
 		}
 		all := []netip.Prefix{p}
 		for _, a := range in.AssistantCidrSet {
@@ -83,7 +83,7 @@ func (v *VPCCIDRs) CIDRs(ctx context.Context) (primary netip.Prefix, all []netip
 		v.known, v.primary, v.all = true, p, all
 		return p, all, nil
 	}
-	return netip.Prefix{}, nil, &tcapi.CallError{Action: "DescribeVpcs", Target: target, Err: errors.New("the VPC is not in the answer (check vpc_id and region)")}
+	return netip.Prefix{}, nil, &callerr.Error{Action: "DescribeVpcs", Target: target, Err: errors.New("the VPC is not in the answer (check vpc_id and region)")}
 }
 
 // vpcOverlaps lists the CIDRs of all that overlap p, for messages.

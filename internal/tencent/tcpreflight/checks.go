@@ -12,6 +12,7 @@ import (
 	tke "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/tke/v20180525"
 	vpc "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc/v20170312"
 
+	"github.com/ccmkit/ccm/internal/callerr"
 	"github.com/ccmkit/ccm/internal/preflight"
 	"github.com/ccmkit/ccm/internal/tencent/tcapi"
 )
@@ -100,7 +101,7 @@ func tencentAuthHint(err error) (detail, fix string) {
 	if code == "" {
 		return err.Error(), "check api_endpoint and that this machine reaches the Tencent Cloud API"
 	}
-	detail = tcapi.Describe(err)
+	detail = callerr.Describe(err)
 	switch {
 	case code == "AuthFailure.SecretIdNotFound":
 		return detail, "secret_id is not an API key of this account: copy the SecretId from the CAM console (API keys)"
