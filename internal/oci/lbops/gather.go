@@ -2,9 +2,12 @@ package lbops
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/ccmkit/ccm/internal/oci/ocierr"
 )
 
 // Gathered lookups by display name (issue 33). Every sync looks its
@@ -53,13 +56,10 @@ import (
 // listings of the compartment (⌈S/100⌉ pages each: O(S²) pages, found at
 // 1,000 Services, issue 33).
 type gatherer[T any] struct {
-	nameOf   func(T) string
-	live     func(T) bool
-	byName   func(ctx context.Context, name string) ([]T, error)
-	all      func(ctx context.Context) ([]T, int, error) // the items and the pages they took
-	deadline time.Duration                               // of a gathered listing (its waiters may go)
-	ttl      time.Duration                               // how long an unfiltered listing answers lookups; 0: never
-	window   time.Duration                               // how long a round with no listing under way waits (with a TTL)
+	kind     listing[T]
+	deadline time.Duration // of a gathered listing (its waiters may go)
+	ttl      time.Duration // how long an unfiltered listing answers lookups; 0: never
+	window   time.Duration // how long a round with no listing under way waits (with a TTL)
 	now      func() time.Time
 
 	mu    sync.Mutex
@@ -95,9 +95,75 @@ type gatherRound[T any] struct {
 	err        error
 }
 
-func newGatherer[T any](nameOf func(T) string, live func(T) bool, byName func(context.Context, string) ([]T, error),
-	all func(context.Context) ([]T, int, error)) *gatherer[T] {
-	return &gatherer[T]{nameOf: nameOf, live: live, byName: byName, all: all, deadline: 2 * time.Minute, pages: 1, now: time.Now}
+func newGatherer[T any](kind listing[T]) *gatherer[T] {
+	return &gatherer[T]{kind: kind, deadline: 2 * time.Minute, pages: 1, now: time.Now}
+}
+
+// listing is how one kind of load balancer is listed: one call of the
+// kind's List operation, and what the gatherer reads of an item. The two
+// kinds differ only in their SDK types.
+type listing[T any] struct {
+	action      string // the List operation, for errors
+	compartment string
+	// page lists one page of the compartment's load balancers named
+	// displayName (nil: all), from token (nil: the first page); next is
+	// nil or empty after the last.
+	page   func(ctx context.Context, displayName, token *string) (items []T, next *string, err error)
+	nameOf func(T) string
+	idOf   func(T) string
+	live   func(T) bool // not DELETING or DELETED
+}
+
+// list lists the compartment's load balancers named displayName (nil:
+// all), page after page: page tokens are opaque, so one at a time. It
+// returns the items and the pages they took.
+func (l listing[T]) list(ctx context.Context, displayName *string) ([]T, int, error) {
+	var out []T
+	var token *string
+	for page := 1; page <= maxPages; page++ {
+		items, next, err := l.page(ctx, displayName, token)
+		if err != nil {
+			if displayName != nil {
+				return nil, 0, ocierr.Wrap(l.action, "displayName="+*displayName, err)
+			}
+			return nil, 0, ocierr.Wrap(l.action, "compartment "+l.compartment, err)
+		}
+		out = append(out, items...)
+		if next == nil || *next == "" {
+			return out, page, nil
+		}
+		token = next
+	}
+	return nil, 0, fmt.Errorf("%s of compartment %s: more than %d pages", l.action, l.compartment, maxPages)
+}
+
+func (g *gatherer[T]) byName(ctx context.Context, name string) ([]T, error) {
+	items, _, err := g.kind.list(ctx, &name)
+	return items, err
+}
+
+func (g *gatherer[T]) all(ctx context.Context) ([]T, int, error) { return g.kind.list(ctx, nil) }
+
+// only is the one load balancer of what (its kind's name in errors) under
+// the first of names that has any: ok is false when none has, and more
+// than one under a name is an error (OCI names need not be unique, and
+// which of them is the Service's cannot be told).
+func (l listing[T]) only(what string, names []string, found map[string][]T) (item T, ok bool, err error) {
+	for _, name := range names {
+		switch items := found[name]; len(items) {
+		case 0:
+			continue
+		case 1:
+			return items[0], true, nil
+		default:
+			ids := make([]string, 0, len(items))
+			for _, it := range items {
+				ids = append(ids, l.idOf(it))
+			}
+			return item, false, fmt.Errorf("%d %s named %s in compartment %s: %v; delete the extra ones", len(items), what, name, l.compartment, ids)
+		}
+	}
+	return item, false, nil
 }
 
 // withTTL lets unfiltered listings answer lookups for ttl (0: never).
@@ -140,7 +206,7 @@ func (g *gatherer[T]) lookupNow(ctx context.Context, names []string) (map[string
 		if err != nil {
 			return nil, err
 		}
-		found[n] = slices.DeleteFunc(items, func(it T) bool { return !g.live(it) || g.nameOf(it) != n })
+		found[n] = slices.DeleteFunc(items, func(it T) bool { return !g.kind.live(it) || g.kind.nameOf(it) != n })
 	}
 	return found, nil
 }
@@ -160,16 +226,15 @@ func (g *gatherer[T]) listAll(ctx context.Context, notBefore time.Time) ([]T, er
 	return r.all, nil
 }
 
-// listNamed is listAll as id and display name pairs (id reads an item's
-// id).
-func (g *gatherer[T]) listNamed(ctx context.Context, notBefore time.Time, id func(T) *string) ([]named, error) {
+// listNamed is listAll as id and display name pairs.
+func (g *gatherer[T]) listNamed(ctx context.Context, notBefore time.Time) ([]named, error) {
 	items, err := g.listAll(ctx, notBefore)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]named, 0, len(items))
 	for _, it := range items {
-		out = append(out, named{id: deref(id(it)), name: g.nameOf(it)})
+		out = append(out, named{id: g.kind.idOf(it), name: g.kind.nameOf(it)})
 	}
 	return out, nil
 }
@@ -244,7 +309,7 @@ func (g *gatherer[T]) run(r *gatherRound[T]) {
 	}
 	keep := func(items []T) {
 		for _, it := range items {
-			if n := g.nameOf(it); g.live(it) {
+			if n := g.kind.nameOf(it); g.kind.live(it) {
 				if _, asked := r.found[n]; asked {
 					r.found[n] = append(r.found[n], it)
 				}
@@ -254,14 +319,14 @@ func (g *gatherer[T]) run(r *gatherRound[T]) {
 	if unfiltered {
 		start := g.now()
 		items, pages, err := g.all(r.ctx)
-		live := slices.DeleteFunc(items, func(it T) bool { return !g.live(it) })
+		live := slices.DeleteFunc(items, func(it T) bool { return !g.kind.live(it) })
 		if err == nil {
 			g.mu.Lock()
 			g.pages = max(pages, 1)
 			if g.ttl > 0 {
 				snap := &gatherSnapshot[T]{start: start, byName: map[string][]T{}, all: live}
 				for _, it := range live {
-					snap.byName[g.nameOf(it)] = append(snap.byName[g.nameOf(it)], it)
+					snap.byName[g.kind.nameOf(it)] = append(snap.byName[g.kind.nameOf(it)], it)
 				}
 				g.snap = snap
 			}

@@ -46,55 +46,29 @@ func (d lbDriver) findNow(ctx context.Context, names ...string) (*actual, error)
 
 // first is the load balancer under the first of names that has one.
 func (d lbDriver) first(names []string, found map[string][]loadbalancer.LoadBalancer) (*actual, error) {
-	for _, name := range names {
-		switch lbs := found[name]; len(lbs) {
-		case 0:
-			continue
-		case 1:
-			return lbActual(lbs[0]), nil
-		default:
-			ids := make([]string, 0, len(lbs))
-			for _, lb := range lbs {
-				ids = append(ids, deref(lb.Id))
-			}
-			return nil, fmt.Errorf("%d load balancers named %s in compartment %s: %v; delete the extra ones", len(lbs), name, d.compartment, ids)
-		}
+	lb, ok, err := d.lists.kind.only("load balancers", names, found)
+	if !ok {
+		return nil, err
 	}
-	return nil, nil
+	return lbActual(lb), nil
 }
 
 // newLBLists is the load balancers' gathered lookup by name.
 func newLBLists(api LBAPI, compartment string) *gatherer[loadbalancer.LoadBalancer] {
-	list := func(ctx context.Context, displayName *string) ([]loadbalancer.LoadBalancer, int, error) {
-		req := loadbalancer.ListLoadBalancersRequest{CompartmentId: &compartment, DisplayName: displayName, Limit: common.Int64(pageSize)}
-		var out []loadbalancer.LoadBalancer
-		for page := 1; page <= maxPages; page++ {
-			resp, err := api.ListLoadBalancers(ctx, req)
-			if err != nil {
-				if displayName != nil {
-					return nil, 0, ocierr.Wrap("ListLoadBalancers", "displayName="+*displayName, err)
-				}
-				return nil, 0, ocierr.Wrap("ListLoadBalancers", "compartment "+compartment, err)
-			}
-			out = append(out, resp.Items...)
-			if resp.OpcNextPage == nil || *resp.OpcNextPage == "" {
-				return out, page, nil
-			}
-			req.Page = resp.OpcNextPage
-		}
-		return nil, 0, fmt.Errorf("ListLoadBalancers of compartment %s: more than %d pages", compartment, maxPages)
-	}
-	return newGatherer(
-		func(lb loadbalancer.LoadBalancer) string { return deref(lb.DisplayName) },
-		func(lb loadbalancer.LoadBalancer) bool {
+	return newGatherer(listing[loadbalancer.LoadBalancer]{
+		action: "ListLoadBalancers", compartment: compartment,
+		page: func(ctx context.Context, displayName, token *string) ([]loadbalancer.LoadBalancer, *string, error) {
+			resp, err := api.ListLoadBalancers(ctx, loadbalancer.ListLoadBalancersRequest{CompartmentId: &compartment,
+				DisplayName: displayName, Page: token, Limit: common.Int64(pageSize)})
+			return resp.Items, resp.OpcNextPage, err
+		},
+		nameOf: func(lb loadbalancer.LoadBalancer) string { return deref(lb.DisplayName) },
+		idOf:   func(lb loadbalancer.LoadBalancer) string { return deref(lb.Id) },
+		live: func(lb loadbalancer.LoadBalancer) bool {
 			return lb.LifecycleState != loadbalancer.LoadBalancerLifecycleStateDeleted &&
 				lb.LifecycleState != loadbalancer.LoadBalancerLifecycleStateDeleting
 		},
-		func(ctx context.Context, name string) ([]loadbalancer.LoadBalancer, error) {
-			items, _, err := list(ctx, &name)
-			return items, err
-		},
-		func(ctx context.Context) ([]loadbalancer.LoadBalancer, int, error) { return list(ctx, nil) })
+	})
 }
 
 func (d lbDriver) get(ctx context.Context, id string) (*actual, error) {
@@ -303,7 +277,7 @@ func (d lbDriver) write(ctx context.Context, id string, s step) (string, error) 
 // listAll returns the compartment's live load balancers, from a listing that
 // began after notBefore (gather.go).
 func (d lbDriver) listAll(ctx context.Context, notBefore time.Time) ([]named, error) {
-	return d.lists.listNamed(ctx, notBefore, func(lb loadbalancer.LoadBalancer) *string { return lb.Id })
+	return d.lists.listNamed(ctx, notBefore)
 }
 
 func (d lbDriver) remove(ctx context.Context, id string) (string, error) {

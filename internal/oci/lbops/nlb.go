@@ -44,58 +44,30 @@ func (d nlbDriver) findNow(ctx context.Context, names ...string) (*actual, error
 // first is the network load balancer under the first of names that has
 // one, read whole.
 func (d nlbDriver) first(ctx context.Context, names []string, found map[string][]networkloadbalancer.NetworkLoadBalancerSummary) (*actual, error) {
-	for _, name := range names {
-		switch nlbs := found[name]; len(nlbs) {
-		case 0:
-			continue
-		case 1:
-			// The summary may omit listeners and backend sets; read it whole.
-			return d.get(ctx, deref(nlbs[0].Id))
-		default:
-			ids := make([]string, 0, len(nlbs))
-			for _, n := range nlbs {
-				ids = append(ids, deref(n.Id))
-			}
-			return nil, fmt.Errorf("%d network load balancers named %s in compartment %s: %v; delete the extra ones", len(nlbs), name, d.compartment, ids)
-		}
+	n, ok, err := d.lists.kind.only("network load balancers", names, found)
+	if !ok {
+		return nil, err
 	}
-	return nil, nil
+	// The summary may omit listeners and backend sets; read it whole.
+	return d.get(ctx, deref(n.Id))
 }
 
 // newNLBLists is the network load balancers' gathered lookup by name.
 func newNLBLists(api NLBAPI, compartment string) *gatherer[networkloadbalancer.NetworkLoadBalancerSummary] {
-	list := func(ctx context.Context, displayName *string) ([]networkloadbalancer.NetworkLoadBalancerSummary, int, error) {
-		req := networkloadbalancer.ListNetworkLoadBalancersRequest{CompartmentId: &compartment, DisplayName: displayName, Limit: common.Int(pageSize)}
-		var out []networkloadbalancer.NetworkLoadBalancerSummary
-		for page := 1; page <= maxPages; page++ {
-			resp, err := api.ListNetworkLoadBalancers(ctx, req)
-			if err != nil {
-				if displayName != nil {
-					return nil, 0, ocierr.Wrap("ListNetworkLoadBalancers", "displayName="+*displayName, err)
-				}
-				return nil, 0, ocierr.Wrap("ListNetworkLoadBalancers", "compartment "+compartment, err)
-			}
-			out = append(out, resp.Items...)
-			if resp.OpcNextPage == nil || *resp.OpcNextPage == "" {
-				return out, page, nil
-			}
-			req.Page = resp.OpcNextPage
-		}
-		return nil, 0, fmt.Errorf("ListNetworkLoadBalancers of compartment %s: more than %d pages", compartment, maxPages)
-	}
-	return newGatherer(
-		func(n networkloadbalancer.NetworkLoadBalancerSummary) string { return deref(n.DisplayName) },
-		func(n networkloadbalancer.NetworkLoadBalancerSummary) bool {
+	return newGatherer(listing[networkloadbalancer.NetworkLoadBalancerSummary]{
+		action: "ListNetworkLoadBalancers", compartment: compartment,
+		page: func(ctx context.Context, displayName, token *string) ([]networkloadbalancer.NetworkLoadBalancerSummary, *string, error) {
+			resp, err := api.ListNetworkLoadBalancers(ctx, networkloadbalancer.ListNetworkLoadBalancersRequest{CompartmentId: &compartment,
+				DisplayName: displayName, Page: token, Limit: common.Int(pageSize)})
+			return resp.Items, resp.OpcNextPage, err
+		},
+		nameOf: func(n networkloadbalancer.NetworkLoadBalancerSummary) string { return deref(n.DisplayName) },
+		idOf:   func(n networkloadbalancer.NetworkLoadBalancerSummary) string { return deref(n.Id) },
+		live: func(n networkloadbalancer.NetworkLoadBalancerSummary) bool {
 			return n.LifecycleState != networkloadbalancer.LifecycleStateDeleted &&
 				n.LifecycleState != networkloadbalancer.LifecycleStateDeleting
 		},
-		func(ctx context.Context, name string) ([]networkloadbalancer.NetworkLoadBalancerSummary, error) {
-			items, _, err := list(ctx, &name)
-			return items, err
-		},
-		func(ctx context.Context) ([]networkloadbalancer.NetworkLoadBalancerSummary, int, error) {
-			return list(ctx, nil)
-		})
+	})
 }
 
 func (d nlbDriver) get(ctx context.Context, id string) (*actual, error) {
@@ -274,7 +246,7 @@ func (d nlbDriver) write(ctx context.Context, id string, s step) (string, error)
 // listAll returns the compartment's live network load balancers, from a listing that
 // began after notBefore (gather.go).
 func (d nlbDriver) listAll(ctx context.Context, notBefore time.Time) ([]named, error) {
-	return d.lists.listNamed(ctx, notBefore, func(n networkloadbalancer.NetworkLoadBalancerSummary) *string { return n.Id })
+	return d.lists.listNamed(ctx, notBefore)
 }
 
 func (d nlbDriver) remove(ctx context.Context, id string) (string, error) {
