@@ -3,7 +3,6 @@ package cloudsim
 import (
 	"time"
 
-	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 	"github.com/ccmkit/ccm/pkg/cloudsim/oci"
 )
 
@@ -36,12 +35,7 @@ type OCIWorkRequest = oci.WorkRequest
 // valid, so that a caller can report a bad configuration instead of New
 // panicking.
 func CheckOCIOptions(opts Options) error {
-	d, err := oci.New(core.New(core.Config{}), nil, opts.OCI)
-	if err != nil {
-		return err
-	}
-	d.Close()
-	return nil
+	return oci.CheckOptions(opts.OCI)
 }
 
 // AddOCIKey registers an OCI API signing key: keyId

@@ -40,11 +40,11 @@ func (s *Sim) DeleteSecurityGroup(id string) error { return s.tencent.SecurityGr
 // SetInstanceSecurityGroups binds an instance to Tencent security groups,
 // in priority order (none: cloudsim admits every flow to it).
 func (s *Sim) SetInstanceSecurityGroups(instanceID string, ids ...string) (Instance, error) {
-	return s.tencent.SecurityGroups().SetInstanceSecurityGroups(instanceID, ids)
+	return s.tencent.SecurityGroups().SetInstanceSecurityGroups(instanceID, ids...)
 }
 
 // SetCLBSecurityGroups binds a Tencent load balancer to security groups
 // out of band, as a console user would (none unbinds).
 func (s *Sim) SetCLBSecurityGroups(lbID string, ids ...string) (CLBLoadBalancer, error) {
-	return s.tencent.CLB().SetSecurityGroups(lbID, ids)
+	return s.tencent.CLB().SetSecurityGroups(lbID, ids...)
 }
