@@ -19,9 +19,9 @@ const (
 
 // UploadCertificate stores a certificate for Tencent TCP_SSL listeners and
 // returns it with its id.
-func (s *Sim) UploadCertificate(spec CertificateSpec) (Certificate, error) {
+func (s *Sim) UploadCertificate(spec tencent.CertificateSpec) (tencent.Certificate, error) {
 	return s.tencent.CLB().UploadCertificate(spec)
 }
 
 // Certificates lists the stored Tencent certificates.
-func (s *Sim) Certificates() []Certificate { return s.tencent.CLB().Certificates() }
+func (s *Sim) Certificates() []tencent.Certificate { return s.tencent.CLB().Certificates() }

@@ -46,15 +46,17 @@ func (s *Sim) TencentCLB() *tencent.CLB { return s.tencent.CLB() }
 
 // CLBs returns every Tencent load balancer, in creation order, with its
 // listeners and targets.
-func (s *Sim) CLBs() []CLBLoadBalancer { return s.tencent.CLB().LoadBalancers() }
+func (s *Sim) CLBs() []tencent.CLBLoadBalancer { return s.tencent.CLB().LoadBalancers() }
 
 // CLB returns one Tencent load balancer.
-func (s *Sim) CLB(id string) (CLBLoadBalancer, error) { return s.tencent.CLB().LoadBalancer(id) }
+func (s *Sim) CLB(id string) (tencent.CLBLoadBalancer, error) {
+	return s.tencent.CLB().LoadBalancer(id)
+}
 
 // CreateCLB creates a load balancer out of band, as a user in the console
 // would: it is ready at once (Status 1), with its listeners and targets.
 // Use it to set up an existing CLB for adoption tests.
-func (s *Sim) CreateCLB(spec CLBSpec) (CLBLoadBalancer, error) {
+func (s *Sim) CreateCLB(spec tencent.CLBSpec) (tencent.CLBLoadBalancer, error) {
 	return s.tencent.CLB().CreateLoadBalancer(spec)
 }
 
@@ -62,7 +64,7 @@ func (s *Sim) CreateCLB(spec CLBSpec) (CLBLoadBalancer, error) {
 func (s *Sim) DeleteCLB(id string) error { return s.tencent.CLB().DeleteLoadBalancer(id) }
 
 // AddCLBListener adds a listener out of band, at once.
-func (s *Sim) AddCLBListener(lbID string, spec CLBListenerSpec) (CLBListener, error) {
+func (s *Sim) AddCLBListener(lbID string, spec tencent.CLBListenerSpec) (tencent.CLBListener, error) {
 	return s.tencent.CLB().AddListener(lbID, spec)
 }
 
@@ -80,7 +82,7 @@ func (s *Sim) CLBDataPlane(lbID string) (DataPlaneStatus, error) {
 // FailCLBBindings arms a BatchRegisterTargets partial failure for one
 // listener: the next call(s) naming it list it in FailListenerIdSet and
 // bind the other listeners' targets.
-func (s *Sim) FailCLBBindings(f CLBBindFailure) error { return s.tencent.CLB().FailBindings(f) }
+func (s *Sim) FailCLBBindings(f tencent.BindFailure) error { return s.tencent.CLB().FailBindings(f) }
 
 // ClearCLBBindFailures disarms every BatchRegisterTargets partial failure.
 func (s *Sim) ClearCLBBindFailures() { s.tencent.CLB().ClearBindFailures() }

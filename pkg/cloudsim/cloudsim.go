@@ -392,24 +392,26 @@ func (s *Sim) ResetCalls() { s.core.ResetCalls() }
 // CreateRouteTable adds a TKE cluster route table with its routes, all or
 // nothing, validated as CreateClusterRoute would (CIDR inside the table, one
 // CIDR per gateway, no overlap).
-func (s *Sim) CreateRouteTable(rt RouteTable) (RouteTable, error) {
+func (s *Sim) CreateRouteTable(rt tencent.RouteTable) (tencent.RouteTable, error) {
 	return s.tencent.TKE().CreateRouteTable(rt)
 }
 
 // RouteTables returns every TKE cluster route table with its routes.
-func (s *Sim) RouteTables() []RouteTable { return s.tencent.TKE().RouteTables() }
+func (s *Sim) RouteTables() []tencent.RouteTable { return s.tencent.TKE().RouteTables() }
 
 // RouteTable returns one TKE cluster route table with its routes.
-func (s *Sim) RouteTable(name string) (RouteTable, error) { return s.tencent.TKE().RouteTable(name) }
+func (s *Sim) RouteTable(name string) (tencent.RouteTable, error) {
+	return s.tencent.TKE().RouteTable(name)
+}
 
 // AddClusterRoute adds a route out of band, as another tool would (the
 // gateway need not be an instance).
-func (s *Sim) AddClusterRoute(table string, r ClusterRoute) error {
+func (s *Sim) AddClusterRoute(table string, r tencent.ClusterRoute) error {
 	return s.tencent.TKE().AddRoute(table, r)
 }
 
 // DeleteClusterRoute removes a route out of band; a missing route is fine.
-func (s *Sim) DeleteClusterRoute(table string, r ClusterRoute) error {
+func (s *Sim) DeleteClusterRoute(table string, r tencent.ClusterRoute) error {
 	return s.tencent.TKE().DeleteRoute(table, r)
 }
 

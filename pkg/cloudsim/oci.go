@@ -50,7 +50,7 @@ func (s *Sim) AddOCIKey(keyID, publicKeyPEM string) error {
 // answer for an instance of the fleet (its OCID or id), whose identity
 // certificate names tenancy: software using instance principals then "runs
 // on" that instance.
-func (s *Sim) SetOCIMetadataInstance(instanceID, tenancy string) (OCIInstanceIdentity, error) {
+func (s *Sim) SetOCIMetadataInstance(instanceID, tenancy string) (oci.InstanceIdentity, error) {
 	return s.oci.SetMetadataInstance(instanceID, tenancy)
 }
 
@@ -60,14 +60,16 @@ func (s *Sim) RemoveOCIKey(keyID string) error { return s.oci.RemoveKey(keyID) }
 
 // SeedOCINetwork adds compartments, availability domains, VCNs, subnets and
 // security lists, all or none.
-func (s *Sim) SeedOCINetwork(seed OCINetworkSeed) (OCINetwork, error) { return s.oci.SeedNetwork(seed) }
+func (s *Sim) SeedOCINetwork(seed oci.NetworkSeed) (oci.NetworkState, error) {
+	return s.oci.SeedNetwork(seed)
+}
 
 // OCILoadBalancers lists the OCI load balancers and network load balancers,
 // oldest first.
-func (s *Sim) OCILoadBalancers() []OCILoadBalancer { return s.oci.LoadBalancers() }
+func (s *Sim) OCILoadBalancers() []oci.LoadBalancer { return s.oci.LoadBalancers() }
 
 // OCILoadBalancer returns one OCI load balancer or network load balancer.
-func (s *Sim) OCILoadBalancer(id string) (OCILoadBalancer, error) { return s.oci.LoadBalancer(id) }
+func (s *Sim) OCILoadBalancer(id string) (oci.LoadBalancer, error) { return s.oci.LoadBalancer(id) }
 
 // DeleteOCILoadBalancer deletes an OCI load balancer out of band, at once.
 func (s *Sim) DeleteOCILoadBalancer(id string) error { return s.oci.DeleteLoadBalancer(id) }

@@ -94,7 +94,7 @@ func TestOCIThroughSim(t *testing.T) {
 	if err != nil || len(lbs) != 1 || lbs[0].ID != lbID || lbs[0].LifecycleState != "ACTIVE" || lbs[0].IPAddress == "" {
 		t.Fatalf("admin view: %+v %v", lbs, err)
 	}
-	if len(sim.OCILoadBalancers()) != 1 {
+	if len(sim.OCI().LoadBalancers()) != 1 {
 		t.Fatal("Go API disagrees with the admin API")
 	}
 	calls, err := admin.Calls(ctx)

@@ -44,7 +44,7 @@ type OCIIAM = oci.IAMSeed
 // SeedOCIIAM adds OCI groups, dynamic groups, policies and compartment
 // names, all or none (same names replace). A principal in no group has
 // full access; one in a group may call only what its statements grant.
-func (s *Sim) SeedOCIIAM(seed OCIIAM) error { return s.oci.SeedIAM(seed) }
+func (s *Sim) SeedOCIIAM(seed oci.IAMSeed) error { return s.oci.SeedIAM(seed) }
 
 // RemoveOCIIAM deletes an OCI group, dynamic group or policy (kind
 // "groups", "dynamicGroups" or "policies") by name.
@@ -52,8 +52,8 @@ func (s *Sim) RemoveOCIIAM(kind, name string) error { return s.oci.RemoveIAM(kin
 
 // SeedOCIIAM adds OCI groups, dynamic groups, policies and compartment
 // names, and returns the whole IAM setup.
-func (c *AdminClient) SeedOCIIAM(ctx context.Context, seed OCIIAM) (OCIIAM, error) {
-	var out OCIIAM
+func (c *AdminClient) SeedOCIIAM(ctx context.Context, seed oci.IAMSeed) (oci.IAMSeed, error) {
+	var out oci.IAMSeed
 	err := c.do(ctx, http.MethodPost, "oci/iam", seed, &out)
 	return out, err
 }

@@ -16,21 +16,21 @@ type SecurityGroupPolicy = vpc.SecurityGroupPolicy
 
 // CreateSecurityGroup adds a Tencent security group with its policies out
 // of band (its id generated when empty), all or nothing.
-func (s *Sim) CreateSecurityGroup(sg SecurityGroup) (SecurityGroup, error) {
+func (s *Sim) CreateSecurityGroup(sg tencent.SecurityGroup) (tencent.SecurityGroup, error) {
 	return s.tencent.SecurityGroups().Create(sg)
 }
 
 // SecurityGroups returns every Tencent security group.
-func (s *Sim) SecurityGroups() []SecurityGroup { return s.tencent.SecurityGroups().List() }
+func (s *Sim) SecurityGroups() []tencent.SecurityGroup { return s.tencent.SecurityGroups().List() }
 
 // SecurityGroup returns one Tencent security group.
-func (s *Sim) SecurityGroup(id string) (SecurityGroup, error) {
+func (s *Sim) SecurityGroup(id string) (tencent.SecurityGroup, error) {
 	return s.tencent.SecurityGroups().Get(id)
 }
 
 // SetSecurityGroupPolicies replaces a group's policies out of band (nil
 // keeps a direction as it is).
-func (s *Sim) SetSecurityGroupPolicies(id string, ingress, egress []*SecurityGroupPolicy) (SecurityGroup, error) {
+func (s *Sim) SetSecurityGroupPolicies(id string, ingress, egress []*vpc.SecurityGroupPolicy) (tencent.SecurityGroup, error) {
 	return s.tencent.SecurityGroups().SetPolicies(id, ingress, egress)
 }
 
@@ -45,6 +45,6 @@ func (s *Sim) SetInstanceSecurityGroups(instanceID string, ids ...string) (Insta
 
 // SetCLBSecurityGroups binds a Tencent load balancer to security groups
 // out of band, as a console user would (none unbinds).
-func (s *Sim) SetCLBSecurityGroups(lbID string, ids ...string) (CLBLoadBalancer, error) {
+func (s *Sim) SetCLBSecurityGroups(lbID string, ids ...string) (tencent.CLBLoadBalancer, error) {
 	return s.tencent.CLB().SetSecurityGroups(lbID, ids...)
 }
