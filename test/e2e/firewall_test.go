@@ -64,14 +64,15 @@ func setPolicies(t *testing.T, sg string, ingress ...*vpc.SecurityGroupPolicy) {
 // group must admit the clients and the VIP, and the traffic follows it.
 func TestTencentSecurityGroups(t *testing.T) {
 	const sel = "firewall"
-	nodeSG, err := suite.sim.Tencent().SecurityGroups().Create(tencent.SecurityGroup{Name: "e2e-nodes", Ingress: []*vpc.SecurityGroupPolicy{
+	sgs := suite.sim.Tencent().SecurityGroups()
+	nodeSG, err := sgs.Create(tencent.SecurityGroup{Name: "e2e-nodes", Ingress: []*vpc.SecurityGroupPolicy{
 		tcpPolicy("22", "0.0.0.0/0", "ACCEPT"),
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := lbNode(t, sel)
-	if _, err := suite.sim.Tencent().SecurityGroups().SetInstanceSecurityGroups(n.ID, nodeSG.ID); err != nil {
+	if _, err := sgs.SetInstanceSecurityGroups(n.ID, nodeSG.ID); err != nil {
 		t.Fatal(err)
 	}
 	spec := lbServiceSpec("firewall", sel, 8090)
@@ -91,7 +92,7 @@ func TestTencentSecurityGroups(t *testing.T) {
 	waitAnswers(t, url, 30*time.Second, "node")
 
 	t.Run("the CLB's security group", func(t *testing.T) {
-		clbSG, err := suite.sim.Tencent().SecurityGroups().Create(tencent.SecurityGroup{Name: "e2e-clb", Ingress: []*vpc.SecurityGroupPolicy{
+		clbSG, err := sgs.Create(tencent.SecurityGroup{Name: "e2e-clb", Ingress: []*vpc.SecurityGroupPolicy{
 			tcpPolicy("8090", "127.0.0.1/32", "ACCEPT"),
 		}})
 		if err != nil {

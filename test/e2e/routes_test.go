@@ -309,10 +309,11 @@ func testConflictReported(t *testing.T) {
 	foreignGW := newInstance(t, "route-conflict-gw")
 	cidr := nextPodCIDR()
 	foreign := route(cidr, foreignGW.PrivateIP)
-	if err := suite.sim.Tencent().TKE().AddRoute(routeTable, foreign); err != nil {
+	tke := suite.sim.Tencent().TKE()
+	if err := tke.AddRoute(routeTable, foreign); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = suite.sim.Tencent().TKE().DeleteRoute(routeTable, foreign) })
+	t.Cleanup(func() { _ = tke.DeleteRoute(routeTable, foreign) })
 
 	blocked := newInstance(t, "route-conflict")
 	blockedName := routeNode(t, blocked, cidr)
@@ -346,7 +347,7 @@ func testConflictReported(t *testing.T) {
 
 	// The operator removes the route in the way; the periodic reconcile
 	// programs the node's route.
-	if err := suite.sim.Tencent().TKE().DeleteRoute(routeTable, foreign); err != nil {
+	if err := tke.DeleteRoute(routeTable, foreign); err != nil {
 		t.Fatal(err)
 	}
 	waitRoutes(t, "the route after the conflict was resolved", func(routes []tencent.ClusterRoute) bool {

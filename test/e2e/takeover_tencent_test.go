@@ -250,9 +250,10 @@ func tkeTakeover(t *testing.T, defaults, principal string) {
 	// TKE's CLB for this one is in another VPC: refused, never replaced.
 	refusedSpec := lbServiceSpec("tke-refused-"+defaults, sel, 8313)
 	otherID, otherVIP := makeTKECLB(t, "vpc-e2eother", tkeClusterID, refusedSpec, nil)
-	t.Cleanup(func() { _ = suite.sim.Tencent().CLB().DeleteLoadBalancer(otherID) })
+	simCLB := suite.sim.Tencent().CLB()
+	t.Cleanup(func() { _ = simCLB.DeleteLoadBalancer(otherID) })
 	refused := tkeService(t, refusedSpec, otherID, otherVIP)
-	clbsBefore := len(suite.sim.Tencent().CLB().LoadBalancers())
+	clbsBefore := len(simCLB.LoadBalancers())
 
 	cfg := takeoverConfig("takeover-"+defaults+".yaml", principal, fmt.Sprintf("lb_defaults: %s\ntke_cluster_id: %s\n", defaults, tkeClusterID))
 	plans := adoptDryRun(t, cfg)
@@ -308,7 +309,7 @@ func tkeTakeover(t *testing.T, defaults, principal string) {
 			t.Errorf("%s called %d times", a, n)
 		}
 	}
-	if n := len(suite.sim.Tencent().CLB().LoadBalancers()); n != clbsBefore {
+	if n := len(simCLB.LoadBalancers()); n != clbsBefore {
 		t.Errorf("%d CLBs, want %d: none created or deleted", n, clbsBefore)
 	}
 	for _, svc := range append(services, refused) {
@@ -322,7 +323,7 @@ func tkeTakeover(t *testing.T, defaults, principal string) {
 		}
 	}
 	for _, svc := range services {
-		lb, err := suite.sim.Tencent().CLB().LoadBalancer(ids[svc.Name])
+		lb, err := simCLB.LoadBalancer(ids[svc.Name])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -358,11 +359,11 @@ func tkeTakeover(t *testing.T, defaults, principal string) {
 	}
 	for _, svc := range services {
 		waitFor(t, "CLB "+ids[svc.Name]+" deleted with "+svc.Name, 30*time.Second, func() bool {
-			_, err := suite.sim.Tencent().CLB().LoadBalancer(ids[svc.Name])
+			_, err := simCLB.LoadBalancer(ids[svc.Name])
 			return err != nil
 		})
 	}
-	if _, err := suite.sim.Tencent().CLB().LoadBalancer(otherID); err != nil {
+	if _, err := simCLB.LoadBalancer(otherID); err != nil {
 		t.Errorf("the refused CLB %s was deleted: %v", otherID, err)
 	}
 }

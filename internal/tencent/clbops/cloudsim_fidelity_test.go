@@ -79,6 +79,7 @@ func TestCreateReplayAgainstCloudsim(t *testing.T) {
 
 func TestBatchPartialFailureAgainstCloudsim(t *testing.T) {
 	sim, client := startSim(t)
+	simCLB := sim.Tencent().CLB()
 	ops := simOps(client)
 	ctx := context.Background()
 	for i := range 2 {
@@ -95,19 +96,19 @@ func TestBatchPartialFailureAgainstCloudsim(t *testing.T) {
 		t.Fatal(err)
 	}
 	var tcp81 string
-	for _, l := range sim.Tencent().CLB().LoadBalancers()[0].Listeners {
+	for _, l := range simCLB.LoadBalancers()[0].Listeners {
 		if l.Port == 81 {
 			tcp81 = l.ID
 		}
 	}
-	if err := sim.Tencent().CLB().FailBindings(tencent.BindFailure{ListenerID: tcp81, Message: "RS quota exceeded", Times: 2}); err != nil {
+	if err := simCLB.FailBindings(tencent.BindFailure{ListenerID: tcp81, Message: "RS quota exceeded", Times: 2}); err != nil {
 		t.Fatal(err)
 	}
 	_, err := ops.Ensure(ctx, two("ins-clbpart0", "ins-clbpart1"))
 	if err == nil || !strings.Contains(err.Error(), "failed twice for listeners TCP-81 ("+tcp81+")") || !strings.Contains(err.Error(), "RS quota exceeded") {
 		t.Fatalf("Ensure = %v", err)
 	}
-	for _, l := range sim.Tencent().CLB().LoadBalancers()[0].Listeners {
+	for _, l := range simCLB.LoadBalancers()[0].Listeners {
 		if want := map[int]int{80: 2, 81: 1}[l.Port]; len(l.Targets) != want {
 			t.Errorf("listener %d has %d targets, want %d", l.Port, len(l.Targets), want)
 		}

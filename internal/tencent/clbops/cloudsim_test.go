@@ -101,6 +101,7 @@ func writes(calls map[string]map[string]int) []string {
 
 func TestAgainstCloudsim(t *testing.T) {
 	sim, client := startSim(t)
+	simCLB := sim.Tencent().CLB()
 	ops := simOps(client)
 	ctx := context.Background()
 
@@ -169,7 +170,7 @@ func TestAgainstCloudsim(t *testing.T) {
 	}
 
 	// Drift: a listener deleted behind our back is found and repaired.
-	lbs := sim.Tencent().CLB().LoadBalancers()
+	lbs := simCLB.LoadBalancers()
 	if len(lbs) != 1 {
 		t.Fatalf("CLBs = %d, want 1", len(lbs))
 	}
@@ -179,7 +180,7 @@ func TestAgainstCloudsim(t *testing.T) {
 			tcpID = l.ID
 		}
 	}
-	if err := sim.Tencent().CLB().DeleteListener(lbs[0].ID, tcpID); err != nil {
+	if err := simCLB.DeleteListener(lbs[0].ID, tcpID); err != nil {
 		t.Fatal(err)
 	}
 	d, err := ops.Drift(ctx, changed)
@@ -197,7 +198,7 @@ func TestAgainstCloudsim(t *testing.T) {
 	if err := ops.Delete(ctx, changed); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(sim.Tencent().CLB().LoadBalancers()); n != 0 {
+	if n := len(simCLB.LoadBalancers()); n != 0 {
 		t.Errorf("CLBs after delete = %d", n)
 	}
 }
@@ -229,14 +230,15 @@ func TestAdoptAgainstCloudsim(t *testing.T) {
 
 func TestRecreateAgainstCloudsim(t *testing.T) {
 	sim, client := startSim(t)
+	simCLB := sim.Tencent().CLB()
 	ops := simOps(client)
 	ctx := context.Background()
 	spec := testSpec(withBackends(), onlyTCP80)
 	if _, err := ops.Ensure(ctx, spec); err != nil {
 		t.Fatal(err)
 	}
-	first := sim.Tencent().CLB().LoadBalancers()[0].ID
-	if err := sim.Tencent().CLB().DeleteLoadBalancer(first); err != nil { // behind our back
+	first := simCLB.LoadBalancers()[0].ID
+	if err := simCLB.DeleteLoadBalancer(first); err != nil { // behind our back
 		t.Fatal(err)
 	}
 	if d, err := ops.Drift(ctx, spec); err != nil || len(d) != 1 || d[0] != "load balancer missing" {
@@ -245,7 +247,7 @@ func TestRecreateAgainstCloudsim(t *testing.T) {
 	if _, err := ops.Ensure(ctx, spec); err != nil {
 		t.Fatal(err)
 	}
-	if lbs := sim.Tencent().CLB().LoadBalancers(); len(lbs) != 1 || lbs[0].ID == first {
+	if lbs := simCLB.LoadBalancers(); len(lbs) != 1 || lbs[0].ID == first {
 		t.Fatalf("CLBs = %+v, want one new CLB", lbs)
 	}
 }
