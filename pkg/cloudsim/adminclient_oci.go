@@ -84,7 +84,7 @@ func (c *AdminClient) FailOCILoadBalancer(ctx context.Context, id string) error 
 }
 
 // HoldOCILoadBalancer starts a work request on an OCI load balancer that
-// runs for d, as another client's change does (see Sim.HoldOCILoadBalancer),
+// runs for d, as another client's change does (see oci.Dialect.HoldLoadBalancer),
 // and returns its id.
 func (c *AdminClient) HoldOCILoadBalancer(ctx context.Context, id string, d time.Duration) (string, error) {
 	var out oci.HoldAnswer
