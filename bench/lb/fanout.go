@@ -20,6 +20,7 @@ import (
 	"github.com/ccmkit/ccm/bench/report"
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 // The fan-out section: S LoadBalancer Services on N initialized nodes, all
@@ -294,7 +295,7 @@ func tencentFanout(cfg FanoutConfig, res *FanoutResult) (*fanoutCloud, error) {
 		split: splitCalls, refusals: countRefusals,
 		converged: func() string {
 			res.Listeners, res.FloorWrites = 0, 0
-			for _, lb := range sim.CLBs() {
+			for _, lb := range sim.Tencent().CLB().LoadBalancers() {
 				res.Listeners += len(lb.Listeners)
 				// One batch call carries up to 500 targets across a CLB's listeners.
 				res.FloorWrites += (len(lb.Listeners)*cfg.BurstNodes + maxBatchTargets - 1) / maxBatchTargets
@@ -441,12 +442,12 @@ func register(ctx context.Context, sim *cloudsim.Sim, cluster *testcluster.Clust
 // that.
 func waitTargets(ctx context.Context, sim *cloudsim.Sim, clbs int, want []string, timeout time.Duration) (time.Time, error) {
 	return waitAll(ctx, timeout, "CLBs", "targets", clbs, func() (int, int) {
-		lbs := sim.CLBs()
+		lbs := sim.Tencent().CLB().LoadBalancers()
 		missing := 0
 		for _, lb := range lbs {
 			for _, l := range lb.Listeners {
 				// A layer-7 listener's targets are its rules'.
-				sets := [][]cloudsim.CLBTarget{l.Targets}
+				sets := [][]tencent.CLBTarget{l.Targets}
 				if len(l.Rules) > 0 {
 					sets = sets[:0]
 					for _, r := range l.Rules {

@@ -176,7 +176,7 @@ func ociFanout(cfg FanoutConfig, res *OCIFanoutResult) (*fanoutCloud, error) {
 		converged: func() string {
 			res.BackendSets, res.FloorWrites = 0, 0
 			perLB := 0
-			for _, lb := range sim.OCILoadBalancers() {
+			for _, lb := range sim.OCI().LoadBalancers() {
 				res.BackendSets += len(lb.BackendSets)
 				perLB = max(perLB, len(lb.BackendSets))
 			}
@@ -210,7 +210,7 @@ func newOCISim() (*cloudsim.Sim, string, []string, error) {
 			Region: configtest.Region,
 			Keys: map[string]string{configtest.Tenancy + "/" + configtest.User + "/" + configtest.Fingerprint(): string(pem.EncodeToMemory(&pem.Block{
 				Type: "PUBLIC KEY", Bytes: der}))},
-			Network: cloudsim.OCINetworkSeed{
+			Network: simoci.NetworkSeed{
 				Compartments: []string{configtest.Compartment},
 				VCNs:         []simoci.VCN{{ID: configtest.VCN, CompartmentID: configtest.Compartment, CIDRBlock: "10.0.0.0/16"}},
 				Subnets: []simoci.Subnet{
@@ -226,7 +226,7 @@ func newOCISim() (*cloudsim.Sim, string, []string, error) {
 	if err != nil {
 		return nil, "", nil, err
 	}
-	state, err := sim.SeedOCINetwork(cloudsim.OCINetworkSeed{})
+	state, err := sim.OCI().SeedNetwork(simoci.NetworkSeed{})
 	if err != nil {
 		sim.Close()
 		return nil, "", nil, err
@@ -270,7 +270,7 @@ func createPlainServices(ctx context.Context, cluster *testcluster.Cluster, n in
 // backend set of each has a backend at every IP in want.
 func waitBackends(ctx context.Context, sim *cloudsim.Sim, n int, want []string, timeout time.Duration) (time.Time, error) {
 	return waitAll(ctx, timeout, "load balancers", "backends", n, func() (int, int) {
-		lbs := sim.OCILoadBalancers()
+		lbs := sim.OCI().LoadBalancers()
 		missing := 0
 		for _, lb := range lbs {
 			for _, bs := range lb.BackendSets {

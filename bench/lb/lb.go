@@ -40,6 +40,7 @@ import (
 	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 	"github.com/ccmkit/ccm/pkg/cloudsim/testca"
 )
 
@@ -268,7 +269,7 @@ func run(ctx context.Context, cfg Config, syncs int, log io.Writer) (SyncsResult
 	}
 	res.Ingress = summarize(created, ingress)
 	res.CreateCalls = clbCalls(sim.Calls())
-	res.CLBs = len(sim.CLBs())
+	res.CLBs = len(sim.Tencent().CLB().LoadBalancers())
 	step("every Service has its IP: p50 %.1fs, max %.1fs, all %.1fs", res.Ingress.P50, res.Ingress.Max, res.Ingress.All)
 	countRefusals(sim.Calls(), res.Throttled, res.Busy)
 
@@ -358,7 +359,7 @@ func tlsSecret(ctx context.Context, cluster *testcluster.Cluster, sim *cloudsim.
 	if err != nil {
 		return err
 	}
-	cert, err := sim.UploadCertificate(cloudsim.CertificateSpec{Name: "bench", Certificate: string(leaf.CertPEM), Key: string(leaf.KeyPEM)})
+	cert, err := sim.Tencent().CLB().UploadCertificate(tencent.CertificateSpec{Name: "bench", Certificate: string(leaf.CertPEM), Key: string(leaf.KeyPEM)})
 	if err != nil {
 		return fmt.Errorf("upload the bench certificate: %w", err)
 	}

@@ -194,7 +194,7 @@ func (b *ociBench) setUpOCI(ctx context.Context) error {
 		OCI: cloudsim.OCIOptions{
 			Region: configtest.Region,
 			Keys:   map[string]string{configtest.Tenancy + "/" + configtest.User + "/" + configtest.Fingerprint(): pub},
-			Network: cloudsim.OCINetworkSeed{
+			Network: simoci.NetworkSeed{
 				Compartments: []string{configtest.Compartment},
 				VCNs:         []simoci.VCN{{ID: configtest.VCN, CompartmentID: configtest.Compartment, CIDRBlock: "10.0.0.0/16"}},
 				Subnets:      []simoci.Subnet{{ID: configtest.Subnet, VCNID: configtest.VCN, CompartmentID: configtest.Compartment, CIDRBlock: "10.0.0.0/16"}},
@@ -204,7 +204,7 @@ func (b *ociBench) setUpOCI(ctx context.Context) error {
 	if b.simURL, err = b.sim.Start("127.0.0.1:0"); err != nil {
 		return err
 	}
-	state, err := b.sim.SeedOCINetwork(cloudsim.OCINetworkSeed{})
+	state, err := b.sim.OCI().SeedNetwork(simoci.NetworkSeed{})
 	if err != nil {
 		return err
 	}

@@ -22,9 +22,9 @@ type backend struct {
 	perCall int
 	// maxNodes is the table's route quota (0: none that the run reaches).
 	maxNodes  int
-	tkeTables []cloudsim.RouteTable // cloudsim's TKE cluster route tables
+	tkeTables []tencent.RouteTable // cloudsim's TKE cluster route tables
 	setup     func(sim *cloudsim.Sim) error
-	routes    func(sim *cloudsim.Sim) ([]cloudsim.ClusterRoute, error)
+	routes    func(sim *cloudsim.Sim) ([]tencent.ClusterRoute, error)
 }
 
 const benchRTB = "rtb-bench001"
@@ -37,10 +37,10 @@ func backendOf(mode string) backend {
 	if mode != modeVPC {
 		return backend{describe: "DescribeClusterRoutes", create: "CreateClusterRoute", remove: "DeleteClusterRoute",
 			config: fmt.Sprintf("cluster_route_table: %s\n", benchTable), perCall: 1,
-			tkeTables: []cloudsim.RouteTable{{Name: benchTable, CIDR: benchClusterCIDR, VpcID: benchVPC}},
+			tkeTables: []tencent.RouteTable{{Name: benchTable, CIDR: benchClusterCIDR, VpcID: benchVPC}},
 			setup:     func(*cloudsim.Sim) error { return nil },
-			routes: func(sim *cloudsim.Sim) ([]cloudsim.ClusterRoute, error) {
-				rt, err := sim.RouteTable(benchTable)
+			routes: func(sim *cloudsim.Sim) ([]tencent.ClusterRoute, error) {
+				rt, err := sim.Tencent().TKE().RouteTable(benchTable)
 				return rt.Routes, err
 			}}
 	}
@@ -48,14 +48,14 @@ func backendOf(mode string) backend {
 		config:  fmt.Sprintf("route_backend: vpc\nroute_table_id: %s\n", benchRTB),
 		perCall: vpcRoutesPerCall, maxNodes: tencent.MaxRoutesPerTable,
 		setup: func(sim *cloudsim.Sim) error {
-			_, err := sim.CreateVPCRouteTable(cloudsim.VPCRouteTable{ID: benchRTB, VpcID: benchVPC})
+			_, err := sim.Tencent().VPC().CreateVPCRouteTable(tencent.VPCRouteTable{ID: benchRTB, VpcID: benchVPC})
 			return err
 		},
-		routes: func(sim *cloudsim.Sim) ([]cloudsim.ClusterRoute, error) {
-			rt, err := sim.VPCRouteTable(benchRTB)
-			out := make([]cloudsim.ClusterRoute, 0, len(rt.Routes))
+		routes: func(sim *cloudsim.Sim) ([]tencent.ClusterRoute, error) {
+			rt, err := sim.Tencent().VPC().VPCRouteTable(benchRTB)
+			out := make([]tencent.ClusterRoute, 0, len(rt.Routes))
 			for _, r := range rt.Routes {
-				out = append(out, cloudsim.ClusterRoute{DestinationCIDR: r.DestinationCIDR, GatewayIP: r.GatewayID})
+				out = append(out, tencent.ClusterRoute{DestinationCIDR: r.DestinationCIDR, GatewayIP: r.GatewayID})
 			}
 			return out, err
 		}}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 const (
@@ -165,7 +166,7 @@ func runMode(ctx context.Context, cfg Config, mode string, cp *controlPlane, log
 	}
 
 	step("registering %d nodes with pod CIDRs and NetworkUnavailable=True", cfg.Nodes)
-	want := map[cloudsim.ClusterRoute]bool{}
+	want := map[tencent.ClusterRoute]bool{}
 	err = forEach(ctx, len(instances), 32, func(i int) error {
 		in := instances[i]
 		return registerNode(ctx, cluster, in.PrivateIP, in.PrivateIP, podCIDR(i))
@@ -174,7 +175,7 @@ func runMode(ctx context.Context, cfg Config, mode string, cp *controlPlane, log
 		return res, err
 	}
 	for i, in := range instances {
-		want[cloudsim.ClusterRoute{DestinationCIDR: podCIDR(i), GatewayIP: in.PrivateIP}] = true
+		want[tencent.ClusterRoute{DestinationCIDR: podCIDR(i), GatewayIP: in.PrivateIP}] = true
 	}
 
 	cloudConfig := filepath.Join(dir, "cloud.yaml")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 // The Tencent demo's credentials: keyless by default, as production
@@ -27,8 +28,8 @@ var tencentCredentials = credentialsCVMRole
 
 // demoRole is the role, with a one-hour session (the CCM refreshes its
 // credentials at half of it).
-func demoRole() cloudsim.TencentRole {
-	return cloudsim.TencentRole{Name: demoRoleName, SessionDurationSeconds: 3600}
+func demoRole() tencent.Role {
+	return tencent.Role{Name: demoRoleName, SessionDurationSeconds: 3600}
 }
 
 // credentialConfig is the cloud config's credential part.

@@ -35,7 +35,7 @@ func demoLoadBalancer(ctx context.Context, c *testcluster.Cluster, sim *cloudsim
 		return "", nil, err
 	}
 	step("the Service got external IP %s in %s", vip, took.Round(100*time.Millisecond))
-	for _, lb := range sim.CLBs() {
+	for _, lb := range sim.Tencent().CLB().LoadBalancers() {
 		if lb.VIP != vip {
 			continue
 		}

@@ -31,12 +31,14 @@ import (
 	"time"
 
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
+	vpc "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc/v20170312"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	cloudapi "k8s.io/cloud-provider/api"
 
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 const (
@@ -55,8 +57,8 @@ const (
 // CLB's own security groups filter its traffic).
 const demoNodeSG = "sg-demo0001"
 
-func demoNodeGroup() cloudsim.SecurityGroup {
-	return cloudsim.SecurityGroup{ID: demoNodeSG, Name: "demo-nodes", Ingress: []*cloudsim.SecurityGroupPolicy{
+func demoNodeGroup() tencent.SecurityGroup {
+	return tencent.SecurityGroup{ID: demoNodeSG, Name: "demo-nodes", Ingress: []*vpc.SecurityGroupPolicy{
 		{Protocol: common.StringPtr("TCP"), Port: common.StringPtr("22"), CidrBlock: common.StringPtr("0.0.0.0/0"), Action: common.StringPtr("ACCEPT")},
 		{Protocol: common.StringPtr("ICMP"), CidrBlock: common.StringPtr("0.0.0.0/0"), Action: common.StringPtr("ACCEPT")},
 	}}
@@ -66,8 +68,8 @@ func demoNodeGroup() cloudsim.SecurityGroup {
 // had added it: inside the cluster CIDR, to an instance that is no node of
 // ours (a bastion, added below). It must survive; a route to an address no
 // instance holds any more would be an orphan, and reclaimed.
-func foreignRoute(n demoNet) cloudsim.ClusterRoute {
-	return cloudsim.ClusterRoute{DestinationCIDR: "10.244.200.0/24", GatewayIP: n.gateway()}
+func foreignRoute(n demoNet) tencent.ClusterRoute {
+	return tencent.ClusterRoute{DestinationCIDR: "10.244.200.0/24", GatewayIP: n.gateway()}
 }
 
 func main() {
@@ -141,10 +143,10 @@ func run(ccmBinary string, check bool, timeout time.Duration) error {
 	sim := cloudsim.New(cloudsim.Options{Region: demoRegion, VIPRange: n.vipRange(),
 		Tencent: cloudsim.TencentOptions{
 			Credentials: map[string]string{demoSecretID: demoSecretKey},
-			RouteTables: []cloudsim.RouteTable{{Name: demoRouteTable, CIDR: demoClusterCIDR, VpcID: demoVPC,
-				Routes: []cloudsim.ClusterRoute{foreignRoute(n)}}},
-			SecurityGroups: []cloudsim.SecurityGroup{demoNodeGroup()},
-			Roles:          []cloudsim.TencentRole{demoRole()},
+			RouteTables: []tencent.RouteTable{{Name: demoRouteTable, CIDR: demoClusterCIDR, VpcID: demoVPC,
+				Routes: []tencent.ClusterRoute{foreignRoute(n)}}},
+			SecurityGroups: []tencent.SecurityGroup{demoNodeGroup()},
+			Roles:          []tencent.Role{demoRole()},
 			MetadataRole:   demoRoleName,
 			Policies:       demoPolicies(),
 		},
@@ -296,7 +298,7 @@ func waitInitialized(ctx context.Context, c *testcluster.Cluster, names []string
 func waitRoutes(ctx context.Context, c *testcluster.Cluster, sim *cloudsim.Sim, want int, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		rt, err := sim.RouteTable(demoRouteTable)
+		rt, err := sim.Tencent().TKE().RouteTable(demoRouteTable)
 		if err != nil {
 			return err
 		}
@@ -335,7 +337,7 @@ func networkAvailable(ctx context.Context, c *testcluster.Cluster) bool {
 // printRoutes shows the route table and, for each route, the node it serves
 // and that node's NetworkUnavailable condition.
 func printRoutes(ctx context.Context, c *testcluster.Cluster, sim *cloudsim.Sim) error {
-	rt, err := sim.RouteTable(demoRouteTable)
+	rt, err := sim.Tencent().TKE().RouteTable(demoRouteTable)
 	if err != nil {
 		return err
 	}

@@ -137,7 +137,7 @@ func runOCI(ccmBinary string, check bool, timeout time.Duration) error {
 		VIPRange: n.vipRange(),
 		OCI: cloudsim.OCIOptions{
 			Keys: keys,
-			Network: cloudsim.OCINetworkSeed{
+			Network: simoci.NetworkSeed{
 				Compartments:  []string{ociDemoCompartment},
 				VCNs:          []simoci.VCN{{ID: ociDemoVCN, CompartmentID: ociDemoCompartment, CIDRBlock: n.vcnCIDR(), DisplayName: "demo", DNSLabel: "demovcn"}},
 				SecurityLists: []simoci.SecurityList{ociDemoSecurityList(n.vcnCIDR())},
@@ -194,19 +194,19 @@ func runOCI(ccmBinary string, check bool, timeout time.Duration) error {
 		if err != nil {
 			return err
 		}
-		if _, err := sim.SetOCIMetadataInstance(added[0].OCID, ociDemoTenancy); err != nil {
+		if _, err := sim.OCI().SetMetadataInstance(added[0].OCID, ociDemoTenancy); err != nil {
 			return err
 		}
 		rule := "instance.id = '" + added[0].OCID + "'"
 		step("the CCM runs on instance %s (%s), in dynamic group ccm-demo (matching rule %s): "+
 			"the config holds no key, region or tenancy", host.Name, added[0].OCID, rule)
-		if err := ociDemoPolicy(sim, "dynamic-group", cloudsim.OCIIAM{DynamicGroups: map[string]string{"ccm-demo": rule}}); err != nil {
+		if err := ociDemoPolicy(sim, "dynamic-group", simoci.IAMSeed{DynamicGroups: map[string]string{"ccm-demo": rule}}); err != nil {
 			return err
 		}
 		cfg = fmt.Sprintf("useInstancePrincipals: true\nauth:\n  metadataEndpoint: %s/opc/v2\n  federationEndpoint: %s\ncompartment: %s\nvcn: %s\nloadBalancer:\n  subnet1: %s\nendpoint: %s\n",
 			simURL, simURL, ociDemoCompartment, ociDemoVCN, ociDemoSubnet, simURL)
 	} else {
-		if err := ociDemoPolicy(sim, "group", cloudsim.OCIIAM{Groups: map[string][]string{"ccm-demo": {ociDemoUser}}}); err != nil {
+		if err := ociDemoPolicy(sim, "group", simoci.IAMSeed{Groups: map[string][]string{"ccm-demo": {ociDemoUser}}}); err != nil {
 			return err
 		}
 		keyPEM := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}))
@@ -298,11 +298,11 @@ func printOCINodes(ctx context.Context, c *testcluster.Cluster) error {
 // ociDemoPolicy puts the CCM's principal (iam: group or dynamic group
 // "ccm-demo") under the shipped policy's block for kind, enforced by
 // cloudsim, and prints the statements.
-func ociDemoPolicy(sim *cloudsim.Sim, kind string, iam cloudsim.OCIIAM) error {
+func ociDemoPolicy(sim *cloudsim.Sim, kind string, iam simoci.IAMSeed) error {
 	policy := strings.TrimSpace(deploy.OCIPolicyFor(kind, "ccm-demo", "demo"))
 	iam.CompartmentNames = map[string]string{"demo": ociDemoCompartment}
 	iam.Policies = map[string][]string{"ccm-demo": strings.Split(policy, "\n")}
-	if err := sim.SeedOCIIAM(iam); err != nil {
+	if err := sim.OCI().SeedIAM(iam); err != nil {
 		return err
 	}
 	step("the CCM runs under the %s block of deploy/policies/oci-policy.txt, which cloudsim enforces:\n    %s",
@@ -344,7 +344,7 @@ func ociDemoLoadBalancer(ctx context.Context, c *testcluster.Cluster, sim *cloud
 		return "", nil, err
 	}
 	step("the Service got external IP %s in %s (work requests awaited)", vip, took.Round(100*time.Millisecond))
-	for _, lb := range sim.OCILoadBalancers() {
+	for _, lb := range sim.OCI().LoadBalancers() {
 		if lb.IPAddress != vip {
 			continue
 		}

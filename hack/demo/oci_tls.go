@@ -39,7 +39,7 @@ func ociDemoTLS(ctx context.Context, c *testcluster.Cluster, sim *cloudsim.Sim, 
 	if err != nil {
 		return "", nil, err
 	}
-	for _, lb := range sim.OCILoadBalancers() {
+	for _, lb := range sim.OCI().LoadBalancers() {
 		if lb.IPAddress == vip {
 			fmt.Printf("\nOCI %s %s: listener TCP-%d ends TLS with a certificate made from the Secret\n\n", lb.Kind, lb.ID, demoTLSPort)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 	"github.com/ccmkit/ccm/pkg/cloudsim/testca"
 )
 
@@ -37,7 +38,7 @@ func demoTLS(ctx context.Context, c *testcluster.Cluster, sim *cloudsim.Sim, ins
 	if err != nil {
 		return "", nil, err
 	}
-	cert, err := sim.UploadCertificate(cloudsim.CertificateSpec{Name: "hello-demo", Certificate: string(leaf.CertPEM), Key: string(leaf.KeyPEM)})
+	cert, err := sim.Tencent().CLB().UploadCertificate(tencent.CertificateSpec{Name: "hello-demo", Certificate: string(leaf.CertPEM), Key: string(leaf.KeyPEM)})
 	if err != nil {
 		return "", nil, err
 	}
@@ -55,7 +56,7 @@ func demoTLS(ctx context.Context, c *testcluster.Cluster, sim *cloudsim.Sim, ins
 	if err != nil {
 		return "", nil, err
 	}
-	for _, lb := range sim.CLBs() {
+	for _, lb := range sim.Tencent().CLB().LoadBalancers() {
 		for _, l := range lb.Listeners {
 			if lb.VIP == vip && l.Certificate != nil {
 				fmt.Printf("\nCLB %s: listener %s %s/%d, certificate %s (%s)\n\n", lb.ID, l.Name, l.Protocol, l.Port, *l.Certificate.CertId, *l.Certificate.SSLMode)

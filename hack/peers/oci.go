@@ -65,7 +65,7 @@ func runOCI(binary, listen string, duration time.Duration) (int, error) {
 		VIPRange: "127.78.1.1-127.78.1.254",
 		OCI: cloudsim.OCIOptions{
 			Keys: map[string]string{ociTenancy + "/" + ociUser + "/" + fingerprint: string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))},
-			Network: cloudsim.OCINetworkSeed{
+			Network: simoci.NetworkSeed{
 				Compartments: []string{ociCompartment},
 				VCNs:         []simoci.VCN{{ID: ociVCN, CompartmentID: ociCompartment, CIDRBlock: ociCIDR, DisplayName: "peer", DNSLabel: "peervcn"}},
 				SecurityLists: []simoci.SecurityList{{ID: ociList, VCNID: ociVCN, CompartmentID: ociCompartment, DisplayName: "peer",

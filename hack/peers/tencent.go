@@ -9,6 +9,7 @@ import (
 
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 // tencentAlsoRefused lists the refusals the real API gives for the same
@@ -32,7 +33,7 @@ func runTencent(binary, listen string, duration time.Duration) (int, error) {
 		VIPRange: "127.77.1.1-127.77.1.254",
 		Tencent: cloudsim.TencentOptions{
 			Credentials: map[string]string{secretID: secretKey},
-			RouteTables: []cloudsim.RouteTable{{Name: routeTable, CIDR: clusterCIDR, VpcID: vpcID}},
+			RouteTables: []tencent.RouteTable{{Name: routeTable, CIDR: clusterCIDR, VpcID: vpcID}},
 		},
 	}, []string{"tencentcloudapi.com", "*.tencentcloudapi.com"})
 	if err != nil {
@@ -89,7 +90,7 @@ func runTencent(binary, listen string, duration time.Duration) (int, error) {
 	}
 
 	routes := func() int {
-		rt, err := w.sim.RouteTable(routeTable)
+		rt, err := w.sim.Tencent().TKE().RouteTable(routeTable)
 		if err != nil {
 			return 0
 		}

@@ -96,15 +96,16 @@ import (
 type {{.GoName}}Options = {{.Pkg}}.{{.Opts}}
 {{end}}
 // dialectHandles is each dialect's typed handle, kept by Build for the
-// Sim's methods; Sim embeds it.
+// accessors below; Sim embeds it.
 type dialectHandles struct {
 {{- range .Dialects}}
 	{{.Pkg}} *{{.Pkg}}.{{.Handle}}
 {{- end}}
 }
 {{range .Dialects}}
-// {{.GoName}} exposes the {{.Pkg}} dialect, for tests that need more
-// than the Sim's methods.
+// {{.GoName}} exposes the {{.Pkg}} dialect: its services, resources and
+// out-of-band changes (the Sim's own methods are only what every dialect
+// shares).
 func (s *Sim) {{.GoName}}() *{{.Pkg}}.{{.Handle}} { return s.{{.Pkg}} }
 {{end}}
 // registry holds every dialect, in the order of their directories under

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ccmkit/ccm/pkg/cloudsim/core"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 // AdminClient talks to the admin HTTP API of a cloudsim process.
@@ -136,32 +137,32 @@ func (c *AdminClient) ResetCalls(ctx context.Context) error {
 }
 
 // RouteTables lists every TKE cluster route table with its routes.
-func (c *AdminClient) RouteTables(ctx context.Context) ([]RouteTable, error) {
-	var out []RouteTable
+func (c *AdminClient) RouteTables(ctx context.Context) ([]tencent.RouteTable, error) {
+	var out []tencent.RouteTable
 	err := c.do(ctx, http.MethodGet, "tencent/routetables", nil, &out)
 	return out, err
 }
 
 // RouteTable returns one TKE cluster route table with its routes.
-func (c *AdminClient) RouteTable(ctx context.Context, name string) (RouteTable, error) {
-	var out RouteTable
+func (c *AdminClient) RouteTable(ctx context.Context, name string) (tencent.RouteTable, error) {
+	var out tencent.RouteTable
 	err := c.do(ctx, http.MethodGet, "tencent/routetables/"+url.PathEscape(name), nil, &out)
 	return out, err
 }
 
 // CreateRouteTable creates a TKE cluster route table (with optional routes).
-func (c *AdminClient) CreateRouteTable(ctx context.Context, rt RouteTable) (RouteTable, error) {
-	var out RouteTable
+func (c *AdminClient) CreateRouteTable(ctx context.Context, rt tencent.RouteTable) (tencent.RouteTable, error) {
+	var out tencent.RouteTable
 	err := c.do(ctx, http.MethodPost, "tencent/routetables", rt, &out)
 	return out, err
 }
 
 // AddClusterRoute adds a route to a table out of band.
-func (c *AdminClient) AddClusterRoute(ctx context.Context, table string, r ClusterRoute) error {
+func (c *AdminClient) AddClusterRoute(ctx context.Context, table string, r tencent.ClusterRoute) error {
 	return c.do(ctx, http.MethodPost, "tencent/routetables/"+url.PathEscape(table)+"/routes", r, nil)
 }
 
 // DeleteClusterRoute removes a route from a table out of band.
-func (c *AdminClient) DeleteClusterRoute(ctx context.Context, table string, r ClusterRoute) error {
+func (c *AdminClient) DeleteClusterRoute(ctx context.Context, table string, r tencent.ClusterRoute) error {
 	return c.do(ctx, http.MethodDelete, "tencent/routetables/"+url.PathEscape(table)+"/routes", r, nil)
 }

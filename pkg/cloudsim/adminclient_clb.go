@@ -4,25 +4,27 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 // CLBs lists every Tencent load balancer with its listeners and targets.
-func (c *AdminClient) CLBs(ctx context.Context) ([]CLBLoadBalancer, error) {
-	var out []CLBLoadBalancer
+func (c *AdminClient) CLBs(ctx context.Context) ([]tencent.CLBLoadBalancer, error) {
+	var out []tencent.CLBLoadBalancer
 	err := c.do(ctx, http.MethodGet, "tencent/loadbalancers", nil, &out)
 	return out, err
 }
 
 // CLB returns one Tencent load balancer.
-func (c *AdminClient) CLB(ctx context.Context, id string) (CLBLoadBalancer, error) {
-	var out CLBLoadBalancer
+func (c *AdminClient) CLB(ctx context.Context, id string) (tencent.CLBLoadBalancer, error) {
+	var out tencent.CLBLoadBalancer
 	err := c.do(ctx, http.MethodGet, "tencent/loadbalancers/"+url.PathEscape(id), nil, &out)
 	return out, err
 }
 
 // CreateCLB creates a load balancer out of band (ready at once).
-func (c *AdminClient) CreateCLB(ctx context.Context, spec CLBSpec) (CLBLoadBalancer, error) {
-	var out CLBLoadBalancer
+func (c *AdminClient) CreateCLB(ctx context.Context, spec tencent.CLBSpec) (tencent.CLBLoadBalancer, error) {
+	var out tencent.CLBLoadBalancer
 	err := c.do(ctx, http.MethodPost, "tencent/loadbalancers", spec, &out)
 	return out, err
 }
@@ -33,8 +35,8 @@ func (c *AdminClient) DeleteCLB(ctx context.Context, id string) error {
 }
 
 // AddCLBListener adds a listener to a load balancer out of band.
-func (c *AdminClient) AddCLBListener(ctx context.Context, lbID string, spec CLBListenerSpec) (CLBListener, error) {
-	var out CLBListener
+func (c *AdminClient) AddCLBListener(ctx context.Context, lbID string, spec tencent.CLBListenerSpec) (tencent.CLBListener, error) {
+	var out tencent.CLBListener
 	err := c.do(ctx, http.MethodPost, "tencent/loadbalancers/"+url.PathEscape(lbID)+"/listeners", spec, &out)
 	return out, err
 }
@@ -53,7 +55,7 @@ func (c *AdminClient) CLBDataPlane(ctx context.Context, lbID string) (DataPlaneS
 
 // FailCLBBindings arms a BatchRegisterTargets partial failure for one
 // listener (see tencent.BindFailure).
-func (c *AdminClient) FailCLBBindings(ctx context.Context, f CLBBindFailure) error {
+func (c *AdminClient) FailCLBBindings(ctx context.Context, f tencent.BindFailure) error {
 	return c.do(ctx, http.MethodPost, "tencent/clb/bindfailures", f, nil)
 }
 

@@ -11,15 +11,15 @@ import (
 
 // AddOCIKey registers an OCI API signing key (keyId
 // "<tenancy>/<user>/<fingerprint>", PEM RSA public key).
-func (c *AdminClient) AddOCIKey(ctx context.Context, keyID, publicKeyPEM string) (OCIKey, error) {
-	var out OCIKey
+func (c *AdminClient) AddOCIKey(ctx context.Context, keyID, publicKeyPEM string) (oci.Key, error) {
+	var out oci.Key
 	err := c.do(ctx, http.MethodPost, "oci/keys", oci.KeyBody{KeyID: keyID, PublicKey: publicKeyPEM}, &out)
 	return out, err
 }
 
 // OCIKeys lists the registered OCI API keys.
-func (c *AdminClient) OCIKeys(ctx context.Context) ([]OCIKey, error) {
-	var out []OCIKey
+func (c *AdminClient) OCIKeys(ctx context.Context) ([]oci.Key, error) {
+	var out []oci.Key
 	err := c.do(ctx, http.MethodGet, "oci/keys", nil, &out)
 	return out, err
 }
@@ -31,38 +31,38 @@ func (c *AdminClient) RemoveOCIKey(ctx context.Context, keyID string) error {
 
 // SetOCIMetadataInstance makes the OCI instance metadata service answer
 // for an instance, in tenancy.
-func (c *AdminClient) SetOCIMetadataInstance(ctx context.Context, instanceID, tenancy string) (OCIInstanceIdentity, error) {
-	var out OCIInstanceIdentity
+func (c *AdminClient) SetOCIMetadataInstance(ctx context.Context, instanceID, tenancy string) (oci.InstanceIdentity, error) {
+	var out oci.InstanceIdentity
 	err := c.do(ctx, http.MethodPut, "oci/metadata", oci.MetadataBody{InstanceID: instanceID, Tenancy: tenancy}, &out)
 	return out, err
 }
 
 // SeedOCINetwork adds compartments, availability domains, VCNs, subnets and
 // security lists, all or none, and returns the whole network.
-func (c *AdminClient) SeedOCINetwork(ctx context.Context, seed OCINetworkSeed) (OCINetwork, error) {
-	var out OCINetwork
+func (c *AdminClient) SeedOCINetwork(ctx context.Context, seed oci.NetworkSeed) (oci.NetworkState, error) {
+	var out oci.NetworkState
 	err := c.do(ctx, http.MethodPost, "oci/network", seed, &out)
 	return out, err
 }
 
 // OCINetwork returns the whole OCI network.
-func (c *AdminClient) OCINetwork(ctx context.Context) (OCINetwork, error) {
-	var out OCINetwork
+func (c *AdminClient) OCINetwork(ctx context.Context) (oci.NetworkState, error) {
+	var out oci.NetworkState
 	err := c.do(ctx, http.MethodGet, "oci/network", nil, &out)
 	return out, err
 }
 
 // OCILoadBalancers lists OCI load balancers and network load balancers
 // (Kind tells them apart) with listeners, backend sets and backends.
-func (c *AdminClient) OCILoadBalancers(ctx context.Context) ([]OCILoadBalancer, error) {
-	var out []OCILoadBalancer
+func (c *AdminClient) OCILoadBalancers(ctx context.Context) ([]oci.LoadBalancer, error) {
+	var out []oci.LoadBalancer
 	err := c.do(ctx, http.MethodGet, "oci/loadbalancers", nil, &out)
 	return out, err
 }
 
 // OCILoadBalancer returns one OCI load balancer or network load balancer.
-func (c *AdminClient) OCILoadBalancer(ctx context.Context, id string) (OCILoadBalancer, error) {
-	var out OCILoadBalancer
+func (c *AdminClient) OCILoadBalancer(ctx context.Context, id string) (oci.LoadBalancer, error) {
+	var out oci.LoadBalancer
 	err := c.do(ctx, http.MethodGet, "oci/loadbalancers/"+url.PathEscape(id), nil, &out)
 	return out, err
 }
@@ -84,7 +84,7 @@ func (c *AdminClient) FailOCILoadBalancer(ctx context.Context, id string) error 
 }
 
 // HoldOCILoadBalancer starts a work request on an OCI load balancer that
-// runs for d, as another client's change does (see Sim.HoldOCILoadBalancer),
+// runs for d, as another client's change does (see oci.Dialect.HoldLoadBalancer),
 // and returns its id.
 func (c *AdminClient) HoldOCILoadBalancer(ctx context.Context, id string, d time.Duration) (string, error) {
 	var out oci.HoldAnswer
@@ -107,8 +107,8 @@ func (c *AdminClient) PurgeOCITerminated(ctx context.Context, id string) error {
 }
 
 // OCIWorkRequests lists the OCI work requests cloudsim remembers.
-func (c *AdminClient) OCIWorkRequests(ctx context.Context) ([]OCIWorkRequest, error) {
-	var out []OCIWorkRequest
+func (c *AdminClient) OCIWorkRequests(ctx context.Context) ([]oci.WorkRequest, error) {
+	var out []oci.WorkRequest
 	err := c.do(ctx, http.MethodGet, "oci/workrequests", nil, &out)
 	return out, err
 }

@@ -5,27 +5,29 @@ import (
 	"net/http"
 	"net/url"
 
+	vpc "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc/v20170312"
+
 	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 // SecurityGroups lists every Tencent security group.
-func (c *AdminClient) SecurityGroups(ctx context.Context) ([]SecurityGroup, error) {
-	var out []SecurityGroup
+func (c *AdminClient) SecurityGroups(ctx context.Context) ([]tencent.SecurityGroup, error) {
+	var out []tencent.SecurityGroup
 	err := c.do(ctx, http.MethodGet, "tencent/securitygroups", nil, &out)
 	return out, err
 }
 
 // CreateSecurityGroup creates a Tencent security group with its policies.
-func (c *AdminClient) CreateSecurityGroup(ctx context.Context, sg SecurityGroup) (SecurityGroup, error) {
-	var out SecurityGroup
+func (c *AdminClient) CreateSecurityGroup(ctx context.Context, sg tencent.SecurityGroup) (tencent.SecurityGroup, error) {
+	var out tencent.SecurityGroup
 	err := c.do(ctx, http.MethodPost, "tencent/securitygroups", sg, &out)
 	return out, err
 }
 
 // SetSecurityGroupPolicies replaces a group's policies (nil keeps a
 // direction).
-func (c *AdminClient) SetSecurityGroupPolicies(ctx context.Context, id string, ingress, egress []*SecurityGroupPolicy) (SecurityGroup, error) {
-	var out SecurityGroup
+func (c *AdminClient) SetSecurityGroupPolicies(ctx context.Context, id string, ingress, egress []*vpc.SecurityGroupPolicy) (tencent.SecurityGroup, error) {
+	var out tencent.SecurityGroup
 	err := c.do(ctx, http.MethodPut, "tencent/securitygroups/"+url.PathEscape(id), tencent.SecurityGroupPoliciesBody{Ingress: ingress, Egress: egress}, &out)
 	return out, err
 }
@@ -46,11 +48,11 @@ func (c *AdminClient) SetInstanceSecurityGroups(ctx context.Context, instanceID 
 }
 
 // SetCLBSecurityGroups binds a Tencent load balancer to security groups.
-func (c *AdminClient) SetCLBSecurityGroups(ctx context.Context, lbID string, ids ...string) (CLBLoadBalancer, error) {
+func (c *AdminClient) SetCLBSecurityGroups(ctx context.Context, lbID string, ids ...string) (tencent.CLBLoadBalancer, error) {
 	if ids == nil {
 		ids = []string{}
 	}
-	var out CLBLoadBalancer
+	var out tencent.CLBLoadBalancer
 	err := c.do(ctx, http.MethodPut, "tencent/loadbalancers/"+url.PathEscape(lbID)+"/securitygroups", tencent.CLBSecurityGroupsBody{SecurityGroups: ids}, &out)
 	return out, err
 }

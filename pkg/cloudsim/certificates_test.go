@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 	"github.com/ccmkit/ccm/pkg/cloudsim/testca"
 )
 
@@ -24,18 +25,18 @@ func TestCertificateAdmin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := admin.UploadCertificate(ctx, cloudsim.CertificateSpec{Name: "svc", Certificate: string(leaf.CertPEM), Key: string(leaf.KeyPEM)})
+	srv, err := admin.UploadCertificate(ctx, tencent.CertificateSpec{Name: "svc", Certificate: string(leaf.CertPEM), Key: string(leaf.KeyPEM)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if srv.Type != cloudsim.CertTypeServer || srv.Name != "svc" || len(srv.DNSNames) != 1 || srv.DNSNames[0] != "svc.example.test" {
+	if srv.Type != tencent.CertTypeServer || srv.Name != "svc" || len(srv.DNSNames) != 1 || srv.DNSNames[0] != "svc.example.test" {
 		t.Fatalf("uploaded: %+v", srv)
 	}
-	caCert, err := admin.UploadCertificate(ctx, cloudsim.CertificateSpec{Type: cloudsim.CertTypeCA, Certificate: string(ca.PEM)})
+	caCert, err := admin.UploadCertificate(ctx, tencent.CertificateSpec{Type: tencent.CertTypeCA, Certificate: string(ca.PEM)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = admin.UploadCertificate(ctx, cloudsim.CertificateSpec{Certificate: string(leaf.CertPEM)})
+	_, err = admin.UploadCertificate(ctx, tencent.CertificateSpec{Certificate: string(leaf.CertPEM)})
 	var ae *cloudsim.AdminError
 	if !errors.As(err, &ae) || ae.StatusCode != 400 {
 		t.Fatalf("a server certificate without its key: %v", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/profile"
 
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 // simVIPs keeps this package's VIPs apart from other test packages'.
@@ -57,11 +58,11 @@ func TestCLBAdmin(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	lb, err := admin.CreateCLB(ctx, cloudsim.CLBSpec{
+	lb, err := admin.CreateCLB(ctx, tencent.CLBSpec{
 		Name: "existing", VpcID: "vpc-adopt001", Tags: map[string]string{"owner": "someone-else"},
-		Listeners: []cloudsim.CLBListenerSpec{{
+		Listeners: []tencent.CLBListenerSpec{{
 			Name: "foreign", Protocol: "TCP", Port: 9000,
-			Targets: []cloudsim.CLBTarget{{InstanceID: nodes[0].ID, Port: nodePort}},
+			Targets: []tencent.CLBTarget{{InstanceID: nodes[0].ID, Port: nodePort}},
 		}},
 	})
 	if err != nil {
@@ -70,7 +71,7 @@ func TestCLBAdmin(t *testing.T) {
 	if lb.Status != 1 || lb.VIP == "" || len(lb.Listeners) != 1 || lb.Listeners[0].Targets[0].IP != "127.0.43.1" {
 		t.Fatalf("created CLB: %+v", lb)
 	}
-	if _, err := admin.CreateCLB(ctx, cloudsim.CLBSpec{Type: "INTERNAL"}); err == nil || !strings.Contains(err.Error(), "MissingParameter") {
+	if _, err := admin.CreateCLB(ctx, tencent.CLBSpec{Type: "INTERNAL"}); err == nil || !strings.Contains(err.Error(), "MissingParameter") {
 		t.Fatalf("an INTERNAL CLB without VPC: %v", err)
 	}
 
@@ -100,11 +101,11 @@ func TestCLBAdmin(t *testing.T) {
 	}
 
 	// Out-of-band listener changes.
-	added, err := admin.AddCLBListener(ctx, lb.ID, cloudsim.CLBListenerSpec{Protocol: "UDP", Port: 9000})
+	added, err := admin.AddCLBListener(ctx, lb.ID, tencent.CLBListenerSpec{Protocol: "UDP", Port: 9000})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := admin.AddCLBListener(ctx, lb.ID, cloudsim.CLBListenerSpec{Protocol: "TCP", Port: 9000}); err == nil ||
+	if _, err := admin.AddCLBListener(ctx, lb.ID, tencent.CLBListenerSpec{Protocol: "TCP", Port: 9000}); err == nil ||
 		!strings.Contains(err.Error(), "PortCheckFailed") {
 		t.Fatalf("a second TCP:9000: %v", err)
 	}
@@ -136,7 +137,7 @@ func TestCLBAdmin(t *testing.T) {
 	if err != nil || *tresp.Response.Status != 1 {
 		t.Fatalf("DescribeTaskStatus of a faulted delete: %v %v", tresp, err)
 	}
-	if _, err := sim.CLB(lb.ID); err != nil {
+	if _, err := sim.Tencent().CLB().LoadBalancer(lb.ID); err != nil {
 		t.Fatalf("the CLB must survive a failed delete: %v", err)
 	}
 	if err := admin.DeleteCLB(ctx, lb.ID); err != nil {
@@ -151,11 +152,11 @@ func TestCLBAdmin(t *testing.T) {
 // for a Sim that was never started.
 func TestCloseStopsDataPlane(t *testing.T) {
 	sim := cloudsim.New(cloudsim.Options{Latency: cloudsim.ZeroLatency, VIPRange: simVIPs})
-	lb, err := sim.CreateCLB(cloudsim.CLBSpec{Listeners: []cloudsim.CLBListenerSpec{{Protocol: "TCP", Port: 9100}}})
+	lb, err := sim.Tencent().CLB().CreateLoadBalancer(tencent.CLBSpec{Listeners: []tencent.CLBListenerSpec{{Protocol: "TCP", Port: 9100}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if dp, err := sim.CLBDataPlane(lb.ID); err != nil || !dp.Listeners[0].Listening {
+	if dp, err := sim.Tencent().CLB().DataPlane(lb.ID); err != nil || !dp.Listeners[0].Listening {
 		t.Fatalf("the listener is not bound: %+v %v", dp, err)
 	}
 	if err := sim.Close(); err != nil {

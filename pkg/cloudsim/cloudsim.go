@@ -25,6 +25,15 @@
 // (*Options).AddFlags) and run `make generate`, which writes its registry
 // entry, its Options field and its Sim accessor; see docs/cloudsim.md,
 // "Dialects: a registry", for the checklist.
+//
+// The Sim's own methods are only what every dialect shares: serving
+// (Start, Handler, Suspend, ...), the fleet of instances, faults, rate
+// limits, call counts, read lag, the console's state and the tunnels' CA.
+// A dialect's resources and their out-of-band changes are reached through
+// its accessor, in the dialect package's own types:
+// sim.Tencent().CLB().LoadBalancers(), sim.Tencent().TKE().RouteTables(),
+// sim.OCI().LoadBalancers(), sim.OCI().AddKey(...). AdminClient does the
+// same over HTTP, for a cloudsim running in another process.
 package cloudsim
 
 import (
@@ -40,7 +49,6 @@ import (
 	"github.com/ccmkit/ccm/pkg/cloudsim/console"
 	"github.com/ccmkit/ccm/pkg/cloudsim/core"
 	"github.com/ccmkit/ccm/pkg/cloudsim/dataplane"
-	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 	"github.com/ccmkit/ccm/pkg/cloudsim/testca"
 	"github.com/ccmkit/ccm/pkg/cloudsim/tunnel"
 )
@@ -63,11 +71,21 @@ var ZeroLatency = core.ZeroLatency
 // ParseLatency reads a --latency flag value (see core.ParseLatency).
 func ParseLatency(s string) (*Latency, error) { return core.ParseLatency(s) }
 
-// RouteTable is a TKE cluster route table (see tencent.RouteTable).
-type RouteTable = tencent.RouteTable
+// DataPlaneStatus is what the data plane runs for one load balancer, of
+// either dialect: VIP, listeners, target health (sim.Tencent().CLB().DataPlane,
+// sim.OCI().DataPlane).
+type DataPlaneStatus = dataplane.LoadBalancerStatus
 
-// ClusterRoute is one route of a TKE cluster route table.
-type ClusterRoute = tencent.ClusterRoute
+// CheckVIPRange reports whether a VIP range ("A-B" or a CIDR prefix) is
+// valid for Options.VIPRange.
+func CheckVIPRange(r string) error {
+	p, err := dataplane.New(dataplane.Config{VIPRange: r, Disabled: true})
+	if err != nil {
+		return err
+	}
+	p.Close()
+	return nil
+}
 
 // Options configures a Sim. The zero value means defaults throughout.
 // Options shared by every dialect are fields here; each dialect's own are
@@ -137,7 +155,7 @@ func New(opts Options) *Sim {
 // Build is New, but a bad option is an error instead of a panic: a
 // malformed Options.VIPRange (see CheckVIPRange), or a dialect's invalid
 // seed or key (Tencent route tables, VPCs and security groups; OCI keys
-// and network seed, see CheckOCIOptions).
+// and network seed, see oci.CheckOptions).
 func Build(opts Options) (*Sim, error) {
 	c := core.New(core.Config{
 		Region:           opts.Region,
@@ -388,30 +406,6 @@ func (s *Sim) Calls() map[string]map[string]int { return s.core.Calls() }
 
 // ResetCalls zeroes the call counts.
 func (s *Sim) ResetCalls() { s.core.ResetCalls() }
-
-// CreateRouteTable adds a TKE cluster route table with its routes, all or
-// nothing, validated as CreateClusterRoute would (CIDR inside the table, one
-// CIDR per gateway, no overlap).
-func (s *Sim) CreateRouteTable(rt RouteTable) (RouteTable, error) {
-	return s.tencent.TKE().CreateRouteTable(rt)
-}
-
-// RouteTables returns every TKE cluster route table with its routes.
-func (s *Sim) RouteTables() []RouteTable { return s.tencent.TKE().RouteTables() }
-
-// RouteTable returns one TKE cluster route table with its routes.
-func (s *Sim) RouteTable(name string) (RouteTable, error) { return s.tencent.TKE().RouteTable(name) }
-
-// AddClusterRoute adds a route out of band, as another tool would (the
-// gateway need not be an instance).
-func (s *Sim) AddClusterRoute(table string, r ClusterRoute) error {
-	return s.tencent.TKE().AddRoute(table, r)
-}
-
-// DeleteClusterRoute removes a route out of band; a missing route is fine.
-func (s *Sim) DeleteClusterRoute(table string, r ClusterRoute) error {
-	return s.tencent.TKE().DeleteRoute(table, r)
-}
 
 // LoadSeed reads a YAML or JSON seed file holding {"instances": [...]}.
 func LoadSeed(path string) ([]Instance, error) { return core.LoadSeed(path) }

@@ -20,6 +20,7 @@ import (
 	cvm "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm/v20170312"
 
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 const (
@@ -372,8 +373,8 @@ func TestBuildErrors(t *testing.T) {
 		want string
 	}{
 		{"vip range", cloudsim.Options{VIPRange: "10.0.0.9-10.0.0.1"}, "cloudsim: Options.VIPRange"},
-		{"tencent vpc", cloudsim.Options{Tencent: cloudsim.TencentOptions{VPCs: []cloudsim.VPC{{ID: "vpc-bad", CIDR: "10.0.0.0/16"}}}}, "cloudsim: tencent: CloudOptions.VPCs"},
-		{"tencent group", cloudsim.Options{Tencent: cloudsim.TencentOptions{SecurityGroups: []cloudsim.SecurityGroup{{ID: "nope"}}}}, "cloudsim: tencent: CloudOptions.SecurityGroups"},
+		{"tencent vpc", cloudsim.Options{Tencent: cloudsim.TencentOptions{VPCs: []tencent.VPCNetwork{{ID: "vpc-bad", CIDR: "10.0.0.0/16"}}}}, "cloudsim: tencent: CloudOptions.VPCs"},
+		{"tencent group", cloudsim.Options{Tencent: cloudsim.TencentOptions{SecurityGroups: []tencent.SecurityGroup{{ID: "nope"}}}}, "cloudsim: tencent: CloudOptions.SecurityGroups"},
 		{"oci key", cloudsim.Options{OCI: cloudsim.OCIOptions{Keys: map[string]string{"t/u/f": "junk"}}}, "cloudsim: oci: Options.Keys"},
 	}
 	for _, tt := range tests {

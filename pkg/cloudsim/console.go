@@ -35,7 +35,7 @@ type TencentConsole struct {
 	// DataPlane is each load balancer's traffic view (target health,
 	// open and forwarded connections), by load balancer id.
 	DataPlane      map[string]dataplane.LoadBalancerStatus `json:"dataPlane"`
-	RouteTables    []RouteTable                            `json:"routeTables"`    // TKE cluster route tables
+	RouteTables    []tencent.RouteTable                    `json:"routeTables"`    // TKE cluster route tables
 	VPCRouteTables []tencent.VPCRouteTable                 `json:"vpcRouteTables"` // vpc route tables
 	SecurityGroups []tencent.SecurityGroup                 `json:"securityGroups"`
 }

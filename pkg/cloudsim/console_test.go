@@ -11,6 +11,7 @@ import (
 
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 	"github.com/ccmkit/ccm/pkg/cloudsim/oci"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 // TestConsoleServes: the page, its assets and the state each answer with
@@ -24,8 +25,8 @@ func TestConsoleServes(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := 5
-	if _, err := sim.CreateCLB(cloudsim.CLBSpec{Name: "console-clb", Listeners: []cloudsim.CLBListenerSpec{{Protocol: "TCP", Port: 80,
-		Targets: []cloudsim.CLBTarget{{InstanceID: "ins-console1", Port: 30080, Weight: &w}}}}}); err != nil {
+	if _, err := sim.Tencent().CLB().CreateLoadBalancer(tencent.CLBSpec{Name: "console-clb", Listeners: []tencent.CLBListenerSpec{{Protocol: "TCP", Port: 80,
+		Targets: []tencent.CLBTarget{{InstanceID: "ins-console1", Port: 30080, Weight: &w}}}}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ path, ctype, contains string }{

@@ -14,7 +14,7 @@ import (
 type registration struct {
 	name string
 	// build makes the dialect from its part of opts, on s's core and data
-	// plane, and keeps its typed handle in s for the Sim's methods.
+	// plane, and keeps its typed handle in s for the Sim's accessor.
 	build func(s *Sim, opts Options) (core.Dialect, error)
 	// flags defines the dialect's command-line flags, writing into its
 	// part of opts.

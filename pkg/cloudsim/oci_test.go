@@ -6,7 +6,6 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
-	"fmt"
 	"testing"
 	"time"
 
@@ -95,7 +94,7 @@ func TestOCIThroughSim(t *testing.T) {
 	if err != nil || len(lbs) != 1 || lbs[0].ID != lbID || lbs[0].LifecycleState != "ACTIVE" || lbs[0].IPAddress == "" {
 		t.Fatalf("admin view: %+v %v", lbs, err)
 	}
-	if len(sim.OCILoadBalancers()) != 1 {
+	if len(sim.OCI().LoadBalancers()) != 1 {
 		t.Fatal("Go API disagrees with the admin API")
 	}
 	calls, err := admin.Calls(ctx)
@@ -122,22 +121,5 @@ func TestOCIThroughSim(t *testing.T) {
 	}
 	if _, err := cc.GetInstance(ctx, ocicore.GetInstanceRequest{InstanceId: ocicommon.String(in[0].OCID)}); err == nil {
 		t.Fatal("a purged instance is still there")
-	}
-}
-
-func TestCheckOCIOptions(t *testing.T) {
-	tests := []struct {
-		name string
-		opts cloudsim.Options
-		ok   bool
-	}{
-		{"empty", cloudsim.Options{}, true},
-		{"bad key", cloudsim.Options{OCI: cloudsim.OCIOptions{Keys: map[string]string{"t/u/f": "junk"}}}, false},
-		{"bad seed", cloudsim.Options{OCI: cloudsim.OCIOptions{Network: cloudsim.OCINetworkSeed{VCNs: []oci.VCN{{ID: "x"}}}}}, false},
-	}
-	for _, tt := range tests {
-		if err := cloudsim.CheckOCIOptions(tt.opts); (err == nil) != tt.ok {
-			t.Errorf("%s: %v", tt.name, fmt.Sprint(err))
-		}
 	}
 }

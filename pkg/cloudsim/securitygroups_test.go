@@ -7,8 +7,10 @@ import (
 	"testing"
 
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
+	vpc "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc/v20170312"
 
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 // TestSecurityGroupAdmin drives the security group admin endpoints through
@@ -18,19 +20,19 @@ func TestSecurityGroupAdmin(t *testing.T) {
 	_, url := start(t, cloudsim.Options{VIPRange: simVIPs, DisableDataPlane: true,
 		Tencent: cloudsim.TencentOptions{
 			TaskLatency:    -1,
-			SecurityGroups: []cloudsim.SecurityGroup{{ID: "sg-seeded01", Name: "seeded"}},
+			SecurityGroups: []tencent.SecurityGroup{{ID: "sg-seeded01", Name: "seeded"}},
 		},
 	})
 	ctx := context.Background()
 	admin := &cloudsim.AdminClient{BaseURL: url}
-	sg, err := admin.CreateSecurityGroup(ctx, cloudsim.SecurityGroup{Name: "nodes", Ingress: []*cloudsim.SecurityGroupPolicy{
+	sg, err := admin.CreateSecurityGroup(ctx, tencent.SecurityGroup{Name: "nodes", Ingress: []*vpc.SecurityGroupPolicy{
 		{Protocol: common.StringPtr("TCP"), Port: common.StringPtr("30000-32767"), CidrBlock: common.StringPtr("0.0.0.0/0"), Action: common.StringPtr("ACCEPT")},
 	}})
 	if err != nil || len(sg.Ingress) != 1 || *sg.Ingress[0].PolicyIndex != 0 {
 		t.Fatalf("create: %+v %v", sg, err)
 	}
 	var ae *cloudsim.AdminError
-	if _, err := admin.CreateSecurityGroup(ctx, cloudsim.SecurityGroup{Ingress: []*cloudsim.SecurityGroupPolicy{{Protocol: common.StringPtr("TCP")}}}); !errors.As(err, &ae) || ae.StatusCode != http.StatusBadRequest {
+	if _, err := admin.CreateSecurityGroup(ctx, tencent.SecurityGroup{Ingress: []*vpc.SecurityGroupPolicy{{Protocol: common.StringPtr("TCP")}}}); !errors.As(err, &ae) || ae.StatusCode != http.StatusBadRequest {
 		t.Fatalf("a policy without a source: %v", err)
 	}
 	in, err := admin.AddInstances(ctx, cloudsim.Instance{PrivateIP: "10.9.0.1"})
@@ -43,7 +45,7 @@ func TestSecurityGroupAdmin(t *testing.T) {
 	if _, err := admin.SetInstanceSecurityGroups(ctx, in[0].ID, "sg-nothere1"); !errors.As(err, &ae) || ae.StatusCode != http.StatusBadRequest {
 		t.Fatalf("an unknown group: %v", err)
 	}
-	lb, err := admin.CreateCLB(ctx, cloudsim.CLBSpec{Name: "bound", SecurityGroups: []string{"sg-seeded01"}, PassToTarget: true})
+	lb, err := admin.CreateCLB(ctx, tencent.CLBSpec{Name: "bound", SecurityGroups: []string{"sg-seeded01"}, PassToTarget: true})
 	if err != nil || !lb.PassToTarget || len(lb.SecurityGroups) != 1 {
 		t.Fatalf("create CLB: %+v %v", lb, err)
 	}

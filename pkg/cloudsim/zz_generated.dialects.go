@@ -19,18 +19,20 @@ type OCIOptions = oci.Options
 type TencentOptions = tencent.CloudOptions
 
 // dialectHandles is each dialect's typed handle, kept by Build for the
-// Sim's methods; Sim embeds it.
+// accessors below; Sim embeds it.
 type dialectHandles struct {
 	oci     *oci.Dialect
 	tencent *tencent.Cloud
 }
 
-// OCI exposes the oci dialect, for tests that need more
-// than the Sim's methods.
+// OCI exposes the oci dialect: its services, resources and
+// out-of-band changes (the Sim's own methods are only what every dialect
+// shares).
 func (s *Sim) OCI() *oci.Dialect { return s.oci }
 
-// Tencent exposes the tencent dialect, for tests that need more
-// than the Sim's methods.
+// Tencent exposes the tencent dialect: its services, resources and
+// out-of-band changes (the Sim's own methods are only what every dialect
+// shares).
 func (s *Sim) Tencent() *tencent.Cloud { return s.tencent }
 
 // registry holds every dialect, in the order of their directories under

@@ -88,15 +88,15 @@ func ociChaosService(name, selector, kind string) *corev1.Service {
 }
 
 // ociActive is the Service's one live load balancer once it is ACTIVE.
-func ociActive(uid types.UID) (cloudsim.OCILoadBalancer, bool) {
+func ociActive(uid types.UID) (simoci.LoadBalancer, bool) {
 	lbs := ociLBsOf(uid)
 	if len(lbs) != 1 || lbs[0].LifecycleState != "ACTIVE" {
-		return cloudsim.OCILoadBalancer{}, false
+		return simoci.LoadBalancer{}, false
 	}
 	return lbs[0], true
 }
 
-func ociBackendCount(lb cloudsim.OCILoadBalancer) int {
+func ociBackendCount(lb simoci.LoadBalancer) int {
 	n := 0
 	for _, bs := range lb.BackendSets {
 		n += len(bs.Backends)
@@ -253,19 +253,19 @@ func runOCIChaosRound(t *testing.T, round int, f ociChaosFault, nNodes, nService
 			targets = svcs[:1]
 		}
 		for _, svc := range targets {
-			var lb cloudsim.OCILoadBalancer
+			var lb simoci.LoadBalancer
 			waitFor(t, "the load balancer of "+svc.Name+" ACTIVE", 90*time.Second, func() bool {
 				var ok bool
 				lb, ok = ociActive(svc.UID)
 				return ok
 			})
 			if f.failLB {
-				if err := suite.sim.FailOCILoadBalancer(lb.ID); err != nil {
+				if err := suite.sim.OCI().FailLoadBalancer(lb.ID); err != nil {
 					t.Fatal(err)
 				}
 				continue
 			}
-			if _, err := suite.sim.HoldOCILoadBalancer(lb.ID, hold); err != nil {
+			if _, err := suite.sim.OCI().HoldLoadBalancer(lb.ID, hold); err != nil {
 				t.Fatalf("hold %s: %v", lb.ID, err)
 			}
 		}
@@ -460,7 +460,7 @@ func ociSteadyTargets(svcs []*corev1.Service, ip string) (present, inService []b
 	for _, svc := range svcs {
 		var p, in bool
 		if lbs := ociLBsOf(svc.UID); len(lbs) == 1 {
-			st, err := suite.sim.OCIDataPlane(lbs[0].ID)
+			st, err := suite.sim.OCI().DataPlane(lbs[0].ID)
 			p, in = targetIn(st, err, ip)
 		}
 		present, inService = append(present, p), append(inService, in)

@@ -122,7 +122,7 @@ func tencentChurn(sel string, nps []int32, svc func() *corev1.Service) churnClou
 			if len(lbs) != 1 {
 				return false, false
 			}
-			st, err := suite.sim.CLBDataPlane(lbs[0].ID)
+			st, err := suite.sim.Tencent().CLB().DataPlane(lbs[0].ID)
 			return targetIn(st, err, ip)
 		},
 		terminate: func(t *testing.T, in cloudsim.Instance) {
@@ -158,7 +158,7 @@ func TestOCITrafficUnderNodeChurn(t *testing.T) {
 					if len(lbs) != 1 {
 						return false, false
 					}
-					st, err := suite.sim.OCIDataPlane(lbs[0].ID)
+					st, err := suite.sim.OCI().DataPlane(lbs[0].ID)
 					return targetIn(st, err, ip)
 				},
 				terminate: func(t *testing.T, in cloudsim.Instance) {

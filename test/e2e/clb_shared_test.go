@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ccmkit/ccm/internal/annotations"
-	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 // Managed TKE's "several Services share an existing CLB"
@@ -23,11 +23,12 @@ import (
 func TestLoadBalancerSharedCLB(t *testing.T) {
 	const sel = "shared-clb"
 	n1 := lbNode(t, sel)
-	existing, err := suite.sim.CreateCLB(cloudsim.CLBSpec{Name: "team-shared-many", VpcID: vpcID})
+	clb := suite.sim.Tencent().CLB()
+	existing, err := clb.CreateLoadBalancer(tencent.CLBSpec{Name: "team-shared-many", VpcID: vpcID})
 	if err != nil {
 		t.Fatalf("create the CLB to share: %v", err)
 	}
-	t.Cleanup(func() { _ = suite.sim.DeleteCLB(existing.ID) })
+	t.Cleanup(func() { _ = clb.DeleteLoadBalancer(existing.ID) })
 	adopting := func(name string, port int32) *corev1.Service {
 		spec := lbServiceSpec(name, sel, port)
 		spec.Annotations[string(annotations.TKEExistedLBID)] = existing.ID
@@ -62,7 +63,7 @@ func TestLoadBalancerSharedCLB(t *testing.T) {
 	waitServiceGone(t, a, 90*time.Second)
 	waitAnswers(t, url(8093), 90*time.Second, c.Name)
 	waitAnswers(t, url(8094), 10*time.Second, b.Name)
-	lb, err := suite.sim.CLB(existing.ID)
+	lb, err := clb.LoadBalancer(existing.ID)
 	if err != nil {
 		t.Fatalf("the shared CLB is gone: %v", err)
 	}

@@ -151,7 +151,7 @@ func (e *ociEnv) setUp() error {
 	e.key = key
 	e.keyPEM = string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}))
 	e.fingerprint = ociFingerprint(key)
-	if err := suite.sim.AddOCIKey(ociTenancy+"/"+ociUser+"/"+e.fingerprint, publicPEM(key)); err != nil {
+	if _, err := suite.sim.OCI().AddKey(ociTenancy+"/"+ociUser+"/"+e.fingerprint, publicPEM(key)); err != nil {
 		return err
 	}
 	// The CCM's user runs under the shipped policy; fixtures act as an
@@ -164,7 +164,7 @@ func (e *ociEnv) setUp() error {
 	// listener ports and to the node subnet, and a node subnet open to the
 	// load balancer subnets on the NodePorts and kube-proxy's health port
 	// (docs/oci.md).
-	state, err := suite.sim.SeedOCINetwork(cloudsim.OCINetworkSeed{
+	state, err := suite.sim.OCI().SeedNetwork(simoci.NetworkSeed{
 		Compartments: []string{ociCompartment},
 		SecurityLists: []simoci.SecurityList{
 			{ID: ociLBSecurityList, VCNID: ociVCN, CompartmentID: ociCompartment, DisplayName: "e2e-lb-subnet",
@@ -512,7 +512,7 @@ func (*ociEnv) lbKinds() []lbKind {
 	}
 }
 
-func ociView(lb cloudsim.OCILoadBalancer) lbView {
+func ociView(lb simoci.LoadBalancer) lbView {
 	v := lbView{id: lb.ID, vip: lb.IPAddress}
 	for _, l := range lb.Listeners {
 		targets := 0
@@ -526,7 +526,7 @@ func ociView(lb cloudsim.OCILoadBalancer) lbView {
 	return v
 }
 
-func ociLive(lb cloudsim.OCILoadBalancer) bool {
+func ociLive(lb simoci.LoadBalancer) bool {
 	return lb.LifecycleState != "DELETED" && lb.LifecycleState != "DELETING"
 }
 
@@ -543,7 +543,7 @@ func (*ociEnv) lbIDs() []string { return ociLiveLBIDs() }
 
 func ociLiveLBIDs() []string {
 	var ids []string
-	for _, lb := range suite.sim.OCILoadBalancers() {
+	for _, lb := range suite.sim.OCI().LoadBalancers() {
 		if ociLive(lb) {
 			ids = append(ids, lb.ID)
 		}
@@ -552,7 +552,7 @@ func ociLiveLBIDs() []string {
 }
 
 func (*ociEnv) lb(id string) (lbView, bool) {
-	lb, err := suite.sim.OCILoadBalancer(id)
+	lb, err := suite.sim.OCI().LoadBalancer(id)
 	return ociView(lb), err == nil && ociLive(lb)
 }
 
@@ -617,9 +617,9 @@ func (e *ociEnv) adoptableLB(t *testing.T, svc *corev1.Service) (lbView, lbListe
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		for _, lb := range suite.sim.OCILoadBalancers() {
+		for _, lb := range suite.sim.OCI().LoadBalancers() {
 			if lb.DisplayName == name && lb.LifecycleState == "ACTIVE" {
-				t.Cleanup(func() { _ = suite.sim.DeleteOCILoadBalancer(lb.ID) })
+				t.Cleanup(func() { _ = suite.sim.OCI().DeleteLoadBalancer(lb.ID) })
 				return ociView(lb), lbListener{name: "legacy", port: 9443}
 			}
 		}
@@ -638,7 +638,7 @@ func (*ociEnv) deleteListener(t *testing.T, lb lbView, port int) {
 	if !ok {
 		t.Fatalf("load balancer %s has no listener on port %d: %+v", lb.id, port, lb.listeners)
 	}
-	if err := suite.sim.DeleteOCIListener(lb.id, l.name); err != nil {
+	if err := suite.sim.OCI().DeleteListener(lb.id, l.name); err != nil {
 		t.Fatalf("delete listener %s of %s: %v", l.name, lb.id, err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 // tencentEnv is Tencent Cloud under the conformance scenarios: the suite's
@@ -154,7 +155,7 @@ func (tencentEnv) lbNode(t *testing.T, selector string) cloudsim.Instance {
 
 func (tencentEnv) lbKinds() []lbKind { return []lbKind{{name: "clb"}} }
 
-func clbView(lb cloudsim.CLBLoadBalancer) lbView {
+func clbView(lb tencent.CLBLoadBalancer) lbView {
 	v := lbView{id: lb.ID, vip: lb.VIP}
 	for _, l := range lb.Listeners {
 		v.listeners = append(v.listeners, lbListener{name: l.Name, port: l.Port, targets: len(l.Targets)})
@@ -175,14 +176,14 @@ func (tencentEnv) lbIDs() []string { return clbIDs() }
 
 func clbIDs() []string {
 	var ids []string
-	for _, lb := range suite.sim.CLBs() {
+	for _, lb := range suite.sim.Tencent().CLB().LoadBalancers() {
 		ids = append(ids, lb.ID)
 	}
 	return ids
 }
 
 func (tencentEnv) lb(id string) (lbView, bool) {
-	lb, err := suite.sim.CLB(id)
+	lb, err := suite.sim.Tencent().CLB().LoadBalancer(id)
 	return clbView(lb), err == nil
 }
 
@@ -209,12 +210,12 @@ func (tencentEnv) lbReads() int {
 // by the Service's tke-existed-lbid annotation.
 func (tencentEnv) adoptableLB(t *testing.T, svc *corev1.Service) (lbView, lbListener) {
 	t.Helper()
-	existing, err := suite.sim.CreateCLB(cloudsim.CLBSpec{Name: "team-shared", VpcID: vpcID,
-		Listeners: []cloudsim.CLBListenerSpec{{Name: "legacy", Protocol: "TCP", Port: 9443}}})
+	existing, err := suite.sim.Tencent().CLB().CreateLoadBalancer(tencent.CLBSpec{Name: "team-shared", VpcID: vpcID,
+		Listeners: []tencent.CLBListenerSpec{{Name: "legacy", Protocol: "TCP", Port: 9443}}})
 	if err != nil {
 		t.Fatalf("create the CLB to adopt: %v", err)
 	}
-	t.Cleanup(func() { _ = suite.sim.DeleteCLB(existing.ID) })
+	t.Cleanup(func() { _ = suite.sim.Tencent().CLB().DeleteLoadBalancer(existing.ID) })
 	updateService(t, svc, func(s *corev1.Service) { s.Annotations[string(annotations.TKEExistedLBID)] = existing.ID })
 	return clbView(existing), lbListener{name: "legacy", port: 9443}
 }
@@ -223,13 +224,13 @@ func (tencentEnv) adoptedLBKept() bool { return true }
 
 func (tencentEnv) deleteListener(t *testing.T, lb lbView, port int) {
 	t.Helper()
-	now, err := suite.sim.CLB(lb.id)
+	now, err := suite.sim.Tencent().CLB().LoadBalancer(lb.id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, l := range now.Listeners {
 		if l.Port == port {
-			if err := suite.sim.DeleteCLBListener(lb.id, l.ID); err != nil {
+			if err := suite.sim.Tencent().CLB().DeleteListener(lb.id, l.ID); err != nil {
 				t.Fatalf("delete listener %s of CLB %s: %v", l.ID, lb.id, err)
 			}
 			return

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 // consoleTarget is one target row of the console page.
@@ -56,7 +57,7 @@ func TestConsole(t *testing.T) {
 		t.Fatalf("CLBs tagged for the Service = %d, want 1", len(lbs))
 	}
 	lbID := lbs[0].ID
-	waitCLB(t, lbID, "3 targets", 30*time.Second, func(lb cloudsim.CLBLoadBalancer) bool {
+	waitCLB(t, lbID, "3 targets", 30*time.Second, func(lb tencent.CLBLoadBalancer) bool {
 		l, ok := listenerNamed(lb, "TCP-8080")
 		return ok && len(l.Targets) == 3
 	})
@@ -111,7 +112,7 @@ func TestConsole(t *testing.T) {
 	// cloudTargets is what the cloud holds: the listener's targets as the
 	// CLB API has them, with their health in the data plane.
 	cloudTargets := func() []consoleTarget {
-		lb, err := suite.sim.CLB(lbID)
+		lb, err := suite.sim.Tencent().CLB().LoadBalancer(lbID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +177,7 @@ func TestConsole(t *testing.T) {
 	if err := suite.cluster.Client.CoreV1().Nodes().Delete(context.Background(), gone.PrivateIP, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitCLB(t, lbID, "the removed node no longer a target", 30*time.Second, func(lb cloudsim.CLBLoadBalancer) bool {
+	waitCLB(t, lbID, "the removed node no longer a target", 30*time.Second, func(lb tencent.CLBLoadBalancer) bool {
 		l, _ := listenerNamed(lb, "TCP-8080")
 		return len(l.Targets) == 2
 	})

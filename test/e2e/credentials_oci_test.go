@@ -19,7 +19,6 @@ import (
 	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/internal/testcluster/secretvolume"
-	"github.com/ccmkit/ccm/pkg/cloudsim"
 	simoci "github.com/ccmkit/ccm/pkg/cloudsim/oci"
 )
 
@@ -43,13 +42,13 @@ func TestOCIInstancePrincipals(t *testing.T) {
 	e.prepare(t)
 	start := time.Now()
 	host := e.newInstance(t, "ccm-host")
-	if _, err := suite.sim.SetOCIMetadataInstance(host.OCID, ociTenancy); err != nil {
+	if _, err := suite.sim.OCI().SetMetadataInstance(host.OCID, ociTenancy); err != nil {
 		t.Fatal(err)
 	}
 	e.addSecret(instanceKeyPEM(t))
 	// The instance is in a dynamic group under the shipped policy's
 	// dynamic-group block, and nothing else.
-	underShippedOCIPolicy(t, "dynamic-group", "ccm-e2e-instance-principal", cloudsim.OCIIAM{
+	underShippedOCIPolicy(t, "dynamic-group", "ccm-e2e-instance-principal", simoci.IAMSeed{
 		DynamicGroups: map[string]string{"ccm-e2e-instance-principal": "instance.id = '" + host.OCID + "'"}})
 	tokensBefore := federations(host.OCID)
 
@@ -120,10 +119,10 @@ func TestOCIKeyRotation(t *testing.T) {
 	oldID, newID := ociTenancy+"/"+user+"/"+ociFingerprint(oldKey), ociTenancy+"/"+user+"/"+ociFingerprint(newKey)
 	e.addSecret(privatePEM(oldKey))
 	e.addSecret(privatePEM(newKey))
-	if err := suite.sim.AddOCIKey(oldID, publicPEM(oldKey)); err != nil {
+	if _, err := suite.sim.OCI().AddKey(oldID, publicPEM(oldKey)); err != nil {
 		t.Fatal(err)
 	}
-	underShippedOCIPolicy(t, "group", "ccm-e2e-rotation", cloudsim.OCIIAM{Groups: map[string][]string{"ccm-e2e-rotation": {user}}})
+	underShippedOCIPolicy(t, "group", "ccm-e2e-rotation", simoci.IAMSeed{Groups: map[string][]string{"ccm-e2e-rotation": {user}}})
 	vol, err := secretvolume.New(filepath.Join(suite.dir, "oci-key-secret"), keyFiles(oldKey))
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +152,7 @@ lbDrainPeriod: %s
 	}
 
 	// Rotate: the user gets the new key, then the Secret changes.
-	if err := suite.sim.AddOCIKey(newID, publicPEM(newKey)); err != nil {
+	if _, err := suite.sim.OCI().AddKey(newID, publicPEM(newKey)); err != nil {
 		t.Fatal(err)
 	}
 	rotated := time.Now()
@@ -165,7 +164,7 @@ lbDrainPeriod: %s
 	waitFor(t, "calls signed with the new key", 30*time.Second, func() bool { return callsBy(newID) >= 5 })
 	// Only now is the old key revoked.
 	oldCalls := callsBy(oldID)
-	if err := suite.sim.RemoveOCIKey(oldID); err != nil {
+	if err := suite.sim.OCI().RemoveKey(oldID); err != nil {
 		t.Fatal(err)
 	}
 	ociInitializeNode(t, "oci-rot-late")
@@ -200,19 +199,19 @@ lbDrainPeriod: %s
 // underShippedOCIPolicy seeds iam (a group or dynamic group named name) with
 // the shipped OCI policy's block for it (kind "group" or "dynamic-group"),
 // removed at the end of the test.
-func underShippedOCIPolicy(t *testing.T, kind, name string, iam cloudsim.OCIIAM) {
+func underShippedOCIPolicy(t *testing.T, kind, name string, iam simoci.IAMSeed) {
 	t.Helper()
 	iam.Policies = map[string][]string{name: policyLines(deploy.OCIPolicyFor(kind, name, ociCompartmentName))}
-	if err := suite.sim.SeedOCIIAM(iam); err != nil {
+	if err := suite.sim.OCI().SeedIAM(iam); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = suite.sim.RemoveOCIIAM("policies", name)
+		_ = suite.sim.OCI().RemoveIAM("policies", name)
 		what := "groups"
 		if kind == "dynamic-group" {
 			what = "dynamicGroups"
 		}
-		_ = suite.sim.RemoveOCIIAM(what, name)
+		_ = suite.sim.OCI().RemoveIAM(what, name)
 	})
 }
 

@@ -20,7 +20,7 @@ import (
 	"github.com/ccmkit/ccm/deploy"
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/internal/testcluster/secretvolume"
-	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 // credentialLifetime is the temporary credentials' lifetime in these tests
@@ -46,10 +46,10 @@ func writeCredentialConfig(t *testing.T, name, extra string) string {
 // or a key's SecretId) for the test, as the suite's own CCM runs under it.
 func underShippedCAMPolicy(t *testing.T, subject string) {
 	t.Helper()
-	if err := suite.sim.AttachCAMPolicy(subject, deploy.TencentCAMPolicy); err != nil {
+	if err := suite.sim.Tencent().AttachPolicy(subject, deploy.TencentCAMPolicy); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = suite.sim.DetachCAMPolicies(subject) })
+	t.Cleanup(func() { _ = suite.sim.Tencent().DetachPolicies(subject) })
 }
 
 // credentialRun is what a credential scenario measured.
@@ -162,7 +162,7 @@ func checkExpiryMetrics(t *testing.T, body, source string) {
 func TestTencentCredentialsCVMRole(t *testing.T) {
 	const role = "ccm-e2e-cvm-role"
 	cam := suite.sim.Tencent().CAM()
-	if _, err := cam.PutRole(cloudsim.TencentRole{Name: role, SessionDurationSeconds: credentialLifetime}); err != nil {
+	if _, err := cam.PutRole(tencent.Role{Name: role, SessionDurationSeconds: credentialLifetime}); err != nil {
 		t.Fatal(err)
 	}
 	if err := cam.BindMetadataRole(role); err != nil {
@@ -213,12 +213,12 @@ func TestTencentCredentialsWebIdentity(t *testing.T) {
 	}
 
 	cam := suite.sim.Tencent().CAM()
-	if err := cam.PutOIDCProvider(cloudsim.TencentOIDCProvider{
+	if err := cam.PutOIDCProvider(tencent.OIDCProvider{
 		ID: provider, Issuer: discovery.Issuer, ClientIDs: []string{audience}, CAPEM: string(suite.cluster.Admin.CAData),
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cam.PutRole(cloudsim.TencentRole{
+	if _, err := cam.PutRole(tencent.Role{
 		Name: role, SessionDurationSeconds: credentialLifetime, OIDCProviders: []string{provider},
 		Subjects: []string{"system:serviceaccount:kube-system:cloud-controller-manager"},
 	}); err != nil {
@@ -264,7 +264,7 @@ func TestTencentCredentialsWebIdentity(t *testing.T) {
 
 	cfg := writeCredentialConfig(t, "cloud-web-identity", fmt.Sprintf(
 		"web_identity_token_file: %s\nweb_identity_role_arn: %s\nweb_identity_provider_id: %s\nsts_endpoint: %s\n",
-		filepath.Join(tokenDir, "token"), cloudsim.TencentRoleArn(role), provider, suite.simURL))
+		filepath.Join(tokenDir, "token"), tencent.RoleArn(role), provider, suite.simURL))
 	run := runWithCredentials(t, "ccm-web-identity", cfg, "web-identity", "role/"+role, 3)
 	checkExpiryMetrics(t, run.metrics, "web-identity")
 	if n := sumMetric(run.metrics, "ccmkit_cloud_api_requests_total", map[string]string{"action": "AssumeRoleWithWebIdentity", "result": "ok"}); n < 4 {

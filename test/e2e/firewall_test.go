@@ -12,12 +12,14 @@ import (
 
 	"github.com/oracle/oci-go-sdk/v65/common"
 	ocicore "github.com/oracle/oci-go-sdk/v65/core"
+	vpc "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc/v20170312"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 	simoci "github.com/ccmkit/ccm/pkg/cloudsim/oci"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 // Firewall scenarios: cloudsim's data plane carries only what the security
@@ -41,16 +43,16 @@ func waitRefused(t *testing.T, url string, d time.Duration, why string) {
 	}
 }
 
-func tcpPolicy(port, cidr, action string) *cloudsim.SecurityGroupPolicy {
-	return &cloudsim.SecurityGroupPolicy{Protocol: common.String("TCP"), Port: common.String(port), CidrBlock: common.String(cidr), Action: common.String(action)}
+func tcpPolicy(port, cidr, action string) *vpc.SecurityGroupPolicy {
+	return &vpc.SecurityGroupPolicy{Protocol: common.String("TCP"), Port: common.String(port), CidrBlock: common.String(cidr), Action: common.String(action)}
 }
 
-func setPolicies(t *testing.T, sg string, ingress ...*cloudsim.SecurityGroupPolicy) {
+func setPolicies(t *testing.T, sg string, ingress ...*vpc.SecurityGroupPolicy) {
 	t.Helper()
 	if ingress == nil {
-		ingress = []*cloudsim.SecurityGroupPolicy{}
+		ingress = []*vpc.SecurityGroupPolicy{}
 	}
-	if _, err := suite.sim.SetSecurityGroupPolicies(sg, ingress, nil); err != nil {
+	if _, err := suite.sim.Tencent().SecurityGroups().SetPolicies(sg, ingress, nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -62,14 +64,15 @@ func setPolicies(t *testing.T, sg string, ingress ...*cloudsim.SecurityGroupPoli
 // group must admit the clients and the VIP, and the traffic follows it.
 func TestTencentSecurityGroups(t *testing.T) {
 	const sel = "firewall"
-	nodeSG, err := suite.sim.CreateSecurityGroup(cloudsim.SecurityGroup{Name: "e2e-nodes", Ingress: []*cloudsim.SecurityGroupPolicy{
+	sgs := suite.sim.Tencent().SecurityGroups()
+	nodeSG, err := sgs.Create(tencent.SecurityGroup{Name: "e2e-nodes", Ingress: []*vpc.SecurityGroupPolicy{
 		tcpPolicy("22", "0.0.0.0/0", "ACCEPT"),
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := lbNode(t, sel)
-	if _, err := suite.sim.SetInstanceSecurityGroups(n.ID, nodeSG.ID); err != nil {
+	if _, err := sgs.SetInstanceSecurityGroups(n.ID, nodeSG.ID); err != nil {
 		t.Fatal(err)
 	}
 	spec := lbServiceSpec("firewall", sel, 8090)
@@ -89,16 +92,16 @@ func TestTencentSecurityGroups(t *testing.T) {
 	waitAnswers(t, url, 30*time.Second, "node")
 
 	t.Run("the CLB's security group", func(t *testing.T) {
-		clbSG, err := suite.sim.CreateSecurityGroup(cloudsim.SecurityGroup{Name: "e2e-clb", Ingress: []*cloudsim.SecurityGroupPolicy{
+		clbSG, err := sgs.Create(tencent.SecurityGroup{Name: "e2e-clb", Ingress: []*vpc.SecurityGroupPolicy{
 			tcpPolicy("8090", "127.0.0.1/32", "ACCEPT"),
 		}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := suite.sim.SetCLBSecurityGroups(lb.ID, clbSG.ID); err != nil {
+		if _, err := suite.sim.Tencent().CLB().SetSecurityGroups(lb.ID, clbSG.ID); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _, _ = suite.sim.SetCLBSecurityGroups(lb.ID) })
+		t.Cleanup(func() { _, _ = suite.sim.Tencent().CLB().SetSecurityGroups(lb.ID) })
 		waitAnswers(t, url, 10*time.Second, "node")
 		setPolicies(t, clbSG.ID, tcpPolicy("8090", "10.0.0.0/8", "ACCEPT"))
 		waitRefused(t, url, 10*time.Second, "the CLB's group no longer admits the client")
@@ -108,7 +111,7 @@ func TestTencentSecurityGroups(t *testing.T) {
 
 	t.Run("pass-to-target off", func(t *testing.T) {
 		svc = updateService(t, svc, func(s *corev1.Service) { s.Annotations[string(annotations.TKEPassToTarget)] = "false" })
-		waitCLB(t, lb.ID, "LoadBalancerPassToTarget off", 60*time.Second, func(l cloudsim.CLBLoadBalancer) bool { return !l.PassToTarget })
+		waitCLB(t, lb.ID, "LoadBalancerPassToTarget off", 60*time.Second, func(l tencent.CLBLoadBalancer) bool { return !l.PassToTarget })
 		waitRefused(t, url, 30*time.Second, "the nodes' group admits neither the client nor the VIP's health checks")
 		// What a user opens for it: the clients on the NodePort, and the VIP
 		// on kube-proxy's health port, which the CLB probes.
@@ -121,7 +124,7 @@ func TestTencentSecurityGroups(t *testing.T) {
 
 		// Back to the default: the CCM turns pass-to-target on again.
 		svc = updateService(t, svc, func(s *corev1.Service) { delete(s.Annotations, string(annotations.TKEPassToTarget)) })
-		waitCLB(t, lb.ID, "LoadBalancerPassToTarget on", 60*time.Second, func(l cloudsim.CLBLoadBalancer) bool { return l.PassToTarget })
+		waitCLB(t, lb.ID, "LoadBalancerPassToTarget on", 60*time.Second, func(l tencent.CLBLoadBalancer) bool { return l.PassToTarget })
 		waitAnswers(t, url, 30*time.Second, "node")
 	})
 }
@@ -153,7 +156,7 @@ func seedOCIFirewallSubnets(t *testing.T) {
 	subnet := func(id, cidr, sl string) simoci.Subnet {
 		return simoci.Subnet{ID: id, VCNID: ociVCN, CompartmentID: ociCompartment, CIDRBlock: cidr, SecurityListIDs: []string{sl}}
 	}
-	if _, err := suite.sim.SeedOCINetwork(cloudsim.OCINetworkSeed{
+	if _, err := suite.sim.OCI().SeedNetwork(simoci.NetworkSeed{
 		SecurityLists: []simoci.SecurityList{
 			list(ociFrontendLBList, "e2e-frontend-lb", allTo(ociNodeCIDR)),
 			list(ociAllLBList, "e2e-all-lb"),
@@ -247,7 +250,7 @@ func TestOCISecurityLists(t *testing.T) {
 		// The node subnet's rule from the load balancer subnet removed (as a
 		// user editing the list): the health checks and the traffic stop.
 		reseed := func(ingress []ocicore.IngressSecurityRule) {
-			if _, err := suite.sim.SeedOCINetwork(cloudsim.OCINetworkSeed{SecurityLists: []simoci.SecurityList{{
+			if _, err := suite.sim.OCI().SeedNetwork(simoci.NetworkSeed{SecurityLists: []simoci.SecurityList{{
 				ID: ociSecurityList, VCNID: ociVCN, CompartmentID: ociCompartment, DisplayName: "e2e-node-subnet",
 				IngressSecurityRules: ingress, EgressSecurityRules: []ocicore.EgressSecurityRule{allTo("0.0.0.0/0")},
 			}}}); err != nil {

@@ -13,7 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ccmkit/ccm/internal/testcluster"
-	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 const (
@@ -96,7 +96,7 @@ func TestLeaderElectionFailover(t *testing.T) {
 func TestRoutesUnderFailover(t *testing.T) {
 	pauseMainCCM(t)
 	const nodes = 60
-	want := map[cloudsim.ClusterRoute]bool{}
+	want := map[tencent.ClusterRoute]bool{}
 	for i := range nodes {
 		in := newInstance(t, fmt.Sprintf("ha-route-%d", i))
 		cidr := nextPodCIDR()
@@ -105,7 +105,7 @@ func TestRoutesUnderFailover(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		for r := range want {
-			_ = suite.sim.DeleteClusterRoute(routeTable, r)
+			_ = suite.sim.Tencent().TKE().DeleteRoute(routeTable, r)
 		}
 	})
 	ours := func() int {
@@ -152,7 +152,7 @@ func TestRoutesUnderFailover(t *testing.T) {
 		t.Logf("the leader finished before it was killed; the follower has nothing left to create")
 	}
 
-	waitRoutes(t, "every route, by the new leader", func([]cloudsim.ClusterRoute) bool { return ours() == nodes })
+	waitRoutes(t, "every route, by the new leader", func([]tencent.ClusterRoute) bool { return ours() == nodes })
 	if !strings.Contains(procs[follower].Output(), acquiredLease) {
 		t.Errorf("the follower %s never led", follower)
 	}

@@ -12,7 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ccmkit/ccm/internal/annotations"
-	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 	"github.com/ccmkit/ccm/pkg/cloudsim/testca"
 )
 
@@ -89,7 +89,7 @@ func TestTencentHTTPListener(t *testing.T) {
 		updateService(t, svc, func(s *corev1.Service) {
 			delete(s.Annotations, string(annotations.TKESpecifyProtocol))
 		})
-		lb := waitCLB(t, lbID, "TCP listeners on 8080 and 8443", 30*time.Second, func(lb cloudsim.CLBLoadBalancer) bool {
+		lb := waitCLB(t, lbID, "TCP listeners on 8080 and 8443", 30*time.Second, func(lb tencent.CLBLoadBalancer) bool {
 			a, okA := listenerNamed(lb, "TCP-8080")
 			b, okB := listenerNamed(lb, "TCP-8443")
 			_, oldA := listenerNamed(lb, "HTTP-8080")

@@ -25,6 +25,7 @@ import (
 	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/internal/tencent/clbops"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 // Load balancer scenarios. Each test labels its own nodes and selects them
@@ -226,9 +227,9 @@ func waitEvent(t *testing.T, svc *corev1.Service, reason string, contains []stri
 }
 
 // clbsOf returns the CLBs tagged for the Service.
-func clbsOf(uid types.UID) []cloudsim.CLBLoadBalancer {
-	var out []cloudsim.CLBLoadBalancer
-	for _, lb := range suite.sim.CLBs() {
+func clbsOf(uid types.UID) []tencent.CLBLoadBalancer {
+	var out []tencent.CLBLoadBalancer
+	for _, lb := range suite.sim.Tencent().CLB().LoadBalancers() {
 		if lb.Tags[clbops.TagServiceUID] == string(uid) {
 			out = append(out, lb)
 		}
@@ -237,11 +238,11 @@ func clbsOf(uid types.UID) []cloudsim.CLBLoadBalancer {
 }
 
 // waitCLB waits until the CLB with this id satisfies cond.
-func waitCLB(t *testing.T, id, what string, d time.Duration, cond func(cloudsim.CLBLoadBalancer) bool) cloudsim.CLBLoadBalancer {
+func waitCLB(t *testing.T, id, what string, d time.Duration, cond func(tencent.CLBLoadBalancer) bool) tencent.CLBLoadBalancer {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for {
-		lb, err := suite.sim.CLB(id)
+		lb, err := suite.sim.Tencent().CLB().LoadBalancer(id)
 		if err == nil && cond(lb) {
 			return lb
 		}
@@ -252,16 +253,16 @@ func waitCLB(t *testing.T, id, what string, d time.Duration, cond func(cloudsim.
 	}
 }
 
-func listenerNamed(lb cloudsim.CLBLoadBalancer, name string) (cloudsim.CLBListener, bool) {
+func listenerNamed(lb tencent.CLBLoadBalancer, name string) (tencent.CLBListener, bool) {
 	for _, l := range lb.Listeners {
 		if l.Name == name {
 			return l, true
 		}
 	}
-	return cloudsim.CLBListener{}, false
+	return tencent.CLBListener{}, false
 }
 
-func targetInstances(l cloudsim.CLBListener) []string {
+func targetInstances(l tencent.CLBListener) []string {
 	var out []string
 	for _, t := range l.Targets {
 		out = append(out, fmt.Sprintf("%s:%d", t.InstanceID, t.Port))
@@ -421,7 +422,7 @@ func TestLoadBalancer(t *testing.T) {
 			s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "p9090", Protocol: corev1.ProtocolTCP, Port: 9090,
 				TargetPort: intstr.FromInt32(9090), NodePort: np2})
 		})
-		waitCLB(t, lb.ID, "listener TCP-9090", 30*time.Second, func(lb cloudsim.CLBLoadBalancer) bool {
+		waitCLB(t, lb.ID, "listener TCP-9090", 30*time.Second, func(lb tencent.CLBLoadBalancer) bool {
 			l, ok := listenerNamed(lb, "TCP-9090")
 			return ok && len(l.Targets) == 2
 		})
@@ -430,7 +431,7 @@ func TestLoadBalancer(t *testing.T) {
 
 	t.Run("port removed", func(t *testing.T) {
 		svc = updateService(t, svc, func(s *corev1.Service) { s.Spec.Ports = s.Spec.Ports[:1] })
-		waitCLB(t, lb.ID, "listener TCP-9090 gone", 30*time.Second, func(lb cloudsim.CLBLoadBalancer) bool {
+		waitCLB(t, lb.ID, "listener TCP-9090 gone", 30*time.Second, func(lb tencent.CLBLoadBalancer) bool {
 			_, ok := listenerNamed(lb, "TCP-9090")
 			return !ok && len(lb.Listeners) == 1
 		})
@@ -444,7 +445,7 @@ func TestLoadBalancer(t *testing.T) {
 		ip := nextIP() // the node's server listens before the node exists
 		serve(parent, ip, np, 200, "node-3")
 		n3 = lbNodeAt(parent, sel, ip)
-		waitCLB(t, lb.ID, "node-3 a target", 30*time.Second, func(lb cloudsim.CLBLoadBalancer) bool {
+		waitCLB(t, lb.ID, "node-3 a target", 30*time.Second, func(lb tencent.CLBLoadBalancer) bool {
 			l, _ := listenerNamed(lb, "TCP-8080")
 			return slices.Contains(targetInstances(l), fmt.Sprintf("%s:%d", n3.ID, np))
 		})
@@ -455,21 +456,21 @@ func TestLoadBalancer(t *testing.T) {
 	t.Run("node excluded and removed", func(t *testing.T) {
 		p := startProber(url)
 		labelNode(t, n1.PrivateIP, corev1.LabelNodeExcludeBalancers, "true")
-		waitCLB(t, lb.ID, "node-1 no longer a target", 30*time.Second, func(lb cloudsim.CLBLoadBalancer) bool {
+		waitCLB(t, lb.ID, "node-1 no longer a target", 30*time.Second, func(lb tencent.CLBLoadBalancer) bool {
 			l, _ := listenerNamed(lb, "TCP-8080")
 			return !slices.Contains(targetInstances(l), fmt.Sprintf("%s:%d", n1.ID, np))
 		})
 		if err := suite.cluster.Client.CoreV1().Nodes().Delete(context.Background(), n2.PrivateIP, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		waitCLB(t, lb.ID, "node-2 no longer a target", 30*time.Second, func(lb cloudsim.CLBLoadBalancer) bool {
+		waitCLB(t, lb.ID, "node-2 no longer a target", 30*time.Second, func(lb tencent.CLBLoadBalancer) bool {
 			l, _ := listenerNamed(lb, "TCP-8080")
 			return len(l.Targets) == 1
 		})
 		for range 10 {
 			if body, err := httpGet(url); err != nil || body != "node-3" {
-				dp, _ := suite.sim.CLBDataPlane(lb.ID)
-				now, _ := suite.sim.CLB(lb.ID)
+				dp, _ := suite.sim.Tencent().CLB().DataPlane(lb.ID)
+				now, _ := suite.sim.Tencent().CLB().LoadBalancer(lb.ID)
 				t.Fatalf("GET %s = %q, %v; want node-3 only (n1 %s, n2 %s, n3 %s); CLB %+v; data plane %+v", url, body, err,
 					n1.PrivateIP, n2.PrivateIP, n3.PrivateIP, now, dp)
 			}
@@ -482,7 +483,7 @@ func TestLoadBalancer(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitServiceGone(t, svc, 60*time.Second)
-		if _, err := suite.sim.CLB(lb.ID); err == nil {
+		if _, err := suite.sim.Tencent().CLB().LoadBalancer(lb.ID); err == nil {
 			t.Errorf("CLB %s still exists after its Service was deleted", lb.ID)
 		}
 	})

@@ -19,6 +19,7 @@ import (
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/internal/testcluster/kubeproxy"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 // The credentials cloudsim accepts. The key is recognizable so that a leak
@@ -97,7 +98,7 @@ func run(m *testing.M) (int, error) {
 			// Every CCM principal runs under exactly the shipped CAM
 			// policy (policies_test.go).
 			Policies:    shippedCAMPolicies(slices.Collect(maps.Keys(credentials()))),
-			RouteTables: []cloudsim.RouteTable{routeTableSeed()},
+			RouteTables: []tencent.RouteTable{routeTableSeed()},
 			// DeleteLoadBalancer's frequency check (30 deletions per region in
 			// a sliding window) with a window of 20 s instead of 5 minutes, as
 			// the task latency is short too: the rule stays on for every test,

@@ -40,7 +40,7 @@ func seedOCINSGNetwork(t *testing.T) {
 		return simoci.SecurityList{ID: id, VCNID: ociVCN, CompartmentID: ociCompartment,
 			IngressSecurityRules: []ocicore.IngressSecurityRule{}, EgressSecurityRules: []ocicore.EgressSecurityRule{}}
 	}
-	if _, err := suite.sim.SeedOCINetwork(cloudsim.OCINetworkSeed{
+	if _, err := suite.sim.OCI().SeedNetwork(simoci.NetworkSeed{
 		SecurityLists: []simoci.SecurityList{list(ociNSGLBList), list(ociNSGNodeList)},
 		Subnets: []simoci.Subnet{
 			{ID: ociNSGLBSubnet, VCNID: ociVCN, CompartmentID: ociCompartment, CIDRBlock: ociNSGLBCIDR, SecurityListIDs: []string{ociNSGLBList}},

@@ -57,7 +57,7 @@ var (
 // write.
 func TestOCIDualStackNLB(t *testing.T) {
 	startOCIServiceController(t) // lays out the suite's OCI network first
-	if _, err := suite.sim.SeedOCINetwork(cloudsim.OCINetworkSeed{
+	if _, err := suite.sim.OCI().SeedNetwork(simoci.NetworkSeed{
 		SecurityLists: []simoci.SecurityList{
 			{ID: ociDualLBSecurityList, VCNID: ociVCN, CompartmentID: ociCompartment, DisplayName: "e2e-dual-lb",
 				IngressSecurityRules: append(ociLBIngress(), tcpFrom("::/0", 8000, 8999)),
@@ -123,7 +123,7 @@ func TestOCIDualStackNLB(t *testing.T) {
 	if ing := svc.Status.LoadBalancer.Ingress; len(ing) != 2 || ing[0].IP != vip || !netip.MustParseAddr(vip).Is4() || ing[1].IP != ociDualVIPv6 {
 		t.Errorf("status ingress %+v, want the IPv4 VIP then %s", ing, ociDualVIPv6)
 	}
-	lb := waitOCILB(t, svc.UID, "IPv4 and IPv6 backends", 60*time.Second, func(lb cloudsim.OCILoadBalancer) bool {
+	lb := waitOCILB(t, svc.UID, "IPv4 and IPv6 backends", 60*time.Second, func(lb simoci.LoadBalancer) bool {
 		return slices.Equal(ociBackends(lb, "TCP-8080"), want4) && slices.Equal(ociBackends(lb, "TCP-8080-IPv6"), want6)
 	})
 	var listeners []string
@@ -152,7 +152,7 @@ func TestOCIDualStackNLB(t *testing.T) {
 					break
 				}
 				if time.Now().After(deadline) {
-					st, _ := suite.sim.OCIDataPlane(lb.ID)
+					st, _ := suite.sim.OCI().DataPlane(lb.ID)
 					t.Fatalf("GET %s from ::1: %q, %v; not %q within 30s; cloudsim's data plane: %+v", url6, body, err, want, st)
 				}
 				time.Sleep(100 * time.Millisecond)

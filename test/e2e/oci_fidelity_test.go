@@ -9,6 +9,7 @@ import (
 
 	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	simoci "github.com/ccmkit/ccm/pkg/cloudsim/oci"
 )
 
 // TestOCIFidelity runs, through the CCM binary and a real apiserver, what
@@ -64,7 +65,7 @@ func TestOCIFidelity(t *testing.T) {
 		svc := createService(t, spec)
 		vip := waitIngress(t, svc, 90*time.Second)
 		svc = getService(t, svc)
-		lb := waitOCILB(t, svc.UID, "flexible 100-100", 30*time.Second, func(lb cloudsim.OCILoadBalancer) bool {
+		lb := waitOCILB(t, svc.UID, "flexible 100-100", 30*time.Second, func(lb simoci.LoadBalancer) bool {
 			return lb.Shape == "flexible" && lb.MinMbps == 100 && lb.MaxMbps == 100
 		})
 		if lb.IPAddress != vip {

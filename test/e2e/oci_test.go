@@ -16,6 +16,7 @@ import (
 
 	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	simoci "github.com/ccmkit/ccm/pkg/cloudsim/oci"
 )
 
 // OCI load balancer scenarios: a Service gets an OCI Load Balancer (or a
@@ -69,9 +70,9 @@ func ociLBNodeWith(t *testing.T, selector string, setup func(*cloudsim.Instance)
 
 // ociLBsOf returns the live OCI load balancers (of both kinds) named for
 // the Service.
-func ociLBsOf(uid types.UID) []cloudsim.OCILoadBalancer {
-	var out []cloudsim.OCILoadBalancer
-	for _, lb := range suite.sim.OCILoadBalancers() {
+func ociLBsOf(uid types.UID) []simoci.LoadBalancer {
+	var out []simoci.LoadBalancer
+	for _, lb := range suite.sim.OCI().LoadBalancers() {
 		if lb.DisplayName == string(uid) && lb.LifecycleState != "DELETED" && lb.LifecycleState != "DELETING" {
 			out = append(out, lb)
 		}
@@ -79,7 +80,7 @@ func ociLBsOf(uid types.UID) []cloudsim.OCILoadBalancer {
 	return out
 }
 
-func ociBackends(lb cloudsim.OCILoadBalancer, set string) []string {
+func ociBackends(lb simoci.LoadBalancer, set string) []string {
 	var out []string
 	for _, bs := range lb.BackendSets {
 		if bs.Name == set {
@@ -93,7 +94,7 @@ func ociBackends(lb cloudsim.OCILoadBalancer, set string) []string {
 }
 
 // waitOCILB waits until the Service's one load balancer satisfies cond.
-func waitOCILB(t *testing.T, uid types.UID, what string, d time.Duration, cond func(cloudsim.OCILoadBalancer) bool) cloudsim.OCILoadBalancer {
+func waitOCILB(t *testing.T, uid types.UID, what string, d time.Duration, cond func(simoci.LoadBalancer) bool) simoci.LoadBalancer {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for {
@@ -158,7 +159,7 @@ func TestOCILoadBalancer(t *testing.T) {
 				p := startProber(url)
 				n3 := ociLBNode(t, sel)
 				serve(t, n3.PrivateIP, np, 200, "node-3")
-				waitOCILB(t, svc.UID, "node-3 a backend", 60*time.Second, func(lb cloudsim.OCILoadBalancer) bool {
+				waitOCILB(t, svc.UID, "node-3 a backend", 60*time.Second, func(lb simoci.LoadBalancer) bool {
 					return slices.Contains(ociBackends(lb, "TCP-8080"), fmt.Sprintf("%s:%d", n3.PrivateIP, np))
 				})
 				waitAnswers(t, url, 30*time.Second, "node-1", "node-2", "node-3")
@@ -198,7 +199,7 @@ func TestOCILoadBalancerLocalTraffic(t *testing.T) {
 	svc := createService(t, spec)
 	vip := waitIngress(t, svc, 90*time.Second)
 	svc = getService(t, svc)
-	lb := waitOCILB(t, svc.UID, "created", 10*time.Second, func(cloudsim.OCILoadBalancer) bool { return true })
+	lb := waitOCILB(t, svc.UID, "created", 10*time.Second, func(simoci.LoadBalancer) bool { return true })
 	for _, bs := range lb.BackendSets {
 		hc := bs.HealthChecker
 		if hc.Protocol != "HTTP" || hc.Port != int(svc.Spec.HealthCheckNodePort) || hc.URLPath != "/healthz" || hc.IntervalInMillis != 1000 {

@@ -20,6 +20,7 @@ import (
 	"github.com/ccmkit/ccm/internal/cloudpolicy/cam"
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	simoci "github.com/ccmkit/ccm/pkg/cloudsim/oci"
 )
 
 // The suite runs under exactly the shipped cloud policies
@@ -50,10 +51,10 @@ func shippedCAMPolicies(ids []string) map[string][]json.RawMessage {
 // setUpOCIIAM registers the administrator's key (the suite's key, for user
 // ociAdminUser) and puts the suite's user under the shipped policy.
 func setUpOCIIAM(fingerprint, publicKeyPEM string) error {
-	if err := suite.sim.AddOCIKey(ociTenancy+"/"+ociAdminUser+"/"+fingerprint, publicKeyPEM); err != nil {
+	if _, err := suite.sim.OCI().AddKey(ociTenancy+"/"+ociAdminUser+"/"+fingerprint, publicKeyPEM); err != nil {
 		return err
 	}
-	return suite.sim.SeedOCIIAM(cloudsim.OCIIAM{
+	return suite.sim.OCI().SeedIAM(simoci.IAMSeed{
 		Groups:           map[string][]string{ccmOCIGroup: {ociUser}},
 		CompartmentNames: map[string]string{ociCompartmentName: ociCompartment},
 		Policies:         map[string][]string{ccmOCIGroup: policyLines(deploy.OCIPolicyFor("group", ccmOCIGroup, ociCompartmentName))},
@@ -106,15 +107,15 @@ func tencentLeastPrivilege(t *testing.T, tc lpCase, id string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := suite.sim.DetachCAMPolicies(id); err != nil {
+	if err := suite.sim.Tencent().DetachPolicies(id); err != nil {
 		t.Fatal(err)
 	}
-	if err := suite.sim.AttachCAMPolicy(id, full.Without(tc.name).JSON()); err != nil {
+	if err := suite.sim.Tencent().AttachPolicy(id, full.Without(tc.name).JSON()); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = suite.sim.DetachCAMPolicies(id)
-		_ = suite.sim.AttachCAMPolicy(id, deploy.TencentCAMPolicy)
+		_ = suite.sim.Tencent().DetachPolicies(id)
+		_ = suite.sim.Tencent().AttachPolicy(id, deploy.TencentCAMPolicy)
 	})
 	pauseMainCCM(t)
 	name := "ccm-lp-" + strings.NewReplacer(":", "-").Replace(tc.name)
@@ -164,7 +165,7 @@ func tencentLeastPrivilege(t *testing.T, tc lpCase, id string) {
 func ociLeastPrivilege(t *testing.T, tc lpCase, i int) {
 	user := fmt.Sprintf("ocid1.user.oc1..aaaaaaaae2elp%d", i)
 	group := fmt.Sprintf("ccm-e2e-lp-%d", i)
-	if err := suite.sim.AddOCIKey(ociTenancy+"/"+user+"/"+theOCIEnv.fingerprint, publicPEM(theOCIEnv.key)); err != nil {
+	if _, err := suite.sim.OCI().AddKey(ociTenancy+"/"+user+"/"+theOCIEnv.fingerprint, publicPEM(theOCIEnv.key)); err != nil {
 		t.Fatal(err)
 	}
 	// The shipped statements, with the one removed ("read ...") or lowered
@@ -184,12 +185,12 @@ func ociLeastPrivilege(t *testing.T, tc lpCase, i int) {
 	if found != 1 {
 		t.Fatalf("%d statements %q in the shipped policy, want 1", found, tc.name)
 	}
-	if err := suite.sim.SeedOCIIAM(cloudsim.OCIIAM{Groups: map[string][]string{group: {user}}, Policies: map[string][]string{group: lines}}); err != nil {
+	if err := suite.sim.OCI().SeedIAM(simoci.IAMSeed{Groups: map[string][]string{group: {user}}, Policies: map[string][]string{group: lines}}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = suite.sim.RemoveOCIIAM("groups", group)
-		_ = suite.sim.RemoveOCIIAM("policies", group)
+		_ = suite.sim.OCI().RemoveIAM("groups", group)
+		_ = suite.sim.OCI().RemoveIAM("policies", group)
 	})
 	name := "ccm-oci-lp-" + strings.ReplaceAll(tc.name, " ", "-")
 	config := filepath.Join(suite.dir, name+".yaml")

@@ -25,6 +25,7 @@ import (
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 	simoci "github.com/ccmkit/ccm/pkg/cloudsim/oci"
+	simtencent "github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 // `cloud-controller-manager preflight` against broken setups: each is found
@@ -64,18 +65,18 @@ func newPFCloud(t *testing.T, key pfOCIKey, pub string, opts cloudsim.Options) p
 	t.Helper()
 	opts.Region = region
 	opts.Tencent.Credentials = credentials()
-	opts.Tencent.VPCs = []cloudsim.VPC{{ID: pfVPC, CIDR: pfVPCCIDR}}
-	opts.Tencent.RouteTables = []cloudsim.RouteTable{
+	opts.Tencent.VPCs = []simtencent.VPCNetwork{{ID: pfVPC, CIDR: pfVPCCIDR}}
+	opts.Tencent.RouteTables = []simtencent.RouteTable{
 		{Name: pfTable, CIDR: pfTableCIDR, VpcID: pfVPC},
 		{Name: pfOtherTable, CIDR: pfOtherCIDR, VpcID: pfVPC},
 	}
 	opts.Tencent.CLBTargetQuota = 2
 	opts.DisableDataPlane = true
 	sim := cloudsim.New(opts)
-	if err := sim.AddOCIKey(ociTenancy+"/"+pfUser+"/"+key.fingerprint, pub); err != nil {
+	if _, err := sim.OCI().AddKey(ociTenancy+"/"+pfUser+"/"+key.fingerprint, pub); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sim.SeedOCINetwork(cloudsim.OCINetworkSeed{
+	if _, err := sim.OCI().SeedNetwork(simoci.NetworkSeed{
 		Compartments: []string{pfCompartment},
 		VCNs: []simoci.VCN{
 			{ID: pfVCN, CompartmentID: pfCompartment, CIDRBlock: "10.0.0.0/16", DisplayName: "pf"},
@@ -158,12 +159,12 @@ func TestPreflight(t *testing.T) {
 	ahead10m := newPFCloud(t, key, pub, cloudsim.Options{Clock: func() time.Time { return time.Now().Add(10 * time.Minute) }})
 	ahead2m := newPFCloud(t, key, pub, cloudsim.Options{Clock: func() time.Time { return time.Now().Add(2 * time.Minute) }})
 	full := newPFCloud(t, key, pub, cloudsim.Options{Tencent: cloudsim.TencentOptions{CLBQuotaOpen: 1}})
-	if _, err := full.sim.CreateCLB(cloudsim.CLBSpec{Name: "someone-elses", VpcID: pfVPC}); err != nil {
+	if _, err := full.sim.Tencent().CLB().CreateLoadBalancer(simtencent.CLBSpec{Name: "someone-elses", VpcID: pfVPC}); err != nil {
 		t.Fatal(err)
 	}
 
 	withRole := newPFCloud(t, key, pub, cloudsim.Options{Tencent: cloudsim.TencentOptions{
-		Roles: []cloudsim.TencentRole{{Name: "pf-ccm-node"}}, MetadataRole: "pf-ccm-node",
+		Roles: []simtencent.Role{{Name: "pf-ccm-node"}}, MetadataRole: "pf-ccm-node",
 	}})
 	cvmRole := func(c pfCloud) string {
 		return fmt.Sprintf("region: %s\nvpc_id: %s\ncredential_source: cvm-role\nmetadata_endpoint: %s\napi_endpoint: %s\n",
@@ -185,7 +186,7 @@ func TestPreflight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := good.sim.SetOCIMetadataInstance(pfHost[0].OCID, ociTenancy); err != nil {
+	if _, err := good.sim.OCI().SetMetadataInstance(pfHost[0].OCID, ociTenancy); err != nil {
 		t.Fatal(err)
 	}
 	ociIP := func(c pfCloud, metadata string) string {

@@ -18,6 +18,7 @@ import (
 	cloudapi "k8s.io/cloud-provider/api"
 
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 // The suite's CCM programs routes: a TKE cluster route table in cloudsim,
@@ -34,8 +35,8 @@ const (
 )
 
 // routeTableSeed is the empty table the suite's cloudsim starts with.
-func routeTableSeed() cloudsim.RouteTable {
-	return cloudsim.RouteTable{Name: routeTable, CIDR: clusterCIDR, VpcID: vpcID}
+func routeTableSeed() tencent.RouteTable {
+	return tencent.RouteTable{Name: routeTable, CIDR: clusterCIDR, VpcID: vpcID}
 }
 
 // routeArgs are the suite CCM's route controller flags.
@@ -108,25 +109,25 @@ func deleteNode(t *testing.T, name string) {
 	_ = suite.cluster.Client.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{})
 }
 
-func tableRoutes(t *testing.T) []cloudsim.ClusterRoute {
+func tableRoutes(t *testing.T) []tencent.ClusterRoute {
 	t.Helper()
-	rt, err := suite.sim.RouteTable(routeTable)
+	rt, err := suite.sim.Tencent().TKE().RouteTable(routeTable)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return rt.Routes
 }
 
-func route(cidr, gw string) cloudsim.ClusterRoute {
-	return cloudsim.ClusterRoute{DestinationCIDR: cidr, GatewayIP: gw}
+func route(cidr, gw string) tencent.ClusterRoute {
+	return tencent.ClusterRoute{DestinationCIDR: cidr, GatewayIP: gw}
 }
 
-func hasRoute(routes []cloudsim.ClusterRoute, r cloudsim.ClusterRoute) bool {
+func hasRoute(routes []tencent.ClusterRoute, r tencent.ClusterRoute) bool {
 	return slices.Contains(routes, r)
 }
 
 // waitRoutes waits for cond on the table's routes.
-func waitRoutes(t *testing.T, what string, cond func([]cloudsim.ClusterRoute) bool) {
+func waitRoutes(t *testing.T, what string, cond func([]tencent.ClusterRoute) bool) {
 	t.Helper()
 	deadline := time.Now().Add(routeWait)
 	for {
@@ -208,7 +209,7 @@ func TestRoutes(t *testing.T) {
 // controller clears NetworkUnavailable once a node's route exists.
 func testNodesGetRoutes(t *testing.T) {
 	t.Parallel()
-	var want []cloudsim.ClusterRoute
+	var want []tencent.ClusterRoute
 	var names []string
 	for i := range 3 {
 		in := newInstance(t, fmt.Sprintf("route-%d", i))
@@ -216,7 +217,7 @@ func testNodesGetRoutes(t *testing.T) {
 		names = append(names, routeNode(t, in, cidr))
 		want = append(want, route(cidr, in.PrivateIP))
 	}
-	waitRoutes(t, "a route per node", func(routes []cloudsim.ClusterRoute) bool {
+	waitRoutes(t, "a route per node", func(routes []tencent.ClusterRoute) bool {
 		for _, r := range want {
 			if !hasRoute(routes, r) {
 				return false
@@ -236,9 +237,9 @@ func testDeletedNodeRouteRemoved(t *testing.T) {
 	cidr := nextPodCIDR()
 	name := routeNode(t, in, cidr)
 	r := route(cidr, in.PrivateIP)
-	waitRoutes(t, "the node's route", func(routes []cloudsim.ClusterRoute) bool { return hasRoute(routes, r) })
+	waitRoutes(t, "the node's route", func(routes []tencent.ClusterRoute) bool { return hasRoute(routes, r) })
 	deleteNode(t, name)
-	waitRoutes(t, "the deleted node's route removed", func(routes []cloudsim.ClusterRoute) bool { return !hasRoute(routes, r) })
+	waitRoutes(t, "the deleted node's route removed", func(routes []tencent.ClusterRoute) bool { return !hasRoute(routes, r) })
 }
 
 // spec.podCIDR cannot change once set (the API rejects the update), so a
@@ -250,7 +251,7 @@ func testPodCIDRChange(t *testing.T) {
 	in := newInstance(t, "route-cidr-change")
 	oldCIDR, newCIDR := nextPodCIDR(), nextPodCIDR()
 	name := routeNode(t, in, oldCIDR)
-	waitRoutes(t, "the first route", func(routes []cloudsim.ClusterRoute) bool { return hasRoute(routes, route(oldCIDR, in.PrivateIP)) })
+	waitRoutes(t, "the first route", func(routes []tencent.ClusterRoute) bool { return hasRoute(routes, route(oldCIDR, in.PrivateIP)) })
 
 	// The API refuses to change the pod CIDR in place.
 	n, err := suite.cluster.Client.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
@@ -265,7 +266,7 @@ func testPodCIDRChange(t *testing.T) {
 	deleteNode(t, name)
 	waitGone(t, name)
 	routeNode(t, in, newCIDR)
-	waitRoutes(t, "the route replaced", func(routes []cloudsim.ClusterRoute) bool {
+	waitRoutes(t, "the route replaced", func(routes []tencent.ClusterRoute) bool {
 		return hasRoute(routes, route(newCIDR, in.PrivateIP)) && !hasRoute(routes, route(oldCIDR, in.PrivateIP))
 	})
 	waitNode(t, name, routeWait, "NetworkUnavailable=False (RouteCreated)", networkAvailable)
@@ -288,15 +289,15 @@ func testForeignRouteSurvives(t *testing.T) {
 	t.Parallel()
 	foreignGW := newInstance(t, "route-foreign-gw") // an instance, but no node
 	foreign := route(nextPodCIDR(), foreignGW.PrivateIP)
-	if err := suite.sim.AddClusterRoute(routeTable, foreign); err != nil {
+	if err := suite.sim.Tencent().TKE().AddRoute(routeTable, foreign); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = suite.sim.DeleteClusterRoute(routeTable, foreign) })
+	t.Cleanup(func() { _ = suite.sim.Tencent().TKE().DeleteRoute(routeTable, foreign) })
 
 	in := newInstance(t, "route-next-to-foreign")
 	cidr := nextPodCIDR()
 	routeNode(t, in, cidr)
-	waitRoutes(t, "our route", func(routes []cloudsim.ClusterRoute) bool { return hasRoute(routes, route(cidr, in.PrivateIP)) })
+	waitRoutes(t, "our route", func(routes []tencent.ClusterRoute) bool { return hasRoute(routes, route(cidr, in.PrivateIP)) })
 	holdsFor(t, 3*routePeriod, "the foreign route stays", func() bool { return hasRoute(tableRoutes(t), foreign) })
 }
 
@@ -308,10 +309,11 @@ func testConflictReported(t *testing.T) {
 	foreignGW := newInstance(t, "route-conflict-gw")
 	cidr := nextPodCIDR()
 	foreign := route(cidr, foreignGW.PrivateIP)
-	if err := suite.sim.AddClusterRoute(routeTable, foreign); err != nil {
+	tke := suite.sim.Tencent().TKE()
+	if err := tke.AddRoute(routeTable, foreign); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = suite.sim.DeleteClusterRoute(routeTable, foreign) })
+	t.Cleanup(func() { _ = tke.DeleteRoute(routeTable, foreign) })
 
 	blocked := newInstance(t, "route-conflict")
 	blockedName := routeNode(t, blocked, cidr)
@@ -319,7 +321,7 @@ func testConflictReported(t *testing.T) {
 	otherCIDR := nextPodCIDR()
 	routeNode(t, other, otherCIDR)
 
-	waitRoutes(t, "the other node's route", func(routes []cloudsim.ClusterRoute) bool {
+	waitRoutes(t, "the other node's route", func(routes []tencent.ClusterRoute) bool {
 		return hasRoute(routes, route(otherCIDR, other.PrivateIP))
 	})
 	deadline := time.Now().Add(routeWait)
@@ -345,10 +347,10 @@ func testConflictReported(t *testing.T) {
 
 	// The operator removes the route in the way; the periodic reconcile
 	// programs the node's route.
-	if err := suite.sim.DeleteClusterRoute(routeTable, foreign); err != nil {
+	if err := tke.DeleteRoute(routeTable, foreign); err != nil {
 		t.Fatal(err)
 	}
-	waitRoutes(t, "the route after the conflict was resolved", func(routes []cloudsim.ClusterRoute) bool {
+	waitRoutes(t, "the route after the conflict was resolved", func(routes []tencent.ClusterRoute) bool {
 		return hasRoute(routes, route(cidr, blocked.PrivateIP))
 	})
 	waitNode(t, blockedName, routeWait, "NetworkUnavailable=False (RouteCreated)", networkAvailable)
@@ -363,7 +365,7 @@ func TestRouteOrphanReclaimedAfterRestart(t *testing.T) {
 	cidr := nextPodCIDR()
 	name := routeNode(t, old, cidr)
 	orphan := route(cidr, old.PrivateIP)
-	waitRoutes(t, "the node's route", func(routes []cloudsim.ClusterRoute) bool { return hasRoute(routes, orphan) })
+	waitRoutes(t, "the node's route", func(routes []tencent.ClusterRoute) bool { return hasRoute(routes, orphan) })
 
 	// The CCM goes down; the node and its instance go while it is away.
 	suite.ccm.Stop()
@@ -390,7 +392,7 @@ func TestRouteOrphanReclaimedAfterRestart(t *testing.T) {
 		t.Fatalf("restart the suite's CCM: %v", err)
 	}
 	suite.ccm, restarted = p, true
-	waitRoutes(t, "the orphan deleted and the new node's route created", func(routes []cloudsim.ClusterRoute) bool {
+	waitRoutes(t, "the orphan deleted and the new node's route created", func(routes []tencent.ClusterRoute) bool {
 		return !hasRoute(routes, orphan) && hasRoute(routes, route(cidr, next.PrivateIP))
 	})
 	waitNode(t, nextName, routeWait, "NetworkUnavailable=False (RouteCreated)", networkAvailable)

@@ -434,10 +434,10 @@ func soakTencent(t *testing.T) *soakCloud {
 		inventoryOf: tencentInventory,
 		leftovers: func() []string {
 			var out []string
-			for _, lb := range suite.sim.CLBs() {
+			for _, lb := range suite.sim.Tencent().CLB().LoadBalancers() {
 				out = append(out, "CLB "+lb.ID)
 			}
-			if rt, err := suite.sim.RouteTable(routeTable); err != nil {
+			if rt, err := suite.sim.Tencent().TKE().RouteTable(routeTable); err != nil {
 				out = append(out, err.Error())
 			} else {
 				for _, r := range rt.Routes {
@@ -463,7 +463,7 @@ func tencentInventory(svcs []corev1.Service, nodes []corev1.Node, checked map[st
 	}
 	ips := byIP(nodes)
 	perSvc := map[string]int{}
-	for _, lb := range suite.sim.CLBs() {
+	for _, lb := range suite.sim.Tencent().CLB().LoadBalancers() {
 		checked["clbs"]++
 		svc, ok := byUID[lb.Tags[clbops.TagServiceUID]]
 		if !ok {
@@ -508,7 +508,7 @@ func tencentInventory(svcs []corev1.Service, nodes []corev1.Node, checked map[st
 			bad("Service %s has %d CLBs, want 1", s.Name, perSvc[string(s.UID)])
 		}
 	}
-	rt, err := suite.sim.RouteTable(routeTable)
+	rt, err := suite.sim.Tencent().TKE().RouteTable(routeTable)
 	if err != nil {
 		return append(problems, err.Error())
 	}
@@ -612,7 +612,7 @@ func soakOCI(t *testing.T) *soakCloud {
 		},
 		leftovers: func() []string {
 			var out []string
-			for _, lb := range suite.sim.OCILoadBalancers() {
+			for _, lb := range suite.sim.OCI().LoadBalancers() {
 				if ociLive(lb) && lb.CompartmentID == ociCompartment {
 					out = append(out, lb.Kind+" "+lb.ID)
 				}
@@ -652,7 +652,7 @@ func ociInventory(svcs []corev1.Service, nodes []corev1.Node, checked map[string
 		byOCID[strings.TrimPrefix(n.Spec.ProviderID, "oci://")] = ip
 	}
 	perSvc := map[string]int{}
-	for _, lb := range suite.sim.OCILoadBalancers() {
+	for _, lb := range suite.sim.OCI().LoadBalancers() {
 		if !ociLive(lb) || lb.CompartmentID != ociCompartment {
 			continue
 		}

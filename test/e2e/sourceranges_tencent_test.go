@@ -13,7 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 // httpGetFrom GETs url from the local address src: any 127.x address is
@@ -62,7 +62,7 @@ func waitAdmits(t *testing.T, url string, allowed, denied []string, body string,
 // the name it gives them; the tag is checked by the clbops tests).
 func managedGroups(svc *corev1.Service) []string {
 	var out []string
-	for _, g := range suite.sim.SecurityGroups() {
+	for _, g := range suite.sim.Tencent().SecurityGroups().List() {
 		if g.Name == "ccmkit-"+svc.Namespace+"-"+svc.Name {
 			out = append(out, g.ID)
 		}
@@ -118,7 +118,7 @@ func TestTencentSourceRanges(t *testing.T) {
 	// Ranges removed: everyone gets through, the group is unbound and gone.
 	svc = updateService(t, svc, func(s *corev1.Service) { s.Spec.LoadBalancerSourceRanges = nil })
 	waitAdmits(t, url, []string{a, b}, nil, "node", 30*time.Second, "ranges removed")
-	waitCLB(t, lb.ID, "no security group", 30*time.Second, func(l cloudsim.CLBLoadBalancer) bool { return len(l.SecurityGroups) == 0 })
+	waitCLB(t, lb.ID, "no security group", 30*time.Second, func(l tencent.CLBLoadBalancer) bool { return len(l.SecurityGroups) == 0 })
 	waitGroups(t, svc, 0, 30*time.Second)
 
 	// Back on, then the Service is deleted: its group goes with its CLB.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 // subsetZones are the zones the subset scenario spreads its nodes over.
@@ -56,7 +57,7 @@ func zonedNode(t *testing.T, selector, zone string) cloudsim.Instance {
 // targetIDs returns the instance ids bound to the CLB's listener.
 func targetIDs(t *testing.T, lbID, listener string) []string {
 	t.Helper()
-	lb, err := suite.sim.CLB(lbID)
+	lb, err := suite.sim.Tencent().CLB().LoadBalancer(lbID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +197,7 @@ func TestLoadBalancerSubset(t *testing.T) {
 		vip := waitIngress(t, svc, 90*time.Second)
 		svc = getService(t, svc)
 		lb := clbsOf(svc.UID)[0]
-		waitCLB(t, lb.ID, "the endpoint nodes as targets", 30*time.Second, func(cloudsim.CLBLoadBalancer) bool {
+		waitCLB(t, lb.ID, "the endpoint nodes as targets", 30*time.Second, func(tencent.CLBLoadBalancer) bool {
 			return slices.Equal(targetIDs(t, lb.ID, "TCP-8092"), wantIDs(3, 70, 140))
 		})
 		waitEvent(t, svc, "LoadBalancerSubset", []string{"Binding 3 of 150 eligible nodes", "every node with a ready endpoint (3)"}, 10*time.Second)
@@ -210,7 +211,7 @@ func TestLoadBalancerSubset(t *testing.T) {
 		if _, err := slicesAPI.Update(context.Background(), moved, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		waitCLB(t, lb.ID, "the target follows the endpoint", 30*time.Second, func(cloudsim.CLBLoadBalancer) bool {
+		waitCLB(t, lb.ID, "the target follows the endpoint", 30*time.Second, func(tencent.CLBLoadBalancer) bool {
 			return slices.Equal(targetIDs(t, lb.ID, "TCP-8092"), wantIDs(3, 99, 140))
 		})
 		if v := getService(t, svc).Annotations[string(annotations.EndpointsChanged)]; !strings.Contains(v, "3 nodes have a ready endpoint") {
@@ -267,7 +268,7 @@ func TestLoadBalancerLocalOnlyBindNodeWithPod(t *testing.T) {
 	if _, err := slicesAPI.Update(context.Background(), endpointOn(2, es.ResourceVersion), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitCLB(t, lb.ID, "the target follows the endpoint", 30*time.Second, func(cloudsim.CLBLoadBalancer) bool {
+	waitCLB(t, lb.ID, "the target follows the endpoint", 30*time.Second, func(tencent.CLBLoadBalancer) bool {
 		return slices.Equal(targetIDs(t, lb.ID, "TCP-8093"), []string{insts[2].ID})
 	})
 	waitAnswers(t, url, 30*time.Second, insts[2].ID)
@@ -308,7 +309,7 @@ func TestLoadBalancerLocalWeightedBalance(t *testing.T) {
 		return es
 	}
 	weights := func(lbID string) map[string]int {
-		lb, err := suite.sim.CLB(lbID)
+		lb, err := suite.sim.Tencent().CLB().LoadBalancer(lbID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -355,7 +356,7 @@ func TestLoadBalancerLocalWeightedBalance(t *testing.T) {
 	if _, err := slicesAPI.Update(context.Background(), slice(es.ResourceVersion, 1, 2), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitCLB(t, lbID, "the weights follow the endpoints", 30*time.Second, func(cloudsim.CLBLoadBalancer) bool {
+	waitCLB(t, lbID, "the weights follow the endpoints", 30*time.Second, func(tencent.CLBLoadBalancer) bool {
 		return maps.Equal(weights(lbID), map[string]int{insts[0].ID: 1, insts[1].ID: 2})
 	})
 	if seen := count(); seen[insts[1].ID] < 20 || seen[insts[1].ID] > 33 {

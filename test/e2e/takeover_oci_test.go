@@ -32,7 +32,7 @@ import (
 	"github.com/ccmkit/ccm/internal/oci/lbops"
 	"github.com/ccmkit/ccm/internal/oci/ociapi"
 	"github.com/ccmkit/ccm/internal/testcluster/traffic"
-	"github.com/ccmkit/ccm/pkg/cloudsim"
+	simoci "github.com/ccmkit/ccm/pkg/cloudsim/oci"
 )
 
 // The switch-over from the public OCI cloud-controller-manager (issue 30,
@@ -61,7 +61,7 @@ func incumbentAPI(t *testing.T) *ociapi.Clients {
 			return
 		}
 		fp := ociFingerprint(key)
-		if incumbent.err = suite.sim.AddOCIKey(ociTenancy+"/"+ociIncumbentUser+"/"+fp, publicPEM(key)); incumbent.err != nil {
+		if _, incumbent.err = suite.sim.OCI().AddKey(ociTenancy+"/"+ociIncumbentUser+"/"+fp, publicPEM(key)); incumbent.err != nil {
 			return
 		}
 		keyPEM := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}))
@@ -83,7 +83,7 @@ func incumbentAPI(t *testing.T) *ociapi.Clients {
 // with a 3 s timeout and 3 retries, the nodes' InternalIP:NodePort with
 // weight 1, no tags. It waits until the load balancer is ACTIVE and writes
 // the Service's status as that CCM does (every address, OCI's order).
-func upstreamLB(t *testing.T, svc *corev1.Service, nodes []string, name, subnet string) cloudsim.OCILoadBalancer {
+func upstreamLB(t *testing.T, svc *corev1.Service, nodes []string, name, subnet string) simoci.LoadBalancer {
 	t.Helper()
 	api, ctx := incumbentAPI(t), context.Background()
 	p := svc.Spec.Ports[0]
@@ -127,10 +127,10 @@ func upstreamLB(t *testing.T, svc *corev1.Service, nodes []string, name, subnet 
 			t.Fatalf("the incumbent's CreateLoadBalancer: %v", err)
 		}
 	}
-	var lb cloudsim.OCILoadBalancer
+	var lb simoci.LoadBalancer
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		for _, l := range suite.sim.OCILoadBalancers() {
+		for _, l := range suite.sim.OCI().LoadBalancers() {
 			if l.DisplayName == name && (id == "" || l.ID == id) && l.LifecycleState == "ACTIVE" {
 				lb = l
 			}
@@ -478,7 +478,7 @@ func TestOCITakeover(t *testing.T) {
 				waitServiceGone(t, s, 90*time.Second)
 			}
 			for _, id := range []string{lb.ID, nlb.ID} {
-				if got, err := suite.sim.OCILoadBalancer(id); err == nil && ociLive(got) {
+				if got, err := suite.sim.OCI().LoadBalancer(id); err == nil && ociLive(got) {
 					t.Errorf("load balancer %s outlived its Service", id)
 				}
 			}
@@ -547,7 +547,7 @@ func TestOCITakeoverRefused(t *testing.T) {
 	if got := ingressIPs(getService(t, svc)); !slices.Equal(got, was) {
 		t.Errorf("status = %v, want the incumbent's %v kept", got, was)
 	}
-	got, err := suite.sim.OCILoadBalancer(lb.ID)
+	got, err := suite.sim.OCI().LoadBalancer(lb.ID)
 	if err != nil || got.FreeformTags[lbops.TagServiceUID] != string(svc.UID) {
 		t.Errorf("load balancer %s tags = %v (%v), want ours added by the first change", lb.ID, got.FreeformTags, err)
 	}
@@ -555,7 +555,7 @@ func TestOCITakeoverRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitServiceGone(t, svc, 90*time.Second)
-	if got, err := suite.sim.OCILoadBalancer(lb.ID); err == nil && ociLive(got) {
+	if got, err := suite.sim.OCI().LoadBalancer(lb.ID); err == nil && ociLive(got) {
 		t.Errorf("load balancer %s outlived its Service", lb.ID)
 	}
 }

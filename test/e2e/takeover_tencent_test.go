@@ -27,6 +27,7 @@ import (
 	"github.com/ccmkit/ccm/internal/testcluster"
 	"github.com/ccmkit/ccm/internal/testcluster/traffic"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 // Switching from the incumbents on Tencent Cloud (docs/migration.md): the
@@ -126,7 +127,7 @@ func makeTKECLB(t *testing.T, vpc, cluster string, svc *corev1.Service, nodes []
 		}
 		waitTencentTask(t, c, tresp.Response.RequestId)
 	}
-	lb := waitCLB(t, id, "a VIP", 30*time.Second, func(lb cloudsim.CLBLoadBalancer) bool { return lb.VIP != "" })
+	lb := waitCLB(t, id, "a VIP", 30*time.Second, func(lb tencent.CLBLoadBalancer) bool { return lb.VIP != "" })
 	return id, lb.VIP
 }
 
@@ -249,9 +250,10 @@ func tkeTakeover(t *testing.T, defaults, principal string) {
 	// TKE's CLB for this one is in another VPC: refused, never replaced.
 	refusedSpec := lbServiceSpec("tke-refused-"+defaults, sel, 8313)
 	otherID, otherVIP := makeTKECLB(t, "vpc-e2eother", tkeClusterID, refusedSpec, nil)
-	t.Cleanup(func() { _ = suite.sim.DeleteCLB(otherID) })
+	simCLB := suite.sim.Tencent().CLB()
+	t.Cleanup(func() { _ = simCLB.DeleteLoadBalancer(otherID) })
 	refused := tkeService(t, refusedSpec, otherID, otherVIP)
-	clbsBefore := len(suite.sim.CLBs())
+	clbsBefore := len(simCLB.LoadBalancers())
 
 	cfg := takeoverConfig("takeover-"+defaults+".yaml", principal, fmt.Sprintf("lb_defaults: %s\ntke_cluster_id: %s\n", defaults, tkeClusterID))
 	plans := adoptDryRun(t, cfg)
@@ -307,7 +309,7 @@ func tkeTakeover(t *testing.T, defaults, principal string) {
 			t.Errorf("%s called %d times", a, n)
 		}
 	}
-	if n := len(suite.sim.CLBs()); n != clbsBefore {
+	if n := len(simCLB.LoadBalancers()); n != clbsBefore {
 		t.Errorf("%d CLBs, want %d: none created or deleted", n, clbsBefore)
 	}
 	for _, svc := range append(services, refused) {
@@ -321,7 +323,7 @@ func tkeTakeover(t *testing.T, defaults, principal string) {
 		}
 	}
 	for _, svc := range services {
-		lb, err := suite.sim.CLB(ids[svc.Name])
+		lb, err := simCLB.LoadBalancer(ids[svc.Name])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -357,11 +359,11 @@ func tkeTakeover(t *testing.T, defaults, principal string) {
 	}
 	for _, svc := range services {
 		waitFor(t, "CLB "+ids[svc.Name]+" deleted with "+svc.Name, 30*time.Second, func() bool {
-			_, err := suite.sim.CLB(ids[svc.Name])
+			_, err := simCLB.LoadBalancer(ids[svc.Name])
 			return err != nil
 		})
 	}
-	if _, err := suite.sim.CLB(otherID); err != nil {
+	if _, err := simCLB.LoadBalancer(otherID); err != nil {
 		t.Errorf("the refused CLB %s was deleted: %v", otherID, err)
 	}
 }
@@ -400,7 +402,7 @@ func TestTencentTakeoverSeedRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	var names []string
-	var routes []cloudsim.ClusterRoute
+	var routes []tencent.ClusterRoute
 	for i := range 3 {
 		in := newInstance(t, fmt.Sprintf("seed-route-%d", i))
 		cidr := nextPodCIDR()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 	"github.com/ccmkit/ccm/pkg/cloudsim/testca"
 )
 
@@ -32,7 +33,7 @@ func uploadServerCert(t *testing.T, ca *testca.CA, name string) string {
 		t.Fatal(err)
 	}
 	admin := &cloudsim.AdminClient{BaseURL: suite.simURL}
-	c, err := admin.UploadCertificate(context.Background(), cloudsim.CertificateSpec{Name: name, Certificate: string(leaf.CertPEM), Key: string(leaf.KeyPEM)})
+	c, err := admin.UploadCertificate(context.Background(), tencent.CertificateSpec{Name: name, Certificate: string(leaf.CertPEM), Key: string(leaf.KeyPEM)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +127,7 @@ func TestTencentTLSListener(t *testing.T) {
 		updateService(t, svc, func(s *corev1.Service) {
 			s.Annotations[string(annotations.TKESpecifyProtocol)] = `{"8443":{"protocol":["TCP_SSL"],"tls":"tls-cert-b"}}`
 		})
-		lb := waitCLB(t, lbID, "certificate "+certB, 30*time.Second, func(lb cloudsim.CLBLoadBalancer) bool {
+		lb := waitCLB(t, lbID, "certificate "+certB, 30*time.Second, func(lb tencent.CLBLoadBalancer) bool {
 			l, ok := listenerNamed(lb, "TCP_SSL-8443")
 			return ok && l.Certificate != nil && *l.Certificate.CertId == certB
 		})
@@ -142,7 +143,7 @@ func TestTencentTLSListener(t *testing.T) {
 			s.Annotations[string(annotations.TKESpecifyProtocol)] = `{"8443":{"protocol":["TCP_SSL"],"tls":"tls-cert-unknown"}}`
 		})
 		waitEvent(t, svc, "SyncLoadBalancerFailed", []string{"ModifyListener", "nothere1"}, 30*time.Second)
-		l, _ := listenerNamed(waitCLB(t, lbID, "listener kept", time.Second, func(cloudsim.CLBLoadBalancer) bool { return true }), "TCP_SSL-8443")
+		l, _ := listenerNamed(waitCLB(t, lbID, "listener kept", time.Second, func(tencent.CLBLoadBalancer) bool { return true }), "TCP_SSL-8443")
 		if l.Certificate == nil || *l.Certificate.CertId != certB {
 			t.Errorf("listener after the refused change: %+v", l)
 		}
@@ -159,7 +160,7 @@ func TestTencentTLSListener(t *testing.T) {
 	})
 }
 
-func listenerID(t *testing.T, lb cloudsim.CLBLoadBalancer, name string) string {
+func listenerID(t *testing.T, lb tencent.CLBLoadBalancer, name string) string {
 	t.Helper()
 	l, ok := listenerNamed(lb, name)
 	if !ok {

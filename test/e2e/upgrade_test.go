@@ -29,6 +29,7 @@ import (
 	"github.com/ccmkit/ccm/internal/testcluster/traffic"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
 	simoci "github.com/ccmkit/ccm/pkg/cloudsim/oci"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 // TestUpgradeUnderTraffic upgrades the CCM the way its Deployment's rollout
@@ -770,9 +771,9 @@ func tencentUpgrade() upgradeCloud {
 			return out
 		},
 		lbIDs:     clbIDs,
-		dataPlane: suite.sim.CLBDataPlane,
+		dataPlane: suite.sim.Tencent().CLB().DataPlane,
 		converged: func(current, gone []upgradeNode) string {
-			rt, err := suite.sim.RouteTable(routeTable)
+			rt, err := suite.sim.Tencent().TKE().RouteTable(routeTable)
 			if err != nil {
 				return err.Error()
 			}
@@ -792,7 +793,7 @@ func tencentUpgrade() upgradeCloud {
 }
 
 // clbSettings is a CLB without its targets and transient state.
-func clbSettings(lb cloudsim.CLBLoadBalancer) string {
+func clbSettings(lb tencent.CLBLoadBalancer) string {
 	lb.Status, lb.InOperation = 0, ""
 	lb.Listeners = slices.Clone(lb.Listeners)
 	for i := range lb.Listeners {
@@ -837,19 +838,19 @@ func ociUpgrade() upgradeCloud {
 			var principals []string
 			for _, user := range users {
 				principal := ociTenancy + "/" + user + "/" + e.fingerprint
-				if err := suite.sim.AddOCIKey(principal, publicPEM(e.key)); err != nil {
+				if _, err := suite.sim.OCI().AddKey(principal, publicPEM(e.key)); err != nil {
 					t.Fatal(err)
 				}
 				configs[principal] = e.ociConfig(user, e.keyPEM, e.fingerprint, "lbDriftCheckPeriod: 2s\n")
 				principals = append(principals, principal)
 			}
-			if err := suite.sim.SeedOCIIAM(cloudsim.OCIIAM{Groups: map[string][]string{group: users},
+			if err := suite.sim.OCI().SeedIAM(simoci.IAMSeed{Groups: map[string][]string{group: users},
 				Policies: map[string][]string{group: policyLines(deploy.OCIPolicyFor("group", group, ociCompartmentName))}}); err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() {
-				_ = suite.sim.RemoveOCIIAM("groups", group)
-				_ = suite.sim.RemoveOCIIAM("policies", group)
+				_ = suite.sim.OCI().RemoveIAM("groups", group)
+				_ = suite.sim.OCI().RemoveIAM("policies", group)
 			})
 			return principals
 		},
@@ -890,13 +891,13 @@ func ociUpgrade() upgradeCloud {
 			return out
 		},
 		lbIDs:     ociLiveLBIDs,
-		dataPlane: suite.sim.OCIDataPlane,
+		dataPlane: suite.sim.OCI().DataPlane,
 	}
 }
 
 // ociLBSettings is an OCI load balancer without its backends and
 // transient state.
-func ociLBSettings(lb cloudsim.OCILoadBalancer) string {
+func ociLBSettings(lb simoci.LoadBalancer) string {
 	lb.LifecycleState, lb.Busy = "", ""
 	lb.BackendSets = slices.Clone(lb.BackendSets)
 	for i := range lb.BackendSets {

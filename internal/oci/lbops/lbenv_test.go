@@ -75,7 +75,7 @@ func newLBEnvWith(t *testing.T, mod func(*cloudsim.Options)) *lbEnv {
 			Keys: map[string]string{
 				configtest.Tenancy + "/" + configtest.User + "/" + configtest.Fingerprint(): string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})),
 			},
-			Network: cloudsim.OCINetworkSeed{
+			Network: simoci.NetworkSeed{
 				Compartments:  []string{testCompartment},
 				VCNs:          []simoci.VCN{{ID: testVCN, CompartmentID: testCompartment, CIDRBlock: "10.0.0.0/16"}},
 				SecurityLists: []simoci.SecurityList{list(slA), list(slB), list(slNodes)},
@@ -230,13 +230,13 @@ func (e *lbEnv) failCreations(kind Kind, times int) {
 }
 
 // balancers lists the live load balancers of a kind.
-func (e *lbEnv) balancers(kind Kind) []cloudsim.OCILoadBalancer {
+func (e *lbEnv) balancers(kind Kind) []simoci.LoadBalancer {
 	want := "loadbalancer"
 	if kind == KindNLB {
 		want = "networkloadbalancer"
 	}
-	var out []cloudsim.OCILoadBalancer
-	for _, lb := range e.sim.OCILoadBalancers() {
+	var out []simoci.LoadBalancer
+	for _, lb := range e.sim.OCI().LoadBalancers() {
 		if lb.Kind == want && lb.LifecycleState != "DELETED" {
 			out = append(out, lb)
 		}
@@ -245,7 +245,7 @@ func (e *lbEnv) balancers(kind Kind) []cloudsim.OCILoadBalancer {
 }
 
 // only returns the one live load balancer of the kind.
-func (e *lbEnv) only(kind Kind) cloudsim.OCILoadBalancer {
+func (e *lbEnv) only(kind Kind) simoci.LoadBalancer {
 	e.t.Helper()
 	lbs := e.balancers(kind)
 	if len(lbs) != 1 {

@@ -158,7 +158,7 @@ func TestEnsureWaitsForWorkRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := env.only(KindLB).ID
-	if lb, err := env.sim.OCILoadBalancer(id); err != nil || lb.Busy != "" {
+	if lb, err := env.sim.OCI().LoadBalancer(id); err != nil || lb.Busy != "" {
 		t.Fatalf("Ensure returned while the creation ran (%+v, %v)", lb.Busy, err)
 	}
 	// Each write's work request is awaited before the next write (cloudsim
@@ -173,7 +173,7 @@ func TestEnsureWaitsForWorkRequests(t *testing.T) {
 	if w := env.writesOf(); len(w) < 2 {
 		t.Fatalf("writes = %v, want a backend set and a listener", w)
 	}
-	lb, err := env.sim.OCILoadBalancer(id)
+	lb, err := env.sim.OCI().LoadBalancer(id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +311,7 @@ func TestFailedLoadBalancerIsRecreated(t *testing.T) {
 	if _, err := o.Ensure(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.sim.FailOCILoadBalancer(env.only(KindLB).ID); err != nil {
+	if err := env.sim.OCI().FailLoadBalancer(env.only(KindLB).ID); err != nil {
 		t.Fatal(err)
 	}
 	env.resetWrites()
@@ -536,7 +536,7 @@ func TestStatusAddresses(t *testing.T) {
 func waitIdle(t *testing.T, env *lbEnv, id string) {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-		lb, err := env.sim.OCILoadBalancer(id)
+		lb, err := env.sim.OCI().LoadBalancer(id)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -39,7 +39,7 @@ func TestCloudsimNSGModeResyncWritesNothing(t *testing.T) {
 		backendNSG = "ocid1.networksecuritygroup.oc1..aaaaaaaaproviderbackend"
 	)
 	sim, c := startSim(t)
-	if _, err := sim.SeedOCINetwork(cloudsim.OCINetworkSeed{NetworkSecurityGroups: []simoci.NSG{
+	if _, err := sim.OCI().SeedNetwork(simoci.NetworkSeed{NetworkSecurityGroups: []simoci.NSG{
 		{ID: userNSG, VCNID: simVCN, CompartmentID: simCompartment}, {ID: backendNSG, VCNID: simVCN, CompartmentID: simCompartment},
 	}}); err != nil {
 		t.Fatal(err)

@@ -72,7 +72,7 @@ func startSimWith(t *testing.T, mod func(*cloudsim.Options)) (*cloudsim.Sim, *Cl
 			Keys: map[string]string{
 				configtest.Tenancy + "/" + configtest.User + "/" + configtest.Fingerprint(): string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})),
 			},
-			Network: cloudsim.OCINetworkSeed{
+			Network: simoci.NetworkSeed{
 				Compartments: []string{simCompartment},
 				VCNs:         []simoci.VCN{{ID: simVCN, CompartmentID: simCompartment, CIDRBlock: "127.0.0.0/16"}},
 				// The LB and the nodes share simSubnet, whose list admits the
@@ -235,9 +235,9 @@ func TestCloudsimLoadBalancer(t *testing.T) {
 			}
 			// Deleted out of band: the next Ensure creates it again, although
 			// the Service UID's retry token still replays the first creation.
-			for _, l := range sim.OCILoadBalancers() {
+			for _, l := range sim.OCI().LoadBalancers() {
 				if l.DisplayName == string(svc.UID) {
-					if err := sim.DeleteOCILoadBalancer(l.ID); err != nil {
+					if err := sim.OCI().DeleteLoadBalancer(l.ID); err != nil {
 						t.Fatal(err)
 					}
 				}

@@ -47,7 +47,7 @@ func TestInstancePrincipalAgainstCloudsim(t *testing.T) {
 		t.Fatal(err)
 	}
 	host := added[0]
-	if _, err := sim.SetOCIMetadataInstance(host.OCID, configtest.Tenancy); err != nil {
+	if _, err := sim.OCI().SetMetadataInstance(host.OCID, configtest.Tenancy); err != nil {
 		t.Fatal(err)
 	}
 	url := keyCfg.Endpoint

@@ -52,12 +52,12 @@ func TestCloudsimDrift(t *testing.T) {
 			}
 
 			var id string
-			for _, l := range sim.OCILoadBalancers() {
+			for _, l := range sim.OCI().LoadBalancers() {
 				if l.DisplayName == string(svc.UID) {
 					id = l.ID
 				}
 			}
-			if err := sim.DeleteOCIListener(id, "TCP-8080"); err != nil {
+			if err := sim.OCI().DeleteListener(id, "TCP-8080"); err != nil {
 				t.Fatal(err)
 			}
 			sim.ResetCalls()

@@ -79,7 +79,7 @@ func TestCloudsimFixedShape(t *testing.T) {
 			if body, err := getUntil(ctx, fmt.Sprintf("http://%s:8080/", st.Ingress[0].IP)); err != nil || body != "hello from shape-node" {
 				t.Fatalf("through the VIP: %q %v", body, err)
 			}
-			lbs := sim.OCILoadBalancers()
+			lbs := sim.OCI().LoadBalancers()
 			if len(lbs) != 1 || lbs[0].Shape != "flexible" || lbs[0].MinMbps != 100 || lbs[0].MaxMbps != 100 {
 				t.Fatalf("load balancers: %+v", lbs)
 			}
@@ -164,7 +164,7 @@ func TestCloudsimNLBPublicAddresses(t *testing.T) {
 			t.Fatal(err)
 		}
 		var vip string
-		for _, l := range sim.OCILoadBalancers() {
+		for _, l := range sim.OCI().LoadBalancers() {
 			if l.DisplayName == string(svc.UID) {
 				vip = l.IPAddress
 			}
@@ -206,7 +206,7 @@ func TestCloudsimBusy(t *testing.T) {
 				t.Fatal(err)
 			}
 			var id string
-			for _, l := range sim.OCILoadBalancers() {
+			for _, l := range sim.OCI().LoadBalancers() {
 				if l.DisplayName == string(svc.UID) {
 					id = l.ID
 				}
@@ -300,7 +300,7 @@ func TestCloudsimFailedWorkRequests(t *testing.T) {
 				t.Errorf("calls: %v %v", calls[prefix+op], calls[prefix+"Delete"+strings.TrimPrefix(op, "Create")])
 			}
 			live := 0
-			for _, l := range sim.OCILoadBalancers() {
+			for _, l := range sim.OCI().LoadBalancers() {
 				if l.DisplayName == string(svc.UID) && l.LifecycleState != "DELETED" {
 					live++
 				}
@@ -367,7 +367,7 @@ func TestCloudsimTerminatedInstances(t *testing.T) {
 	}
 
 	// The 404 path: retention over.
-	if err := sim.PurgeOCITerminated(added[1].OCID); err != nil {
+	if err := sim.OCI().PurgeTerminated(added[1].OCID); err != nil {
 		t.Fatal(err)
 	}
 	b := node("term-b", providerID("oci://"+added[1].OCID))

@@ -94,7 +94,7 @@ func (s *nodeSim) setState(in cloudsim.Instance, state string) {
 func (s *nodeSim) remove(in cloudsim.Instance) {
 	s.t.Helper()
 	s.setState(in, "TERMINATING")
-	if err := s.sim.PurgeOCITerminated(in.ID); err != nil {
+	if err := s.sim.OCI().PurgeTerminated(in.ID); err != nil {
 		s.t.Fatal(err)
 	}
 }

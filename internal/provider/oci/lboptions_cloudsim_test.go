@@ -14,7 +14,7 @@ import (
 
 	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/internal/oci/ociapi"
-	"github.com/ccmkit/ccm/pkg/cloudsim"
+	simoci "github.com/ccmkit/ccm/pkg/cloudsim/oci"
 )
 
 // Issue 14 items 4 and 6 against cloudsim, for both kinds: the load
@@ -91,8 +91,8 @@ func TestCloudsimReservedIPAndOptions(t *testing.T) {
 			if s := stateOf(ip); s != ocicore.PublicIpLifecycleStateAssigned {
 				t.Errorf("reserved IP is %s, want ASSIGNED", s)
 			}
-			var found cloudsim.OCILoadBalancer
-			for _, l := range sim.OCILoadBalancers() {
+			var found simoci.LoadBalancer
+			for _, l := range sim.OCI().LoadBalancers() {
 				if l.DisplayName == string(svc.UID) {
 					found = l
 				}

@@ -79,7 +79,7 @@ func describeVnic(v core.Vnic) string {
 
 func simADs(t *testing.T, sim *cloudsim.Sim) []string {
 	t.Helper()
-	state, err := sim.SeedOCINetwork(cloudsim.OCINetworkSeed{})
+	state, err := sim.OCI().SeedNetwork(simoci.NetworkSeed{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -132,7 +132,7 @@ func TestCloudsimNLBSubset(t *testing.T) {
 	if _, err := lb.EnsureLoadBalancer(ctx, "k", svc, nodes); err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range sim.OCILoadBalancers() {
+	for _, l := range sim.OCI().LoadBalancers() {
 		if l.DisplayName != string(svc.UID) {
 			continue
 		}

@@ -53,7 +53,7 @@ func TestUpdateDuringEnsureBindsTheNewNodes(t *testing.T) {
 }
 
 func (e *subsetEnv) hasCLB(svc *v1.Service) bool {
-	for _, lb := range e.sim.CLBs() {
+	for _, lb := range e.sim.Tencent().CLB().LoadBalancers() {
 		if lb.Tags["ccmkit.io/service-uid"] == string(svc.UID) {
 			return true
 		}

@@ -100,7 +100,7 @@ func TestCreationSettingsAgainstCloudsim(t *testing.T) {
 	if _, err := e.lb.EnsureLoadBalancer(ctx, "k8s", svc, e.nodes); err != nil {
 		t.Fatal(err)
 	}
-	lbs := e.sim.CLBs()
+	lbs := e.sim.Tencent().CLB().LoadBalancers()
 	if len(lbs) != 1 {
 		t.Fatalf("%d CLBs, want 1", len(lbs))
 	}
@@ -137,7 +137,7 @@ func TestCreationSettingsAgainstCloudsim(t *testing.T) {
 			t.Errorf("an unchanged CLB was written: %s", action)
 		}
 	}
-	if e.sim.CLBs()[0].Internet.BandwidthOut != 200 {
+	if e.sim.Tencent().CLB().LoadBalancers()[0].Internet.BandwidthOut != 200 {
 		t.Errorf("the CLB's bandwidth changed")
 	}
 }

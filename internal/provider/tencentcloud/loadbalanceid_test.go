@@ -53,7 +53,7 @@ func TestLoadBalanceIDAnnotation(t *testing.T) {
 				if _, err := e.lb.EnsureLoadBalancer(ctx, "k8s", svc, e.nodes); err != nil {
 					t.Fatal(err)
 				}
-				id = e.sim.CLBs()[0].ID
+				id = e.sim.Tencent().CLB().LoadBalancers()[0].ID
 			}
 			switch tt.ann {
 			case "":
@@ -81,8 +81,8 @@ func TestLoadBalanceIDAnnotation(t *testing.T) {
 			if (err != nil) != (tt.ports > 50) {
 				t.Fatalf("%s: %v", tt.call, err)
 			}
-			if id == "" && len(e.sim.CLBs()) > 0 {
-				id = e.sim.CLBs()[0].ID
+			if id == "" && len(e.sim.Tencent().CLB().LoadBalancers()) > 0 {
+				id = e.sim.Tencent().CLB().LoadBalancers()[0].ID
 			}
 			patches := 0
 			for _, a := range client.Actions() {

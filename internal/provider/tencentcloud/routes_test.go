@@ -19,6 +19,7 @@ import (
 	"github.com/ccmkit/ccm/internal/tencent/config"
 	"github.com/ccmkit/ccm/internal/tencent/routeops"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 // fakeOps records what the interface layer asks of the ops layer.
@@ -248,7 +249,7 @@ func TestRoutesAgainstCloudsim(t *testing.T) {
 	sim := cloudsim.New(cloudsim.Options{Latency: cloudsim.ZeroLatency,
 		Tencent: cloudsim.TencentOptions{
 			Credentials: map[string]string{id: key},
-			RouteTables: []cloudsim.RouteTable{{Name: table, CIDR: "10.244.0.0/16", VpcID: vpcID}},
+			RouteTables: []tencent.RouteTable{{Name: table, CIDR: "10.244.0.0/16", VpcID: vpcID}},
 		},
 	})
 	url, err := sim.Start("127.0.0.1:0")
@@ -282,7 +283,7 @@ func TestRoutesAgainstCloudsim(t *testing.T) {
 	if err := r.DeleteRoute(ctx, "kubernetes", got[0]); err != nil {
 		t.Fatal(err)
 	}
-	if rt, _ := sim.RouteTable(table); len(rt.Routes) != 0 {
+	if rt, _ := sim.Tencent().TKE().RouteTable(table); len(rt.Routes) != 0 {
 		t.Fatalf("table still has %v", rt.Routes)
 	}
 	calls := sim.Calls()

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ccmkit/ccm/internal/annotations"
-	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 func TestSecurityGroupsAnnotation(t *testing.T) {
@@ -53,7 +53,7 @@ func TestSecurityGroupsAnnotation(t *testing.T) {
 func TestSourceRangesThroughProvider(t *testing.T) {
 	e := newSubsetEnv(t, 2)
 	ctx := context.Background()
-	user, err := e.sim.CreateSecurityGroup(cloudsim.SecurityGroup{Name: "user"})
+	user, err := e.sim.Tencent().SecurityGroups().Create(tencent.SecurityGroup{Name: "user"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,11 +63,11 @@ func TestSourceRangesThroughProvider(t *testing.T) {
 	if _, err := e.lb.EnsureLoadBalancer(ctx, "k8s", svc, e.nodes); err != nil {
 		t.Fatal(err)
 	}
-	clb := e.sim.CLBs()[0]
+	clb := e.sim.Tencent().CLB().LoadBalancers()[0]
 	if len(clb.SecurityGroups) != 2 || clb.SecurityGroups[1] != user.ID {
 		t.Fatalf("CLB bound to %v, want [ours %s]", clb.SecurityGroups, user.ID)
 	}
-	ours, err := e.sim.SecurityGroup(clb.SecurityGroups[0])
+	ours, err := e.sim.Tencent().SecurityGroups().Get(clb.SecurityGroups[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestSourceRangesThroughProvider(t *testing.T) {
 	if err := e.lb.EnsureLoadBalancerDeleted(ctx, "k8s", svc); err != nil {
 		t.Fatal(err)
 	}
-	left := e.sim.SecurityGroups()
+	left := e.sim.Tencent().SecurityGroups().List()
 	if len(left) != 1 || left[0].ID != user.ID {
 		t.Fatalf("groups after deletion = %v, want only the user's %s", left, user.ID)
 	}

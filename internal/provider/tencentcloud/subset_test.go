@@ -96,7 +96,7 @@ func subsetService(name string, uid types.UID) *v1.Service {
 // targets returns, per listener name, the sorted instance ids bound.
 func (e *subsetEnv) targets(t *testing.T, uid types.UID) map[string][]string {
 	t.Helper()
-	for _, lb := range e.sim.CLBs() {
+	for _, lb := range e.sim.Tencent().CLB().LoadBalancers() {
 		if lb.Tags["ccmkit.io/service-uid"] != string(uid) {
 			continue
 		}

@@ -56,7 +56,7 @@ func TestLocalWeightedBalance(t *testing.T) {
 
 	weights := func() string {
 		var out []string
-		for _, lb := range e.sim.CLBs() {
+		for _, lb := range e.sim.Tencent().CLB().LoadBalancers() {
 			for _, l := range lb.Listeners {
 				for _, tg := range l.Targets {
 					w := 10

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 	"github.com/ccmkit/ccm/pkg/cloudsim/testca"
 )
 
@@ -23,13 +23,13 @@ func (e *clbEnv) uploadCerts(names ...string) (ids []string) {
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		c, err := e.sim.UploadCertificate(cloudsim.CertificateSpec{Name: n, Certificate: string(leaf.CertPEM), Key: string(leaf.KeyPEM)})
+		c, err := e.sim.Tencent().CLB().UploadCertificate(tencent.CertificateSpec{Name: n, Certificate: string(leaf.CertPEM), Key: string(leaf.KeyPEM)})
 		if err != nil {
 			e.t.Fatal(err)
 		}
 		ids = append(ids, c.ID)
 	}
-	c, err := e.sim.UploadCertificate(cloudsim.CertificateSpec{Type: cloudsim.CertTypeCA, Certificate: string(ca.PEM)})
+	c, err := e.sim.Tencent().CLB().UploadCertificate(tencent.CertificateSpec{Type: tencent.CertTypeCA, Certificate: string(ca.PEM)})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/profile"
 
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 // clbEnv is the CLB API the operations are tested against: cloudsim
@@ -187,7 +188,7 @@ func (e *clbEnv) failTask(action, code string) {
 // addLB creates a CLB out of band (a user's, or a previous CCM's).
 func (e *clbEnv) addLB(vpc string, tags map[string]string) string {
 	e.t.Helper()
-	lb, err := e.sim.CreateCLB(cloudsim.CLBSpec{VpcID: vpc, Tags: tags})
+	lb, err := e.sim.Tencent().CLB().CreateLoadBalancer(tencent.CLBSpec{VpcID: vpc, Tags: tags})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -197,16 +198,16 @@ func (e *clbEnv) addLB(vpc string, tags map[string]string) string {
 // addListener adds a listener out of band and returns its id.
 func (e *clbEnv) addListener(lbID, name, protocol string, port int) string {
 	e.t.Helper()
-	l, err := e.sim.AddCLBListener(lbID, cloudsim.CLBListenerSpec{Name: name, Protocol: protocol, Port: port})
+	l, err := e.sim.Tencent().CLB().AddListener(lbID, tencent.CLBListenerSpec{Name: name, Protocol: protocol, Port: port})
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	return l.ID
 }
 
-func (e *clbEnv) lb(id string) cloudsim.CLBLoadBalancer {
+func (e *clbEnv) lb(id string) tencent.CLBLoadBalancer {
 	e.t.Helper()
-	lb, err := e.sim.CLB(id)
+	lb, err := e.sim.Tencent().CLB().LoadBalancer(id)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -215,7 +216,7 @@ func (e *clbEnv) lb(id string) cloudsim.CLBLoadBalancer {
 
 func (e *clbEnv) lbIDs() []string {
 	var ids []string
-	for _, lb := range e.sim.CLBs() {
+	for _, lb := range e.sim.Tencent().CLB().LoadBalancers() {
 		ids = append(ids, lb.ID)
 	}
 	slices.Sort(ids)

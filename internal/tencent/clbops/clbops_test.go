@@ -583,7 +583,7 @@ func TestDrift(t *testing.T) {
 		t.Fatalf("in sync: drift = %v, err %v", d, err)
 	}
 	// Behind the CCM's back: a listener deleted, a target removed.
-	if err := env.sim.DeleteCLBListener(id, *env.listener(id, "TCP-443").ListenerId); err != nil {
+	if err := env.sim.Tencent().CLB().DeleteListener(id, *env.listener(id, "TCP-443").ListenerId); err != nil {
 		t.Fatal(err)
 	}
 	dereg := clb.NewDeregisterTargetsRequest()

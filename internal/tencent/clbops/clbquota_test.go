@@ -42,7 +42,7 @@ func TestEnsureAtCLBQuota(t *testing.T) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
 	}
-	lbs := sim.CLBs()
+	lbs := sim.Tencent().CLB().LoadBalancers()
 	if len(lbs) != 1 {
 		t.Fatalf("%d CLBs after the refusal, want the first Service's only", len(lbs))
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ccmkit/ccm/internal/lb/lbspec"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 // The fidelity points of fidelity_test.go, against cloudsim's emulation of
@@ -68,7 +69,7 @@ func TestCreateReplayAgainstCloudsim(t *testing.T) {
 		t.Fatalf("waitReady = %+v, %v", lb, err)
 	}
 	calls := sim.Calls()
-	if n := len(sim.CLBs()); n != 1 {
+	if n := len(sim.Tencent().CLB().LoadBalancers()); n != 1 {
 		t.Errorf("CLBs = %d, want 1", n)
 	}
 	if calls["DescribeTaskStatus"]["InvalidParameter"] != 1 {
@@ -78,6 +79,7 @@ func TestCreateReplayAgainstCloudsim(t *testing.T) {
 
 func TestBatchPartialFailureAgainstCloudsim(t *testing.T) {
 	sim, client := startSim(t)
+	simCLB := sim.Tencent().CLB()
 	ops := simOps(client)
 	ctx := context.Background()
 	for i := range 2 {
@@ -94,19 +96,19 @@ func TestBatchPartialFailureAgainstCloudsim(t *testing.T) {
 		t.Fatal(err)
 	}
 	var tcp81 string
-	for _, l := range sim.CLBs()[0].Listeners {
+	for _, l := range simCLB.LoadBalancers()[0].Listeners {
 		if l.Port == 81 {
 			tcp81 = l.ID
 		}
 	}
-	if err := sim.FailCLBBindings(cloudsim.CLBBindFailure{ListenerID: tcp81, Message: "RS quota exceeded", Times: 2}); err != nil {
+	if err := simCLB.FailBindings(tencent.BindFailure{ListenerID: tcp81, Message: "RS quota exceeded", Times: 2}); err != nil {
 		t.Fatal(err)
 	}
 	_, err := ops.Ensure(ctx, two("ins-clbpart0", "ins-clbpart1"))
 	if err == nil || !strings.Contains(err.Error(), "failed twice for listeners TCP-81 ("+tcp81+")") || !strings.Contains(err.Error(), "RS quota exceeded") {
 		t.Fatalf("Ensure = %v", err)
 	}
-	for _, l := range sim.CLBs()[0].Listeners {
+	for _, l := range simCLB.LoadBalancers()[0].Listeners {
 		if want := map[int]int{80: 2, 81: 1}[l.Port]; len(l.Targets) != want {
 			t.Errorf("listener %d has %d targets, want %d", l.Port, len(l.Targets), want)
 		}
@@ -145,7 +147,7 @@ func TestDeleteFrequencyAgainstCloudsim(t *testing.T) {
 	if n := sim.Calls()["DeleteLoadBalancer"]; n["OK"] != 2 || n["FailedOperation.FrequencyCheckRisk"] != 1 {
 		t.Errorf("DeleteLoadBalancer calls = %v", n)
 	}
-	if n := len(sim.CLBs()); n != 2 {
+	if n := len(sim.Tencent().CLB().LoadBalancers()); n != 2 {
 		t.Errorf("CLBs left = %d, want 2", n)
 	}
 }
@@ -158,9 +160,9 @@ func TestDeleteListenerGoneAgainstCloudsim(t *testing.T) {
 	if _, err := ops.Ensure(ctx, spec); err != nil {
 		t.Fatal(err)
 	}
-	lb := sim.CLBs()[0]
+	lb := sim.Tencent().CLB().LoadBalancers()[0]
 	gone := lb.Listeners[0]
-	if err := sim.DeleteCLBListener(lb.ID, gone.ID); err != nil {
+	if err := sim.Tencent().CLB().DeleteListener(lb.ID, gone.ID); err != nil {
 		t.Fatal(err)
 	}
 	if err := ops.deleteListener(ctx, &loadBalancer{id: lb.ID}, &listener{id: gone.ID, name: gone.Name}); err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ccmkit/ccm/internal/lb/lbspec"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 // These tests run the operations against cloudsim with its data plane:
@@ -100,6 +101,7 @@ func writes(calls map[string]map[string]int) []string {
 
 func TestAgainstCloudsim(t *testing.T) {
 	sim, client := startSim(t)
+	simCLB := sim.Tencent().CLB()
 	ops := simOps(client)
 	ctx := context.Background()
 
@@ -168,7 +170,7 @@ func TestAgainstCloudsim(t *testing.T) {
 	}
 
 	// Drift: a listener deleted behind our back is found and repaired.
-	lbs := sim.CLBs()
+	lbs := simCLB.LoadBalancers()
 	if len(lbs) != 1 {
 		t.Fatalf("CLBs = %d, want 1", len(lbs))
 	}
@@ -178,7 +180,7 @@ func TestAgainstCloudsim(t *testing.T) {
 			tcpID = l.ID
 		}
 	}
-	if err := sim.DeleteCLBListener(lbs[0].ID, tcpID); err != nil {
+	if err := simCLB.DeleteListener(lbs[0].ID, tcpID); err != nil {
 		t.Fatal(err)
 	}
 	d, err := ops.Drift(ctx, changed)
@@ -196,7 +198,7 @@ func TestAgainstCloudsim(t *testing.T) {
 	if err := ops.Delete(ctx, changed); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(sim.CLBs()); n != 0 {
+	if n := len(simCLB.LoadBalancers()); n != 0 {
 		t.Errorf("CLBs after delete = %d", n)
 	}
 }
@@ -205,8 +207,8 @@ func TestAdoptAgainstCloudsim(t *testing.T) {
 	sim, client := startSim(t)
 	ops := simOps(client)
 	ctx := context.Background()
-	existing, err := sim.CreateCLB(cloudsim.CLBSpec{Name: "team-lb", VpcID: testVPC,
-		Listeners: []cloudsim.CLBListenerSpec{{Name: "legacy", Protocol: "TCP", Port: 9000}}})
+	existing, err := sim.Tencent().CLB().CreateLoadBalancer(tencent.CLBSpec{Name: "team-lb", VpcID: testVPC,
+		Listeners: []tencent.CLBListenerSpec{{Name: "legacy", Protocol: "TCP", Port: 9000}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +219,7 @@ func TestAdoptAgainstCloudsim(t *testing.T) {
 	if err := ops.Delete(ctx, spec); err != nil {
 		t.Fatal(err)
 	}
-	lb, err := sim.CLB(existing.ID)
+	lb, err := sim.Tencent().CLB().LoadBalancer(existing.ID)
 	if err != nil {
 		t.Fatalf("the adopted CLB is gone: %v", err)
 	}
@@ -228,14 +230,15 @@ func TestAdoptAgainstCloudsim(t *testing.T) {
 
 func TestRecreateAgainstCloudsim(t *testing.T) {
 	sim, client := startSim(t)
+	simCLB := sim.Tencent().CLB()
 	ops := simOps(client)
 	ctx := context.Background()
 	spec := testSpec(withBackends(), onlyTCP80)
 	if _, err := ops.Ensure(ctx, spec); err != nil {
 		t.Fatal(err)
 	}
-	first := sim.CLBs()[0].ID
-	if err := sim.DeleteCLB(first); err != nil { // behind our back
+	first := simCLB.LoadBalancers()[0].ID
+	if err := simCLB.DeleteLoadBalancer(first); err != nil { // behind our back
 		t.Fatal(err)
 	}
 	if d, err := ops.Drift(ctx, spec); err != nil || len(d) != 1 || d[0] != "load balancer missing" {
@@ -244,7 +247,7 @@ func TestRecreateAgainstCloudsim(t *testing.T) {
 	if _, err := ops.Ensure(ctx, spec); err != nil {
 		t.Fatal(err)
 	}
-	if lbs := sim.CLBs(); len(lbs) != 1 || lbs[0].ID == first {
+	if lbs := simCLB.LoadBalancers(); len(lbs) != 1 || lbs[0].ID == first {
 		t.Fatalf("CLBs = %+v, want one new CLB", lbs)
 	}
 }
@@ -279,7 +282,7 @@ func TestPassToTargetAgainstCloudsim(t *testing.T) {
 	ops := simOps(client)
 	ctx := context.Background()
 	port := backend(t, "127.0.77.11", "node")
-	sg, err := sim.CreateSecurityGroup(cloudsim.SecurityGroup{Name: "nodes-closed"})
+	sg, err := sim.Tencent().SecurityGroups().Create(tencent.SecurityGroup{Name: "nodes-closed"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +306,7 @@ func TestPassToTargetAgainstCloudsim(t *testing.T) {
 	if _, err := ops.Ensure(ctx, spec(false)); err != nil {
 		t.Fatal(err)
 	}
-	if lb := sim.CLBs()[0]; lb.PassToTarget {
+	if lb := sim.Tencent().CLB().LoadBalancers()[0]; lb.PassToTarget {
 		t.Fatal("LoadBalancerPassToTarget still on")
 	}
 	deadline := time.Now().Add(10 * time.Second)
@@ -351,7 +354,7 @@ func TestLaggingReadsMakeNoDuplicateAgainstCloudsim(t *testing.T) {
 			deadline := time.Now().Add(15 * time.Second)
 			for {
 				_, err := ops.Ensure(context.Background(), spec)
-				if err == nil || (tc.wantDuplicate && len(sim.CLBs()) > 1) {
+				if err == nil || (tc.wantDuplicate && len(sim.Tencent().CLB().LoadBalancers()) > 1) {
 					break
 				}
 				// The service controller retries every error; with the window the
@@ -362,7 +365,7 @@ func TestLaggingReadsMakeNoDuplicateAgainstCloudsim(t *testing.T) {
 				}
 				time.Sleep(50 * time.Millisecond)
 			}
-			if got := len(sim.CLBs()); (got > 1) != tc.wantDuplicate || got == 0 {
+			if got := len(sim.Tencent().CLB().LoadBalancers()); (got > 1) != tc.wantDuplicate || got == 0 {
 				t.Fatalf("%d CLBs for one Service; want a duplicate: %v", got, tc.wantDuplicate)
 			}
 		})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ccmkit/ccm/internal/lb/lbspec"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 // Behavior the CLB API documents and the operations must cope with
@@ -253,7 +254,7 @@ func TestBatchPartialFailure(t *testing.T) {
 // listener (FailListenerIdSet), with the message the tests look for.
 func failBind(t *testing.T, env *clbEnv, listenerID string, times int) {
 	t.Helper()
-	if err := env.sim.FailCLBBindings(cloudsim.CLBBindFailure{ListenerID: listenerID, Message: "RS quota of the listener is full", Times: times}); err != nil {
+	if err := env.sim.Tencent().CLB().FailBindings(tencent.BindFailure{ListenerID: listenerID, Message: "RS quota of the listener is full", Times: times}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ccmkit/ccm/internal/lb/lbspec"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 func withRanges(r ...string) specOpt { return func(s *Desired) { s.SourceRanges = r } }
@@ -228,7 +229,7 @@ func (e *sgEnv) groups() map[string]map[string]string {
 // ingress lists a group's ingress as sgRule strings.
 func (e *sgEnv) ingress(id string) []string {
 	e.t.Helper()
-	g, err := e.sim.SecurityGroup(id)
+	g, err := e.sim.Tencent().SecurityGroups().Get(id)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -245,8 +246,8 @@ func (e *sgEnv) ingress(id string) []string {
 
 func (e *sgEnv) handGroup(name string) string {
 	e.t.Helper()
-	g, err := e.sim.CreateSecurityGroup(cloudsim.SecurityGroup{Name: name,
-		Ingress: []*cloudsim.SecurityGroupPolicy{pol("ALL", "ALL", "0.0.0.0/0", "ACCEPT")}})
+	g, err := e.sim.Tencent().SecurityGroups().Create(tencent.SecurityGroup{Name: name,
+		Ingress: []*vpc.SecurityGroupPolicy{pol("ALL", "ALL", "0.0.0.0/0", "ACCEPT")}})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -346,7 +347,7 @@ func TestSecurityGroupsForeignGroupsAndAnnotation(t *testing.T) {
 	lbID := env.lbIDs()[0]
 	hand := env.handGroup("console")
 	user := env.handGroup("user")
-	if _, err := env.sim.SetCLBSecurityGroups(lbID, hand); err != nil {
+	if _, err := env.sim.Tencent().CLB().SetSecurityGroups(lbID, hand); err != nil {
 		t.Fatal(err)
 	}
 

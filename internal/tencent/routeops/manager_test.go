@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 // nodeMap is a Nodes answering from a map of IP -> node name.
@@ -260,7 +261,7 @@ func TestConcurrentConflictsShareOneRead(t *testing.T) {
 		nodes[fmt.Sprintf("10.0.1.%d", i)] = fmt.Sprintf("old-%d", i)
 	}
 	e := newRouteEnvWith(t, func(o *cloudsim.Options) {
-		o.Tencent.RouteTables = []cloudsim.RouteTable{envTable(routes...)}
+		o.Tencent.RouteTables = []tencent.RouteTable{envTable(routes...)}
 		// 50 creates at once exceed the documented 20/s, which the
 		// provider's transport paces in production; here they must all
 		// reach the table.
@@ -472,7 +473,7 @@ func TestTableMissing(t *testing.T) {
 		if len(created) != 1 || !strings.Contains(created[0], `"RouteTableCidrBlock":"10.96.0.0/16"`) {
 			t.Fatalf("CreateClusterRouteTable calls %v", created)
 		}
-		if table, err := e.sim.RouteTable(simTable); err != nil || table.CIDR != "10.96.0.0/16" {
+		if table, err := e.sim.Tencent().TKE().RouteTable(simTable); err != nil || table.CIDR != "10.96.0.0/16" {
 			t.Fatalf("table %+v, %v", table, err)
 		}
 		if _, err := m.List(ctx, nodeMap{}); err != nil || e.count("CreateClusterRouteTable") != 1 || e.count("DescribeClusterRouteTables") > 3 {
@@ -505,7 +506,7 @@ func TestTableMissing(t *testing.T) {
 func TestDeleteUsesCachedID(t *testing.T) {
 	ctx := context.Background()
 	e := newRouteEnvWith(t, func(o *cloudsim.Options) {
-		o.Tencent.VPCRouteTables = []cloudsim.VPCRouteTable{{ID: simRTB, VpcID: simVPC}}
+		o.Tencent.VPCRouteTables = []tencent.VPCRouteTable{{ID: simRTB, VpcID: simVPC}}
 	})
 	m, _ := newManager(NewVPC(e.vpcClient(), simRTB, simVPC, nil), Options{ClusterCIDR: mustPrefix("10.200.0.0/16"), CacheTTL: time.Minute})
 	if _, err := m.List(ctx, nodeMap{}); err != nil {
@@ -514,7 +515,7 @@ func TestDeleteUsesCachedID(t *testing.T) {
 	if err := m.Create(ctx, "n1", rt("10.200.1.0/24", "10.0.0.1")); err != nil {
 		t.Fatal(err)
 	}
-	table, err := e.sim.VPCRouteTable(simRTB)
+	table, err := e.sim.Tencent().VPC().VPCRouteTable(simRTB)
 	if err != nil || len(table.Routes) != 1 {
 		t.Fatalf("table %+v, %v", table, err)
 	}
@@ -529,7 +530,7 @@ func TestDeleteUsesCachedID(t *testing.T) {
 	if n := e.count("DescribeRouteTables"); n != reads {
 		t.Errorf("Delete read the table %d times to find the RouteId", n-reads)
 	}
-	if table, _ := e.sim.VPCRouteTable(simRTB); len(table.Routes) != 0 {
+	if table, _ := e.sim.Tencent().VPC().VPCRouteTable(simRTB); len(table.Routes) != 0 {
 		t.Errorf("table now %+v", table.Routes)
 	}
 }

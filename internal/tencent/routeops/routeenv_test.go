@@ -16,6 +16,7 @@ import (
 
 	"github.com/ccmkit/ccm/internal/tencent/cvmlookup"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 // routeEnv is the route table API the Manager is tested against: cloudsim
@@ -53,7 +54,7 @@ var envNodeIPs = []string{"10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.10"}
 // (10.244.0.0/16 in simVPC) holding routes.
 func newRouteEnv(t *testing.T, routes ...Route) *routeEnv {
 	t.Helper()
-	return newRouteEnvWith(t, func(o *cloudsim.Options) { o.Tencent.RouteTables = []cloudsim.RouteTable{envTable(routes...)} })
+	return newRouteEnvWith(t, func(o *cloudsim.Options) { o.Tencent.RouteTables = []tencent.RouteTable{envTable(routes...)} })
 }
 
 // newRouteEnvWith starts cloudsim with no route table, its options then
@@ -80,7 +81,7 @@ func newRouteEnvWith(t *testing.T, mod func(*cloudsim.Options)) *routeEnv {
 	return e
 }
 
-func envTable(routes ...Route) cloudsim.RouteTable {
+func envTable(routes ...Route) tencent.RouteTable {
 	table := simTableWith()
 	for _, r := range routes {
 		table.Routes = append(table.Routes, clusterRoute(r))
@@ -88,8 +89,8 @@ func envTable(routes ...Route) cloudsim.RouteTable {
 	return table
 }
 
-func clusterRoute(r Route) cloudsim.ClusterRoute {
-	return cloudsim.ClusterRoute{DestinationCIDR: r.Destination.String(), GatewayIP: r.Gateway.String()}
+func clusterRoute(r Route) tencent.ClusterRoute {
+	return tencent.ClusterRoute{DestinationCIDR: r.Destination.String(), GatewayIP: r.Gateway.String()}
 }
 
 // addInstances adds running instances of simVPC with these private IPs.
@@ -258,7 +259,7 @@ func (e *routeEnv) requests(action string) []string {
 // creation order.
 func (e *routeEnv) routes() []string {
 	e.t.Helper()
-	table, err := e.sim.RouteTable(simTable)
+	table, err := e.sim.Tencent().TKE().RouteTable(simTable)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -276,7 +277,7 @@ func (e *routeEnv) has(r Route) bool { return slices.Contains(e.routes(), r.Stri
 // CCM), with the cloud's checks except that the gateway is an instance.
 func (e *routeEnv) addRoute(r Route) {
 	e.t.Helper()
-	if err := e.sim.AddClusterRoute(simTable, clusterRoute(r)); err != nil {
+	if err := e.sim.Tencent().TKE().AddRoute(simTable, clusterRoute(r)); err != nil {
 		e.t.Fatal(err)
 	}
 }
@@ -284,7 +285,7 @@ func (e *routeEnv) addRoute(r Route) {
 // removeRoute deletes r from simTable out of band.
 func (e *routeEnv) removeRoute(r Route) {
 	e.t.Helper()
-	if err := e.sim.DeleteClusterRoute(simTable, clusterRoute(r)); err != nil {
+	if err := e.sim.Tencent().TKE().DeleteRoute(simTable, clusterRoute(r)); err != nil {
 		e.t.Fatal(err)
 	}
 }

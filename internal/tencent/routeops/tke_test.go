@@ -13,6 +13,7 @@ import (
 
 	"github.com/ccmkit/ccm/internal/callerr"
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 // These tests drive the TKE backend with the real SDK against cloudsim,
@@ -26,7 +27,7 @@ const (
 	simTable  = "cls-route001"
 )
 
-func startSim(t *testing.T, tables ...cloudsim.RouteTable) (*cloudsim.Sim, *tke.Client) {
+func startSim(t *testing.T, tables ...tencent.RouteTable) (*cloudsim.Sim, *tke.Client) {
 	t.Helper()
 	sim, url := startSimURL(t, tables...)
 	cl, err := tke.NewClient(common.NewCredential(simID, simKey), simRegion, simProfile(url))
@@ -45,7 +46,7 @@ func simProfile(url string) *profile.ClientProfile {
 }
 
 // startSimURL starts cloudsim with four instances in simVPC and the tables.
-func startSimURL(t *testing.T, tables ...cloudsim.RouteTable) (*cloudsim.Sim, string) {
+func startSimURL(t *testing.T, tables ...tencent.RouteTable) (*cloudsim.Sim, string) {
 	t.Helper()
 	sim := cloudsim.New(cloudsim.Options{Latency: cloudsim.ZeroLatency, Region: simRegion, Tencent: cloudsim.TencentOptions{Credentials: map[string]string{simID: simKey}, RouteTables: tables}})
 	url, err := sim.Start("127.0.0.1:0")
@@ -63,8 +64,8 @@ func startSimURL(t *testing.T, tables ...cloudsim.RouteTable) (*cloudsim.Sim, st
 	return sim, url
 }
 
-func simTableWith(routes ...cloudsim.ClusterRoute) cloudsim.RouteTable {
-	return cloudsim.RouteTable{Name: simTable, CIDR: "10.244.0.0/16", VpcID: simVPC, Routes: routes}
+func simTableWith(routes ...tencent.ClusterRoute) tencent.RouteTable {
+	return tencent.RouteTable{Name: simTable, CIDR: "10.244.0.0/16", VpcID: simVPC, Routes: routes}
 }
 
 func TestTKEBackendErrorKinds(t *testing.T) {
@@ -81,7 +82,7 @@ func TestTKEBackendErrorKinds(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, cl := startSim(t, simTableWith(cloudsim.ClusterRoute{DestinationCIDR: "10.244.1.0/24", GatewayIP: "10.0.0.1"}))
+			_, cl := startSim(t, simTableWith(tencent.ClusterRoute{DestinationCIDR: "10.244.1.0/24", GatewayIP: "10.0.0.1"}))
 			_, err := NewTKE(cl, simTable, simVPC).CreateRoute(context.Background(), tc.route)
 			var ce *callerr.Error
 			if !errors.Is(err, tc.wantKind) || Code(err) != tc.wantCode || !errors.As(err, &ce) || ce.Action != "CreateClusterRoute" {
@@ -103,7 +104,7 @@ func TestTKEBackendErrorKinds(t *testing.T) {
 		}
 	})
 	t.Run("table of another VPC", func(t *testing.T) {
-		_, cl := startSim(t, cloudsim.RouteTable{Name: simTable, CIDR: "10.244.0.0/16", VpcID: "vpc-other001"})
+		_, cl := startSim(t, tencent.RouteTable{Name: simTable, CIDR: "10.244.0.0/16", VpcID: "vpc-other001"})
 		_, err := NewTKE(cl, simTable, simVPC).FindTable(context.Background())
 		if err == nil || !strings.Contains(err.Error(), "belongs to VPC vpc-other001, not to vpc_id "+simVPC) {
 			t.Fatalf("FindTable = %v", err)
@@ -116,7 +117,7 @@ func TestTKEBackendErrorKinds(t *testing.T) {
 // keeps the reads down.
 func TestManagerWithTKE(t *testing.T) {
 	ctx := context.Background()
-	foreign := cloudsim.ClusterRoute{DestinationCIDR: "10.244.9.0/24", GatewayIP: "10.0.0.9"}
+	foreign := tencent.ClusterRoute{DestinationCIDR: "10.244.9.0/24", GatewayIP: "10.0.0.9"}
 	sim, cl := startSim(t, simTableWith(foreign))
 	m := NewManager(NewTKE(cl, simTable, simVPC), Options{CacheTTL: 9e9})
 	nodes := nodeMap{"10.0.0.1": "n1", "10.0.0.2": "n2"}
@@ -140,7 +141,7 @@ func TestManagerWithTKE(t *testing.T) {
 	if err := m.Delete(ctx, rt("10.244.1.0/24", "10.0.0.1")); err != nil {
 		t.Fatal(err)
 	}
-	table, _ := sim.RouteTable(simTable)
+	table, _ := sim.Tencent().TKE().RouteTable(simTable)
 	if len(table.Routes) != 1 || table.Routes[0] != foreign {
 		t.Fatalf("table now %v, want only the foreign route", table.Routes)
 	}
@@ -162,7 +163,7 @@ func TestManagerCreatesTable(t *testing.T) {
 	if _, err := m.List(ctx, nodeMap{}); err != nil {
 		t.Fatal(err)
 	}
-	table, err := sim.RouteTable(simTable)
+	table, err := sim.Tencent().TKE().RouteTable(simTable)
 	if err != nil || table.CIDR != "10.96.0.0/16" || table.VpcID != simVPC {
 		t.Fatalf("table %+v, %v", table, err)
 	}

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 // Concurrent CreateRoute calls share CreateRoutes calls of up to
@@ -31,7 +31,7 @@ func TestVPCCreateRoutesBatched(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			env := newRouteEnvWith(t, nil)
-			if _, err := env.sim.CreateVPCRouteTable(cloudsim.VPCRouteTable{ID: simRTB, VpcID: simVPC}); err != nil {
+			if _, err := env.sim.Tencent().VPC().CreateVPCRouteTable(tencent.VPCRouteTable{ID: simRTB, VpcID: simVPC}); err != nil {
 				t.Fatal(err)
 			}
 			var routes []Route
@@ -73,7 +73,7 @@ func TestVPCCreateRoutesBatched(t *testing.T) {
 			if failed != tt.wantErrs {
 				t.Errorf("%d routes failed, want %d: %v", failed, tt.wantErrs, errs)
 			}
-			table, err := env.sim.VPCRouteTable(simRTB)
+			table, err := env.sim.Tencent().VPC().VPCRouteTable(simRTB)
 			if err != nil {
 				t.Fatal(err)
 			}

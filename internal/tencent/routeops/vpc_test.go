@@ -11,6 +11,7 @@ import (
 	vpc "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc/v20170312"
 
 	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 const simRTB = "rtb-route001"
@@ -18,10 +19,10 @@ const simRTB = "rtb-route001"
 // startVPCSim is startSim with a VPC route table holding another tool's
 // routes: a default route to a NAT gateway, and a NORMAL_CVM route to an
 // instance that is no node of ours.
-func startVPCSim(t *testing.T, tkeTables ...cloudsim.RouteTable) (*cloudsim.Sim, *vpc.Client) {
+func startVPCSim(t *testing.T, tkeTables ...tencent.RouteTable) (*cloudsim.Sim, *vpc.Client) {
 	t.Helper()
 	sim, url := startSimURL(t, tkeTables...)
-	if _, err := sim.CreateVPCRouteTable(cloudsim.VPCRouteTable{ID: simRTB, VpcID: simVPC, Routes: []cloudsim.VPCRoute{
+	if _, err := sim.Tencent().VPC().CreateVPCRouteTable(tencent.VPCRouteTable{ID: simRTB, VpcID: simVPC, Routes: []tencent.VPCRoute{
 		{DestinationCIDR: "0.0.0.0/0", GatewayType: "NAT", GatewayID: "nat-aaaa0001"},
 		{DestinationCIDR: "10.200.9.0/24", GatewayType: GatewayTypeNormalCVM, GatewayID: "10.0.0.9"},
 	}}); err != nil {
@@ -64,7 +65,7 @@ func TestManagerWithVPC(t *testing.T) {
 	if err := m.Delete(ctx, rt("10.200.1.0/24", "10.0.0.1")); err != nil {
 		t.Fatal(err)
 	}
-	table, _ := sim.VPCRouteTable(simRTB)
+	table, _ := sim.Tencent().VPC().VPCRouteTable(simRTB)
 	var dsts []string
 	for _, r := range table.Routes {
 		dsts = append(dsts, r.DestinationCIDR+">"+r.GatewayID)
@@ -79,7 +80,7 @@ func TestManagerWithVPC(t *testing.T) {
 
 func TestVPCBackendErrors(t *testing.T) {
 	ctx := context.Background()
-	_, cl := startVPCSim(t, cloudsim.RouteTable{Name: simTable, CIDR: "10.244.0.0/16", VpcID: simVPC})
+	_, cl := startVPCSim(t, tencent.RouteTable{Name: simTable, CIDR: "10.244.0.0/16", VpcID: simVPC})
 	b := NewVPC(cl, simRTB, simVPC, nil)
 	tests := []struct {
 		name     string

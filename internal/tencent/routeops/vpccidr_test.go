@@ -12,7 +12,7 @@ import (
 	vpc "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc/v20170312"
 	"k8s.io/component-base/metrics/testutil"
 
-	"github.com/ccmkit/ccm/pkg/cloudsim"
+	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
 // failingVPCs cannot read VPCs (no permission), so nothing is checked
@@ -31,7 +31,7 @@ func (failingVPCs) DescribeVpcsWithContext(context.Context, *vpc.DescribeVpcsReq
 func TestVPCRouteInsideVPCCIDR(t *testing.T) {
 	ctx := context.Background()
 	sim, cl := startVPCSim(t)
-	if _, err := sim.AddVPC(cloudsim.VPC{ID: simVPC, CIDR: "10.0.0.0/16"}); err != nil {
+	if _, err := sim.Tencent().Networks().AddVPC(tencent.VPCNetwork{ID: simVPC, CIDR: "10.0.0.0/16"}); err != nil {
 		t.Fatal(err)
 	}
 	inside := rt("10.0.128.0/24", "10.0.0.1")
@@ -86,7 +86,7 @@ func TestVPCRouteInsideVPCCIDR(t *testing.T) {
 func TestTKETableCreateConflictsWithVPCCIDR(t *testing.T) {
 	ctx := context.Background()
 	sim, url := startSimURL(t)
-	if _, err := sim.AddVPC(cloudsim.VPC{ID: simVPC, CIDR: "172.16.0.0/16"}); err != nil {
+	if _, err := sim.Tencent().Networks().AddVPC(tencent.VPCNetwork{ID: simVPC, CIDR: "172.16.0.0/16"}); err != nil {
 		t.Fatal(err)
 	}
 	tkeCl, err := tke.NewClient(common.NewCredential(simID, simKey), simRegion, simProfile(url))
@@ -107,7 +107,7 @@ func TestTKETableCreateConflictsWithVPCCIDR(t *testing.T) {
 func TestVPCCIDRsLookup(t *testing.T) {
 	ctx := context.Background()
 	sim, cl := startVPCSim(t)
-	if _, err := sim.AddVPC(cloudsim.VPC{ID: simVPC, CIDR: "192.168.0.0/16", AssistantCIDRs: []string{"172.16.0.0/16"}}); err != nil {
+	if _, err := sim.Tencent().Networks().AddVPC(tencent.VPCNetwork{ID: simVPC, CIDR: "192.168.0.0/16", AssistantCIDRs: []string{"172.16.0.0/16"}}); err != nil {
 		t.Fatal(err)
 	}
 	v := NewVPCCIDRs(cl, simVPC)

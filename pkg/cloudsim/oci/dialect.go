@@ -159,6 +159,19 @@ type Dialect struct {
 	ids  *identities // instance identities, metadata service, tokens (identity.go)
 }
 
+// CheckOptions reports whether the keys and network seed of opts are
+// valid, so that a caller can report a bad configuration instead of New
+// failing (cloudsim.New panicking): it builds a throwaway dialect on a core
+// of its own.
+func CheckOptions(opts Options) error {
+	d, err := New(core.New(core.Config{}), nil, opts)
+	if err != nil {
+		return err
+	}
+	d.Close()
+	return nil
+}
+
 // New returns the dialect over c, with plane carrying the load balancers'
 // traffic (shared with other dialects so that VIPs come from one pool; nil:
 // a disabled plane of its own), and adds its admin endpoints to c's admin

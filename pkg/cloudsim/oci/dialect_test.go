@@ -207,3 +207,20 @@ func TestAdminAPI(t *testing.T) {
 		t.Fatalf("work requests: %d %s", st, raw)
 	}
 }
+
+func TestCheckOptions(t *testing.T) {
+	tests := []struct {
+		name string
+		opts Options
+		ok   bool
+	}{
+		{"empty", Options{}, true},
+		{"bad key", Options{Keys: map[string]string{"t/u/f": "junk"}}, false},
+		{"bad seed", Options{Network: NetworkSeed{VCNs: []VCN{{ID: "x"}}}}, false},
+	}
+	for _, tt := range tests {
+		if err := CheckOptions(tt.opts); (err == nil) != tt.ok {
+			t.Errorf("%s: %v", tt.name, err)
+		}
+	}
+}

@@ -445,7 +445,7 @@ func (l *CLB) registerAdmin() {
 		if err := core.DecodeAdmin(r, &in); err != nil {
 			return 0, nil, err
 		}
-		out, err := l.SetSecurityGroups(r.PathValue("id"), in.SecurityGroups)
+		out, err := l.SetSecurityGroups(r.PathValue("id"), in.SecurityGroups...)
 		return http.StatusOK, out, err
 	})
 	h("POST "+base+"/{id}/listeners", func(r *http.Request) (int, any, error) {

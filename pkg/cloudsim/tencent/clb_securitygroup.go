@@ -129,7 +129,7 @@ func (l *CLB) bindLocked(lb *clbLB, groups []string) {
 // (in priority order; none unbinds), validated as
 // SetLoadBalancerSecurityGroups validates them but never refused for a
 // running task: a console user's change.
-func (l *CLB) SetSecurityGroups(id string, ids []string) (CLBLoadBalancer, error) {
+func (l *CLB) SetSecurityGroups(id string, ids ...string) (CLBLoadBalancer, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	lb := l.lbs[id]

@@ -144,7 +144,7 @@ func (s *SecurityGroups) Delete(id string) error {
 // SetInstanceSecurityGroups binds an instance to groups (in priority
 // order), replacing its bindings; the groups must exist in the instance's
 // region. No groups: cloudsim lets every flow reach the instance.
-func (s *SecurityGroups) SetInstanceSecurityGroups(instanceID string, ids []string) (core.Instance, error) {
+func (s *SecurityGroups) SetInstanceSecurityGroups(instanceID string, ids ...string) (core.Instance, error) {
 	rec, err := s.core.InstanceRecord(instanceID)
 	if err != nil {
 		return core.Instance{}, err
@@ -217,7 +217,7 @@ func (s *SecurityGroups) registerAdmin() {
 		if in.SecurityGroupIDs == nil {
 			return 0, nil, fmt.Errorf("%w: body must be {\"securityGroupIds\": [...]}", core.ErrInvalid)
 		}
-		inst, err := s.SetInstanceSecurityGroups(r.PathValue("id"), in.SecurityGroupIDs)
+		inst, err := s.SetInstanceSecurityGroups(r.PathValue("id"), in.SecurityGroupIDs...)
 		return http.StatusOK, inst, err
 	})
 }

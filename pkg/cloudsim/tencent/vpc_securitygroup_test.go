@@ -256,7 +256,7 @@ func TestSecurityGroupsDescribeAndDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := e.mustAdd(t, core.Instance{VpcID: clbTestVPC})[0]
-	if _, err := e.d.SecurityGroups().SetInstanceSecurityGroups(in.ID, []string{db}); err != nil {
+	if _, err := e.d.SecurityGroups().SetInstanceSecurityGroups(in.ID, db); err != nil {
 		t.Fatal(err)
 	}
 	lbID := e.createLB(t, nil)
@@ -299,7 +299,7 @@ func TestSecurityGroupsDescribeAndDelete(t *testing.T) {
 	if _, err := e.api.SetLoadBalancerSecurityGroups(sreq); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.d.SecurityGroups().SetInstanceSecurityGroups(in.ID, nil); err != nil {
+	if _, err := e.d.SecurityGroups().SetInstanceSecurityGroups(in.ID); err != nil {
 		t.Fatal(err)
 	}
 	if code := del(web); code != "" {

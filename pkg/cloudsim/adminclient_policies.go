@@ -10,16 +10,6 @@ import (
 	"github.com/ccmkit/ccm/pkg/cloudsim/tencent"
 )
 
-// AttachCAMPolicy attaches a Tencent CAM policy document to subject (a
-// SecretId, or role/<RoleName>). A subject with no policy has full access;
-// one with policies may call only what they allow (tencent/cam.go).
-func (s *Sim) AttachCAMPolicy(subject string, doc []byte) error {
-	return s.tencent.AttachPolicy(subject, doc)
-}
-
-// DetachCAMPolicies removes every CAM policy of subject: full access again.
-func (s *Sim) DetachCAMPolicies(subject string) error { return s.tencent.DetachPolicies(subject) }
-
 // AttachCAMPolicy attaches a Tencent CAM policy document to subject.
 func (c *AdminClient) AttachCAMPolicy(ctx context.Context, subject string, doc []byte) error {
 	return c.do(ctx, http.MethodPost, "tencent/policies/"+subject, tencent.PolicyBody{Policy: json.RawMessage(doc)}, nil)
@@ -37,23 +27,10 @@ func (c *AdminClient) CAMPolicies(ctx context.Context) (map[string][]json.RawMes
 	return out, err
 }
 
-// OCIIAM is the OCI IAM setup: groups, dynamic groups, policies and
-// compartment names (see oci.IAMSeed).
-type OCIIAM = oci.IAMSeed
-
-// SeedOCIIAM adds OCI groups, dynamic groups, policies and compartment
-// names, all or none (same names replace). A principal in no group has
-// full access; one in a group may call only what its statements grant.
-func (s *Sim) SeedOCIIAM(seed OCIIAM) error { return s.oci.SeedIAM(seed) }
-
-// RemoveOCIIAM deletes an OCI group, dynamic group or policy (kind
-// "groups", "dynamicGroups" or "policies") by name.
-func (s *Sim) RemoveOCIIAM(kind, name string) error { return s.oci.RemoveIAM(kind, name) }
-
 // SeedOCIIAM adds OCI groups, dynamic groups, policies and compartment
 // names, and returns the whole IAM setup.
-func (c *AdminClient) SeedOCIIAM(ctx context.Context, seed OCIIAM) (OCIIAM, error) {
-	var out OCIIAM
+func (c *AdminClient) SeedOCIIAM(ctx context.Context, seed oci.IAMSeed) (oci.IAMSeed, error) {
+	var out oci.IAMSeed
 	err := c.do(ctx, http.MethodPost, "oci/iam", seed, &out)
 	return out, err
 }
