@@ -48,6 +48,8 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+
+	"github.com/ccmkit/ccm/internal/batch"
 )
 
 // Defaults for Options.
@@ -140,19 +142,19 @@ type Inventory[T any] struct {
 	src  Source[T]
 	opts Options
 
-	mu          sync.Mutex
-	entries     map[string]entry[T]
-	index       map[string]map[string]map[string]bool // index -> key -> ids
-	listedAt    time.Time                             // start of the last complete listing; zero: none yet
-	coveredAt   time.Time                             // start of the last complete listing or delta (delta.go)
-	listCost    int                                   // pages the last listing took; the price of the next one
-	rent        []rentCall                            // calls made instead of a listing, since the last one
-	listing     *flight                               // the listing in progress, if any
-	gathering   *batch[T]                             // the batch still gathering ids, if any
-	inflight    map[string]*batch[T]
-	keyed       map[string]*keyBatch[T] // index -> the key batch still gathering, if any
-	delta       *deltaBatch             // the delta still gathering, if any
-	deltaFlight *deltaBatch             // the last delta sent, while in flight
+	mu        sync.Mutex
+	entries   map[string]entry[T]
+	index     map[string]map[string]map[string]bool // index -> key -> ids
+	listedAt  time.Time                             // start of the last complete listing; zero: none yet
+	coveredAt time.Time                             // start of the last complete listing or delta (delta.go)
+	listCost  int                                   // pages the last listing took; the price of the next one
+	rent      []rentCall                            // calls made instead of a listing, since the last one
+	listing   *flight                               // the listing in progress, if any
+	// The batchers run under mu: whether to batch at all is decided under
+	// it, from the entries and the listing.
+	byID   *batch.Batcher[string, T]              // by-id calls
+	keyed  map[string]*batch.Batcher[string, []T] // index -> its FetchByKeys calls
+	deltas *batch.Batcher[struct{}, struct{}]     // ListSince calls (delta.go)
 }
 
 // rentCall is one call made instead of a listing: when it started, and how
@@ -171,28 +173,6 @@ type entry[T any] struct {
 type flight struct {
 	done chan struct{}
 	err  error
-}
-
-// batch is one by-id call, gathering then in flight; done closes when it ends.
-type batch[T any] struct {
-	ids   []string
-	set   map[string]bool
-	timer *time.Timer
-	done  chan struct{}
-	found map[string]T
-	err   error
-}
-
-// keyBatch is one FetchByKeys batch, gathering then in flight; done closes
-// when it ends.
-type keyBatch[T any] struct {
-	index string
-	keys  []string
-	set   map[string]bool
-	timer *time.Timer
-	done  chan struct{}
-	items []T
-	err   error
 }
 
 // New returns an empty inventory reading the cloud through src.
@@ -225,15 +205,21 @@ func New[T any](src Source[T], opts Options) *Inventory[T] {
 	for name := range src.Indexes {
 		index[name] = map[string]map[string]bool{}
 	}
-	return &Inventory[T]{
+	inv := &Inventory[T]{
 		src:      src,
 		opts:     opts,
 		entries:  map[string]entry[T]{},
 		index:    index,
 		listCost: 1,
-		inflight: map[string]*batch[T]{},
-		keyed:    map[string]*keyBatch[T]{},
+		keyed:    map[string]*batch.Batcher[string, []T]{},
 	}
+	inv.byID = batch.New(batch.Options[string, T]{
+		Window: opts.Window, MaxKeys: opts.MaxBatch, Lock: &inv.mu,
+		Sent: func(ids []string) { inv.rent = append(inv.rent, rentCall{inv.opts.Now(), len(ids)}) },
+		Call: inv.fetchByID,
+	})
+	inv.deltas = batch.New(batch.Options[struct{}, struct{}]{Window: opts.KeyWindow, Lock: &inv.mu, Call: inv.listSince})
+	return inv
 }
 
 // Get returns the instance with this id, from an entry at most maxAge old
@@ -250,9 +236,9 @@ func (inv *Inventory[T]) Get(ctx context.Context, id string, maxAge time.Duratio
 	// A batch already asking for this id answers just as well, and costs
 	// nothing: check it before the ski rental, which would otherwise buy a
 	// listing for an id whose call is on its way.
-	if b := inv.inflight[id]; b != nil {
+	if c := inv.byID.InFlight(id); c != nil {
 		inv.mu.Unlock()
-		return b.result(ctx, id, false)
+		return result(ctx, c, id, false)
 	}
 	if f := inv.listingToJoin(); f != nil {
 		inv.mu.Unlock()
@@ -268,12 +254,12 @@ func (inv *Inventory[T]) Get(ctx context.Context, id string, maxAge time.Duratio
 		// instance missing from a listing is not proof of anything.
 	}
 	// A batch already asking for this id answers just as well.
-	b, fresh := inv.inflight[id], false
-	if b == nil {
-		b, fresh = inv.enqueue(id), true
+	c, fresh := inv.byID.InFlight(id), false
+	if c == nil {
+		c, fresh = inv.byID.Add(ctx, id), true
 	}
 	inv.mu.Unlock()
-	return b.result(ctx, id, fresh)
+	return result(ctx, c, id, fresh)
 }
 
 // GetFresh returns the instance with this id from a by-id call that starts
@@ -281,9 +267,9 @@ func (inv *Inventory[T]) Get(ctx context.Context, id string, maxAge time.Duratio
 func (inv *Inventory[T]) GetFresh(ctx context.Context, id string) (Result[T], error) {
 	lookups.WithLabelValues(inv.opts.Provider, "fresh", "miss").Inc()
 	inv.mu.Lock()
-	b := inv.enqueue(id)
+	c := inv.byID.Add(ctx, id)
 	inv.mu.Unlock()
-	return b.result(ctx, id, true)
+	return result(ctx, c, id, true)
 }
 
 // Warm starts a listing now if a lookup arriving now would start one (the
@@ -338,18 +324,18 @@ func (inv *Inventory[T]) MatchIndex(ctx context.Context, maxAge time.Duration, i
 	if inv.src.FetchByKeys == nil || len(keys) == 0 {
 		return inv.match(ctx, maxAge, find, direct)
 	}
-	b, found, err := inv.listingOrKeys(ctx, maxAge, index, keys, find)
-	if err != nil || b == nil {
+	c, found, err := inv.listingOrKeys(ctx, maxAge, index, keys, find)
+	if err != nil || c == nil {
 		return found, err
 	}
 	lookups.WithLabelValues(inv.opts.Provider, "match", "miss").Inc()
-	if err := wait(ctx, b.done); err != nil {
+	if err := c.Wait(ctx); err != nil {
 		return nil, err
 	}
-	if b.err != nil {
-		return nil, b.err
+	if err := c.Err(); err != nil {
+		return nil, err
 	}
-	return inv.withKeys(b.items, index, keys), nil
+	return inv.withKeys(c, keys), nil
 }
 
 // listingOrKeys answers from a listing at most maxAge old (joining or
@@ -358,7 +344,7 @@ func (inv *Inventory[T]) MatchIndex(ctx context.Context, maxAge time.Duration, i
 // of lookups must not all decide "no listing yet" and then each send a
 // batch before the first batch's rent makes the listing worth buying.
 func (inv *Inventory[T]) listingOrKeys(ctx context.Context, maxAge time.Duration, index string, keys []string,
-	find func() []T) (*keyBatch[T], []T, error) {
+	find func() []T) (*batch.Call[string, []T], []T, error) {
 	joined := false
 	inv.mu.Lock()
 	for !inv.listingFresh(maxAge) && !joined {
@@ -380,9 +366,9 @@ func (inv *Inventory[T]) listingOrKeys(ctx context.Context, maxAge time.Duration
 			return nil, found, nil
 		}
 	}
-	b := inv.enqueueKeys(index, keys)
+	c := inv.keyBatcher(index).Add(ctx, keys...)
 	inv.mu.Unlock()
-	return b, nil, nil
+	return c, nil, nil
 }
 
 // match answers with find (called with mu held) from a fresh listing, else
@@ -459,105 +445,87 @@ func (inv *Inventory[T]) fromListing(ctx context.Context, maxAge time.Duration, 
 	return found, true, nil
 }
 
-// enqueueKeys adds keys to the index's gathering key batch, starting one
-// (and its window) if needed, and sends the batch once it is full. A
-// caller's keys all go in one batch, so that its answer is complete.
-// Call with mu held.
-func (inv *Inventory[T]) enqueueKeys(index string, keys []string) *keyBatch[T] {
+// keyBatcher returns the index's key batcher, made on first use. Call
+// with mu held.
+func (inv *Inventory[T]) keyBatcher(index string) *batch.Batcher[string, []T] {
 	b := inv.keyed[index]
-	if b != nil && len(b.keys)+len(keys) > inv.opts.MaxKeys && len(b.keys) > 0 {
-		b.timer.Stop()
-		inv.sendKeysLocked(b)
-		b = nil
-	}
 	if b == nil {
-		b = &keyBatch[T]{index: index, set: map[string]bool{}, done: make(chan struct{})}
-		inv.keyed[index] = b
-		b.timer = time.AfterFunc(inv.opts.KeyWindow, func() {
-			inv.mu.Lock()
-			defer inv.mu.Unlock()
-			if inv.keyed[index] == b {
-				inv.sendKeysLocked(b)
-			}
+		b = batch.New(batch.Options[string, []T]{
+			Window: inv.opts.KeyWindow, MaxKeys: inv.opts.MaxKeys, Lock: &inv.mu,
+			Sent: func(keys []string) {
+				if !inv.opts.ChargeFoundOnly {
+					inv.rent = append(inv.rent, rentCall{inv.opts.Now(), len(keys)})
+				}
+			},
+			Call: func(ctx context.Context, keys []string) (map[string][]T, error) {
+				return inv.fetchByKeys(ctx, index, keys)
+			},
 		})
-	}
-	for _, k := range keys {
-		if !b.set[k] {
-			b.set[k] = true
-			b.keys = append(b.keys, k)
-		}
-	}
-	if len(b.keys) >= inv.opts.MaxKeys {
-		b.timer.Stop()
-		inv.sendKeysLocked(b)
+		inv.keyed[index] = b
 	}
 	return b
 }
 
-// sendKeysLocked takes b out of gathering and makes its call in the
-// background. Call with mu held.
-func (inv *Inventory[T]) sendKeysLocked(b *keyBatch[T]) {
-	delete(inv.keyed, b.index)
+// fetchByKeys makes one FetchByKeys call, keeps what it found and returns
+// it by key.
+func (inv *Inventory[T]) fetchByKeys(ctx context.Context, index string, keys []string) (map[string][]T, error) {
 	start := inv.opts.Now()
-	if !inv.opts.ChargeFoundOnly {
-		inv.rent = append(inv.rent, rentCall{start, len(b.keys)})
-	}
-	go inv.sendKeys(b, start)
-}
-
-// sendKeys makes b's call and keeps what it found.
-func (inv *Inventory[T]) sendKeys(b *keyBatch[T], start time.Time) {
-	batchSize.WithLabelValues(inv.opts.Provider).Observe(float64(len(b.keys)))
-	// As for by-id batches, no single waiter's context may end the call.
-	items, err := inv.src.FetchByKeys(context.Background(), b.index, b.keys)
+	batchSize.WithLabelValues(inv.opts.Provider).Observe(float64(len(keys)))
+	items, err := inv.src.FetchByKeys(ctx, index, keys)
+	var byKey map[string][]T
 	result := "ok"
 	if err != nil {
 		result = "error"
 	} else {
+		byKey = inv.byKey(index, keys, items)
 		inv.mu.Lock()
 		for _, item := range items {
 			inv.store(item, start)
 		}
-		if found := inv.keysFound(b, items); inv.opts.ChargeFoundOnly && found > 0 {
-			inv.rent = append(inv.rent, rentCall{start, found})
+		if inv.opts.ChargeFoundOnly && len(byKey) > 0 {
+			inv.rent = append(inv.rent, rentCall{start, len(byKey)})
 		}
 		n := len(inv.entries)
 		inv.mu.Unlock()
 		entries.WithLabelValues(inv.opts.Provider).Set(float64(n))
 	}
 	calls.WithLabelValues(inv.opts.Provider, "keys", result).Inc()
-	b.items, b.err = items, err
-	close(b.done)
+	return byKey, err
 }
 
-// keysFound is how many of b's keys some item has.
-func (inv *Inventory[T]) keysFound(b *keyBatch[T], items []T) int {
-	keysOf := inv.src.Indexes[b.index]
+// byKey files items under the keys of the call they have in the index.
+func (inv *Inventory[T]) byKey(index string, keys []string, items []T) map[string][]T {
+	keysOf := inv.src.Indexes[index]
+	out := map[string][]T{}
 	if keysOf == nil {
-		return 0
+		return out
 	}
-	found := map[string]bool{}
+	asked := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		asked[k] = true
+	}
 	for _, item := range items {
 		for _, k := range keysOf(item) {
-			if b.set[k] {
-				found[k] = true
+			if asked[k] {
+				out[k] = append(out[k], item)
 			}
 		}
 	}
-	return len(found)
+	return out
 }
 
-// withKeys returns, sorted by id and once each, the items having any of
-// keys in the index: one waiter's share of a key batch's answer.
-func (inv *Inventory[T]) withKeys(items []T, index string, keys []string) []T {
-	keysOf := inv.src.Indexes[index]
+// withKeys returns, sorted by id and once each, the items c found for
+// keys: one waiter's share of a key batch's answer.
+func (inv *Inventory[T]) withKeys(c *batch.Call[string, []T], keys []string) []T {
 	var out []T
 	seen := map[string]bool{}
-	for _, item := range items {
-		id := inv.src.ID(item)
-		if !seen[id] && keysOf != nil && slices.ContainsFunc(keysOf(item), func(k string) bool { return slices.Contains(keys, k) }) {
-			seen[id] = true
-			out = append(out, item)
+	for _, k := range keys {
+		items, _ := c.Value(k)
+		for _, item := range items {
+			if id := inv.src.ID(item); !seen[id] {
+				seen[id] = true
+				out = append(out, item)
+			}
 		}
 	}
 	inv.sortByID(out)
@@ -673,7 +641,7 @@ func (inv *Inventory[T]) restCheaperByID(now time.Time) bool {
 	}
 	stale := 0
 	for id, e := range inv.entries {
-		if now.Sub(e.fetched) > inv.opts.TTL && inv.inflight[id] == nil && (inv.gathering == nil || !inv.gathering.set[id]) {
+		if now.Sub(e.fetched) > inv.opts.TTL && !inv.byID.Pending(id) {
 			stale++ // and not already being asked for
 		}
 	}
@@ -771,68 +739,22 @@ func (inv *Inventory[T]) remove(id string) {
 	}
 }
 
-// enqueue adds id to the gathering batch, starting one (and its window) if
-// needed, and sends the batch once it is full. Call with mu held.
-func (inv *Inventory[T]) enqueue(id string) *batch[T] {
-	b := inv.gathering
-	if b == nil {
-		b = &batch[T]{set: map[string]bool{}, done: make(chan struct{})}
-		inv.gathering = b
-		b.timer = time.AfterFunc(inv.opts.Window, func() { inv.flush(b) })
-	}
-	if !b.set[id] {
-		b.set[id] = true
-		b.ids = append(b.ids, id)
-	}
-	if len(b.ids) >= inv.opts.MaxBatch {
-		b.timer.Stop()
-		inv.sendLocked(b)
-	}
-	return b
-}
-
-// flush sends b when its window ends, unless it already went out full.
-func (inv *Inventory[T]) flush(b *batch[T]) {
-	inv.mu.Lock()
-	defer inv.mu.Unlock()
-	if inv.gathering == b {
-		inv.sendLocked(b)
-	}
-}
-
-// sendLocked takes b out of gathering and makes its call in the background.
-// Call with mu held.
-func (inv *Inventory[T]) sendLocked(b *batch[T]) {
-	inv.gathering = nil
+// fetchByID makes one by-id call and records what it says: found ids are
+// stored, asked ids that are absent are dropped from the inventory.
+func (inv *Inventory[T]) fetchByID(ctx context.Context, ids []string) (map[string]T, error) {
 	start := inv.opts.Now()
-	inv.rent = append(inv.rent, rentCall{start, len(b.ids)})
-	for _, id := range b.ids {
-		inv.inflight[id] = b
-	}
-	go inv.send(b, start)
-}
-
-// send makes b's call and records what it says: found ids are stored,
-// asked ids that are absent are dropped from the inventory.
-func (inv *Inventory[T]) send(b *batch[T], start time.Time) {
-	batchSize.WithLabelValues(inv.opts.Provider).Observe(float64(len(b.ids)))
-	// The call serves every waiter, so no single waiter's context may end
-	// it; the SDK's own request timeout bounds it.
-	items, err := inv.src.FetchByID(context.Background(), b.ids)
+	batchSize.WithLabelValues(inv.opts.Provider).Observe(float64(len(ids)))
+	items, err := inv.src.FetchByID(ctx, ids)
+	var found map[string]T
 	inv.mu.Lock()
-	for _, id := range b.ids {
-		if inv.inflight[id] == b {
-			delete(inv.inflight, id)
-		}
-	}
 	if err == nil {
-		b.found = make(map[string]T, len(items))
+		found = make(map[string]T, len(items))
 		for _, item := range items {
-			b.found[inv.src.ID(item)] = item
+			found[inv.src.ID(item)] = item
 			inv.store(item, start)
 		}
-		for _, id := range b.ids {
-			if _, ok := b.found[id]; !ok {
+		for _, id := range ids {
+			if _, ok := found[id]; !ok {
 				if e, held := inv.entries[id]; held && !e.fetched.After(start) {
 					inv.remove(id)
 				}
@@ -847,20 +769,16 @@ func (inv *Inventory[T]) send(b *batch[T], start time.Time) {
 	}
 	calls.WithLabelValues(inv.opts.Provider, "batch", result).Inc()
 	entries.WithLabelValues(inv.opts.Provider).Set(float64(n))
-	b.err = err
-	close(b.done)
+	return found, err
 }
 
-// result waits for the batch and returns what it said about id.
-func (b *batch[T]) result(ctx context.Context, id string, fresh bool) (Result[T], error) {
-	if err := wait(ctx, b.done); err != nil {
+// result waits for a by-id call and returns what it said about id.
+func result[T any](ctx context.Context, c *batch.Call[string, T], id string, fresh bool) (Result[T], error) {
+	item, found, err := c.Result(ctx, id)
+	if err != nil {
 		return Result[T]{}, err
 	}
-	if b.err != nil {
-		return Result[T]{}, b.err
-	}
-	item, ok := b.found[id]
-	return Result[T]{Item: item, Found: ok, Fresh: fresh}, nil
+	return Result[T]{Item: item, Found: found, Fresh: fresh}, nil
 }
 
 // wait blocks until done closes or ctx ends.
