@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+
+	"github.com/ccmkit/ccm/internal/batch"
 )
 
 // Deltas: keeping a complete listing complete for new instances.
@@ -35,12 +37,9 @@ const (
 	DeltaHorizon = 5 * time.Minute
 )
 
-// deltaBatch is one delta, gathering then in flight; done closes when it
-// ends.
-type deltaBatch struct {
-	done chan struct{}
-	err  error
-}
+// deltaKey is the one key of the delta batcher: a delta asks for nothing
+// but "what is new", so the misses of a window all share it.
+var deltaKey struct{}
 
 // fromView answers an index lookup from the view: at once when it is
 // fresh and holds the keys, else after a delta. ok is false when there is
@@ -62,17 +61,19 @@ func (inv *Inventory[T]) fromView(ctx context.Context, maxAge time.Duration, fin
 	lookups.WithLabelValues(inv.opts.Provider, "match", "miss").Inc()
 	// A delta under way may well hold the instance (the machine was
 	// created before it began): wait for it before asking for another.
-	for _, next := range []func() *deltaBatch{func() *deltaBatch { return inv.deltaFlight }, inv.enqueueDelta} {
+	inFlight := func() *batch.Call[struct{}, struct{}] { return inv.deltas.InFlight(deltaKey) }
+	gathering := func() *batch.Call[struct{}, struct{}] { return inv.deltas.Add(ctx, deltaKey) }
+	for _, next := range []func() *batch.Call[struct{}, struct{}]{inFlight, gathering} {
 		d := next()
 		if d == nil {
 			continue
 		}
 		inv.mu.Unlock()
-		if err := wait(ctx, d.done); err != nil {
+		if err := d.Wait(ctx); err != nil {
 			return nil, false, err
 		}
 		inv.mu.Lock()
-		if d.err == nil && inv.viewFresh(maxAge) {
+		if d.Err() == nil && inv.viewFresh(maxAge) {
 			if found := find(); len(found) > 0 {
 				inv.mu.Unlock()
 				return found, true, nil
@@ -93,31 +94,15 @@ func (inv *Inventory[T]) viewFresh(maxAge time.Duration) bool {
 	return now.Sub(inv.coveredAt) <= maxAge && now.Sub(inv.listedAt) <= DeltaHorizon
 }
 
-// enqueueDelta joins the delta still gathering, or starts one that goes
-// when KeyWindow ends: the misses of a window share one delta.
-// Call with mu held.
-func (inv *Inventory[T]) enqueueDelta() *deltaBatch {
-	if inv.delta != nil {
-		return inv.delta
-	}
-	d := &deltaBatch{done: make(chan struct{})}
-	inv.delta = d
-	time.AfterFunc(inv.opts.KeyWindow, func() {
-		inv.mu.Lock()
-		inv.delta, inv.deltaFlight = nil, d
-		start := inv.opts.Now()
-		since := inv.coveredAt.Add(-inv.opts.DeltaMargin)
-		inv.mu.Unlock()
-		go inv.sendDelta(d, since, start)
-	})
-	return d
-}
-
-// sendDelta lists the instances created since and adds them to the view.
-func (inv *Inventory[T]) sendDelta(d *deltaBatch, since, start time.Time) {
-	// Like a batch, the delta serves every waiter: no waiter's context
-	// may end it.
-	ctx, cancel := context.WithTimeout(context.Background(), listTimeout)
+// listSince makes one delta: it lists the instances created since the
+// view was complete (less DeltaMargin) and adds them to the view. The
+// misses of a KeyWindow share it (the delta batcher's window).
+func (inv *Inventory[T]) listSince(ctx context.Context, _ []struct{}) (map[struct{}]struct{}, error) {
+	inv.mu.Lock()
+	start := inv.opts.Now()
+	since := inv.coveredAt.Add(-inv.opts.DeltaMargin)
+	inv.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
 	items, err := inv.src.ListSince(ctx, since)
 	result := "ok"
@@ -140,13 +125,7 @@ func (inv *Inventory[T]) sendDelta(d *deltaBatch, since, start time.Time) {
 		entries.WithLabelValues(inv.opts.Provider).Set(float64(n))
 	}
 	calls.WithLabelValues(inv.opts.Provider, "delta", result).Inc()
-	inv.mu.Lock()
-	if inv.deltaFlight == d {
-		inv.deltaFlight = nil
-	}
-	inv.mu.Unlock()
-	d.err = err
-	close(d.done)
+	return nil, err
 }
 
 // laterOf returns the later of two times.

@@ -256,7 +256,7 @@ func TestDeltaInFlightIsJoined(t *testing.T) {
 	go func() { first <- matchIPs(t, inv, []string{ipOf(100)}, time.Minute) }()
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
 		inv.mu.Lock()
-		sent := inv.deltaFlight != nil
+		sent := inv.deltas.InFlight(deltaKey) != nil
 		inv.mu.Unlock()
 		if sent {
 			break

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"net/netip"
 	"strconv"
-	"sync"
 
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 	vpc "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc/v20170312"
 
+	"github.com/ccmkit/ccm/internal/batch"
 	"github.com/ccmkit/ccm/internal/callerr"
 )
 
@@ -42,8 +42,7 @@ type VPC struct {
 	vpcID string
 	cidrs *VPCCIDRs
 
-	mu        sync.Mutex
-	gathering *createBatch // CreateRoute calls waiting to go out together (vpc_batch.go)
+	creates *batch.Batcher[Route, Route] // CreateRoute calls going out together (vpc_batch.go)
 }
 
 var _ Backend = (*VPC)(nil)
@@ -54,7 +53,9 @@ func NewVPC(api VPCAPI, id, vpcID string, cidrs *VPCCIDRs) *VPC {
 	if cidrs == nil {
 		cidrs = NewVPCCIDRs(api, vpcID)
 	}
-	return &VPC{api: api, id: id, vpcID: vpcID, cidrs: cidrs}
+	b := &VPC{api: api, id: id, vpcID: vpcID, cidrs: cidrs}
+	b.creates = newCreateBatcher(b)
+	return b
 }
 
 func (b *VPC) String() string { return "VPC route table " + b.id }

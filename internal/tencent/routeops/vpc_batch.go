@@ -9,6 +9,7 @@ import (
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 	vpc "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc/v20170312"
 
+	"github.com/ccmkit/ccm/internal/batch"
 	"github.com/ccmkit/ccm/internal/callerr"
 	"github.com/ccmkit/ccm/internal/tencent/tcapi"
 )
@@ -30,14 +31,23 @@ const (
 	createBatchMax = 50
 )
 
-// createBatch is one CreateRoutes call, gathering then in flight; done
-// closes when its answer (table or err) is in.
-type createBatch struct {
-	routes []Route
-	timer  *time.Timer
-	done   chan struct{}
-	table  *vpc.RouteTable // from the answer, for the routes' RouteIds
-	err    error
+// newCreateBatcher gathers b's CreateRoute calls into CreateRoutes calls.
+func newCreateBatcher(b *VPC) *batch.Batcher[Route, Route] {
+	return batch.New(batch.Options[Route, Route]{
+		Window:  createWindow,
+		MaxKeys: createBatchMax,
+		Call: func(ctx context.Context, routes []Route) (map[Route]Route, error) {
+			t, err := b.createRoutes(ctx, routes)
+			if err != nil {
+				return nil, err
+			}
+			created := make(map[Route]Route, len(routes))
+			for _, r := range routes {
+				created[r] = withRouteID(r, t)
+			}
+			return created, nil
+		},
+	})
 }
 
 // createBatched adds r to the gathering batch, waits for its answer and
@@ -46,53 +56,19 @@ type createBatch struct {
 // table's quota), each route is retried alone, so that the error names the
 // route at fault and the others are created.
 func (b *VPC) createBatched(ctx context.Context, r Route) (Route, error) {
-	batch := b.enqueueCreate(ctx, r)
-	select {
-	case <-batch.done:
-	case <-ctx.Done():
-		return Route{}, &callerr.Error{Action: "CreateRoutes", Target: fmt.Sprintf("%s in %s", r, b), Err: ctx.Err()}
+	call := b.creates.Add(ctx, r)
+	if err := call.Wait(ctx); err != nil {
+		return Route{}, &callerr.Error{Action: "CreateRoutes", Target: fmt.Sprintf("%s in %s", r, b), Err: err}
 	}
-	err := batch.err
-	if err != nil && len(batch.routes) > 1 && refusesOneRoute(tcapi.Code(err)) {
-		var t *vpc.RouteTable
-		t, err = b.createRoutes(ctx, []Route{r})
-		return withRouteID(r, t), wrapCreate(err, r, b)
+	if err := call.Err(); err != nil {
+		if call.Len() > 1 && refusesOneRoute(tcapi.Code(err)) {
+			t, err := b.createRoutes(ctx, []Route{r})
+			return withRouteID(r, t), wrapCreate(err, r, b)
+		}
+		return withRouteID(r, nil), wrapCreate(err, r, b)
 	}
-	return withRouteID(r, batch.table), wrapCreate(err, r, b)
-}
-
-// enqueueCreate returns the gathering batch with r in it, starting one (and
-// its window) if needed, and sends a full batch at once.
-func (b *VPC) enqueueCreate(ctx context.Context, r Route) *createBatch {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	batch := b.gathering
-	if batch == nil {
-		batch = &createBatch{done: make(chan struct{})}
-		b.gathering = batch
-		// The call outlives any one waiter: no waiter's cancellation may
-		// fail the others' routes.
-		callCtx := context.WithoutCancel(ctx)
-		batch.timer = time.AfterFunc(createWindow, func() { b.sendCreate(callCtx, batch) })
-	}
-	batch.routes = append(batch.routes, r)
-	if len(batch.routes) >= createBatchMax && batch.timer.Stop() {
-		b.gathering = nil
-		go b.sendCreate(context.WithoutCancel(ctx), batch)
-	}
-	return batch
-}
-
-// sendCreate takes batch out of gathering and makes its call.
-func (b *VPC) sendCreate(ctx context.Context, batch *createBatch) {
-	b.mu.Lock()
-	if b.gathering == batch {
-		b.gathering = nil
-	}
-	routes := batch.routes
-	b.mu.Unlock()
-	batch.table, batch.err = b.createRoutes(ctx, routes)
-	close(batch.done)
+	created, _ := call.Value(r)
+	return created, nil
 }
 
 // createRoutes makes one CreateRoutes call and returns this table from the
