@@ -246,37 +246,29 @@ func RefOf(svc *corev1.Service, adopt annotations.Name) Ref {
 // Build computes the Spec for svc and the cluster's nodes. It returns every
 // problem found, joined into one error, and no Spec if there is any.
 func Build(svc *corev1.Service, nodes []*corev1.Node, opts Options) (*Spec, error) {
-	var errs []error
-	collect := func(err error) {
-		// Flatten errors.Join results so that Error() stays on one line.
-		if joined, ok := err.(interface{ Unwrap() []error }); ok {
-			errs = append(errs, joined.Unwrap()...)
-		} else if err != nil {
-			errs = append(errs, err)
-		}
-	}
+	var errs annotations.Problems
 	spec := &Spec{Ref: RefOf(svc, "")}
 
 	var p Placement
 	if opts.Placement != nil {
 		var err error
 		p, err = opts.Placement(svc)
-		collect(err)
+		errs.Add(err)
 		spec.Name, spec.Internal, spec.SubnetID, spec.AdoptID = p.Name, p.Internal, p.SubnetID, p.AdoptID
 	}
 	var err error
 	spec.Listeners, err = listeners(svc)
-	collect(err)
+	errs.Add(err)
 	spec.HealthCheck, err = healthCheck(svc, opts.Limits, opts.TCPHealthCheck)
-	collect(err)
+	errs.Add(err)
 	spec.SessionAffinity, err = sessionAffinity(svc, opts.Limits)
-	collect(err)
+	errs.Add(err)
 	spec.SourceRanges, err = sourceRanges(svc)
-	collect(err)
+	errs.Add(err)
 	spec.Backends, err = backends(svc, nodes, p.NodeSelector, opts.InstanceID)
-	collect(err)
+	errs.Add(err)
 	spec.DrainPeriod, err = drainPeriod(svc, opts.DrainPeriod)
-	collect(err)
+	errs.Add(err)
 
 	if len(errs) > 0 {
 		return nil, &Error{Service: spec.Service, Problems: errs}
