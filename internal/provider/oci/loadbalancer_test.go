@@ -302,3 +302,24 @@ func TestOCIAnnotationNames(t *testing.T) {
 		}
 	}
 }
+
+// The OCI enum annotations declare their values in internal/annotations,
+// which cannot import the config; they must be the values this package
+// maps: the security list modes, and security-rule-management-mode's.
+func TestEnumAnnotationValuesAreMapped(t *testing.T) {
+	modes := []string{config.SecurityListModeNone, config.SecurityListModeFrontend, config.SecurityListModeAll}
+	for _, e := range []annotations.Enum{annotations.OCILBSecurityListManagementMode, annotations.OCINLBSecurityListManagementMode} {
+		if fmt.Sprint(e.Values) != fmt.Sprint(modes) {
+			t.Errorf("%s: values %v, want the config's %v", e, e.Values, modes)
+		}
+	}
+	values := annotations.OCISecurityRuleManagementMode.Values
+	if len(values) != len(ruleModes) {
+		t.Errorf("%s: %d values, ruleModes maps %d", annotations.OCISecurityRuleManagementMode, len(values), len(ruleModes))
+	}
+	for _, v := range values {
+		if _, ok := ruleModes[v]; !ok {
+			t.Errorf("%s: value %s is not in ruleModes", annotations.OCISecurityRuleManagementMode, v)
+		}
+	}
+}
