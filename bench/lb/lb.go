@@ -326,14 +326,14 @@ func featureAnnotations(i int) map[string]string {
 	switch i % 4 {
 	case 1:
 		return map[string]string{
-			string(annotations.TKEInternetChargeType):      "TRAFFIC_POSTPAID_BY_HOUR",
-			string(annotations.TKEInternetMaxBandwidthOut): "100",
-			string(annotations.TKEExtensiveParameters):     `{"Tags":[{"TagKey":"bench","TagValue":"lb"}]}`,
+			annotations.TKEInternetChargeType.String():      "TRAFFIC_POSTPAID_BY_HOUR",
+			annotations.TKEInternetMaxBandwidthOut.String(): "100",
+			string(annotations.TKEExtensiveParameters):      `{"Tags":[{"TagKey":"bench","TagValue":"lb"}]}`,
 		}
 	case 2:
 		return map[string]string{
-			string(annotations.TKELocalOnlyBindNodeWithPod): "true",
-			string(annotations.TKELocalWeightedBalance):     "true",
+			annotations.TKELocalOnlyBindNodeWithPod.String(): "true",
+			annotations.TKELocalWeightedBalance.String():     "true",
 		}
 	case 3:
 		// TLS ended at the CLB on port 80.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -69,92 +68,6 @@ func TestString(t *testing.T) {
 	}
 }
 
-func TestBool(t *testing.T) {
-	tests := []struct {
-		value   *string
-		want    bool
-		wantErr string
-	}{
-		{nil, false, "unset"},
-		{ptr("true"), true, ""},
-		{ptr("FALSE"), false, ""},
-		{ptr("1"), true, ""},
-		{ptr("yes"), false, `invalid value "yes": must be true or false`},
-	}
-	for _, tc := range tests {
-		got, err := testName.BoolFromService(svcWith(tc.value))
-		checkErr(t, err, tc.wantErr)
-		if got != tc.want {
-			t.Errorf("BoolFromService(%v) = %v, want %v", tc.value, got, tc.want)
-		}
-	}
-}
-
-func TestInt(t *testing.T) {
-	tests := []struct {
-		value    *string
-		min, max int
-		want     int
-		wantErr  string
-	}{
-		{nil, 0, 10, 0, "unset"},
-		{ptr("7"), 0, 10, 7, ""},
-		{ptr(" 2 "), 2, 10, 2, ""},
-		{ptr("11"), 2, 10, 0, `invalid value "11": must be between 2 and 10`},
-		{ptr("1"), 2, 10, 0, "must be between 2 and 10"},
-		{ptr("3.5"), 2, 10, 0, "must be an integer"},
-	}
-	for _, tc := range tests {
-		got, err := testName.IntInRangeFromService(svcWith(tc.value), tc.min, tc.max)
-		checkErr(t, err, tc.wantErr)
-		if got != tc.want {
-			t.Errorf("IntInRangeFromService(%v) = %v, want %v", tc.value, got, tc.want)
-		}
-	}
-}
-
-func TestDuration(t *testing.T) {
-	tests := []struct {
-		value   *string
-		want    time.Duration
-		wantErr string
-	}{
-		{nil, 0, "unset"},
-		{ptr("10s"), 10 * time.Second, ""},
-		{ptr("1m30s"), 90 * time.Second, ""},
-		{ptr("30"), 30 * time.Second, ""},
-		{ptr("-5s"), 0, "must not be negative"},
-		{ptr("soon"), 0, `invalid value "soon": must be a duration`},
-	}
-	for _, tc := range tests {
-		got, err := testName.DurationFromService(svcWith(tc.value))
-		checkErr(t, err, tc.wantErr)
-		if got != tc.want {
-			t.Errorf("DurationFromService(%v) = %v, want %v", tc.value, got, tc.want)
-		}
-	}
-}
-
-func TestEnum(t *testing.T) {
-	tests := []struct {
-		value   *string
-		want    string
-		wantErr string
-	}{
-		{nil, "", "unset"},
-		{ptr("private"), "private", ""},
-		{ptr("Private"), "private", ""},
-		{ptr("internal"), "", `invalid value "internal": must be one of public, private`},
-	}
-	for _, tc := range tests {
-		got, err := testName.EnumFromService(svcWith(tc.value), "public", "private")
-		checkErr(t, err, tc.wantErr)
-		if got != tc.want {
-			t.Errorf("EnumFromService(%v) = %q, want %q", tc.value, got, tc.want)
-		}
-	}
-}
-
 func TestSelector(t *testing.T) {
 	sel, err := testName.SelectorFromService(svcWith(ptr("pool=edge,!spot")))
 	checkErr(t, err, "")
@@ -171,12 +84,13 @@ func TestSelector(t *testing.T) {
 // in a name shows up here rather than as a silently ignored annotation.
 func TestNamesArePrefixed(t *testing.T) {
 	for _, n := range []Name{
-		TencentLBType, TencentLBInternalSubnetID, TencentLBName, TencentLBKind,
-		TKEExistedLBID, TKEInternalSubnetID, TKEBackendsLabel, TKELoadBalanceID, TKELocalOnlyBindNodeWithPod,
-		TKELocalWeightedBalance, TKEInternetChargeType, TKEInternetMaxBandwidthOut, TKELegacyInternetChargeType, TKELegacyInternetMaxBandwidthOut, TKEExtensiveParameters,
-		HealthCheckEnabled, HealthCheckProtocol, HealthCheckPort, HealthCheckPath,
-		HealthCheckInterval, HealthCheckTimeout, HealthCheckHealthyThreshold,
-		HealthCheckUnhealthyThreshold, NodeSelector, SessionAffinityTimeout, DriftDetected, EndpointsChanged,
+		TencentLBType.Name, TencentLBInternalSubnetID, TencentLBName, TencentLBKind.Name,
+		TKEExistedLBID, TKEInternalSubnetID, TKEBackendsLabel, TKELoadBalanceID, TKELocalOnlyBindNodeWithPod.Name,
+		TKELocalWeightedBalance.Name, TKEInternetChargeType.Name, TKEInternetMaxBandwidthOut.Name, TKELegacyInternetChargeType.Name,
+		TKELegacyInternetMaxBandwidthOut.Name, TKEExtensiveParameters,
+		HealthCheckEnabled.Name, HealthCheckProtocol.Name, HealthCheckPort.Name, HealthCheckPath,
+		HealthCheckInterval.Name, HealthCheckTimeout.Name, HealthCheckHealthyThreshold.Name,
+		HealthCheckUnhealthyThreshold.Name, NodeSelector, SessionAffinityTimeout.Name, DriftDetected, EndpointsChanged,
 	} {
 		s := n.String()
 		if !strings.HasPrefix(s, Prefix) &&

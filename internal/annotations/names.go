@@ -1,5 +1,7 @@
 package annotations
 
+import "time"
+
 // Prefix is the prefix of the CCM's own annotations. Names users already
 // have (the seed project's service.beta.kubernetes.io/tencentcloud-*,
 // managed TKE's service.kubernetes.io/*) are kept as they are; everything
@@ -9,17 +11,15 @@ const Prefix = "lb.ccmkit.io/"
 // Tencent Cloud: the seed project's annotations
 //
 // The names of the seed project, so that existing manifests keep working.
-const (
+var (
 	// TencentLBType chooses an Internet-facing CLB (public, LoadBalancerType
 	// OPEN) or one reachable only from the VPC (private, INTERNAL). A private
 	// CLB needs a subnet: see TencentLBInternalSubnetID. Read when the CLB is
 	// created; a CLB cannot change type, so changing it later is reported as
 	// an error and the CLB is left as it is.
 	//
-	// Type: enum (public, private)
-	// Default: public, or private when TKEInternalSubnetID is set
 	// Providers: tencentcloud
-	TencentLBType Name = "service.beta.kubernetes.io/tencentcloud-loadbalancer-type"
+	TencentLBType = Enum{Name: "service.beta.kubernetes.io/tencentcloud-loadbalancer-type", Values: []string{"public", "private"}, Default: "public", DefaultDoc: "public, or private when TKEInternalSubnetID is set"}
 
 	// TencentLBInternalSubnetID is the subnet a private CLB gets its VIP
 	// from. A private CLB without a subnet is not created; the Service gets
@@ -44,16 +44,14 @@ const (
 	// (Forward=1) and a classic CLB. Only application CLBs are supported;
 	// Tencent Cloud no longer sells classic ones.
 	//
-	// Type: enum (application)
-	// Default: application
 	// Providers: tencentcloud
-	TencentLBKind Name = "service.beta.kubernetes.io/tencentcloud-loadbalancer-kind"
+	TencentLBKind = Enum{Name: "service.beta.kubernetes.io/tencentcloud-loadbalancer-kind", Values: []string{"application", "classic"}, Default: "application"}
 )
 
 // Tencent Cloud: managed TKE's annotations
 //
 // Managed TKE's names, where users already use them.
-const (
+var (
 	// TKEExistedLBID attaches the Service to an existing CLB instead of
 	// creating one. The CCM then creates, updates and deletes only its own
 	// listeners on it (named <PROTO>-<port>-<service UID>), never touches
@@ -81,10 +79,8 @@ const (
 	// creates the CLB and corrected on every sync of a CLB it created; an
 	// adopted CLB (TKEExistedLBID) keeps its own setting.
 	//
-	// Type: bool
-	// Default: true
 	// Providers: tencentcloud
-	TKEPassToTarget Name = "service.cloud.tencent.com/pass-to-target"
+	TKEPassToTarget = Bool{Name: "service.cloud.tencent.com/pass-to-target", Default: true}
 )
 
 // The CCM's own annotations
@@ -92,13 +88,11 @@ const (
 // Everything without an established name lives under the lb.ccmkit.io/
 // prefix. "Providers: all" means every provider of this CCM reads it the
 // same way (through the provider-neutral load balancer spec).
-const (
+var (
 	// HealthCheckEnabled turns the load balancer's health checks on or off.
 	//
-	// Type: bool
-	// Default: true
 	// Providers: all
-	HealthCheckEnabled Name = Prefix + "health-check-enabled"
+	HealthCheckEnabled = Bool{Name: Prefix + "health-check-enabled", Default: true}
 
 	// HealthCheckProtocol is how targets are probed: http sends GET <path>
 	// and expects a 2xx answer, tcp opens a connection. The default probes
@@ -109,17 +103,15 @@ const (
 	// never drains. UDP listeners on Tencent CLB can only be probed with
 	// PING, whatever this says.
 	//
-	// Type: enum (tcp, http)
-	// Default: http (kube-proxy's /healthz on 10256; with externalTrafficPolicy Local, the healthCheckNodePort)
 	// Providers: all
-	HealthCheckProtocol Name = Prefix + "health-check-protocol"
+	HealthCheckProtocol = Enum{Name: Prefix + "health-check-protocol", Values: []string{"tcp", "http"}, Default: "http",
+		DefaultDoc: "http (kube-proxy's /healthz on 10256; with externalTrafficPolicy Local, the healthCheckNodePort)"}
 
 	// HealthCheckPort is the node port probed.
 	//
-	// Type: int (1-65535)
-	// Default: 10256 (kube-proxy); the Service's healthCheckNodePort when externalTrafficPolicy is Local; each listener's NodePort with health-check-protocol tcp
 	// Providers: all
-	HealthCheckPort Name = Prefix + "health-check-port"
+	HealthCheckPort = Int{Name: Prefix + "health-check-port", Min: 1, Max: 65535, Default: 10256,
+		DefaultDoc: "10256 (kube-proxy); the Service's healthCheckNodePort when externalTrafficPolicy is Local; each listener's NodePort with health-check-protocol tcp"}
 
 	// HealthCheckPath is the HTTP path probed when the protocol is http.
 	//
@@ -131,34 +123,26 @@ const (
 	// HealthCheckInterval is the time between two probes of a target
 	// (Tencent CLB: 2s-300s).
 	//
-	// Type: duration (10s, 1m, or seconds)
-	// Default: 5s
 	// Providers: all
-	HealthCheckInterval Name = Prefix + "health-check-interval"
+	HealthCheckInterval = Duration{Name: Prefix + "health-check-interval", Default: 5 * time.Second}
 
 	// HealthCheckTimeout is how long a probe may take (Tencent CLB: 2s-60s,
 	// and less than the interval).
 	//
-	// Type: duration (10s, 1m, or seconds)
-	// Default: 2s
 	// Providers: all
-	HealthCheckTimeout Name = Prefix + "health-check-timeout"
+	HealthCheckTimeout = Duration{Name: Prefix + "health-check-timeout", Default: 2 * time.Second}
 
 	// HealthCheckHealthyThreshold is the number of consecutive successful
 	// probes after which a target receives traffic (Tencent CLB: 2-10).
 	//
-	// Type: int
-	// Default: 3
 	// Providers: all
-	HealthCheckHealthyThreshold Name = Prefix + "health-check-healthy-threshold"
+	HealthCheckHealthyThreshold = Int{Name: Prefix + "health-check-healthy-threshold", Default: 3}
 
 	// HealthCheckUnhealthyThreshold is the number of consecutive failed
 	// probes after which a target stops receiving traffic (Tencent CLB: 2-10).
 	//
-	// Type: int
-	// Default: 3
 	// Providers: all
-	HealthCheckUnhealthyThreshold Name = Prefix + "health-check-unhealthy-threshold"
+	HealthCheckUnhealthyThreshold = Int{Name: Prefix + "health-check-unhealthy-threshold", Default: 3}
 
 	// NodeSelector restricts the load balancer's targets to the nodes
 	// matching this label selector, on top of the standard exclusion label
@@ -175,10 +159,9 @@ const (
 	// closes them: Tencent CLB sets its weight to 0, OCI marks the backend
 	// drain: true. 0 removes targets at once.
 	//
-	// Type: duration (10s, 1m, or seconds; at most 1h)
-	// Default: the cloud config's lb_drain_period (Tencent) or lbDrainPeriod (OCI), 30s unless set
 	// Providers: all
-	DrainPeriod Name = Prefix + "drain-period"
+	DrainPeriod = Duration{Name: Prefix + "drain-period", Max: time.Hour,
+		DefaultDoc: "the cloud config's lb_drain_period (Tencent) or lbDrainPeriod (OCI), 30s unless set"}
 
 	// SessionAffinityTimeout is how long a client keeps going to the same
 	// target with sessionAffinity: ClientIP. Without it the Service's
@@ -186,10 +169,9 @@ const (
 	// provider's range (Tencent CLB: 30s-3600s); a value set here must be in
 	// that range.
 	//
-	// Type: duration (10s, 1m, or seconds)
-	// Default: the Service's timeoutSeconds (10800 by default), limited to 3600s on Tencent CLB
 	// Providers: all
-	SessionAffinityTimeout Name = Prefix + "session-affinity-timeout"
+	SessionAffinityTimeout = Duration{Name: Prefix + "session-affinity-timeout",
+		DefaultDoc: "the Service's timeoutSeconds (10800 by default), limited to 3600s on Tencent CLB"}
 
 	// DriftDetected is written by the CCM's periodic drift check when the
 	// load balancer no longer matches the Service (a listener or target was

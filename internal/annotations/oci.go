@@ -1,9 +1,15 @@
 package annotations
 
+import "time"
+
 // The OCI annotations are explained in docs/oci.md and listed, with every
 // other annotation, in the generated reference docs/annotations.md (./gen
 // reads every file of this package, names.go first). Their doc comments
-// follow the same Type / Default / Providers form.
+// follow the same form as names.go's.
+
+// securityListModes are the values of the security-list-management-mode
+// annotations, those of the cloud config's loadBalancer.securityListManagementMode.
+var securityListModes = []string{"None", "Frontend", "All"}
 
 // Prefixes of the public OCI cloud-controller-manager's annotations, kept so
 // that existing manifests keep working.
@@ -15,24 +21,20 @@ const (
 // OCI: the public OCI cloud-controller-manager's annotations
 //
 // The names of the public OCI CCM, so that existing manifests keep working.
-const (
+var (
 	// OCILoadBalancerType chooses the OCI service: lb (the Load Balancer,
 	// flexible shape) or nlb (the Network Load Balancer, layer 4, TCP and
 	// UDP). Changing it replaces the load balancer (new address).
 	//
-	// Type: enum (lb, nlb)
-	// Default: lb
 	// Providers: oci
-	OCILoadBalancerType Name = "oci.oraclecloud.com/load-balancer-type"
+	OCILoadBalancerType = Enum{Name: "oci.oraclecloud.com/load-balancer-type", Values: []string{"lb", "nlb"}, Default: "lb"}
 
 	// OCILBInternal makes the load balancer private: its address comes
 	// from the (private) subnet and is reachable only from the VCN. Fixed
 	// at creation.
 	//
-	// Type: bool
-	// Default: false
 	// Providers: oci (lb)
-	OCILBInternal Name = OCILBPrefix + "internal"
+	OCILBInternal = Bool{Name: OCILBPrefix + "internal"}
 
 	// OCILBShape is the load balancer shape: flexible (sized by
 	// shape-flex-min and shape-flex-max) or a legacy fixed shape (10Mbps,
@@ -49,17 +51,14 @@ const (
 
 	// OCILBShapeFlexMin is the flexible shape's minimum bandwidth in Mbps.
 	//
-	// Type: int (10-8000)
-	// Default: 10
 	// Providers: oci (lb)
-	OCILBShapeFlexMin Name = OCILBPrefix + "shape-flex-min"
+	OCILBShapeFlexMin = Int{Name: OCILBPrefix + "shape-flex-min", Min: 10, Max: 8000, Default: 10}
 
-	// OCILBShapeFlexMax is the flexible shape's maximum bandwidth in Mbps.
+	// OCILBShapeFlexMax is the flexible shape's maximum bandwidth in Mbps,
+	// at least shape-flex-min.
 	//
-	// Type: int (10-8000, at least shape-flex-min)
-	// Default: 100
 	// Providers: oci (lb)
-	OCILBShapeFlexMax Name = OCILBPrefix + "shape-flex-max"
+	OCILBShapeFlexMax = Int{Name: OCILBPrefix + "shape-flex-max", Min: 10, Max: 8000, Default: 100}
 
 	// OCILBSubnet1 is the subnet (OCID) the load balancer lives in,
 	// overriding loadBalancer.subnet1 of the cloud config. Fixed at creation.
@@ -80,49 +79,40 @@ const (
 	// OCILBHealthCheckRetries is the number of failed probes after which a
 	// backend is taken out.
 	//
-	// Type: int (1-10)
-	// Default: 3 (or lb.ccmkit.io/health-check-unhealthy-threshold)
 	// Providers: oci (lb)
-	OCILBHealthCheckRetries Name = OCILBPrefix + "health-check-retries"
+	OCILBHealthCheckRetries = Int{Name: OCILBPrefix + "health-check-retries", Min: 1, Max: 10, Default: 3, DefaultDoc: "3 (or lb.ccmkit.io/health-check-unhealthy-threshold)"}
 
 	// OCILBHealthCheckInterval is the time between two probes, in
 	// milliseconds as upstream (a duration such as 10s is accepted too).
 	//
-	// Type: milliseconds (1000-1800000) or duration
-	// Default: 5000 (or lb.ccmkit.io/health-check-interval)
 	// Providers: oci (lb)
-	OCILBHealthCheckInterval Name = OCILBPrefix + "health-check-interval"
+	OCILBHealthCheckInterval = Duration{Name: OCILBPrefix + "health-check-interval", Unit: time.Millisecond, Min: time.Second, Max: 30 * time.Minute, Default: 5 * time.Second,
+		DefaultDoc: "5000 (or lb.ccmkit.io/health-check-interval)"}
 
 	// OCILBHealthCheckTimeout is how long a probe may take, in
 	// milliseconds (or a duration); less than the interval.
 	//
-	// Type: milliseconds (1-600000) or duration
-	// Default: 2000 (or lb.ccmkit.io/health-check-timeout)
 	// Providers: oci (lb)
-	OCILBHealthCheckTimeout Name = OCILBPrefix + "health-check-timeout"
+	OCILBHealthCheckTimeout = Duration{Name: OCILBPrefix + "health-check-timeout", Unit: time.Millisecond, Min: time.Millisecond, Max: 10 * time.Minute, Default: 2 * time.Second,
+		DefaultDoc: "2000 (or lb.ccmkit.io/health-check-timeout)"}
 
-	// OCILBConnectionIdleTimeout is the listeners' idle timeout in seconds.
+	// OCILBConnectionIdleTimeout is the listeners' idle timeout, in seconds
+	// as upstream (a duration such as 5m is accepted too).
 	//
-	// Type: int seconds (1-7200)
-	// Default: OCI's (300 s for TCP, 60 s for HTTP)
 	// Providers: oci (lb)
-	OCILBConnectionIdleTimeout Name = OCILBPrefix + "connection-idle-timeout"
+	OCILBConnectionIdleTimeout = Duration{Name: OCILBPrefix + "connection-idle-timeout", Min: time.Second, Max: 7200 * time.Second, DefaultDoc: "OCI's (300 s for TCP, 60 s for HTTP)"}
 
 	// OCILBBackendProtocol is the listeners' protocol: TCP (pass-through)
 	// or HTTP.
 	//
-	// Type: enum (TCP, HTTP)
-	// Default: TCP
 	// Providers: oci (lb)
-	OCILBBackendProtocol Name = OCILBPrefix + "backend-protocol"
+	OCILBBackendProtocol = Enum{Name: OCILBPrefix + "backend-protocol", Values: []string{"TCP", "HTTP"}, Default: "TCP"}
 
 	// OCILBSecurityListManagementMode overrides the cloud config's
 	// loadBalancer.securityListManagementMode for this Service.
 	//
-	// Type: enum (None, Frontend, All)
-	// Default: loadBalancer.securityListManagementMode (None)
 	// Providers: oci (lb)
-	OCILBSecurityListManagementMode Name = OCILBPrefix + "security-list-management-mode"
+	OCILBSecurityListManagementMode = Enum{Name: OCILBPrefix + "security-list-management-mode", Values: securityListModes, DefaultDoc: "loadBalancer.securityListManagementMode (None)"}
 
 	// OCINodeLabelSelector is NodeSelector under the public OCI CCM's name,
 	// read for a load balancer (lb) as upstream does; an nlb reads
@@ -138,10 +128,8 @@ const (
 	// OCINLBInternal makes the network load balancer private. Fixed at
 	// creation.
 	//
-	// Type: bool
-	// Default: false
 	// Providers: oci (nlb)
-	OCINLBInternal Name = OCINLBPrefix + "internal"
+	OCINLBInternal = Bool{Name: OCINLBPrefix + "internal"}
 
 	// OCINLBSubnet is the subnet (OCID) the network load balancer lives in,
 	// overriding loadBalancer.subnet1. Fixed at creation.
@@ -154,42 +142,33 @@ const (
 	// OCINLBHealthCheckRetries is the number of failed probes after which
 	// a backend is taken out.
 	//
-	// Type: int (1-10)
-	// Default: 3
 	// Providers: oci (nlb)
-	OCINLBHealthCheckRetries Name = OCINLBPrefix + "health-check-retries"
+	OCINLBHealthCheckRetries = Int{Name: OCINLBPrefix + "health-check-retries", Min: 1, Max: 10, Default: 3}
 
 	// OCINLBHealthCheckInterval is the time between two probes, in
 	// milliseconds (or a duration).
 	//
-	// Type: milliseconds (1000-1800000) or duration
-	// Default: 5000
 	// Providers: oci (nlb)
-	OCINLBHealthCheckInterval Name = OCINLBPrefix + "health-check-interval"
+	OCINLBHealthCheckInterval = Duration{Name: OCINLBPrefix + "health-check-interval", Unit: time.Millisecond, Min: time.Second, Max: 30 * time.Minute, Default: 5 * time.Second}
 
 	// OCINLBHealthCheckTimeout is how long a probe may take, in
 	// milliseconds (or a duration).
 	//
-	// Type: milliseconds (1-600000) or duration
-	// Default: 2000
 	// Providers: oci (nlb)
-	OCINLBHealthCheckTimeout Name = OCINLBPrefix + "health-check-timeout"
+	OCINLBHealthCheckTimeout = Duration{Name: OCINLBPrefix + "health-check-timeout", Unit: time.Millisecond, Min: time.Millisecond, Max: 10 * time.Minute, Default: 2 * time.Second}
 
 	// OCINLBBackendPolicy is how the network load balancer picks a
 	// backend: FIVE_TUPLE, THREE_TUPLE or TWO_TUPLE.
 	//
-	// Type: enum (FIVE_TUPLE, THREE_TUPLE, TWO_TUPLE)
-	// Default: FIVE_TUPLE; TWO_TUPLE with sessionAffinity ClientIP
 	// Providers: oci (nlb)
-	OCINLBBackendPolicy Name = OCINLBPrefix + "backend-policy"
+	OCINLBBackendPolicy = Enum{Name: OCINLBPrefix + "backend-policy", Values: []string{"FIVE_TUPLE", "THREE_TUPLE", "TWO_TUPLE"}, Default: "FIVE_TUPLE",
+		DefaultDoc: "FIVE_TUPLE; TWO_TUPLE with sessionAffinity ClientIP"}
 
 	// OCINLBIsPreserveSource keeps the client's source address on packets
 	// to the backends.
 	//
-	// Type: bool
-	// Default: false
 	// Providers: oci (nlb)
-	OCINLBIsPreserveSource Name = OCINLBPrefix + "is-preserve-source"
+	OCINLBIsPreserveSource = Bool{Name: OCINLBPrefix + "is-preserve-source"}
 
 	// OCINLBExternalIPOnly: a public network load balancer lists its
 	// private address too; true publishes only the public address(es) in
@@ -204,18 +183,14 @@ const (
 	// private address the Service's status already lists stays there (a
 	// switch-over from the public OCI CCM changes no address); true drops it.
 	//
-	// Type: bool
-	// Default: true
 	// Providers: oci (nlb)
-	OCINLBExternalIPOnly Name = OCINLBPrefix + "external-ip-only"
+	OCINLBExternalIPOnly = Bool{Name: OCINLBPrefix + "external-ip-only", Default: true}
 
 	// OCINLBSecurityListManagementMode overrides the cloud config's
 	// loadBalancer.securityListManagementMode for this Service.
 	//
-	// Type: enum (None, Frontend, All)
-	// Default: loadBalancer.securityListManagementMode (None)
 	// Providers: oci (nlb)
-	OCINLBSecurityListManagementMode Name = OCINLBPrefix + "security-list-management-mode"
+	OCINLBSecurityListManagementMode = Enum{Name: OCINLBPrefix + "security-list-management-mode", Values: securityListModes, DefaultDoc: "loadBalancer.securityListManagementMode (None)"}
 
 	// OCINLBNodeLabelSelector is NodeSelector under the public OCI CCM's
 	// name for a network load balancer (nlb). When NodeSelector is set too
@@ -229,7 +204,7 @@ const (
 )
 
 // OCI network security groups (lbops/nsg.go): the public OCI CCM's names.
-const (
+var (
 	// OCINetworkSecurityGroups is the load balancer's (lb) whole list of
 	// network security groups: comma-separated NSG OCIDs, at most 5 (4
 	// with security-rule-management-mode NSG, whose managed NSG counts).
@@ -259,10 +234,9 @@ const (
 	// oci-backend-network-security-group it also opens those NSGs to the
 	// frontend NSG on the NodePorts and health check ports.
 	//
-	// Type: enum (NSG, SL-All, SL-Frontend, None)
-	// Default: the security-list-management-mode annotation, else the cloud config's
 	// Providers: oci
-	OCISecurityRuleManagementMode Name = "oci.oraclecloud.com/security-rule-management-mode"
+	OCISecurityRuleManagementMode = Enum{Name: "oci.oraclecloud.com/security-rule-management-mode", Values: []string{"NSG", "SL-All", "SL-Frontend", "None"},
+		DefaultDoc: "the security-list-management-mode annotation, else the cloud config's"}
 
 	// OCIBackendNetworkSecurityGroup names the nodes' NSGs (comma-separated
 	// OCIDs) that security-rule-management-mode NSG opens to the managed

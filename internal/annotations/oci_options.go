@@ -6,15 +6,14 @@ package annotations
 // load balancer's private address, read as the public OCI
 // cloud-controller-manager reads them. spec.loadBalancerIP, which names a
 // reserved public IP, is described in docs/oci.md (Load balancers).
-const (
+var (
 	// OCILBPolicy is the Load Balancer's backend set policy. Changing it
 	// updates the backend sets in place. A network load balancer reads
 	// OCINLBBackendPolicy instead and ignores this one, as upstream.
 	//
-	// Type: enum (ROUND_ROBIN, LEAST_CONNECTIONS, IP_HASH)
-	// Default: ROUND_ROBIN; IP_HASH with sessionAffinity ClientIP
 	// Providers: oci (lb)
-	OCILBPolicy Name = "oci.oraclecloud.com/loadbalancer-policy"
+	OCILBPolicy = Enum{Name: "oci.oraclecloud.com/loadbalancer-policy", Values: []string{"ROUND_ROBIN", "LEAST_CONNECTIONS", "IP_HASH"}, Default: "ROUND_ROBIN",
+		DefaultDoc: "ROUND_ROBIN; IP_HASH with sessionAffinity ClientIP"}
 
 	// OCIInitialFreeformTags puts freeform tags on the Load Balancer when
 	// it is created, given as a JSON object ({"team": "web"}); later changes
@@ -72,10 +71,8 @@ const (
 	// Proxy (traffic goes through the load balancer). Both kinds; upstream
 	// accepts any case.
 	//
-	// Type: enum (VIP, Proxy)
-	// Default: none (Kubernetes reads it as VIP)
 	// Providers: oci
-	OCIIngressIPMode Name = "oci.oraclecloud.com/ingress-ip-mode"
+	OCIIngressIPMode = Enum{Name: "oci.oraclecloud.com/ingress-ip-mode", Values: []string{"VIP", "Proxy"}, DefaultDoc: "none (Kubernetes reads it as VIP)"}
 
 	// OCINLBAssignedPrivateIPv4 is the network load balancer's private
 	// address, in its subnet's CIDR, chosen at creation (later changes are

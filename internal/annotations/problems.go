@@ -20,3 +20,14 @@ func (p *Problems) Check(err error) bool {
 	}
 	return err == nil
 }
+
+// Add keeps err, if any, as a problem: each of the errors an errors.Join
+// (or another Problems' owner) holds becomes one, so that a message listing
+// them reads one problem at a time.
+func (p *Problems) Add(err error) {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		*p = append(*p, joined.Unwrap()...)
+	} else if err != nil {
+		*p = append(*p, err)
+	}
+}

@@ -42,3 +42,15 @@ func TestProblemsKeepsAllInOrder(t *testing.T) {
 		t.Fatalf("problems %v, want [one two]", p)
 	}
 }
+
+// Add keeps each error of a joined one, and nothing for nil.
+func TestProblemsAdd(t *testing.T) {
+	e1, e2, e3 := errors.New("one"), errors.New("two"), errors.New("three")
+	var p Problems
+	p.Add(nil)
+	p.Add(errors.Join(e1, e2))
+	p.Add(e3)
+	if len(p) != 3 || p[0] != e1 || p[1] != e2 || p[2] != e3 {
+		t.Fatalf("problems %v, want [one two three]", p)
+	}
+}

@@ -10,7 +10,7 @@ package annotations
 //
 // More of managed TKE's names, so that Services annotated for TKE's own
 // service controller keep working here.
-const (
+var (
 	// TKEBackendsLabel is managed TKE's name for NodeSelector: only the
 	// nodes matching this label selector (such as group=access-layer)
 	// become the CLB's targets. Either name may be used; when both are set
@@ -36,10 +36,8 @@ const (
 	// target quota the CCM narrows to those nodes anyway; see
 	// docs/loadbalancers.md).
 	//
-	// Type: bool
-	// Default: false
 	// Providers: tencentcloud
-	TKELocalOnlyBindNodeWithPod Name = "service.kubernetes.io/local-svc-only-bind-node-with-pod"
+	TKELocalOnlyBindNodeWithPod = Bool{Name: "service.kubernetes.io/local-svc-only-bind-node-with-pod"}
 
 	// TKELocalWeightedBalance, with TKELocalOnlyBindNodeWithPod and
 	// externalTrafficPolicy: Local, gives each node's CLB targets a weight
@@ -50,10 +48,8 @@ const (
 	// TKELocalOnlyBindNodeWithPod it does nothing (a Warning Event says so),
 	// as on managed TKE, where it is documented for use with it.
 	//
-	// Type: bool
-	// Default: false (every target at CLB's default weight, 10)
 	// Providers: tencentcloud
-	TKELocalWeightedBalance Name = "service.cloud.tencent.com/local-svc-weighted-balance"
+	TKELocalWeightedBalance = Bool{Name: "service.cloud.tencent.com/local-svc-weighted-balance", DefaultDoc: "false (every target at CLB's default weight, 10)"}
 
 	// TKELoadBalanceID is written by the CCM, as TKE's service controller
 	// does: the id of the Service's CLB (created or adopted), set once the

@@ -1,5 +1,10 @@
 package annotations
 
+// chargeTypes are the network billing modes TKE's annotations document;
+// the API also takes BANDWIDTH_PACKAGE and BANDWIDTH_PREPAID, which only
+// extensiveParameters may ask for.
+var chargeTypes = []string{"BANDWIDTH_POSTPAID_BY_HOUR", "TRAFFIC_POSTPAID_BY_HOUR"}
+
 // Tencent Cloud: managed TKE's creation-time CLB options
 //
 // What CLB takes only when it creates a load balancer, under the names of
@@ -10,42 +15,34 @@ package annotations
 // Event (CreationOnlySettingChanged) naming the difference, and its CLB is
 // left as it is; delete and re-create the Service to apply it. On a CLB
 // adopted with tke-existed-lbid they are ignored, with a Warning Event.
-const (
+var (
 	// TKEInternetChargeType is the public CLB's network billing mode
 	// (CreateLoadBalancer InternetAccessible.InternetChargeType). Use it
 	// with TKEInternetMaxBandwidthOut. Ignored, with a Warning Event, on a
 	// private CLB, where the API does not apply it.
 	//
-	// Type: enum (BANDWIDTH_POSTPAID_BY_HOUR, TRAFFIC_POSTPAID_BY_HOUR)
-	// Default: the account's (the API's default)
 	// Providers: tencentcloud
-	TKEInternetChargeType Name = "service.kubernetes.io/qcloud-loadbalancer-internet-charge-type"
+	TKEInternetChargeType = Enum{Name: "service.kubernetes.io/qcloud-loadbalancer-internet-charge-type", Values: chargeTypes, DefaultDoc: "the account's (the API's default)"}
 
 	// TKEInternetMaxBandwidthOut is the public CLB's maximum outbound
 	// bandwidth in Mbps (InternetAccessible.InternetMaxBandwidthOut; TKE
 	// and the SDK both document 1-2048 for a public shared CLB). Ignored,
 	// with a Warning Event, on a private CLB.
 	//
-	// Type: int (Mbps, 1-2048)
-	// Default: 10 (the API's default)
 	// Providers: tencentcloud
-	TKEInternetMaxBandwidthOut Name = "service.kubernetes.io/qcloud-loadbalancer-internet-max-bandwidth-out"
+	TKEInternetMaxBandwidthOut = Int{Name: "service.kubernetes.io/qcloud-loadbalancer-internet-max-bandwidth-out", Unit: "Mbps", Min: 1, Max: 2048, DefaultDoc: "10 (the API's default)"}
 
 	// TKELegacyInternetChargeType is TKE's older name for
 	// TKEInternetChargeType; when both are set they must agree.
 	//
-	// Type: enum (BANDWIDTH_POSTPAID_BY_HOUR, TRAFFIC_POSTPAID_BY_HOUR)
-	// Default: the account's (the API's default)
 	// Providers: tencentcloud
-	TKELegacyInternetChargeType Name = "kubernetes.io/service.internetChargeType"
+	TKELegacyInternetChargeType = Enum{Name: "kubernetes.io/service.internetChargeType", Values: chargeTypes, DefaultDoc: "the account's (the API's default)"}
 
 	// TKELegacyInternetMaxBandwidthOut is TKE's older name for
 	// TKEInternetMaxBandwidthOut; when both are set they must agree.
 	//
-	// Type: int (Mbps, 1-2048)
-	// Default: 10 (the API's default)
 	// Providers: tencentcloud
-	TKELegacyInternetMaxBandwidthOut Name = "kubernetes.io/service.internetMaxBandwidthOut"
+	TKELegacyInternetMaxBandwidthOut = Int{Name: "kubernetes.io/service.internetMaxBandwidthOut", Unit: "Mbps", Min: 1, Max: 2048, DefaultDoc: "10 (the API's default)"}
 
 	// TKEExtensiveParameters is TKE's JSON passthrough to
 	// CreateLoadBalancer. The CCM accepts only these documented fields, each

@@ -80,10 +80,10 @@ const ociChaosPort = 8090
 // health checks that notice a node within seconds.
 func ociChaosService(name, selector, kind string) *corev1.Service {
 	spec := churnServiceSpec(name, selector, ociChaosPort)
-	spec.Annotations[string(annotations.OCILoadBalancerType)] = kind
-	spec.Annotations[string(annotations.OCILBHealthCheckInterval)] = "1000"
-	spec.Annotations[string(annotations.OCILBHealthCheckTimeout)] = "500"
-	spec.Annotations[string(annotations.OCILBHealthCheckRetries)] = "2"
+	spec.Annotations[annotations.OCILoadBalancerType.String()] = kind
+	spec.Annotations[annotations.OCILBHealthCheckInterval.String()] = "1000"
+	spec.Annotations[annotations.OCILBHealthCheckTimeout.String()] = "500"
+	spec.Annotations[annotations.OCILBHealthCheckRetries.String()] = "2"
 	return spec
 }
 

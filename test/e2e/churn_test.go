@@ -139,12 +139,12 @@ func TestOCITrafficUnderNodeChurn(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			sel, port := "oci-churn-"+kind, int32(8100+i)
 			spec := churnServiceSpec("oci-churn-"+kind, sel, port)
-			spec.Annotations[string(annotations.OCILoadBalancerType)] = kind
+			spec.Annotations[annotations.OCILoadBalancerType.String()] = kind
 			// The OCI health check annotations, in milliseconds, win over
 			// the neutral ones.
-			spec.Annotations[string(annotations.OCILBHealthCheckInterval)] = "1000"
-			spec.Annotations[string(annotations.OCILBHealthCheckTimeout)] = "500"
-			spec.Annotations[string(annotations.OCILBHealthCheckRetries)] = "2"
+			spec.Annotations[annotations.OCILBHealthCheckInterval.String()] = "1000"
+			spec.Annotations[annotations.OCILBHealthCheckTimeout.String()] = "500"
+			spec.Annotations[annotations.OCILBHealthCheckRetries.String()] = "2"
 			np := nodePort(spec, port)
 			var svc *corev1.Service
 			c := churnCloud{
@@ -176,9 +176,9 @@ func TestOCITrafficUnderNodeChurn(t *testing.T) {
 // node going within a few seconds.
 func churnServiceSpec(name, sel string, port int32) *corev1.Service {
 	spec := lbServiceSpec(name, sel, port)
-	spec.Annotations[string(annotations.HealthCheckInterval)] = "3s"
-	spec.Annotations[string(annotations.HealthCheckHealthyThreshold)] = "2"
-	spec.Annotations[string(annotations.HealthCheckUnhealthyThreshold)] = "2"
+	spec.Annotations[annotations.HealthCheckInterval.String()] = "3s"
+	spec.Annotations[annotations.HealthCheckHealthyThreshold.String()] = "2"
+	spec.Annotations[annotations.HealthCheckUnhealthyThreshold.String()] = "2"
 	return spec
 }
 

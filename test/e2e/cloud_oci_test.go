@@ -507,8 +507,8 @@ func (*ociEnv) lbNode(t *testing.T, selector string) cloudsim.Instance {
 
 func (*ociEnv) lbKinds() []lbKind {
 	return []lbKind{
-		{name: "lb", annotations: map[string]string{string(annotations.OCILoadBalancerType): "lb"}},
-		{name: "nlb", annotations: map[string]string{string(annotations.OCILoadBalancerType): "nlb"}},
+		{name: "lb", annotations: map[string]string{annotations.OCILoadBalancerType.String(): "lb"}},
+		{name: "nlb", annotations: map[string]string{annotations.OCILoadBalancerType.String(): "nlb"}},
 	}
 }
 
@@ -647,9 +647,9 @@ func (*ociEnv) deleteListener(t *testing.T, lb lbView, port int) {
 // port, which a Load Balancer does not take.
 func (*ociEnv) badLBService() (func(*corev1.Service), []string) {
 	return func(s *corev1.Service) {
-			s.Annotations[string(annotations.OCILBShapeFlexMin)] = "400"
-			s.Annotations[string(annotations.OCILBShapeFlexMax)] = "100"
+			s.Annotations[annotations.OCILBShapeFlexMin.String()] = "400"
+			s.Annotations[annotations.OCILBShapeFlexMax.String()] = "100"
 			s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "dns", Protocol: corev1.ProtocolUDP, Port: 53, NodePort: nextNodePort()})
 		},
-		[]string{string(annotations.OCILBShapeFlexMax), "port 53/UDP"}
+		[]string{annotations.OCILBShapeFlexMax.String(), "port 53/UDP"}
 }

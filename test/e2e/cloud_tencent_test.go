@@ -240,6 +240,6 @@ func (tencentEnv) deleteListener(t *testing.T, lb lbView, port int) {
 }
 
 func (tencentEnv) badLBService() (func(*corev1.Service), []string) {
-	return func(s *corev1.Service) { s.Annotations[string(annotations.HealthCheckInterval)] = "often" },
-		[]string{string(annotations.HealthCheckInterval), `"often"`}
+	return func(s *corev1.Service) { s.Annotations[annotations.HealthCheckInterval.String()] = "often" },
+		[]string{annotations.HealthCheckInterval.String(), `"often"`}
 }

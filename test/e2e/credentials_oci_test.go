@@ -223,7 +223,7 @@ func ociNodeAndTraffic(t *testing.T, sel string) string {
 	ociInitializeNode(t, sel+"-init")
 	n := ociLBNode(t, sel)
 	spec := lbServiceSpec(sel, sel, 8080)
-	spec.Annotations[string(annotations.OCILoadBalancerType)] = "lb"
+	spec.Annotations[annotations.OCILoadBalancerType.String()] = "lb"
 	np := nodePort(spec, 8080)
 	serve(t, n.PrivateIP, np, 200, "node-1")
 	svc := createService(t, spec)

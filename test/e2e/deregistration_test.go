@@ -31,7 +31,7 @@ func TestDeregistrationDrainsOpenConnections(t *testing.T) {
 	const sel = "dereg"
 	n1, n2 := lbNode(t, sel), lbNode(t, sel)
 	spec := lbServiceSpec("dereg", sel, 8097)
-	spec.Annotations[string(annotations.DrainPeriod)] = drainPeriodForTest.String()
+	spec.Annotations[annotations.DrainPeriod.String()] = drainPeriodForTest.String()
 	np := nodePort(spec, 8097)
 	serve(t, n1.PrivateIP, np, 200, "node-1")
 	serve(t, n2.PrivateIP, np, 200, "node-2")
@@ -61,8 +61,8 @@ func TestOCIDeregistrationDrainsOpenConnections(t *testing.T) {
 			sel := "oci-dereg-" + kind
 			n1, n2 := ociLBNode(t, sel), ociLBNode(t, sel)
 			spec := lbServiceSpec("oci-dereg-"+kind, sel, 8098)
-			spec.Annotations[string(annotations.OCILoadBalancerType)] = kind
-			spec.Annotations[string(annotations.DrainPeriod)] = drainPeriodForTest.String()
+			spec.Annotations[annotations.OCILoadBalancerType.String()] = kind
+			spec.Annotations[annotations.DrainPeriod.String()] = drainPeriodForTest.String()
 			np := nodePort(spec, 8098)
 			serve(t, n1.PrivateIP, np, 200, "node-1")
 			serve(t, n2.PrivateIP, np, 200, "node-2")

@@ -25,9 +25,9 @@ func TestLoadBalancerDrainsNodeBeingRemoved(t *testing.T) {
 	const sel = "drain"
 	n1, n2 := lbNode(t, sel), lbNode(t, sel)
 	spec := lbServiceSpec("drain", sel, 8095)
-	spec.Annotations[string(annotations.HealthCheckInterval)] = "3s"
-	spec.Annotations[string(annotations.HealthCheckHealthyThreshold)] = "2"
-	spec.Annotations[string(annotations.HealthCheckUnhealthyThreshold)] = "2"
+	spec.Annotations[annotations.HealthCheckInterval.String()] = "3s"
+	spec.Annotations[annotations.HealthCheckHealthyThreshold.String()] = "2"
+	spec.Annotations[annotations.HealthCheckUnhealthyThreshold.String()] = "2"
 	np := nodePort(spec, 8095)
 	serve(t, n1.PrivateIP, np, 200, "node-1")
 	serve(t, n2.PrivateIP, np, 200, "node-2")
@@ -55,10 +55,10 @@ func TestOCILoadBalancerDrainsNodeBeingRemoved(t *testing.T) {
 			sel := "oci-drain-" + kind
 			n1, n2 := ociLBNode(t, sel), ociLBNode(t, sel)
 			spec := lbServiceSpec("oci-drain-"+kind, sel, 8096)
-			spec.Annotations[string(annotations.OCILoadBalancerType)] = kind
-			spec.Annotations[string(annotations.OCILBHealthCheckInterval)] = "1000"
-			spec.Annotations[string(annotations.OCILBHealthCheckTimeout)] = "500"
-			spec.Annotations[string(annotations.OCILBHealthCheckRetries)] = "2"
+			spec.Annotations[annotations.OCILoadBalancerType.String()] = kind
+			spec.Annotations[annotations.OCILBHealthCheckInterval.String()] = "1000"
+			spec.Annotations[annotations.OCILBHealthCheckTimeout.String()] = "500"
+			spec.Annotations[annotations.OCILBHealthCheckRetries.String()] = "2"
 			np := nodePort(spec, 8096)
 			serve(t, n1.PrivateIP, np, 200, "node-1")
 			serve(t, n2.PrivateIP, np, 200, "node-2")

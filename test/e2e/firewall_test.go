@@ -76,9 +76,9 @@ func TestTencentSecurityGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec := lbServiceSpec("firewall", sel, 8090)
-	spec.Annotations[string(annotations.HealthCheckInterval)] = "3s"
-	spec.Annotations[string(annotations.HealthCheckHealthyThreshold)] = "2"
-	spec.Annotations[string(annotations.HealthCheckUnhealthyThreshold)] = "2"
+	spec.Annotations[annotations.HealthCheckInterval.String()] = "3s"
+	spec.Annotations[annotations.HealthCheckHealthyThreshold.String()] = "2"
+	spec.Annotations[annotations.HealthCheckUnhealthyThreshold.String()] = "2"
 	np := nodePort(spec, 8090)
 	serve(t, n.PrivateIP, np, 200, "node")
 	svc := createService(t, spec)
@@ -110,7 +110,7 @@ func TestTencentSecurityGroups(t *testing.T) {
 	})
 
 	t.Run("pass-to-target off", func(t *testing.T) {
-		svc = updateService(t, svc, func(s *corev1.Service) { s.Annotations[string(annotations.TKEPassToTarget)] = "false" })
+		svc = updateService(t, svc, func(s *corev1.Service) { s.Annotations[annotations.TKEPassToTarget.String()] = "false" })
 		waitCLB(t, lb.ID, "LoadBalancerPassToTarget off", 60*time.Second, func(l tencent.CLBLoadBalancer) bool { return !l.PassToTarget })
 		waitRefused(t, url, 30*time.Second, "the nodes' group admits neither the client nor the VIP's health checks")
 		// What a user opens for it: the clients on the NodePort, and the VIP
@@ -123,7 +123,7 @@ func TestTencentSecurityGroups(t *testing.T) {
 		waitRefused(t, url, 30*time.Second, "the nodes' group drops the VIP's health checks")
 
 		// Back to the default: the CCM turns pass-to-target on again.
-		svc = updateService(t, svc, func(s *corev1.Service) { delete(s.Annotations, string(annotations.TKEPassToTarget)) })
+		svc = updateService(t, svc, func(s *corev1.Service) { delete(s.Annotations, annotations.TKEPassToTarget.String()) })
 		waitCLB(t, lb.ID, "LoadBalancerPassToTarget on", 60*time.Second, func(l tencent.CLBLoadBalancer) bool { return l.PassToTarget })
 		waitAnswers(t, url, 30*time.Second, "node")
 	})
@@ -225,9 +225,9 @@ func TestOCISecurityLists(t *testing.T) {
 	startOCIServiceController(t)
 	seedOCIFirewallSubnets(t)
 	fast := func(s *corev1.Service) {
-		s.Annotations[string(annotations.OCILBHealthCheckInterval)] = "1000"
-		s.Annotations[string(annotations.OCILBHealthCheckTimeout)] = "500"
-		s.Annotations[string(annotations.OCILBHealthCheckRetries)] = "1"
+		s.Annotations[annotations.OCILBHealthCheckInterval.String()] = "1000"
+		s.Annotations[annotations.OCILBHealthCheckTimeout.String()] = "500"
+		s.Annotations[annotations.OCILBHealthCheckRetries.String()] = "1"
 	}
 
 	t.Run("None", func(t *testing.T) {
@@ -269,7 +269,7 @@ func TestOCISecurityLists(t *testing.T) {
 		n := ociLBNode(t, sel)
 		spec := lbServiceSpec("oci-fw-frontend", sel, 8084)
 		fast(spec)
-		spec.Annotations[string(annotations.OCILBSecurityListManagementMode)] = "Frontend"
+		spec.Annotations[annotations.OCILBSecurityListManagementMode.String()] = "Frontend"
 		spec.Annotations[string(annotations.OCILBSubnet1)] = ociFrontendLBSubnet
 		np := nodePort(spec, 8084)
 		serve(t, n.PrivateIP, np, 200, "node")
@@ -298,7 +298,7 @@ func TestOCISecurityLists(t *testing.T) {
 		}
 		spec := lbServiceSpec("oci-fw-all", sel, 8085)
 		fast(spec)
-		spec.Annotations[string(annotations.OCILBSecurityListManagementMode)] = "All"
+		spec.Annotations[annotations.OCILBSecurityListManagementMode.String()] = "All"
 		spec.Annotations[string(annotations.OCILBSubnet1)] = ociAllLBSubnet
 		np := nodePort(spec, 8085)
 		for i, n := range nodes {

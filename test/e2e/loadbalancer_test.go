@@ -529,7 +529,7 @@ func TestLoadBalancerInternal(t *testing.T) {
 	lbNode(t, sel)
 	t.Run("without subnet", func(t *testing.T) {
 		spec := lbServiceSpec("private", sel, 8082)
-		spec.Annotations[string(annotations.TencentLBType)] = "private"
+		spec.Annotations[annotations.TencentLBType.String()] = "private"
 		svc := createService(t, spec)
 		waitEvent(t, svc, "SyncLoadBalancerFailed", []string{"needs a subnet", string(annotations.TencentLBInternalSubnetID)}, 30*time.Second)
 		holdsFor(t, 3*time.Second, "no CLB for the Service", func() bool { return len(clbsOf(svc.UID)) == 0 })

@@ -87,7 +87,7 @@ func TestOCINSGMode(t *testing.T) {
 		typ, subnet annotations.Name
 	}{
 		{"lb", "", annotations.OCILBSubnet1},
-		{"nlb", annotations.OCILoadBalancerType, annotations.OCINLBSubnet},
+		{"nlb", annotations.OCILoadBalancerType.Name, annotations.OCINLBSubnet},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			sel := "oci-nsg-" + tc.kind
@@ -100,7 +100,7 @@ func TestOCINSGMode(t *testing.T) {
 				spec.Annotations[string(tc.typ)] = tc.kind
 			}
 			spec.Annotations[string(tc.subnet)] = ociNSGLBSubnet
-			spec.Annotations[string(annotations.OCISecurityRuleManagementMode)] = "NSG"
+			spec.Annotations[annotations.OCISecurityRuleManagementMode.String()] = "NSG"
 			spec.Annotations[string(annotations.OCIBackendNetworkSecurityGroup)] = ociNSGNodes
 			spec.Spec.LoadBalancerSourceRanges = []string{srcRangeA}
 			np := nodePort(spec, 8087)

@@ -111,7 +111,7 @@ func TestOCIDualStackNLB(t *testing.T) {
 	slices.Sort(want4)
 	slices.Sort(want6)
 
-	spec.Annotations[string(annotations.OCILoadBalancerType)] = "nlb"
+	spec.Annotations[annotations.OCILoadBalancerType.String()] = "nlb"
 	spec.Annotations[string(annotations.OCINLBSubnet)] = ociDualLBSubnet
 	spec.Annotations[string(annotations.OCINLBAssignedIPv6)] = ociDualVIPv6
 	policy := corev1.IPFamilyPolicyRequireDualStack

@@ -27,10 +27,10 @@ func TestOCIFidelity(t *testing.T) {
 		n1 := ociLBNode(t, sel)
 		for _, externalOnly := range []string{"", "false"} {
 			spec := lbServiceSpec("oci-nlb-ips", sel, 8080)
-			spec.Annotations[string(annotations.OCILoadBalancerType)] = "nlb"
+			spec.Annotations[annotations.OCILoadBalancerType.String()] = "nlb"
 			want := 1
 			if externalOnly != "" {
-				spec.Annotations[string(annotations.OCINLBExternalIPOnly)] = externalOnly
+				spec.Annotations[annotations.OCINLBExternalIPOnly.String()] = externalOnly
 				want = 2
 			}
 			np := nodePort(spec, 8080)
@@ -82,7 +82,7 @@ func TestOCIFidelity(t *testing.T) {
 		sel := "oci-failing"
 		n1 := ociLBNode(t, sel)
 		spec := lbServiceSpec("oci-failing", sel, 8080)
-		spec.Annotations[string(annotations.OCILoadBalancerType)] = "nlb"
+		spec.Annotations[annotations.OCILoadBalancerType.String()] = "nlb"
 		np := nodePort(spec, 8080)
 		serve(t, n1.PrivateIP, np, 200, "node-1")
 		suite.sim.SetFault(cloudsim.Fault{Action: "oci:nlb:CreateNetworkLoadBalancer", ErrorRate: 1, FailTask: true})

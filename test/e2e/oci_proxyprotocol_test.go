@@ -33,16 +33,16 @@ func TestOCIProxyProtocol(t *testing.T) {
 		update       string // the UpdateListener action cloudsim counts
 		steps        []proxyStep
 	}{
-		{"lb", srcClientA, annotations.OCILBConnectionProxyProtocolVersion, "UpdateListener",
+		{"lb", srcClientA, annotations.OCILBConnectionProxyProtocolVersion.Name, "UpdateListener",
 			[]proxyStep{{"1", "v1 " + srcClientA}, {"2", "v2 " + srcClientA}, {"", "no header"}}},
-		{"nlb", srcClientB, annotations.OCINLBIsPpv2Enabled, "nlb:UpdateListener",
+		{"nlb", srcClientB, annotations.OCINLBIsPpv2Enabled.Name, "nlb:UpdateListener",
 			[]proxyStep{{"true", "v2 " + srcClientB}, {"false", "no header"}}},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			sel := "oci-pp-" + tc.kind
 			n := ociLBNode(t, sel)
 			spec := lbServiceSpec("oci-pp-"+tc.kind, sel, 8093)
-			spec.Annotations[string(annotations.OCILoadBalancerType)] = tc.kind
+			spec.Annotations[annotations.OCILoadBalancerType.String()] = tc.kind
 			spec.Annotations[string(tc.name)] = tc.steps[0].value
 			serveProxyProtocol(t, n.PrivateIP, nodePort(spec, 8093))
 			svc := createService(t, spec)

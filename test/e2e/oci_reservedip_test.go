@@ -62,8 +62,8 @@ func TestOCIReservedPublicIP(t *testing.T) {
 			sel := "oci-reserved-" + kind
 			n1 := ociLBNode(t, sel)
 			spec := lbServiceSpec("oci-reserved-"+kind, sel, 8080)
-			spec.Annotations[string(annotations.OCILoadBalancerType)] = kind
-			spec.Annotations[string(annotations.OCIIngressIPMode)] = "proxy"
+			spec.Annotations[annotations.OCILoadBalancerType.String()] = kind
+			spec.Annotations[annotations.OCIIngressIPMode.String()] = "proxy"
 			spec.Spec.LoadBalancerIP = ip
 			np := nodePort(spec, 8080)
 			serve(t, n1.PrivateIP, np, 200, "node-1")

@@ -51,7 +51,7 @@ func TestOCIRuleSets(t *testing.T) {
 	)
 	n := ociLBNode(t, sel)
 	spec := lbServiceSpec("oci-rulesets", sel, port)
-	spec.Annotations[string(annotations.OCILBBackendProtocol)] = "HTTP"
+	spec.Annotations[annotations.OCILBBackendProtocol.String()] = "HTTP"
 	spec.Annotations[string(annotations.OCILBRuleSets)] = ruleSetsValue("prod", 16)
 	serveRequestHeader(t, n.PrivateIP, nodePort(spec, port), "X-Env")
 	svc := createService(t, spec)

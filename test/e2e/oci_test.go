@@ -119,7 +119,7 @@ func TestOCILoadBalancer(t *testing.T) {
 			sel := "oci-" + kind
 			n1, n2 := ociLBNode(t, sel), ociLBNode(t, sel)
 			spec := lbServiceSpec("oci-"+kind, sel, 8080)
-			spec.Annotations[string(annotations.OCILoadBalancerType)] = kind
+			spec.Annotations[annotations.OCILoadBalancerType.String()] = kind
 			np := nodePort(spec, 8080)
 			serve(t, n1.PrivateIP, np, 200, "node-1")
 			serve(t, n2.PrivateIP, np, 200, "node-2")
@@ -189,8 +189,8 @@ func TestOCILoadBalancerLocalTraffic(t *testing.T) {
 	spec := lbServiceSpec("oci-local", sel, 8081)
 	spec.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
 	spec.Spec.HealthCheckNodePort = nextNodePort()
-	spec.Annotations[string(annotations.OCILBHealthCheckInterval)] = "1000"
-	spec.Annotations[string(annotations.OCILBHealthCheckTimeout)] = "500"
+	spec.Annotations[annotations.OCILBHealthCheckInterval.String()] = "1000"
+	spec.Annotations[annotations.OCILBHealthCheckTimeout.String()] = "500"
 	np := nodePort(spec, 8081)
 	serve(t, n1.PrivateIP, np, 200, "node-1")
 	serve(t, n2.PrivateIP, np, 200, "node-2")

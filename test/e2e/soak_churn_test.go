@@ -429,7 +429,7 @@ func soakTencent(t *testing.T) *soakCloud {
 		persistent: upgradeSpecs(sel, []int32{8120, 8121}),
 		transient: func(sel string, i int) (*corev1.Service, string, string) {
 			// churnServiceSpec's interval is 3s; the change makes it 4s.
-			return upgradeSpecs(sel, []int32{8122})[0], string(annotations.HealthCheckInterval), "4s"
+			return upgradeSpecs(sel, []int32{8122})[0], annotations.HealthCheckInterval.String(), "4s"
 		},
 		inventoryOf: tencentInventory,
 		leftovers: func() []string {
@@ -581,15 +581,15 @@ func soakOCI(t *testing.T) *soakCloud {
 	// kind's health check annotations (milliseconds) win over the neutral
 	// ones; the change doubles the interval.
 	kind := func(k string) (map[string]string, string) {
-		key := annotations.OCILBHealthCheckInterval
-		anns := map[string]string{string(annotations.OCILoadBalancerType): k}
+		key := annotations.OCILBHealthCheckInterval.Name
+		anns := map[string]string{annotations.OCILoadBalancerType.String(): k}
 		if k == "nlb" {
-			key = annotations.OCINLBHealthCheckInterval
-			anns[string(annotations.OCINLBHealthCheckTimeout)] = "500"
-			anns[string(annotations.OCINLBHealthCheckRetries)] = "2"
+			key = annotations.OCINLBHealthCheckInterval.Name
+			anns[annotations.OCINLBHealthCheckTimeout.String()] = "500"
+			anns[annotations.OCINLBHealthCheckRetries.String()] = "2"
 		} else {
-			anns[string(annotations.OCILBHealthCheckTimeout)] = "500"
-			anns[string(annotations.OCILBHealthCheckRetries)] = "2"
+			anns[annotations.OCILBHealthCheckTimeout.String()] = "500"
+			anns[annotations.OCILBHealthCheckRetries.String()] = "2"
 		}
 		anns[string(key)] = "1000"
 		return anns, string(key)
@@ -664,7 +664,7 @@ func ociInventory(svcs []corev1.Service, nodes []corev1.Node, checked map[string
 		}
 		perSvc[string(svc.UID)]++
 		wantKind := "loadbalancer"
-		if svc.Annotations[string(annotations.OCILoadBalancerType)] == "nlb" {
+		if svc.Annotations[annotations.OCILoadBalancerType.String()] == "nlb" {
 			wantKind = "networkloadbalancer"
 		}
 		if lb.Kind != wantKind {

@@ -72,10 +72,10 @@ func TestOCISourceRanges(t *testing.T) {
 		typ, mode, subnet           annotations.Name
 		hcInterval, hcTimeout, hcRe annotations.Name
 	}{
-		{"lb", "", annotations.OCILBSecurityListManagementMode, annotations.OCILBSubnet1,
-			annotations.OCILBHealthCheckInterval, annotations.OCILBHealthCheckTimeout, annotations.OCILBHealthCheckRetries},
-		{"nlb", annotations.OCILoadBalancerType, annotations.OCINLBSecurityListManagementMode, annotations.OCINLBSubnet,
-			annotations.OCINLBHealthCheckInterval, annotations.OCINLBHealthCheckTimeout, annotations.OCINLBHealthCheckRetries},
+		{"lb", "", annotations.OCILBSecurityListManagementMode.Name, annotations.OCILBSubnet1,
+			annotations.OCILBHealthCheckInterval.Name, annotations.OCILBHealthCheckTimeout.Name, annotations.OCILBHealthCheckRetries.Name},
+		{"nlb", annotations.OCILoadBalancerType.Name, annotations.OCINLBSecurityListManagementMode.Name, annotations.OCINLBSubnet,
+			annotations.OCINLBHealthCheckInterval.Name, annotations.OCINLBHealthCheckTimeout.Name, annotations.OCINLBHealthCheckRetries.Name},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			sel := "oci-src-" + tc.kind

@@ -228,8 +228,8 @@ func TestLoadBalancerLocalOnlyBindNodeWithPod(t *testing.T) {
 	const sel = "local-only"
 	insts := []cloudsim.Instance{lbNode(t, sel), lbNode(t, sel), lbNode(t, sel)}
 	spec := lbServiceSpec("local-only", sel, 8093)
-	spec.Annotations[string(annotations.TKELocalOnlyBindNodeWithPod)] = "true"
-	spec.Annotations[string(annotations.DrainPeriod)] = "0" // the old target goes at once
+	spec.Annotations[annotations.TKELocalOnlyBindNodeWithPod.String()] = "true"
+	spec.Annotations[annotations.DrainPeriod.String()] = "0" // the old target goes at once
 	spec.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
 	spec.Spec.HealthCheckNodePort = nextNodePort()
 	for _, in := range insts {
@@ -282,8 +282,8 @@ func TestLoadBalancerLocalWeightedBalance(t *testing.T) {
 	const sel = "local-weighted"
 	insts := []cloudsim.Instance{lbNode(t, sel), lbNode(t, sel)}
 	spec := lbServiceSpec("local-weighted", sel, 8094)
-	spec.Annotations[string(annotations.TKELocalOnlyBindNodeWithPod)] = "true"
-	spec.Annotations[string(annotations.TKELocalWeightedBalance)] = "true"
+	spec.Annotations[annotations.TKELocalOnlyBindNodeWithPod.String()] = "true"
+	spec.Annotations[annotations.TKELocalWeightedBalance.String()] = "true"
 	spec.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
 	spec.Spec.HealthCheckNodePort = nextNodePort()
 	for _, in := range insts {

@@ -89,7 +89,7 @@ func upstreamLB(t *testing.T, svc *corev1.Service, nodes []string, name, subnet 
 	p := svc.Spec.Ports[0]
 	set := fmt.Sprintf("TCP-%d", p.Port)
 	var id string
-	if svc.Annotations[string(annotations.OCILoadBalancerType)] == "nlb" {
+	if svc.Annotations[annotations.OCILoadBalancerType.String()] == "nlb" {
 		var backends []ocinlb.Backend
 		for _, ip := range nodes {
 			backends = append(backends, ocinlb.Backend{IpAddress: common.String(ip), Port: common.Int(int(p.NodePort)), Weight: common.Int(1)})
@@ -386,12 +386,12 @@ func TestOCITakeover(t *testing.T) {
 			n1, n2 := ociLBNode(t, sel), ociLBNode(t, sel)
 			nodes := []string{n1.PrivateIP, n2.PrivateIP}
 			lbSvc := lbServiceSpec("takeover-lb", sel, int32(8480+2*i))
-			lbSvc.Annotations[string(annotations.OCILoadBalancerType)] = "lb"
+			lbSvc.Annotations[annotations.OCILoadBalancerType.String()] = "lb"
 			lbSvc.Annotations[string(annotations.OCILBShape)] = "flexible"
-			lbSvc.Annotations[string(annotations.OCILBShapeFlexMin)] = "10"
-			lbSvc.Annotations[string(annotations.OCILBShapeFlexMax)] = "100"
+			lbSvc.Annotations[annotations.OCILBShapeFlexMin.String()] = "10"
+			lbSvc.Annotations[annotations.OCILBShapeFlexMax.String()] = "100"
 			nlbSvc := lbServiceSpec("takeover-nlb", sel, int32(8481+2*i))
-			nlbSvc.Annotations[string(annotations.OCILoadBalancerType)] = "nlb"
+			nlbSvc.Annotations[annotations.OCILoadBalancerType.String()] = "nlb"
 			for _, s := range []*corev1.Service{lbSvc, nlbSvc} {
 				np := s.Spec.Ports[0].NodePort
 				serve(t, n1.PrivateIP, np, 200, "node-1")
@@ -506,8 +506,8 @@ func TestOCITakeoverRefused(t *testing.T) {
 	n1 := ociLBNode(t, sel)
 	svc := lbServiceSpec("takeover-refused", sel, 8490)
 	svc.Annotations[string(annotations.OCILBShape)] = "flexible"
-	svc.Annotations[string(annotations.OCILBShapeFlexMin)] = "10"
-	svc.Annotations[string(annotations.OCILBShapeFlexMax)] = "100"
+	svc.Annotations[annotations.OCILBShapeFlexMin.String()] = "10"
+	svc.Annotations[annotations.OCILBShapeFlexMax.String()] = "100"
 	serve(t, n1.PrivateIP, svc.Spec.Ports[0].NodePort, 200, "node-1")
 	svc = createService(t, svc)
 	lb := upstreamLB(t, svc, []string{n1.PrivateIP}, "prod-"+string(svc.UID), ociLBSubnet)

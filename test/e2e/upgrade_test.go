@@ -867,9 +867,9 @@ func ociUpgrade() upgradeCloud {
 			kind := func(k string) map[string]string {
 				// The OCI health check annotations, in milliseconds, win
 				// over the neutral ones.
-				return map[string]string{string(annotations.OCILoadBalancerType): k,
-					string(annotations.OCILBHealthCheckInterval): "1000", string(annotations.OCILBHealthCheckTimeout): "500",
-					string(annotations.OCILBHealthCheckRetries): "2"}
+				return map[string]string{annotations.OCILoadBalancerType.String(): k,
+					annotations.OCILBHealthCheckInterval.String(): "1000", annotations.OCILBHealthCheckTimeout.String(): "500",
+					annotations.OCILBHealthCheckRetries.String(): "2"}
 			}
 			return upgradeSpecs(sel, []int32{8112, 8113}, kind("lb"), kind("nlb"))
 		},

@@ -5,11 +5,15 @@
 //
 //	go run ./internal/annotations/gen -o docs/annotations.md
 //
-// Each const block's doc comment gives a section: its first paragraph is
-// the title, the rest an introduction. Each constant's doc comment gives a
-// description followed by "Type:", "Default:", "Providers:" and optionally
-// "Read-only:" lines. A constant missing Type, Default or Providers is an
-// error, so an undocumented annotation cannot be added.
+// Each const or var block's doc comment gives a section: its first
+// paragraph is the title, the rest an introduction. Each declaration's doc
+// comment gives a description followed by a "Providers:" line and
+// optionally "Read-only:". A Name constant's comment also gives "Type:"
+// and "Default:"; a typed descriptor (annotations.Bool, Int, Duration,
+// Enum) states them itself, and its comment must not: the reference's
+// Type and Default cells come from annotations.Descriptors(), which must
+// list exactly the descriptors declared. A missing line is an error, so an
+// undocumented annotation cannot be added.
 //
 // After them comes one section per peer catalog (annotations.PeerCatalog:
 // another CCM's annotations, supported here or why not), checked against
@@ -43,7 +47,7 @@ func main() {
 	out := flag.String("o", "", "output file (default: stdout)")
 	flag.Parse()
 
-	doc, err := render(*in, peers...)
+	doc, err := render(*in, annotations.Descriptors(), peers...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "annotations gen:", err)
 		os.Exit(1)
@@ -92,11 +96,12 @@ func sourceFiles(path string) ([]string, error) {
 	return out, nil
 }
 
-// annotation is one documented constant.
+// annotation is one documented declaration.
 type annotation struct {
 	ident, key  string
 	description string
 	fields      map[string]string // Type, Default, Providers, Read-only
+	typed       bool              // a descriptor, which owns Type and Default
 }
 
 type section struct {
@@ -107,9 +112,10 @@ type section struct {
 // fieldLine matches "Type: ..." and the other field lines of a doc comment.
 var fieldLine = regexp.MustCompile(`^(Type|Default|Providers|Read-only):\s*(.+)$`)
 
-var required = []string{"Type", "Default", "Providers"}
+// descriptorTypes are the types of annotations' typed descriptors.
+var descriptorTypes = map[string]bool{"Bool": true, "Int": true, "Duration": true, "Enum": true}
 
-func render(path string, peers ...annotations.PeerCatalog) ([]byte, error) {
+func render(path string, descs []annotations.Descriptor, peers ...annotations.PeerCatalog) ([]byte, error) {
 	files, err := sourceFiles(path)
 	if err != nil {
 		return nil, err
@@ -125,6 +131,9 @@ func render(path string, peers ...annotations.PeerCatalog) ([]byte, error) {
 	}
 	if len(sections) == 0 {
 		return nil, fmt.Errorf("%s: no annotation constants found", path)
+	}
+	if err := applyDescriptors(sections, descs); err != nil {
+		return nil, err
 	}
 	keys := map[string]string{} // identifier -> annotation key, to link mentions
 	for _, s := range sections {
@@ -221,6 +230,36 @@ func renderPeer(b *bytes.Buffer, p annotations.PeerCatalog, sections []section) 
 	return nil
 }
 
+// applyDescriptors fills the Type and Default of the typed declarations
+// from their descriptors, which must be exactly those declared.
+func applyDescriptors(sections []section, descs []annotations.Descriptor) error {
+	byKey := map[string]annotations.Descriptor{}
+	for _, d := range descs {
+		if err := annotations.Check(d); err != nil {
+			return err
+		}
+		byKey[d.Key().String()] = d
+	}
+	for _, s := range sections {
+		for i := range s.items {
+			a := &s.items[i]
+			if !a.typed {
+				continue
+			}
+			d, ok := byKey[a.key]
+			if !ok {
+				return fmt.Errorf("%s (%s) is a typed descriptor missing from annotations.Descriptors()", a.ident, a.key)
+			}
+			delete(byKey, a.key)
+			a.fields["Type"], a.fields["Default"] = d.Doc()
+		}
+	}
+	for key := range byKey {
+		return fmt.Errorf("annotations.Descriptors() lists %s, which no documented descriptor declares", key)
+	}
+	return nil
+}
+
 func parse(path string, consts map[string]string) ([]section, error) {
 	fset := token.NewFileSet()
 	file, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
@@ -230,7 +269,7 @@ func parse(path string, consts map[string]string) ([]section, error) {
 	var sections []section
 	for _, decl := range file.Decls {
 		gd, ok := decl.(*ast.GenDecl)
-		if !ok || gd.Tok != token.CONST {
+		if !ok || (gd.Tok != token.CONST && gd.Tok != token.VAR) {
 			continue
 		}
 		var s section
@@ -240,15 +279,24 @@ func parse(path string, consts map[string]string) ([]section, error) {
 				return nil, fmt.Errorf("%s: one name and one value per constant, please", fset.Position(vs.Pos()))
 			}
 			ident := vs.Names[0].Name
-			value, err := evalString(vs.Values[0], consts)
+			expr, typed := vs.Values[0], false
+			if lit, ok := expr.(*ast.CompositeLit); ok && vs.Type == nil && isDescriptor(lit.Type) {
+				expr, typed = nameField(lit), true
+				if expr == nil {
+					return nil, fmt.Errorf("%s: %s: a descriptor needs its Name", fset.Position(vs.Pos()), ident)
+				}
+			} else if gd.Tok == token.VAR && !isNameType(vs.Type) {
+				continue // e.g. a list of enum values
+			}
+			value, err := evalString(expr, consts)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %s: %w", fset.Position(vs.Pos()), ident, err)
 			}
 			consts[ident] = value
-			if !isNameType(vs.Type) {
+			if !typed && !isNameType(vs.Type) {
 				continue // e.g. Prefix
 			}
-			a, err := parseDoc(ident, value, vs.Doc)
+			a, err := parseDoc(ident, value, vs.Doc, typed)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", fset.Position(vs.Pos()), err)
 			}
@@ -271,6 +319,23 @@ func parse(path string, consts map[string]string) ([]section, error) {
 func isNameType(e ast.Expr) bool {
 	id, ok := e.(*ast.Ident)
 	return ok && id.Name == "Name"
+}
+
+func isDescriptor(e ast.Expr) bool {
+	id, ok := e.(*ast.Ident)
+	return ok && descriptorTypes[id.Name]
+}
+
+// nameField is the Name: field of a descriptor literal, or nil.
+func nameField(lit *ast.CompositeLit) ast.Expr {
+	for _, e := range lit.Elts {
+		if kv, ok := e.(*ast.KeyValueExpr); ok {
+			if k, ok := kv.Key.(*ast.Ident); ok && k.Name == "Name" {
+				return kv.Value
+			}
+		}
+	}
+	return nil
 }
 
 // evalString evaluates a string literal or a sum of literals and known constants.
@@ -301,8 +366,8 @@ func evalString(e ast.Expr, consts map[string]string) (string, error) {
 	return "", fmt.Errorf("unsupported constant expression %T", e)
 }
 
-func parseDoc(ident, key string, doc *ast.CommentGroup) (annotation, error) {
-	a := annotation{ident: ident, key: key, fields: map[string]string{}}
+func parseDoc(ident, key string, doc *ast.CommentGroup, typed bool) (annotation, error) {
+	a := annotation{ident: ident, key: key, fields: map[string]string{}, typed: typed}
 	if doc == nil {
 		return a, fmt.Errorf("%s (%s) has no doc comment", ident, key)
 	}
@@ -313,6 +378,15 @@ func parseDoc(ident, key string, doc *ast.CommentGroup) (annotation, error) {
 			continue
 		}
 		desc = append(desc, line)
+	}
+	required := []string{"Type", "Default", "Providers"}
+	if typed {
+		for _, f := range []string{"Type", "Default"} {
+			if _, ok := a.fields[f]; ok {
+				return a, fmt.Errorf("%s (%s): its descriptor states the %s; remove the doc comment's %q line", ident, key, f, f+":")
+			}
+		}
+		required = []string{"Providers"}
 	}
 	for _, f := range required {
 		if a.fields[f] == "" {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +13,7 @@ import (
 
 // docs/annotations.md must be what the generator writes from names.go.
 func TestDocIsUpToDate(t *testing.T) {
-	want, err := render("..", peers...)
+	want, err := render("..", annotations.Descriptors(), peers...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func TestRenderRejectsUndocumented(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := render(writeNames(t, "package annotations\n\n"+tc.src))
+			_, err := render(writeNames(t, "package annotations\n\n"+tc.src), nil)
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("err = %v, want it to contain %q", err, tc.wantErr)
 			}
@@ -70,7 +71,7 @@ const (
 )
 `
 	path := writeNames(t, src)
-	out, err := render(path)
+	out, err := render(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,13 +117,13 @@ const (
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := render(path, tc.catalog)
+			_, err := render(path, nil, tc.catalog)
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("err = %v, want it to contain %q", err, tc.wantErr)
 			}
 		})
 	}
-	out, err := render(path, catalog(a, annotations.PeerAnnotation{Name: "peer.io/b", Note: "planned | later"}))
+	out, err := render(path, nil, catalog(a, annotations.PeerAnnotation{Name: "peer.io/b", Note: "planned | later"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +141,7 @@ func TestOCIPeerCatalog(t *testing.T) {
 	if len(c.Entries) != 47 {
 		t.Errorf("the OCI catalog has %d entries, want the 47 Service annotations of the public OCI CCM v1.35.0", len(c.Entries))
 	}
-	if _, err := render("..", c); err != nil {
+	if _, err := render("..", annotations.Descriptors(), c); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -163,4 +164,44 @@ func wantAll(t *testing.T, out []byte, wants ...string) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
+}
+
+// A descriptor's Type and Default come from it, never from its comment,
+// and annotations.Descriptors() must list exactly the declared ones.
+func TestRenderTyped(t *testing.T) {
+	const decl = `package annotations
+
+// Section
+var (
+	// Alpha does a.
+	//
+%s	// Providers: all
+	Alpha = Enum{Name: "x/a", Values: []string{"lb", "nlb"}, Default: "lb"}
+)
+`
+	alpha := annotations.Enum{Name: "x/a", Values: []string{"lb", "nlb"}, Default: "lb"}
+	tests := []struct {
+		name, lines string
+		descs       []annotations.Descriptor
+		wantErr     string
+	}{
+		{"hand-written Type", "\t// Type: enum (lb, nlb)\n", []annotations.Descriptor{alpha}, `its descriptor states the Type; remove the doc comment's "Type:" line`},
+		{"hand-written Default", "\t// Default: lb\n", []annotations.Descriptor{alpha}, `remove the doc comment's "Default:" line`},
+		{"not listed", "", nil, "Alpha (x/a) is a typed descriptor missing from annotations.Descriptors()"},
+		{"listed, not declared", "", []annotations.Descriptor{alpha, annotations.Bool{Name: "x/b"}}, "lists x/b, which no documented descriptor declares"},
+		{"DefaultDoc disagrees", "", []annotations.Descriptor{annotations.Enum{Name: "x/a", Default: "lb", DefaultDoc: "nlb"}}, "does not begin with the Default lb"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := render(writeNames(t, fmt.Sprintf(decl, tc.lines)), tc.descs)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("err = %v, want it to contain %q", err, tc.wantErr)
+			}
+		})
+	}
+	out, err := render(writeNames(t, fmt.Sprintf(decl, "")), []annotations.Descriptor{alpha})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantAll(t, out, "| [`x/a`](#xa) | enum (lb, nlb) | lb | all |\n", "- Type: enum (lb, nlb)\n- Default: lb\n- Providers: all\n")
 }

@@ -204,12 +204,10 @@ type Options struct {
 	TCPHealthCheck bool
 }
 
-// Defaults of the neutral annotations (documented in internal/annotations).
+// Defaults of the neutral annotations that are not typed descriptors
+// (documented in internal/annotations).
 const (
-	DefaultHealthCheckInterval  = 5 * time.Second
-	DefaultHealthCheckTimeout   = 2 * time.Second
-	DefaultHealthCheckThreshold = 3
-	DefaultHealthCheckPath      = "/healthz"
+	DefaultHealthCheckPath = "/healthz"
 	// KubeProxyHealthPort is where kube-proxy serves /healthz on every
 	// node (--healthz-bind-address, default 0.0.0.0:10256). Since
 	// Kubernetes 1.30 (KEP-3836) it answers 503 once the node is tainted
@@ -246,37 +244,29 @@ func RefOf(svc *corev1.Service, adopt annotations.Name) Ref {
 // Build computes the Spec for svc and the cluster's nodes. It returns every
 // problem found, joined into one error, and no Spec if there is any.
 func Build(svc *corev1.Service, nodes []*corev1.Node, opts Options) (*Spec, error) {
-	var errs []error
-	collect := func(err error) {
-		// Flatten errors.Join results so that Error() stays on one line.
-		if joined, ok := err.(interface{ Unwrap() []error }); ok {
-			errs = append(errs, joined.Unwrap()...)
-		} else if err != nil {
-			errs = append(errs, err)
-		}
-	}
+	var errs annotations.Problems
 	spec := &Spec{Ref: RefOf(svc, "")}
 
 	var p Placement
 	if opts.Placement != nil {
 		var err error
 		p, err = opts.Placement(svc)
-		collect(err)
+		errs.Add(err)
 		spec.Name, spec.Internal, spec.SubnetID, spec.AdoptID = p.Name, p.Internal, p.SubnetID, p.AdoptID
 	}
 	var err error
 	spec.Listeners, err = listeners(svc)
-	collect(err)
+	errs.Add(err)
 	spec.HealthCheck, err = healthCheck(svc, opts.Limits, opts.TCPHealthCheck)
-	collect(err)
+	errs.Add(err)
 	spec.SessionAffinity, err = sessionAffinity(svc, opts.Limits)
-	collect(err)
+	errs.Add(err)
 	spec.SourceRanges, err = sourceRanges(svc)
-	collect(err)
+	errs.Add(err)
 	spec.Backends, err = backends(svc, nodes, p.NodeSelector, opts.InstanceID)
-	collect(err)
+	errs.Add(err)
 	spec.DrainPeriod, err = drainPeriod(svc, opts.DrainPeriod)
-	collect(err)
+	errs.Add(err)
 
 	if len(errs) > 0 {
 		return nil, &Error{Service: spec.Service, Problems: errs}
@@ -345,14 +335,13 @@ func compareListeners(a, b Listener) int {
 // tcp without a port probes each listener's NodePort instead, as before.
 func healthCheck(svc *corev1.Service, lim Limits, tcp bool) (HealthCheck, error) {
 	hc := HealthCheck{
-		Enabled:            true,
-		Protocol:           HealthCheckHTTP,
-		Port:               KubeProxyHealthPort,
+		Protocol:           HealthCheckProtocol(strings.ToUpper(annotations.HealthCheckProtocol.Default)),
+		Port:               int32(annotations.HealthCheckPort.Default),
 		Path:               DefaultHealthCheckPath,
-		Interval:           DefaultHealthCheckInterval,
-		Timeout:            DefaultHealthCheckTimeout,
-		HealthyThreshold:   DefaultHealthCheckThreshold,
-		UnhealthyThreshold: DefaultHealthCheckThreshold,
+		Interval:           annotations.HealthCheckInterval.Default,
+		Timeout:            annotations.HealthCheckTimeout.Default,
+		HealthyThreshold:   annotations.HealthCheckHealthyThreshold.Default,
+		UnhealthyThreshold: annotations.HealthCheckUnhealthyThreshold.Default,
 	}
 	if path, port := servicehelper.GetServiceHealthCheckPathPort(svc); port != 0 {
 		hc.Path, hc.Port = path, port
@@ -362,16 +351,14 @@ func healthCheck(svc *corev1.Service, lim Limits, tcp bool) (HealthCheck, error)
 	}
 
 	var errs annotations.Problems
-	if v, err := annotations.HealthCheckEnabled.BoolFromService(svc); errs.Check(err) {
-		hc.Enabled = v
-	}
-	if v, err := annotations.HealthCheckProtocol.EnumFromService(svc, "tcp", "http"); errs.Check(err) {
+	hc.Enabled = annotations.HealthCheckEnabled.Value(svc, &errs)
+	if v, err := annotations.HealthCheckProtocol.FromService(svc); errs.Check(err) {
 		hc.Protocol = HealthCheckProtocol(strings.ToUpper(v))
 		if hc.Protocol == HealthCheckTCP && hc.Port == KubeProxyHealthPort {
 			hc.Port = 0 // the fallback: a connection to each NodePort
 		}
 	}
-	if v, err := annotations.HealthCheckPort.IntInRangeFromService(svc, 1, 65535); errs.Check(err) {
+	if v, err := annotations.HealthCheckPort.FromService(svc); errs.Check(err) {
 		hc.Port = int32(v)
 	}
 	if v, err := annotations.HealthCheckPath.StringFromService(svc); errs.Check(err) {
@@ -381,20 +368,20 @@ func healthCheck(svc *corev1.Service, lim Limits, tcp bool) (HealthCheck, error)
 			hc.Path = v
 		}
 	}
-	if v, err := durationIn(svc, annotations.HealthCheckInterval, lim.HealthCheckInterval); errs.Check(err) {
+	if v, err := annotations.HealthCheckInterval.FromServiceIn(svc, lim.HealthCheckInterval.Min, lim.HealthCheckInterval.Max); errs.Check(err) {
 		hc.Interval = v
 	}
-	if v, err := durationIn(svc, annotations.HealthCheckTimeout, lim.HealthCheckTimeout); errs.Check(err) {
+	if v, err := annotations.HealthCheckTimeout.FromServiceIn(svc, lim.HealthCheckTimeout.Min, lim.HealthCheckTimeout.Max); errs.Check(err) {
 		hc.Timeout = v
 	}
 	threshold := lim.HealthCheckThreshold
 	if threshold == (Range[int]{}) {
 		threshold = Range[int]{Min: 1, Max: 1 << 20}
 	}
-	if v, err := annotations.HealthCheckHealthyThreshold.IntInRangeFromService(svc, threshold.Min, threshold.Max); errs.Check(err) {
+	if v, err := annotations.HealthCheckHealthyThreshold.FromServiceIn(svc, threshold.Min, threshold.Max); errs.Check(err) {
 		hc.HealthyThreshold = v
 	}
-	if v, err := annotations.HealthCheckUnhealthyThreshold.IntInRangeFromService(svc, threshold.Min, threshold.Max); errs.Check(err) {
+	if v, err := annotations.HealthCheckUnhealthyThreshold.FromServiceIn(svc, threshold.Min, threshold.Max); errs.Check(err) {
 		hc.UnhealthyThreshold = v
 	}
 	if len(errs) == 0 && hc.Timeout >= hc.Interval {
@@ -410,19 +397,6 @@ func healthCheck(svc *corev1.Service, lim Limits, tcp bool) (HealthCheck, error)
 	return hc, nil
 }
 
-// durationIn reads a duration annotation that must lie in r.
-func durationIn(svc *corev1.Service, n annotations.Name, r Range[time.Duration]) (time.Duration, error) {
-	d, err := n.DurationFromService(svc)
-	if err != nil {
-		return 0, err
-	}
-	if !r.contains(d) {
-		raw, _ := n.StringFromService(svc)
-		return 0, n.Invalid(raw, "must be between %s and %s", r.Min, r.Max)
-	}
-	return d, nil
-}
-
 // sessionAffinity maps sessionAffinity: ClientIP. The Service's timeout
 // (10800 s unless set) is brought into the provider's range, because the
 // Kubernetes default exceeds what clouds accept; an explicit annotation
@@ -436,7 +410,7 @@ func sessionAffinity(svc *corev1.Service, lim Limits) (SessionAffinity, error) {
 		timeout = time.Duration(*c.ClientIP.TimeoutSeconds) * time.Second
 	}
 	timeout = lim.SessionAffinityTimeout.clamp(timeout)
-	d, err := durationIn(svc, annotations.SessionAffinityTimeout, lim.SessionAffinityTimeout)
+	d, err := annotations.SessionAffinityTimeout.FromServiceIn(svc, lim.SessionAffinityTimeout.Min, lim.SessionAffinityTimeout.Max)
 	switch {
 	case err == nil:
 		timeout = d
@@ -452,12 +426,13 @@ func sessionAffinity(svc *corev1.Service, lim Limits) (SessionAffinity, error) {
 // with long-lived connections raise it.
 const DefaultDrainPeriod = 30 * time.Second
 
-// MaxDrainPeriod bounds the drain period (our choice: a node being removed
-// is rarely kept longer, and a target drained this long carries nothing).
-const MaxDrainPeriod = time.Hour
+// MaxDrainPeriod bounds the drain period, the cloud config's as the
+// annotation's (our choice: a node being removed is rarely kept longer,
+// and a target drained this long carries nothing).
+var MaxDrainPeriod = annotations.DrainPeriod.Max
 
 func drainPeriod(svc *corev1.Service, def time.Duration) (time.Duration, error) {
-	d, err := durationIn(svc, annotations.DrainPeriod, Range[time.Duration]{Min: 0, Max: MaxDrainPeriod})
+	d, err := annotations.DrainPeriod.FromService(svc)
 	switch {
 	case err == nil:
 		return d, nil

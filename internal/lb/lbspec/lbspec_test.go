@@ -124,33 +124,33 @@ func TestBuildHealthCheck(t *testing.T) {
 		wantErr []string
 	}{
 		{"default: HTTP /healthz on kube-proxy's port, which drains", nil, def, nil},
-		{"tcp falls back to each NodePort", []svcOpt{annotate(string(annotations.HealthCheckProtocol), "tcp")},
+		{"tcp falls back to each NodePort", []svcOpt{annotate(annotations.HealthCheckProtocol.String(), "tcp")},
 			with(func(h *HealthCheck) { h.Protocol, h.Port = HealthCheckTCP, 0 }), nil},
-		{"tcp on a given port", []svcOpt{annotate(string(annotations.HealthCheckProtocol), "tcp", string(annotations.HealthCheckPort), "31000")},
+		{"tcp on a given port", []svcOpt{annotate(annotations.HealthCheckProtocol.String(), "tcp", annotations.HealthCheckPort.String(), "31000")},
 			with(func(h *HealthCheck) { h.Protocol, h.Port = HealthCheckTCP, 31000 }), nil},
 		{"Local: HTTP /healthz on healthCheckNodePort", []svcOpt{local},
 			with(func(h *HealthCheck) { h.Port = 32000 }), nil},
-		{"Local with tcp override", []svcOpt{local, annotate(string(annotations.HealthCheckProtocol), "TCP")},
+		{"Local with tcp override", []svcOpt{local, annotate(annotations.HealthCheckProtocol.String(), "TCP")},
 			with(func(h *HealthCheck) { h.Protocol, h.Port = HealthCheckTCP, 32000 }), nil},
 		{"every annotation", []svcOpt{annotate(
-			string(annotations.HealthCheckEnabled), "true",
-			string(annotations.HealthCheckProtocol), "http",
-			string(annotations.HealthCheckPort), "8080",
+			annotations.HealthCheckEnabled.String(), "true",
+			annotations.HealthCheckProtocol.String(), "http",
+			annotations.HealthCheckPort.String(), "8080",
 			string(annotations.HealthCheckPath), "/ready",
-			string(annotations.HealthCheckInterval), "10s",
-			string(annotations.HealthCheckTimeout), "4",
-			string(annotations.HealthCheckHealthyThreshold), "2",
-			string(annotations.HealthCheckUnhealthyThreshold), "5",
+			annotations.HealthCheckInterval.String(), "10s",
+			annotations.HealthCheckTimeout.String(), "4",
+			annotations.HealthCheckHealthyThreshold.String(), "2",
+			annotations.HealthCheckUnhealthyThreshold.String(), "5",
 		)}, HealthCheck{Enabled: true, Protocol: HealthCheckHTTP, Port: 8080, Path: "/ready",
 			Interval: 10 * time.Second, Timeout: 4 * time.Second, HealthyThreshold: 2, UnhealthyThreshold: 5}, nil},
-		{"disabled", []svcOpt{annotate(string(annotations.HealthCheckEnabled), "false")},
+		{"disabled", []svcOpt{annotate(annotations.HealthCheckEnabled.String(), "false")},
 			with(func(h *HealthCheck) { h.Enabled = false }), nil},
 		{"bad values are all reported", []svcOpt{annotate(
-			string(annotations.HealthCheckEnabled), "maybe",
-			string(annotations.HealthCheckPort), "70000",
+			annotations.HealthCheckEnabled.String(), "maybe",
+			annotations.HealthCheckPort.String(), "70000",
 			string(annotations.HealthCheckPath), "healthz",
-			string(annotations.HealthCheckInterval), "1s",
-			string(annotations.HealthCheckUnhealthyThreshold), "11",
+			annotations.HealthCheckInterval.String(), "1s",
+			annotations.HealthCheckUnhealthyThreshold.String(), "11",
 		)}, HealthCheck{}, []string{
 			`annotation lb.ccmkit.io/health-check-enabled: invalid value "maybe"`,
 			`lb.ccmkit.io/health-check-port: invalid value "70000": must be between 1 and 65535`,
@@ -158,9 +158,9 @@ func TestBuildHealthCheck(t *testing.T) {
 			`lb.ccmkit.io/health-check-interval: invalid value "1s": must be between 2s and 5m0s`,
 			`lb.ccmkit.io/health-check-unhealthy-threshold: invalid value "11": must be between 2 and 10`,
 		}},
-		{"timeout not below interval", []svcOpt{annotate(string(annotations.HealthCheckTimeout), "5s")},
+		{"timeout not below interval", []svcOpt{annotate(annotations.HealthCheckTimeout.String(), "5s")},
 			HealthCheck{}, []string{`lb.ccmkit.io/health-check-timeout: invalid value "5s": the health check timeout (5s) must be shorter than its interval (5s)`}},
-		{"interval not above default timeout", []svcOpt{annotate(string(annotations.HealthCheckInterval), "2s")},
+		{"interval not above default timeout", []svcOpt{annotate(annotations.HealthCheckInterval.String(), "2s")},
 			HealthCheck{}, []string{`lb.ccmkit.io/health-check-interval: invalid value "2s"`}},
 	}
 	for _, tc := range tests {
@@ -211,13 +211,13 @@ func TestBuildSessionAffinity(t *testing.T) {
 		wantErr string
 	}{
 		{"none", nil, SessionAffinity{}, ""},
-		{"none ignores the annotation", []svcOpt{annotate(string(annotations.SessionAffinityTimeout), "x")}, SessionAffinity{}, ""},
+		{"none ignores the annotation", []svcOpt{annotate(annotations.SessionAffinityTimeout.String(), "x")}, SessionAffinity{}, ""},
 		{"ClientIP default 10800s clamped", []svcOpt{clientIP(nil)}, SessionAffinity{ClientIP: true, Timeout: time.Hour}, ""},
 		{"ClientIP 600s", []svcOpt{clientIP(i32(600))}, SessionAffinity{ClientIP: true, Timeout: 10 * time.Minute}, ""},
 		{"ClientIP 1s raised to minimum", []svcOpt{clientIP(i32(1))}, SessionAffinity{ClientIP: true, Timeout: 30 * time.Second}, ""},
-		{"annotation wins", []svcOpt{clientIP(i32(600)), annotate(string(annotations.SessionAffinityTimeout), "2m")},
+		{"annotation wins", []svcOpt{clientIP(i32(600)), annotate(annotations.SessionAffinityTimeout.String(), "2m")},
 			SessionAffinity{ClientIP: true, Timeout: 2 * time.Minute}, ""},
-		{"annotation out of range", []svcOpt{clientIP(nil), annotate(string(annotations.SessionAffinityTimeout), "2h")},
+		{"annotation out of range", []svcOpt{clientIP(nil), annotate(annotations.SessionAffinityTimeout.String(), "2h")},
 			SessionAffinity{}, `lb.ccmkit.io/session-affinity-timeout: invalid value "2h": must be between 30s and 1h0m0s`},
 	}
 	for _, tc := range tests {
@@ -355,7 +355,7 @@ func TestBuildPlacement(t *testing.T) {
 		t.Errorf("placement not applied: %+v", spec)
 	}
 	// Placement errors are reported with the others.
-	_, err = Build(testService(annotate("internal", "yes", string(annotations.HealthCheckPort), "0")), nil, opts)
+	_, err = Build(testService(annotate("internal", "yes", annotations.HealthCheckPort.String(), "0")), nil, opts)
 	if err == nil || !strings.Contains(err.Error(), "internal needs a subnet; ") || !strings.Contains(err.Error(), "health-check-port") {
 		t.Errorf("err = %v, want both problems", err)
 	}
@@ -396,7 +396,7 @@ func TestBuildDrainPeriod(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var opts []svcOpt
 			if tc.annotation != "" {
-				opts = append(opts, annotate(string(annotations.DrainPeriod), tc.annotation))
+				opts = append(opts, annotate(annotations.DrainPeriod.String(), tc.annotation))
 			}
 			o := testOptions()
 			o.DrainPeriod = tc.configured

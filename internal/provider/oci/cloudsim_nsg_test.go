@@ -57,9 +57,9 @@ func TestCloudsimNSGModeResyncWritesNothing(t *testing.T) {
 				list = annotations.OCINLBNetworkSecurityGroups
 			}
 			svc := lbService(map[string]string{
-				string(annotations.OCILoadBalancerType):            kind,
+				annotations.OCILoadBalancerType.String():           kind,
 				string(list):                                       userNSG,
-				string(annotations.OCISecurityRuleManagementMode):  "NSG",
+				annotations.OCISecurityRuleManagementMode.String(): "NSG",
 				string(annotations.OCIBackendNetworkSecurityGroup): backendNSG,
 			})
 			svc.UID = types.UID("uid-cloudsim-nsg-" + kind)

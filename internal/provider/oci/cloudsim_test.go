@@ -297,7 +297,7 @@ func TestCloudsimSecurityListFrontend(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := node("sl-node", internalIP("127.0.52.1"), providerID("oci://"+added[0].OCID))
-	svc := lbService(map[string]string{string(annotations.OCILBSecurityListManagementMode): "Frontend"})
+	svc := lbService(map[string]string{annotations.OCILBSecurityListManagementMode.String(): "Frontend"})
 	svc.UID = "uid-cloudsim-seclist"
 	svc.Spec.LoadBalancerSourceRanges = []string{"192.0.2.0/24"}
 	lb, _ := c.LoadBalancer()
@@ -356,7 +356,7 @@ func TestCloudsimSecurityListAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := node("all-node", internalIP("127.0.150.1"), providerID("oci://"+added[0].OCID))
-	svc := lbService(map[string]string{string(annotations.OCILBSecurityListManagementMode): "All", string(annotations.OCILBSubnet1): simAllLBSubnet},
+	svc := lbService(map[string]string{annotations.OCILBSecurityListManagementMode.String(): "All", string(annotations.OCILBSubnet1): simAllLBSubnet},
 		corev1.ServicePort{Protocol: corev1.ProtocolTCP, Port: 8080, NodePort: int32(nodePort)})
 	svc.UID = "uid-cloudsim-all"
 	lb, _ := c.LoadBalancer()

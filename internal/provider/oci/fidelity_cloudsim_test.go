@@ -153,9 +153,9 @@ func TestCloudsimNLBPublicAddresses(t *testing.T) {
 		externalOnly string
 		want         int
 	}{{"", 1}, {"false", 2}} {
-		ann := map[string]string{string(annotations.OCILoadBalancerType): "nlb"}
+		ann := map[string]string{annotations.OCILoadBalancerType.String(): "nlb"}
 		if tt.externalOnly != "" {
-			ann[string(annotations.OCINLBExternalIPOnly)] = tt.externalOnly
+			ann[annotations.OCINLBExternalIPOnly.String()] = tt.externalOnly
 		}
 		svc := lbService(ann, corev1.ServicePort{Protocol: corev1.ProtocolTCP, Port: 8080, NodePort: int32(nodePort)})
 		svc.UID = types.UID("uid-nlb-ips" + tt.externalOnly)
@@ -199,7 +199,7 @@ func TestCloudsimBusy(t *testing.T) {
 	defer cancel()
 	for _, kind := range []string{"nlb", "lb"} {
 		t.Run(kind, func(t *testing.T) {
-			svc := lbService(map[string]string{string(annotations.OCILoadBalancerType): kind},
+			svc := lbService(map[string]string{annotations.OCILoadBalancerType.String(): kind},
 				corev1.ServicePort{Protocol: corev1.ProtocolTCP, Port: 8080, NodePort: int32(nodePort)})
 			svc.UID = types.UID("uid-busy-" + kind)
 			if _, err := c.lb.EnsureLoadBalancer(ctx, "k", svc, []*corev1.Node{n1}); err != nil {
@@ -285,7 +285,7 @@ func TestCloudsimFailedWorkRequests(t *testing.T) {
 				}
 				sim.ClearFaults()
 			}()
-			svc := lbService(map[string]string{string(annotations.OCILoadBalancerType): kind},
+			svc := lbService(map[string]string{annotations.OCILoadBalancerType.String(): kind},
 				corev1.ServicePort{Protocol: corev1.ProtocolTCP, Port: 8080, NodePort: int32(nodePort)})
 			svc.UID = types.UID("uid-fail-" + kind)
 			st, err := c.lb.EnsureLoadBalancer(ctx, "k", svc, []*corev1.Node{n1})

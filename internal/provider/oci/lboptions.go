@@ -50,7 +50,7 @@ func readOptions(svc *corev1.Service, s *lbops.Settings, internal bool) []error 
 	}
 
 	if s.Kind == lbops.KindLB {
-		if v, err := annotations.OCILBPolicy.EnumFromService(svc, "ROUND_ROBIN", "LEAST_CONNECTIONS", "IP_HASH"); errs.Check(err) {
+		if v, err := annotations.OCILBPolicy.FromService(svc); errs.Check(err) {
 			s.Policy = v
 		}
 		if annotations.OCINLBAssignedPrivateIPv4.IsSet(svc) {
@@ -71,7 +71,7 @@ func readOptions(svc *corev1.Service, s *lbops.Settings, internal bool) []error 
 
 // ingressIPMode reads oci.oraclecloud.com/ingress-ip-mode.
 func ingressIPMode(svc *corev1.Service) (corev1.LoadBalancerIPMode, error) {
-	v, err := annotations.OCIIngressIPMode.EnumFromService(svc, string(corev1.LoadBalancerIPModeVIP), string(corev1.LoadBalancerIPModeProxy))
+	v, err := annotations.OCIIngressIPMode.FromService(svc)
 	return corev1.LoadBalancerIPMode(v), err
 }
 

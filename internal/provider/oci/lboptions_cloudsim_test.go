@@ -65,16 +65,16 @@ func TestCloudsimReservedIPAndOptions(t *testing.T) {
 		policyA, policyB     string
 		updateBackendSetCall string
 	}{
-		{"lb", annotations.OCIInitialFreeformTags, annotations.OCILBPolicy, "LEAST_CONNECTIONS", "IP_HASH", "oci:UpdateBackendSet"},
-		{"nlb", annotations.OCINLBInitialFreeformTags, annotations.OCINLBBackendPolicy, "THREE_TUPLE", "TWO_TUPLE", "oci:nlb:UpdateBackendSet"},
+		{"lb", annotations.OCIInitialFreeformTags, annotations.OCILBPolicy.Name, "LEAST_CONNECTIONS", "IP_HASH", "oci:UpdateBackendSet"},
+		{"nlb", annotations.OCINLBInitialFreeformTags, annotations.OCINLBBackendPolicy.Name, "THREE_TUPLE", "TWO_TUPLE", "oci:nlb:UpdateBackendSet"},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			ip := reserve()
 			svc := lbService(map[string]string{
-				string(annotations.OCILoadBalancerType): tc.kind,
-				string(annotations.OCIIngressIPMode):    "proxy",
-				string(tc.freeform):                     `{"team":"web"}`,
-				string(tc.policy):                       tc.policyA,
+				annotations.OCILoadBalancerType.String(): tc.kind,
+				annotations.OCIIngressIPMode.String():    "proxy",
+				string(tc.freeform):                      `{"team":"web"}`,
+				string(tc.policy):                        tc.policyA,
 			}, corev1.ServicePort{Protocol: corev1.ProtocolTCP, Port: 8080, NodePort: int32(nodePort)})
 			svc.UID = types.UID("uid-opts-" + tc.kind)
 			svc.Spec.LoadBalancerIP = ip

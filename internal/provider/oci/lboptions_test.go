@@ -18,7 +18,7 @@ func withLBIP(svc *corev1.Service, ip string) *corev1.Service {
 }
 
 func TestLBOptions(t *testing.T) {
-	nlb := string(annotations.OCILoadBalancerType)
+	nlb := annotations.OCILoadBalancerType.String()
 	tests := []struct {
 		name  string
 		svc   *corev1.Service
@@ -35,14 +35,14 @@ func TestLBOptions(t *testing.T) {
 				t.Errorf("LoadBalancerIP = %q", d.LoadBalancerIP)
 			}
 		}},
-		{name: "policy, any case", svc: lbService(map[string]string{string(annotations.OCILBPolicy): "least_connections"}),
+		{name: "policy, any case", svc: lbService(map[string]string{annotations.OCILBPolicy.String(): "least_connections"}),
 			check: func(t *testing.T, d *lbops.Desired) {
 				if d.Policy != "LEAST_CONNECTIONS" {
 					t.Errorf("policy = %q", d.Policy)
 				}
 			}},
 		{name: "policy beats client IP affinity", svc: func() *corev1.Service {
-			s := lbService(map[string]string{string(annotations.OCILBPolicy): "ROUND_ROBIN"})
+			s := lbService(map[string]string{annotations.OCILBPolicy.String(): "ROUND_ROBIN"})
 			s.Spec.SessionAffinity = corev1.ServiceAffinityClientIP
 			return s
 		}(), check: func(t *testing.T, d *lbops.Desired) {
@@ -50,7 +50,7 @@ func TestLBOptions(t *testing.T) {
 				t.Errorf("policy = %q", d.Policy)
 			}
 		}},
-		{name: "lb policy ignored on nlb, as upstream", svc: lbService(map[string]string{nlb: "nlb", string(annotations.OCILBPolicy): "IP_HASH"}),
+		{name: "lb policy ignored on nlb, as upstream", svc: lbService(map[string]string{nlb: "nlb", annotations.OCILBPolicy.String(): "IP_HASH"}),
 			check: func(t *testing.T, d *lbops.Desired) {
 				if d.Policy != "FIVE_TUPLE" {
 					t.Errorf("policy = %q", d.Policy)
@@ -59,7 +59,7 @@ func TestLBOptions(t *testing.T) {
 		{name: "lb tags and ip mode", svc: lbService(map[string]string{
 			string(annotations.OCIInitialFreeformTags): `{"team":"web"}`,
 			string(annotations.OCIInitialDefinedTags):  `{"Ops":{"CostCenter":"42"}}`,
-			string(annotations.OCIIngressIPMode):       "proxy",
+			annotations.OCIIngressIPMode.String():      "proxy",
 		}), check: func(t *testing.T, d *lbops.Desired) {
 			if !maps.Equal(d.InitialFreeformTags, map[string]string{"team": "web"}) || d.InitialDefinedTags["Ops"]["CostCenter"] != "42" ||
 				d.IngressIPMode != corev1.LoadBalancerIPModeProxy {
@@ -72,7 +72,7 @@ func TestLBOptions(t *testing.T) {
 			string(annotations.OCINLBInitialDefinedTags):  `{"Ops":{"a":"b"}}`,
 			string(annotations.OCINLBDefinedTags):         `{"Old":{"x":"y"}}`,
 			string(annotations.OCINLBAssignedPrivateIPv4): "10.0.100.20",
-			string(annotations.OCIIngressIPMode):          "VIP",
+			annotations.OCIIngressIPMode.String():         "VIP",
 		}), check: func(t *testing.T, d *lbops.Desired) {
 			if !maps.Equal(d.InitialFreeformTags, map[string]string{"old": "name"}) || len(d.InitialDefinedTags) != 1 ||
 				d.InitialDefinedTags["Ops"]["a"] != "b" || d.AssignedPrivateIPv4 != "10.0.100.20" || d.IngressIPMode != corev1.LoadBalancerIPModeVIP {
@@ -92,23 +92,23 @@ func TestLBOptions(t *testing.T) {
 }
 
 func TestLBOptionsRefused(t *testing.T) {
-	internal := withLBIP(lbService(map[string]string{string(annotations.OCILBInternal): "true"}), "203.0.113.5")
+	internal := withLBIP(lbService(map[string]string{annotations.OCILBInternal.String(): "true"}), "203.0.113.5")
 	tests := []struct {
 		name string
 		svc  *corev1.Service
 		want []string
 	}{
 		{name: "everything wrong", svc: withLBIP(lbService(map[string]string{
-			string(annotations.OCILBPolicy):               "RANDOM",
+			annotations.OCILBPolicy.String():              "RANDOM",
 			string(annotations.OCIInitialFreeformTags):    `{"a":`,
 			string(annotations.OCIInitialDefinedTags):     `{"a":"flat"}`,
-			string(annotations.OCIIngressIPMode):          "direct",
+			annotations.OCIIngressIPMode.String():         "direct",
 			string(annotations.OCINLBAssignedPrivateIPv4): "10.0.100.20",
 		}), "not-an-ip"), want: []string{`spec.loadBalancerIP "not-an-ip"`, "loadbalancer-policy", "initial-freeform-tags-override",
 			"initial-defined-tags-override", "ingress-ip-mode", "assigned-private-ipv4: invalid value \"10.0.100.20\": applies to a network load balancer only"}},
 		{name: "reserved IP on an internal load balancer", svc: internal, want: []string{"spec.loadBalancerIP 203.0.113.5: a private (internal) load balancer cannot take a reserved public IP"}},
 		{name: "IPv6 loadBalancerIP", svc: withLBIP(lbService(nil), "2001:db8::1"), want: []string{"must be the IPv4 address of a reserved public IP"}},
-		{name: "nlb private address not IPv4", svc: lbService(map[string]string{string(annotations.OCILoadBalancerType): "nlb",
+		{name: "nlb private address not IPv4", svc: lbService(map[string]string{annotations.OCILoadBalancerType.String(): "nlb",
 			string(annotations.OCINLBAssignedPrivateIPv4): "10.0.100"}), want: []string{"assigned-private-ipv4", "must be an IPv4 address"}},
 	}
 	for _, tt := range tests {

@@ -76,7 +76,7 @@ func (t *ociTranslator) Name(_ string, svc *corev1.Service) string {
 // kindOf is the Service's kind of load balancer, an invalid annotation
 // read as the default (Desired reports it).
 func kindOf(svc *corev1.Service) lbops.Kind {
-	if v, err := annotations.OCILoadBalancerType.EnumFromService(svc, "lb", "nlb"); err == nil {
+	if v, err := annotations.OCILoadBalancerType.FromService(svc); err == nil {
 		return lbops.Kind(v)
 	}
 	return lbops.KindLB
@@ -90,15 +90,15 @@ func (t *ociTranslator) Ref(svc *corev1.Service) *lbops.Desired {
 	d := &lbops.Desired{Spec: lbspec.Spec{Ref: lbspec.RefOf(svc, ""), Name: string(svc.UID)}}
 	kind := kindOf(svc)
 	d.PublishPrivate, d.APIOrder = t.upstream && kind == lbops.KindNLB, t.upstream
-	if v, err := annotations.OCINLBExternalIPOnly.BoolFromService(svc); err == nil {
+	if v, err := annotations.OCINLBExternalIPOnly.FromService(svc); err == nil {
 		d.PublishPrivate, d.PublishPrivateSet = !v, true
 	}
 	d.Published = publishedIPs(svc)
 	d.IngressIPMode, _ = ingressIPMode(svc) // for Get's status, as Ensure's
 	d.ServiceNodePorts = serviceNodePorts(svc)
 	d.SecurityListMode = t.defaultSecurityListMode(kind)
-	for _, n := range []annotations.Name{annotations.OCILBSecurityListManagementMode, annotations.OCINLBSecurityListManagementMode} {
-		if m, err := securityListMode(svc, n); err == nil && m != "" && m != config.SecurityListModeNone {
+	for _, n := range []annotations.Enum{annotations.OCILBSecurityListManagementMode, annotations.OCINLBSecurityListManagementMode} {
+		if m, err := n.FromService(svc); err == nil && m != "" && m != config.SecurityListModeNone {
 			d.SecurityListMode = m // rules written under a per-Service mode are removed too
 		}
 	}
@@ -123,12 +123,6 @@ var ociLimits = lbspec.Limits{
 	HealthCheckTimeout:   lbspec.Range[time.Duration]{Min: time.Millisecond, Max: 10 * time.Minute},
 	HealthCheckThreshold: lbspec.Range[int]{Min: 1, Max: 10},
 }
-
-// Defaults of the LB-specific annotations.
-const (
-	defaultFlexMinMbps = 10
-	defaultFlexMaxMbps = 100
-)
 
 // fixedShapes are the legacy fixed LB shapes and their bandwidth in Mbps.
 // oci-go-sdk v65.129.0, CreateLoadBalancerDetails.ShapeName: "After May
@@ -197,7 +191,7 @@ func (t *ociTranslator) Desired(_ string, svc *corev1.Service, nodes []*corev1.N
 	}
 	// sessionAffinity ClientIP picks the policy unless the kind's policy
 	// annotation does.
-	policyAnnotation := map[lbops.Kind]annotations.Name{lbops.KindLB: annotations.OCILBPolicy, lbops.KindNLB: annotations.OCINLBBackendPolicy}[s.Kind]
+	policyAnnotation := map[lbops.Kind]annotations.Enum{lbops.KindLB: annotations.OCILBPolicy, lbops.KindNLB: annotations.OCINLBBackendPolicy}[s.Kind]
 	if spec.SessionAffinity.ClientIP && !policyAnnotation.IsSet(svc) {
 		s.Policy = map[lbops.Kind]string{lbops.KindLB: "IP_HASH", lbops.KindNLB: "TWO_TUPLE"}[s.Kind]
 	}
@@ -228,19 +222,19 @@ func (h *hcOverrides) read(svc *corev1.Service, kind lbops.Kind) []error {
 	if kind == lbops.KindNLB {
 		retries, interval, timeout = annotations.OCINLBHealthCheckRetries, annotations.OCINLBHealthCheckInterval, annotations.OCINLBHealthCheckTimeout
 	}
-	h.timeoutName = timeout
+	h.timeoutName = timeout.Name
 	var errs annotations.Problems
-	if v, err := retries.IntInRangeFromService(svc, 1, 10); errs.Check(err) {
+	if v, err := retries.FromService(svc); errs.Check(err) {
 		h.retries = v
 	}
-	if v, err := millis(svc, interval, time.Second, 30*time.Minute); errs.Check(err) {
+	if v, err := interval.FromService(svc); errs.Check(err) {
 		h.interval = v
 	}
-	if v, err := millis(svc, timeout, time.Millisecond, 10*time.Minute); errs.Check(err) {
+	if v, err := timeout.FromService(svc); errs.Check(err) {
 		h.timeout = v
 	}
 	if h.interval != 0 && h.timeout != 0 && h.timeout >= h.interval {
-		errs = append(errs, timeout.Invalid(svc.Annotations[string(timeout)], "the health check timeout must be shorter than its interval (%s)", h.interval))
+		errs = append(errs, timeout.Invalid(svc.Annotations[timeout.String()], "the health check timeout must be shorter than its interval (%s)", h.interval))
 	}
 	return errs
 }
@@ -268,10 +262,7 @@ func (h *hcOverrides) apply(hc *lbspec.HealthCheck) error {
 // whether the load balancer is internal.
 func (t *ociTranslator) readOCI(svc *corev1.Service, d *lbops.Settings, warnings *[]lbkit.Warning) (internal bool, _ []error) {
 	var errs annotations.Problems
-	d.Kind = lbops.KindLB
-	if v, err := annotations.OCILoadBalancerType.EnumFromService(svc, "lb", "nlb"); errs.Check(err) {
-		d.Kind = lbops.Kind(v)
-	}
+	d.Kind = lbops.Kind(annotations.OCILoadBalancerType.Value(svc, &errs))
 	if d.Kind == lbops.KindLB {
 		for _, p := range svc.Spec.Ports {
 			if p.Protocol == corev1.ProtocolUDP {
@@ -280,7 +271,7 @@ func (t *ociTranslator) readOCI(svc *corev1.Service, d *lbops.Settings, warnings
 			}
 		}
 	}
-	if v, err := annotations.HealthCheckEnabled.BoolFromService(svc); err == nil && !v {
+	if v, err := annotations.HealthCheckEnabled.FromService(svc); err == nil && !v {
 		errs = append(errs, annotations.HealthCheckEnabled.Invalid("false", "OCI backend sets always have a health check"))
 	}
 	d.SecurityListMode = t.defaultSecurityListMode(d.Kind)
@@ -288,14 +279,12 @@ func (t *ociTranslator) readOCI(svc *corev1.Service, d *lbops.Settings, warnings
 	if d.Kind == lbops.KindNLB {
 		modeAnnotation = annotations.OCINLBSecurityListManagementMode
 	}
-	if m, err := securityListMode(svc, modeAnnotation); errs.Check(err) {
+	if m, err := modeAnnotation.FromService(svc); errs.Check(err) {
 		d.SecurityListMode = m
 	}
 	errs = append(errs, readNSGs(svc, d)...)
 	if d.Kind == lbops.KindNLB {
-		if v, err := annotations.OCINLBInternal.BoolFromService(svc); errs.Check(err) {
-			internal = v
-		}
+		internal = annotations.OCINLBInternal.Value(svc, &errs)
 		subnet := t.cfg.Subnet1
 		if v, err := subnetFrom(svc, annotations.OCINLBSubnet); errs.Check(err) {
 			subnet = v
@@ -305,25 +294,20 @@ func (t *ociTranslator) readOCI(svc *corev1.Service, d *lbops.Settings, warnings
 		} else {
 			d.Subnets = []string{subnet}
 		}
-		d.Policy = "FIVE_TUPLE"
-		if v, err := annotations.OCINLBBackendPolicy.EnumFromService(svc, "FIVE_TUPLE", "THREE_TUPLE", "TWO_TUPLE"); errs.Check(err) {
-			d.Policy = v
-		}
+		d.Policy = annotations.OCINLBBackendPolicy.Value(svc, &errs)
 		d.PreserveSource = t.upstream && svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal
-		if v, err := annotations.OCINLBIsPreserveSource.BoolFromService(svc); errs.Check(err) {
+		if v, err := annotations.OCINLBIsPreserveSource.FromService(svc); errs.Check(err) {
 			d.PreserveSource = v
 		}
 		d.PublishPrivate = t.upstream
-		if v, err := annotations.OCINLBExternalIPOnly.BoolFromService(svc); errs.Check(err) {
+		if v, err := annotations.OCINLBExternalIPOnly.FromService(svc); errs.Check(err) {
 			d.PublishPrivate, d.PublishPrivateSet = !v, true
 		}
 		d.Published = publishedIPs(svc)
 		return internal, errs
 	}
 
-	if v, err := annotations.OCILBInternal.BoolFromService(svc); errs.Check(err) {
-		internal = v
-	}
+	internal = annotations.OCILBInternal.Value(svc, &errs)
 	s1, s2 := t.cfg.Subnet1, t.cfg.Subnet2
 	if v, err := subnetFrom(svc, annotations.OCILBSubnet1); errs.Check(err) {
 		s1, s2 = v, ""
@@ -350,13 +334,8 @@ func (t *ociTranslator) readOCI(svc *corev1.Service, d *lbops.Settings, warnings
 			errs = append(errs, annotations.OCILBShape.Invalid(v, "must be flexible or one of %s", strings.Join(fixedShapes, ", ")))
 		}
 	}
-	d.FlexMinMbps, d.FlexMaxMbps = defaultFlexMinMbps, defaultFlexMaxMbps
-	if v, err := annotations.OCILBShapeFlexMin.IntInRangeFromService(svc, 10, 8000); errs.Check(err) {
-		d.FlexMinMbps = v
-	}
-	if v, err := annotations.OCILBShapeFlexMax.IntInRangeFromService(svc, 10, 8000); errs.Check(err) {
-		d.FlexMaxMbps = v
-	}
+	d.FlexMinMbps = annotations.OCILBShapeFlexMin.Value(svc, &errs)
+	d.FlexMaxMbps = annotations.OCILBShapeFlexMax.Value(svc, &errs)
 	if d.FixedShape != "" {
 		mbps := fixedShapeMbps[d.FixedShape]
 		msg := fmt.Sprintf("%s %s is a fixed shape, which OCI no longer creates (only flexible since May 2023): "+
@@ -371,18 +350,18 @@ func (t *ociTranslator) readOCI(svc *corev1.Service, d *lbops.Settings, warnings
 	if d.FlexMaxMbps < d.FlexMinMbps {
 		errs = append(errs, annotations.OCILBShapeFlexMax.Invalid(strconv.Itoa(d.FlexMaxMbps), "must be at least shape-flex-min (%d)", d.FlexMinMbps))
 	}
-	d.ListenerProtocol = "TCP"
-	if v, err := annotations.OCILBBackendProtocol.EnumFromService(svc, "TCP", "HTTP"); errs.Check(err) {
-		d.ListenerProtocol = v
-	}
-	if v, err := annotations.OCILBConnectionIdleTimeout.DurationFromService(svc); errs.Check(err) {
-		if v < time.Second || v > 7200*time.Second {
-			errs = append(errs, annotations.OCILBConnectionIdleTimeout.Invalid(svc.Annotations[string(annotations.OCILBConnectionIdleTimeout)], "must be between 1 and 7200 seconds"))
+	d.ListenerProtocol = annotations.OCILBBackendProtocol.Value(svc, &errs)
+	// The range in seconds, as upstream documents it, rather than the
+	// descriptor's "between 1s and 2h0m0s".
+	idle := annotations.OCILBConnectionIdleTimeout
+	if v, err := idle.FromServiceIn(svc, 0, 0); errs.Check(err) {
+		if v < idle.Min || v > idle.Max {
+			errs = append(errs, idle.Invalid(svc.Annotations[idle.String()], "must be between %d and %d seconds", idle.Min/time.Second, idle.Max/time.Second))
 		} else {
 			d.IdleTimeout = v
 		}
 	}
-	d.Policy = "ROUND_ROBIN"
+	d.Policy = annotations.OCILBPolicy.Default
 	return internal, errs
 }
 
@@ -413,25 +392,6 @@ func nodeLabelSelector(svc *corev1.Service, kind lbops.Kind) (labels.Selector, *
 		annotations.NodeSelector, ours, alias, sel, annotations.NodeSelector)}, nil
 }
 
-// millis parses the public OCI CCM's millisecond annotations: a whole
-// number is milliseconds; a Go duration (10s) is accepted too.
-func millis(svc *corev1.Service, n annotations.Name, lo, hi time.Duration) (time.Duration, error) {
-	v, err := n.StringFromService(svc)
-	if err != nil {
-		return 0, err
-	}
-	var d time.Duration
-	if ms, err := strconv.Atoi(v); err == nil {
-		d = time.Duration(ms) * time.Millisecond
-	} else if d, err = time.ParseDuration(v); err != nil {
-		return 0, n.Invalid(v, "must be a number of milliseconds (as upstream) or a duration such as 10s")
-	}
-	if d < lo || d > hi {
-		return 0, n.Invalid(v, "must be between %s and %s", lo, hi)
-	}
-	return d, nil
-}
-
 // subnetFrom reads a subnet OCID annotation.
 func subnetFrom(svc *corev1.Service, n annotations.Name) (string, error) {
 	v, err := n.StringFromService(svc)
@@ -442,11 +402,6 @@ func subnetFrom(svc *corev1.Service, n annotations.Name) (string, error) {
 		return "", n.Invalid(v, "must be a subnet OCID (ocid1.subnet...)")
 	}
 	return v, nil
-}
-
-// securityListMode reads a security-list-management-mode annotation.
-func securityListMode(svc *corev1.Service, n annotations.Name) (string, error) {
-	return n.EnumFromService(svc, config.SecurityListModeNone, config.SecurityListModeFrontend, config.SecurityListModeAll)
 }
 
 // canonical returns the entry of list equal to v ignoring case, or "".

@@ -106,25 +106,25 @@ func TestEnsureLoadBalancerAnnotations(t *testing.T) {
 		check func(t *testing.T, d *lbops.Desired)
 	}{
 		{name: "nlb", svc: lbService(map[string]string{
-			string(annotations.OCILoadBalancerType): "nlb", string(annotations.OCINLBSubnet): otherSubnet,
-			string(annotations.OCINLBIsPreserveSource): "true", string(annotations.OCINLBHealthCheckInterval): "10000",
+			annotations.OCILoadBalancerType.String(): "nlb", string(annotations.OCINLBSubnet): otherSubnet,
+			annotations.OCINLBIsPreserveSource.String(): "true", annotations.OCINLBHealthCheckInterval.String(): "10000",
 		}, corev1.ServicePort{Protocol: corev1.ProtocolUDP, Port: 53, NodePort: 30053}), check: func(t *testing.T, d *lbops.Desired) {
 			if d.Kind != lbops.KindNLB || d.Subnets[0] != otherSubnet || len(d.Subnets) != 1 || d.Policy != "FIVE_TUPLE" || !d.PreserveSource ||
 				d.HealthCheck.Interval != 10*time.Second {
 				t.Errorf("desired = %+v", d)
 			}
 		}},
-		{name: "internal uses subnet1 only", svc: lbService(map[string]string{string(annotations.OCILBInternal): "true"}),
+		{name: "internal uses subnet1 only", svc: lbService(map[string]string{annotations.OCILBInternal.String(): "true"}),
 			check: func(t *testing.T, d *lbops.Desired) {
 				if !d.Internal || len(d.Subnets) != 1 {
 					t.Errorf("internal=%v subnets=%v", d.Internal, d.Subnets)
 				}
 			}},
 		{name: "shape and listener", svc: lbService(map[string]string{
-			string(annotations.OCILBShapeFlexMin): "50", string(annotations.OCILBShapeFlexMax): "400",
-			string(annotations.OCILBBackendProtocol): "http", string(annotations.OCILBConnectionIdleTimeout): "120",
-			string(annotations.OCILBHealthCheckRetries): "5", string(annotations.OCILBHealthCheckTimeout): "3000",
-			string(annotations.OCILBSecurityListManagementMode): "frontend",
+			annotations.OCILBShapeFlexMin.String(): "50", annotations.OCILBShapeFlexMax.String(): "400",
+			annotations.OCILBBackendProtocol.String(): "http", annotations.OCILBConnectionIdleTimeout.String(): "120",
+			annotations.OCILBHealthCheckRetries.String(): "5", annotations.OCILBHealthCheckTimeout.String(): "3000",
+			annotations.OCILBSecurityListManagementMode.String(): "frontend",
 		}), check: func(t *testing.T, d *lbops.Desired) {
 			if d.FlexMinMbps != 50 || d.FlexMaxMbps != 400 || d.ListenerProtocol != "HTTP" || d.IdleTimeout != 120*time.Second ||
 				d.HealthCheck.UnhealthyThreshold != 5 || d.HealthCheck.Timeout != 3*time.Second || d.SecurityListMode != "Frontend" {
@@ -132,13 +132,13 @@ func TestEnsureLoadBalancerAnnotations(t *testing.T) {
 			}
 		}},
 		{name: "nlb external-ip-only false", svc: lbService(map[string]string{
-			string(annotations.OCILoadBalancerType): "nlb", string(annotations.OCINLBExternalIPOnly): "false"}),
+			annotations.OCILoadBalancerType.String(): "nlb", annotations.OCINLBExternalIPOnly.String(): "false"}),
 			check: func(t *testing.T, d *lbops.Desired) {
 				if !d.PublishPrivate {
 					t.Errorf("desired = %+v", d)
 				}
 			}},
-		{name: "nlb publishes public addresses only by default", svc: lbService(map[string]string{string(annotations.OCILoadBalancerType): "nlb"}),
+		{name: "nlb publishes public addresses only by default", svc: lbService(map[string]string{annotations.OCILoadBalancerType.String(): "nlb"}),
 			check: func(t *testing.T, d *lbops.Desired) {
 				if d.PublishPrivate {
 					t.Errorf("desired = %+v", d)
@@ -155,7 +155,7 @@ func TestEnsureLoadBalancerAnnotations(t *testing.T) {
 			}
 		}},
 		{name: "client IP affinity", svc: func() *corev1.Service {
-			s := lbService(map[string]string{string(annotations.OCILoadBalancerType): "nlb"})
+			s := lbService(map[string]string{annotations.OCILoadBalancerType.String(): "nlb"})
 			s.Spec.SessionAffinity = corev1.ServiceAffinityClientIP
 			return s
 		}(), check: func(t *testing.T, d *lbops.Desired) {
@@ -186,7 +186,7 @@ func TestFixedShapeIsFlexible(t *testing.T) {
 			lb, f := testLB(lbCfg)
 			events := record.NewFakeRecorder(10)
 			lb.UseRecorder(events)
-			svc := lbService(map[string]string{string(annotations.OCILBShape): tt.shape, string(annotations.OCILBShapeFlexMax): "800"})
+			svc := lbService(map[string]string{string(annotations.OCILBShape): tt.shape, annotations.OCILBShapeFlexMax.String(): "800"})
 			if _, err := lb.EnsureLoadBalancer(context.Background(), "k", svc, []*corev1.Node{lbNode("a", "10.0.0.1", true)}); err != nil {
 				t.Fatal(err)
 			}
@@ -226,26 +226,26 @@ func TestEnsureLoadBalancerRejectsBadServices(t *testing.T) {
 		want []string
 	}{
 		{name: "everything wrong", cfg: lbCfg, svc: lbService(map[string]string{
-			string(annotations.OCILBShape):                 "huge",
-			string(annotations.OCILBShapeFlexMin):          "500",
-			string(annotations.OCILBShapeFlexMax):          "100",
-			string(annotations.OCILBSubnet1):               "subnet-1",
-			string(annotations.OCILBHealthCheckInterval):   "soon",
-			string(annotations.OCILBConnectionIdleTimeout): "0",
-			string(annotations.HealthCheckPath):            "no-slash",
+			string(annotations.OCILBShape):                  "huge",
+			annotations.OCILBShapeFlexMin.String():          "500",
+			annotations.OCILBShapeFlexMax.String():          "100",
+			string(annotations.OCILBSubnet1):                "subnet-1",
+			annotations.OCILBHealthCheckInterval.String():   "soon",
+			annotations.OCILBConnectionIdleTimeout.String(): "0",
+			string(annotations.HealthCheckPath):             "no-slash",
 		}, corev1.ServicePort{Protocol: corev1.ProtocolUDP, Port: 53, NodePort: 30053}),
 			want: []string{"oci-load-balancer-shape", "oci-load-balancer-shape-flex-max", "oci-load-balancer-subnet1",
 				"oci-load-balancer-health-check-interval", "oci-load-balancer-connection-idle-timeout", "health-check-path",
 				"port 53/UDP: the OCI Load Balancer carries TCP only"}},
 		{name: "no subnet", svc: lbService(nil), want: []string{"no subnet for the load balancer: set loadBalancer.subnet1"}},
-		{name: "no subnet nlb", svc: lbService(map[string]string{string(annotations.OCILoadBalancerType): "nlb"}),
+		{name: "no subnet nlb", svc: lbService(map[string]string{annotations.OCILoadBalancerType.String(): "nlb"}),
 			want: []string{"no subnet for the network load balancer"}},
-		{name: "bad type", cfg: lbCfg, svc: lbService(map[string]string{string(annotations.OCILoadBalancerType): "alb"}),
+		{name: "bad type", cfg: lbCfg, svc: lbService(map[string]string{annotations.OCILoadBalancerType.String(): "alb"}),
 			want: []string{`oci.oraclecloud.com/load-balancer-type: invalid value "alb"`}},
-		{name: "health checks off", cfg: lbCfg, svc: lbService(map[string]string{string(annotations.HealthCheckEnabled): "false"}),
+		{name: "health checks off", cfg: lbCfg, svc: lbService(map[string]string{annotations.HealthCheckEnabled.String(): "false"}),
 			want: []string{"always have a health check"}},
 		{name: "timeout not below interval", cfg: lbCfg, svc: lbService(map[string]string{
-			string(annotations.OCILBHealthCheckInterval): "2000", string(annotations.OCILBHealthCheckTimeout): "3000"}),
+			annotations.OCILBHealthCheckInterval.String(): "2000", annotations.OCILBHealthCheckTimeout.String(): "3000"}),
 			want: []string{"must be shorter than its interval"}},
 	}
 	for _, tt := range tests {
@@ -275,7 +275,7 @@ func TestEnsureLoadBalancerRejectsBadServices(t *testing.T) {
 func TestEnsureLoadBalancerDeleted(t *testing.T) {
 	lb, f := testLB(lbCfg)
 	svc := lbService(map[string]string{
-		string(annotations.OCILBShape): "huge", string(annotations.OCILBSecurityListManagementMode): "Frontend",
+		string(annotations.OCILBShape): "huge", annotations.OCILBSecurityListManagementMode.String(): "Frontend",
 	})
 	if err := lb.EnsureLoadBalancerDeleted(context.Background(), "k", svc); err != nil {
 		t.Fatal(err)
@@ -286,19 +286,40 @@ func TestEnsureLoadBalancerDeleted(t *testing.T) {
 }
 
 func TestOCIAnnotationNames(t *testing.T) {
-	for _, n := range []annotations.Name{annotations.OCILBInternal, annotations.OCILBShape, annotations.OCILBShapeFlexMin,
-		annotations.OCILBShapeFlexMax, annotations.OCILBSubnet1, annotations.OCILBSubnet2, annotations.OCILBHealthCheckRetries,
-		annotations.OCILBHealthCheckInterval, annotations.OCILBHealthCheckTimeout, annotations.OCILBConnectionIdleTimeout,
-		annotations.OCILBBackendProtocol, annotations.OCILBSecurityListManagementMode} {
+	for _, n := range []annotations.Name{annotations.OCILBInternal.Name, annotations.OCILBShape, annotations.OCILBShapeFlexMin.Name,
+		annotations.OCILBShapeFlexMax.Name, annotations.OCILBSubnet1, annotations.OCILBSubnet2, annotations.OCILBHealthCheckRetries.Name,
+		annotations.OCILBHealthCheckInterval.Name, annotations.OCILBHealthCheckTimeout.Name, annotations.OCILBConnectionIdleTimeout.Name,
+		annotations.OCILBBackendProtocol.Name, annotations.OCILBSecurityListManagementMode.Name} {
 		if !strings.HasPrefix(string(n), "service.beta.kubernetes.io/oci-load-balancer-") {
 			t.Errorf("%s: not the public OCI CCM's prefix", n)
 		}
 	}
-	for _, n := range []annotations.Name{annotations.OCINLBInternal, annotations.OCINLBSubnet, annotations.OCINLBHealthCheckRetries,
-		annotations.OCINLBHealthCheckInterval, annotations.OCINLBHealthCheckTimeout, annotations.OCINLBBackendPolicy,
-		annotations.OCINLBIsPreserveSource, annotations.OCINLBSecurityListManagementMode, annotations.OCINLBExternalIPOnly} {
+	for _, n := range []annotations.Name{annotations.OCINLBInternal.Name, annotations.OCINLBSubnet, annotations.OCINLBHealthCheckRetries.Name,
+		annotations.OCINLBHealthCheckInterval.Name, annotations.OCINLBHealthCheckTimeout.Name, annotations.OCINLBBackendPolicy.Name,
+		annotations.OCINLBIsPreserveSource.Name, annotations.OCINLBSecurityListManagementMode.Name, annotations.OCINLBExternalIPOnly.Name} {
 		if !strings.HasPrefix(string(n), "oci-network-load-balancer.oraclecloud.com/") {
 			t.Errorf("%s: not the public OCI CCM's NLB prefix", n)
+		}
+	}
+}
+
+// The OCI enum annotations declare their values in internal/annotations,
+// which cannot import the config; they must be the values this package
+// maps: the security list modes, and security-rule-management-mode's.
+func TestEnumAnnotationValuesAreMapped(t *testing.T) {
+	modes := []string{config.SecurityListModeNone, config.SecurityListModeFrontend, config.SecurityListModeAll}
+	for _, e := range []annotations.Enum{annotations.OCILBSecurityListManagementMode, annotations.OCINLBSecurityListManagementMode} {
+		if fmt.Sprint(e.Values) != fmt.Sprint(modes) {
+			t.Errorf("%s: values %v, want the config's %v", e, e.Values, modes)
+		}
+	}
+	values := annotations.OCISecurityRuleManagementMode.Values
+	if len(values) != len(ruleModes) {
+		t.Errorf("%s: %d values, ruleModes maps %d", annotations.OCISecurityRuleManagementMode, len(values), len(ruleModes))
+	}
+	for _, v := range values {
+		if _, ok := ruleModes[v]; !ok {
+			t.Errorf("%s: value %s is not in ruleModes", annotations.OCISecurityRuleManagementMode, v)
 		}
 	}
 }

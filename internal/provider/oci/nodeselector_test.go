@@ -17,7 +17,7 @@ import (
 // is set too and selects otherwise, ours wins with a Warning Event.
 func TestNodeLabelSelectorAliases(t *testing.T) {
 	lbSel, nlbSel, ours := string(annotations.OCINodeLabelSelector), string(annotations.OCINLBNodeLabelSelector), string(annotations.NodeSelector)
-	nlb := map[string]string{string(annotations.OCILoadBalancerType): "nlb"}
+	nlb := map[string]string{annotations.OCILoadBalancerType.String(): "nlb"}
 	with := func(base map[string]string, kv ...string) map[string]string {
 		m := map[string]string{}
 		for k, v := range base {

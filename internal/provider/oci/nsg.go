@@ -28,7 +28,7 @@ var ruleModes = map[string]string{
 // (as upstream).
 func readNSGs(svc *corev1.Service, s *lbops.Settings) []error {
 	var errs annotations.Problems
-	if v, err := annotations.OCISecurityRuleManagementMode.EnumFromService(svc, "NSG", "SL-All", "SL-Frontend", "None"); errs.Check(err) {
+	if v, err := annotations.OCISecurityRuleManagementMode.FromService(svc); errs.Check(err) {
 		s.SecurityListMode = ruleModes[v]
 	}
 	list := annotations.OCINetworkSecurityGroups

@@ -30,10 +30,10 @@ func TestReadNSGs(t *testing.T) {
 	}{
 		{name: "nothing: the security list mode stays", kind: lbops.KindLB, wantMode: "Frontend"},
 		{name: "NSG mode with backends, spaces and a duplicate", kind: lbops.KindLB,
-			ann:      map[annotations.Name]string{annotations.OCISecurityRuleManagementMode: "nsg", annotations.OCINetworkSecurityGroups: n1 + " , " + n2 + "," + n1, annotations.OCIBackendNetworkSecurityGroup: n2},
+			ann:      map[annotations.Name]string{annotations.OCISecurityRuleManagementMode.Name: "nsg", annotations.OCINetworkSecurityGroups: n1 + " , " + n2 + "," + n1, annotations.OCIBackendNetworkSecurityGroup: n2},
 			wantMode: lbops.SecurityRuleNSG, wantNSGs: []string{n1, n2}, wantBackend: []string{n2}},
-		{name: "SL-All is All", kind: lbops.KindLB, ann: map[annotations.Name]string{annotations.OCISecurityRuleManagementMode: "SL-All"}, wantMode: "All"},
-		{name: "None overrides", kind: lbops.KindNLB, ann: map[annotations.Name]string{annotations.OCISecurityRuleManagementMode: "None"}, wantMode: "None"},
+		{name: "SL-All is All", kind: lbops.KindLB, ann: map[annotations.Name]string{annotations.OCISecurityRuleManagementMode.Name: "SL-All"}, wantMode: "All"},
+		{name: "None overrides", kind: lbops.KindNLB, ann: map[annotations.Name]string{annotations.OCISecurityRuleManagementMode.Name: "None"}, wantMode: "None"},
 		{name: "backends are read in mode NSG only", kind: lbops.KindLB, ann: map[annotations.Name]string{annotations.OCIBackendNetworkSecurityGroup: n2}, wantMode: "Frontend"},
 		{name: "the NLB's own list name", kind: lbops.KindNLB,
 			ann:      map[annotations.Name]string{annotations.OCINLBNetworkSecurityGroups: n1, annotations.OCINetworkSecurityGroups: n2},
@@ -41,11 +41,11 @@ func TestReadNSGs(t *testing.T) {
 		{name: "five NSGs fit without mode NSG", kind: lbops.KindLB, ann: map[annotations.Name]string{annotations.OCINetworkSecurityGroups: five},
 			wantMode: "Frontend", wantNSGs: strings.Split(five, ",")},
 		{name: "five NSGs leave no place for the managed one", kind: lbops.KindLB,
-			ann:     map[annotations.Name]string{annotations.OCINetworkSecurityGroups: five, annotations.OCISecurityRuleManagementMode: "NSG"},
+			ann:     map[annotations.Name]string{annotations.OCINetworkSecurityGroups: five, annotations.OCISecurityRuleManagementMode.Name: "NSG"},
 			wantErr: "at most 4"},
 		{name: "not an NSG OCID", kind: lbops.KindLB, ann: map[annotations.Name]string{annotations.OCINetworkSecurityGroups: n1 + ",ocid1.subnet.oc1..x"},
 			wantErr: "is not a network security group OCID"},
-		{name: "an unknown mode", kind: lbops.KindLB, ann: map[annotations.Name]string{annotations.OCISecurityRuleManagementMode: "SL-Some"},
+		{name: "an unknown mode", kind: lbops.KindLB, ann: map[annotations.Name]string{annotations.OCISecurityRuleManagementMode.Name: "SL-Some"},
 			wantErr: "must be one of NSG, SL-All, SL-Frontend, None"},
 	}
 	for _, tc := range tests {

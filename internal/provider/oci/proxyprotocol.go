@@ -16,7 +16,7 @@ import (
 // naming the annotation, reported before anything changes.
 func readProxyProtocol(svc *corev1.Service, s *lbops.Settings) error {
 	if s.Kind == lbops.KindNLB {
-		on, err := annotations.OCINLBIsPpv2Enabled.BoolFromService(svc)
+		on, err := annotations.OCINLBIsPpv2Enabled.FromService(svc)
 		if errors.Is(err, annotations.ErrNotSet) {
 			return nil
 		}
@@ -25,15 +25,16 @@ func readProxyProtocol(svc *corev1.Service, s *lbops.Settings) error {
 		}
 		return err
 	}
-	v, err := annotations.OCILBConnectionProxyProtocolVersion.IntFromService(svc)
+	// The versions by name rather than the descriptor's "between 1 and 2".
+	version := annotations.OCILBConnectionProxyProtocolVersion
+	v, err := version.FromServiceIn(svc, 0, 0)
 	switch {
 	case errors.Is(err, annotations.ErrNotSet):
 		return nil
 	case err != nil:
 		return err
-	case v != 1 && v != 2:
-		return annotations.OCILBConnectionProxyProtocolVersion.Invalid(svc.Annotations[string(annotations.OCILBConnectionProxyProtocolVersion)],
-			"must be 1 or 2 (the PROXY protocol versions)")
+	case v < version.Min || v > version.Max:
+		return version.Invalid(svc.Annotations[version.String()], "must be 1 or 2 (the PROXY protocol versions)")
 	}
 	s.ProxyProtocol = v
 	return nil

@@ -14,8 +14,8 @@ import (
 // is refused with the Service and the annotation named, before the
 // operations layer is called (nothing changes in OCI).
 func TestProxyProtocolAnnotations(t *testing.T) {
-	lbV, nlbOn := string(annotations.OCILBConnectionProxyProtocolVersion), string(annotations.OCINLBIsPpv2Enabled)
-	typ := string(annotations.OCILoadBalancerType)
+	lbV, nlbOn := annotations.OCILBConnectionProxyProtocolVersion.String(), annotations.OCINLBIsPpv2Enabled.String()
+	typ := annotations.OCILoadBalancerType.String()
 	tests := []struct {
 		name    string
 		ann     map[string]string

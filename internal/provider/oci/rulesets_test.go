@@ -16,7 +16,7 @@ import (
 // annotation before the operations layer is called; a Network Load
 // Balancer gets a Warning Event and no rule sets, and is still ensured.
 func TestRuleSetsAnnotation(t *testing.T) {
-	rs, typ := string(annotations.OCILBRuleSets), string(annotations.OCILoadBalancerType)
+	rs, typ := string(annotations.OCILBRuleSets), annotations.OCILoadBalancerType.String()
 	good := `{"hdr": {"items": [{"action": "ADD_HTTP_REQUEST_HEADER", "header": "x-env", "value": "prod"}]}, "size": {"items": [{"action": "HTTP_HEADER", "httpLargeHeaderSizeInKB": 16}]}}`
 	tests := []struct {
 		name      string

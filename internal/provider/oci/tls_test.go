@@ -57,13 +57,13 @@ func TestReadTLS(t *testing.T) {
 	)
 	ports := []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, NodePort: 30080},
 		{Name: "https", Protocol: corev1.ProtocolTCP, Port: 443, NodePort: 30443}}
-	const (
+	var (
 		sslPorts  = string(annotations.OCILBSSLPorts)
 		secret    = string(annotations.OCILBTLSSecret)
 		bsSecret  = string(annotations.OCILBTLSBackendSetSecret)
 		lsConfig  = string(annotations.OCILBListenerSSLConfig)
 		bsConfig  = string(annotations.OCILBBackendSetSSLConfig)
-		lbTypeKey = string(annotations.OCILoadBalancerType)
+		lbTypeKey = annotations.OCILoadBalancerType.String()
 	)
 	tests := []struct {
 		name    string

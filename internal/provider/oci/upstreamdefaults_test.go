@@ -22,7 +22,7 @@ func TestUpstreamDefaults(t *testing.T) {
 		preserveSource    bool
 		name              string
 	}
-	nlb := map[string]string{string(annotations.OCILoadBalancerType): "nlb"}
+	nlb := map[string]string{annotations.OCILoadBalancerType.String(): "nlb"}
 	local := func(s *corev1.Service) { s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal }
 	for _, tc := range []struct {
 		name     string
@@ -39,16 +39,16 @@ func TestUpstreamDefaults(t *testing.T) {
 		{name: "upstream LB, the config's mode", upstream: true, cfg: config.LoadBalancerConfig{SecurityListManagementMode: "Frontend"},
 			want: want{interval: 10 * time.Second, timeout: 3 * time.Second, mode: "Frontend", name: "1234-uid"}},
 		{name: "upstream LB, annotations win", upstream: true, ann: map[string]string{
-			string(annotations.OCILBHealthCheckInterval): "20000", string(annotations.HealthCheckTimeout): "4s",
-			string(annotations.OCILBSecurityListManagementMode): "None"},
+			annotations.OCILBHealthCheckInterval.String(): "20000", annotations.HealthCheckTimeout.String(): "4s",
+			annotations.OCILBSecurityListManagementMode.String(): "None"},
 			want: want{interval: 20 * time.Second, timeout: 4 * time.Second, mode: "None", name: "1234-uid"}},
 		{name: "ccmkit NLB", ann: nlb, edit: local, want: want{interval: 5 * time.Second, timeout: 2 * time.Second, mode: "None", name: "1234-uid"}},
 		{name: "upstream NLB, Cluster", upstream: true, ann: nlb,
 			want: want{interval: 10 * time.Second, timeout: 3 * time.Second, mode: "None", publishPrivate: true, name: "default/web/1234-uid"}},
 		{name: "upstream NLB, Local", upstream: true, ann: nlb, edit: local,
 			want: want{interval: 10 * time.Second, timeout: 3 * time.Second, mode: "None", publishPrivate: true, preserveSource: true, name: "default/web/1234-uid"}},
-		{name: "upstream NLB, annotations win", upstream: true, edit: local, ann: map[string]string{string(annotations.OCILoadBalancerType): "nlb",
-			string(annotations.OCINLBIsPreserveSource): "false", string(annotations.OCINLBExternalIPOnly): "true"},
+		{name: "upstream NLB, annotations win", upstream: true, edit: local, ann: map[string]string{annotations.OCILoadBalancerType.String(): "nlb",
+			annotations.OCINLBIsPreserveSource.String(): "false", annotations.OCINLBExternalIPOnly.String(): "true"},
 			want: want{interval: 10 * time.Second, timeout: 3 * time.Second, mode: "None", name: "default/web/1234-uid"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -75,7 +75,7 @@ func TestUpstreamDefaults(t *testing.T) {
 			// annotation of None leaves it the default's, so that the rules
 			// written before are removed).
 			ref := tr.Ref(svc)
-			_, modeSet := tc.ann[string(annotations.OCILBSecurityListManagementMode)]
+			_, modeSet := tc.ann[annotations.OCILBSecurityListManagementMode.String()]
 			if (!modeSet && ref.SecurityListMode != d.SecurityListMode) || ref.PublishPrivate != d.PublishPrivate {
 				t.Errorf("Ref mode %s, publish private %v; Desired %s, %v", ref.SecurityListMode, ref.PublishPrivate, d.SecurityListMode, d.PublishPrivate)
 			}
@@ -86,10 +86,10 @@ func TestUpstreamDefaults(t *testing.T) {
 // A Service that names no shape keeps the shape its load balancer has.
 func TestShapeFromDefault(t *testing.T) {
 	tr := &ociTranslator{cfg: config.LoadBalancerConfig{Subnet1: testSubnet}}
-	for ann, want := range map[string]bool{"": true, string(annotations.OCILBShape): false, string(annotations.OCILBShapeFlexMax): false} {
+	for ann, want := range map[string]bool{"": true, string(annotations.OCILBShape): false, annotations.OCILBShapeFlexMax.String(): false} {
 		a := map[string]string{}
 		if ann != "" {
-			a[ann] = map[string]string{string(annotations.OCILBShape): "flexible", string(annotations.OCILBShapeFlexMax): "200"}[ann]
+			a[ann] = map[string]string{string(annotations.OCILBShape): "flexible", annotations.OCILBShapeFlexMax.String(): "200"}[ann]
 		}
 		d, _, err := tr.Desired("k", lbService(a), nil)
 		if err != nil {

@@ -22,21 +22,21 @@ var badAnnotations = []struct {
 	name  annotations.Name
 	value string
 }{
-	{annotations.TencentLBType, "public-ish"},
-	{annotations.TencentLBType, "private"}, // no subnet
+	{annotations.TencentLBType.Name, "public-ish"},
+	{annotations.TencentLBType.Name, "private"}, // no subnet
 	{annotations.TencentLBInternalSubnetID, "subnet 1"},
-	{annotations.TencentLBKind, "classic"},
-	{annotations.HealthCheckEnabled, "yes please"},
-	{annotations.HealthCheckProtocol, "ICMP"},
-	{annotations.HealthCheckPort, "70000"},
-	{annotations.HealthCheckInterval, "1ms"},
-	{annotations.HealthCheckTimeout, "five"},
-	{annotations.HealthCheckHealthyThreshold, "1"},
+	{annotations.TencentLBKind.Name, "classic"},
+	{annotations.HealthCheckEnabled.Name, "yes please"},
+	{annotations.HealthCheckProtocol.Name, "ICMP"},
+	{annotations.HealthCheckPort.Name, "70000"},
+	{annotations.HealthCheckInterval.Name, "1ms"},
+	{annotations.HealthCheckTimeout.Name, "five"},
+	{annotations.HealthCheckHealthyThreshold.Name, "1"},
 	{annotations.NodeSelector, "a=b=c"},
 	{annotations.TKEBackendsLabel, "a=b=c"},
-	{annotations.TKELocalOnlyBindNodeWithPod, "only-if-ready"},
-	{annotations.HealthCheckUnhealthyThreshold, "11"},
-	{annotations.TKEPassToTarget, "sometimes"},
+	{annotations.TKELocalOnlyBindNodeWithPod.Name, "only-if-ready"},
+	{annotations.HealthCheckUnhealthyThreshold.Name, "11"},
+	{annotations.TKEPassToTarget.Name, "sometimes"},
 	{annotations.TKESpecifyProtocol, `{"80":"TCP_SSL"}`},
 	{annotations.TKESpecifyProtocol, `{"80":{"protocol":["HTTP"],"hosts":{"a.example.com":{}}}}`},
 	{annotations.TKESpecifyProtocol, `{"80":{"protocol":["TCP","UDP"]}}`},

@@ -23,20 +23,20 @@ import (
 // annotations carry (clb v20180317 models.go: InternetAccessible,
 // CreateLoadBalancerRequestParams).
 var (
-	// chargeTypes: TKE's annotation documents the two postpaid modes; the
-	// API also takes BANDWIDTH_PACKAGE (with a bandwidth package) and
-	// BANDWIDTH_PREPAID, which only extensiveParameters may ask for.
-	annotationChargeTypes = []string{"BANDWIDTH_POSTPAID_BY_HOUR", "TRAFFIC_POSTPAID_BY_HOUR"}
-	apiChargeTypes        = []string{"BANDWIDTH_POSTPAID_BY_HOUR", "TRAFFIC_POSTPAID_BY_HOUR", "BANDWIDTH_PACKAGE", "BANDWIDTH_PREPAID"}
-	addressIPVersions     = []string{"IPV4", "IPV6", "IPV6FULLCHAIN"} // case-insensitive
-	vipIsps               = []string{"BGP", "CMCC", "CUCC", "CTCC"}
-	bandwidthPkgSubTypes  = []string{"SINGLEISP", "BGP", "HIGH_QUALITY_BGP", "SINGLEISP_CMCC", "SINGLEISP_CTCC", "SINGLEISP_CUCC"}
+	// apiChargeTypes: the annotations take the two postpaid modes
+	// (annotations.TKEInternetChargeType); BANDWIDTH_PACKAGE (with a
+	// bandwidth package) and BANDWIDTH_PREPAID only extensiveParameters.
+	apiChargeTypes       = []string{"BANDWIDTH_POSTPAID_BY_HOUR", "TRAFFIC_POSTPAID_BY_HOUR", "BANDWIDTH_PACKAGE", "BANDWIDTH_PREPAID"}
+	addressIPVersions    = []string{"IPV4", "IPV6", "IPV6FULLCHAIN"} // case-insensitive
+	vipIsps              = []string{"BGP", "CMCC", "CUCC", "CTCC"}
+	bandwidthPkgSubTypes = []string{"SINGLEISP", "BGP", "HIGH_QUALITY_BGP", "SINGLEISP_CMCC", "SINGLEISP_CTCC", "SINGLEISP_CUCC"}
 )
 
 // maxBandwidthOut is the top of InternetMaxBandwidthOut for a public
 // shared CLB, the kind the CCM creates ("对于公网属性的共享型和独占型 CLB
-// 实例，最大出带宽的范围为1Mbps-2048Mbps"; TKE documents the same range).
-const maxBandwidthOut = 2048
+// 实例，最大出带宽的范围为1Mbps-2048Mbps"; TKE documents the same range),
+// the annotation's range.
+var maxBandwidthOut = int64(annotations.TKEInternetMaxBandwidthOut.Max)
 
 // extensiveParameters is the part of CreateLoadBalancer that TKE's
 // passthrough annotation may set. Decoding refuses any other field.
@@ -65,7 +65,7 @@ var ccmOwnedFields = map[string]string{
 	"Forward":                  "always an application CLB",
 	"ClientToken":              "the CCM's, for idempotent creation",
 	"Number":                   "one CLB per Service",
-	"LoadBalancerPassToTarget": "use " + string(annotations.TKEPassToTarget),
+	"LoadBalancerPassToTarget": "use " + annotations.TKEPassToTarget.String(),
 	"ProjectId":                "the default project",
 }
 
@@ -76,11 +76,11 @@ func creation(svc *v1.Service, p lbspec.Placement) (clbops.Creation, string, []l
 	var c clbops.Creation
 	var errs annotations.Problems
 
-	charge := agreeing(svc, errs.Check, annotations.TKEInternetChargeType, annotations.TKELegacyInternetChargeType, func(n annotations.Name) (string, error) {
-		return n.EnumFromService(svc, annotationChargeTypes...)
+	charge := agreeing(&errs, annotations.TKEInternetChargeType, annotations.TKELegacyInternetChargeType, func(n annotations.Enum) (string, error) {
+		return n.FromService(svc)
 	})
-	bandwidth := agreeing(svc, errs.Check, annotations.TKEInternetMaxBandwidthOut, annotations.TKELegacyInternetMaxBandwidthOut, func(n annotations.Name) (string, error) {
-		v, err := n.IntInRangeFromService(svc, 1, maxBandwidthOut)
+	bandwidth := agreeing(&errs, annotations.TKEInternetMaxBandwidthOut, annotations.TKELegacyInternetMaxBandwidthOut, func(n annotations.Int) (string, error) {
+		v, err := n.FromService(svc)
 		return strconv.Itoa(v), err
 	})
 	c.InternetChargeType = charge
@@ -110,14 +110,14 @@ func creation(svc *v1.Service, p lbspec.Placement) (clbops.Creation, string, []l
 
 // agreeing reads the setting under its name and its legacy name: either
 // may be set; both set must say the same.
-func agreeing(svc *v1.Service, check func(error) bool, name, legacy annotations.Name, read func(annotations.Name) (string, error)) string {
+func agreeing[D annotations.Descriptor](errs *annotations.Problems, name, legacy D, read func(D) (string, error)) string {
 	v, err := read(name)
-	ok := check(err)
+	ok := errs.Check(err)
 	lv, lerr := read(legacy)
-	lok := check(lerr)
+	lok := errs.Check(lerr)
 	switch {
 	case ok && lok && v != lv:
-		check(fmt.Errorf("annotations %s (%s) and %s (%s) disagree: set only one of them", name, v, legacy, lv))
+		errs.Check(fmt.Errorf("annotations %s (%s) and %s (%s) disagree: set only one of them", name.Key(), v, legacy.Key(), lv))
 		return ""
 	case ok:
 		return v

@@ -14,11 +14,11 @@ import (
 )
 
 func TestCreationAnnotations(t *testing.T) {
-	const (
-		charge    = string(annotations.TKEInternetChargeType)
-		bandwidth = string(annotations.TKEInternetMaxBandwidthOut)
-		oldCharge = string(annotations.TKELegacyInternetChargeType)
-		oldBW     = string(annotations.TKELegacyInternetMaxBandwidthOut)
+	var (
+		charge    = annotations.TKEInternetChargeType.String()
+		bandwidth = annotations.TKEInternetMaxBandwidthOut.String()
+		oldCharge = annotations.TKELegacyInternetChargeType.String()
+		oldBW     = annotations.TKELegacyInternetMaxBandwidthOut.String()
 		ext       = string(annotations.TKEExtensiveParameters)
 	)
 	public, private, adopted := lbspec.Placement{}, lbspec.Placement{Internal: true, SubnetID: "subnet-12345678"}, lbspec.Placement{AdoptID: "lb-12345678"}
@@ -93,7 +93,7 @@ func TestCreationSettingsAgainstCloudsim(t *testing.T) {
 	ctx := context.Background()
 	svc := subsetService("web", types.UID("uid-creation"))
 	svc.Annotations = map[string]string{
-		string(annotations.TKEInternetMaxBandwidthOut): "200",
+		annotations.TKEInternetMaxBandwidthOut.String(): "200",
 		string(annotations.TKEExtensiveParameters): `{"InternetAccessible":{"InternetChargeType":"BANDWIDTH_PACKAGE"},"VipIsp":"CTCC",` +
 			`"LoadBalancerName":"shop_web","Tags":[{"TagKey":"team","TagValue":"shop"}]}`,
 	}
@@ -116,7 +116,7 @@ func TestCreationSettingsAgainstCloudsim(t *testing.T) {
 	}
 
 	// The user now asks for another bandwidth: reported once, nothing written.
-	svc.Annotations[string(annotations.TKEInternetMaxBandwidthOut)] = "500"
+	svc.Annotations[annotations.TKEInternetMaxBandwidthOut.String()] = "500"
 	e.sim.ResetCalls()
 	for range 2 {
 		if _, err := e.lb.EnsureLoadBalancer(ctx, "k8s", svc, e.nodes); err != nil {

@@ -18,7 +18,7 @@ import (
 // when the Service does not show it already, a hand-set value overwritten,
 // and removed when the Service stops being a LoadBalancer.
 func TestLoadBalanceIDAnnotation(t *testing.T) {
-	const key = string(annotations.TKELoadBalanceID)
+	var key = string(annotations.TKELoadBalanceID)
 	const theID = "<the CLB's id>" // replaced by the id cloudsim gave
 	for _, tt := range []struct {
 		name string

@@ -123,8 +123,8 @@ func (t *clbTranslator) Desired(clusterName string, svc *v1.Service, nodes []*v1
 // (migration.md: TKE documents no default, and a CLB it made keeps its
 // own); local-svc-only-bind-node-with-pod defaults to false, as on TKE.
 func readSettings(svc *v1.Service, tkeDefaults bool) (clbops.Settings, error) {
-	s := clbops.Settings{PassToTarget: true}
-	v, err := annotations.TKEPassToTarget.BoolFromService(svc)
+	s := clbops.Settings{PassToTarget: annotations.TKEPassToTarget.Default}
+	v, err := annotations.TKEPassToTarget.FromService(svc)
 	switch {
 	case err == nil:
 		s.PassToTarget = v
@@ -133,14 +133,14 @@ func readSettings(svc *v1.Service, tkeDefaults bool) (clbops.Settings, error) {
 	case tkeDefaults:
 		s.PassToTarget, s.KeepPassToTarget = false, true
 	}
-	v, err = annotations.TKELocalOnlyBindNodeWithPod.BoolFromService(svc)
+	v, err = annotations.TKELocalOnlyBindNodeWithPod.FromService(svc)
 	switch {
 	case err == nil:
 		s.EndpointNodesOnly = v
 	case !errors.Is(err, annotations.ErrNotSet):
 		return s, err
 	}
-	v, err = annotations.TKELocalWeightedBalance.BoolFromService(svc)
+	v, err = annotations.TKELocalWeightedBalance.FromService(svc)
 	switch {
 	case err == nil:
 		s.WeightedBalance = v
@@ -276,7 +276,7 @@ func placement(clusterName string, svc *v1.Service) (lbspec.Placement, error) {
 			errs.Check(annotations.TKEExistedLBID.Invalid(id, "must be a CLB id like lb-12345678"))
 		}
 	}
-	if kind, err := annotations.TencentLBKind.EnumFromService(svc, "application", "classic"); errs.Check(err) && kind == "classic" {
+	if kind, err := annotations.TencentLBKind.FromService(svc); errs.Check(err) && kind == "classic" {
 		errs.Check(annotations.TencentLBKind.Invalid(kind, "classic CLBs are not supported; use application (the default)"))
 	}
 	if name, err := annotations.TencentLBName.StringFromService(svc); errs.Check(err) {
@@ -306,7 +306,7 @@ func placement(clusterName string, svc *v1.Service) (lbspec.Placement, error) {
 	if p.SubnetID == "" {
 		p.SubnetID = tkeSubnet
 	}
-	lbType, err := annotations.TencentLBType.EnumFromService(svc, "public", "private")
+	lbType, err := annotations.TencentLBType.FromService(svc)
 	switch {
 	case errs.Check(err):
 		p.Internal = lbType == "private"

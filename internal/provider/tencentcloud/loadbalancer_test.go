@@ -25,13 +25,13 @@ func lbService(ann map[string]string) *v1.Service {
 }
 
 func TestPlacement(t *testing.T) {
-	const (
-		seedType   = string(annotations.TencentLBType)
+	var (
+		seedType   = annotations.TencentLBType.String()
 		seedSubnet = string(annotations.TencentLBInternalSubnetID)
 		tkeSubnet  = string(annotations.TKEInternalSubnetID)
 		adopt      = string(annotations.TKEExistedLBID)
 		name       = string(annotations.TencentLBName)
-		kind       = string(annotations.TencentLBKind)
+		kind       = annotations.TencentLBKind.String()
 	)
 	tests := []struct {
 		name    string
@@ -130,8 +130,8 @@ func TestBadAnnotationTouchesNothing(t *testing.T) {
 		return clbops.New(noCalls{}, clbops.Config{VpcID: testVPC})
 	}, lbkit.Config{Provider: ProviderName})
 	svc := lbService(map[string]string{
-		string(annotations.HealthCheckInterval): "often",
-		string(annotations.TencentLBType):       "private",
+		annotations.HealthCheckInterval.String(): "often",
+		annotations.TencentLBType.String():       "private",
 	})
 	nodes := []*v1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Spec: v1.NodeSpec{ProviderID: "tencentcloud:///ap-guangzhou-3/ins-abcd1234"}}}
 	for name, call := range map[string]func() error{
@@ -178,7 +178,7 @@ func TestSpecPassToTarget(t *testing.T) {
 		t.Run(tc.value, func(t *testing.T) {
 			ann := map[string]string{}
 			if tc.value != "" {
-				ann[string(annotations.TKEPassToTarget)] = tc.value
+				ann[annotations.TKEPassToTarget.String()] = tc.value
 			}
 			spec, _, err := (&clbTranslator{}).Desired("kubernetes", lbTestService(ann), nil)
 			if err != nil {
@@ -206,7 +206,7 @@ func TestTKEDefaults(t *testing.T) {
 		{"ours", false, nil, lbspec.HealthCheckHTTP, lbspec.KubeProxyHealthPort, false, true},
 		{"TKE's: CLB's TCP check of the NodePort, pass-to-target left alone", true, nil, lbspec.HealthCheckTCP, 0, true, false},
 		{"TKE's, annotations win", true, map[string]string{
-			string(annotations.TKEPassToTarget): "true", string(annotations.HealthCheckProtocol): "http", string(annotations.HealthCheckPort): "10256",
+			annotations.TKEPassToTarget.String(): "true", annotations.HealthCheckProtocol.String(): "http", annotations.HealthCheckPort.String(): "10256",
 		}, lbspec.HealthCheckHTTP, 10256, false, true},
 	}
 	for _, tc := range tests {

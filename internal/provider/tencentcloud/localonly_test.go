@@ -39,7 +39,7 @@ func TestLocalOnlyBindNodeWithPod(t *testing.T) {
 				svc.Spec.HealthCheckNodePort = 32000
 			}
 			if tt.ann != "" {
-				svc.Annotations = map[string]string{string(annotations.TKELocalOnlyBindNodeWithPod): tt.ann}
+				svc.Annotations = map[string]string{annotations.TKELocalOnlyBindNodeWithPod.String(): tt.ann}
 			}
 			var eps []discoveryv1.Endpoint
 			for _, i := range tt.endpoints {

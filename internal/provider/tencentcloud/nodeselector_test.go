@@ -15,7 +15,7 @@ import (
 // Managed TKE's qcloud-loadbalancer-backends-label selects the nodes as our
 // node-selector does; both set must agree, else the Service is refused.
 func TestTKEBackendsLabel(t *testing.T) {
-	const (
+	var (
 		tke  = string(annotations.TKEBackendsLabel)
 		ours = string(annotations.NodeSelector)
 	)

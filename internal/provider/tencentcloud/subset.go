@@ -19,7 +19,7 @@ import (
 func (t *clbTranslator) BackendLimit(ctx context.Context, d *clbops.Desired) lbsubset.Limit {
 	if t.quotas == nil || len(d.Backends) <= clbops.DefaultTargetQuota {
 		if d.EndpointNodesOnly {
-			return lbsubset.Limit{EndpointNodesOnly: true, WeightCap: weightCap(d), What: string(annotations.TKELocalOnlyBindNodeWithPod)}
+			return lbsubset.Limit{EndpointNodesOnly: true, WeightCap: weightCap(d), What: annotations.TKELocalOnlyBindNodeWithPod.String()}
 		}
 		return lbsubset.Limit{}
 	}

@@ -26,8 +26,8 @@ func TestLocalWeightedBalance(t *testing.T) {
 	svc := subsetService("local", types.UID("uid-weighted"))
 	svc.Spec.ExternalTrafficPolicy, svc.Spec.HealthCheckNodePort = v1.ServiceExternalTrafficPolicyLocal, 32000
 	svc.Annotations = map[string]string{
-		string(annotations.TKELocalOnlyBindNodeWithPod): "true",
-		string(annotations.TKELocalWeightedBalance):     "true",
+		annotations.TKELocalOnlyBindNodeWithPod.String(): "true",
+		annotations.TKELocalWeightedBalance.String():     "true",
 	}
 	endpoints := func(perNode map[int]int) *discoveryv1.EndpointSlice {
 		es := &discoveryv1.EndpointSlice{
@@ -121,7 +121,7 @@ func TestLocalWeightedBalance(t *testing.T) {
 // and says so.
 func TestLocalWeightedBalanceAlone(t *testing.T) {
 	tr := &clbTranslator{}
-	svc := lbService(map[string]string{string(annotations.TKELocalWeightedBalance): "true"})
+	svc := lbService(map[string]string{annotations.TKELocalWeightedBalance.String(): "true"})
 	d, warnings, err := tr.Desired("k8s", svc, nil)
 	if err != nil {
 		t.Fatal(err)

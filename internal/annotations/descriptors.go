@@ -1,0 +1,50 @@
+package annotations
+
+// Descriptors lists every typed annotation, for ./gen, which takes the
+// reference's Type and Default from them and fails when a descriptor
+// declared in this package is missing here (or one here is undeclared).
+func Descriptors() []Descriptor {
+	return []Descriptor{
+		TencentLBType,
+		TencentLBKind,
+		TKEPassToTarget,
+		HealthCheckEnabled,
+		HealthCheckProtocol,
+		HealthCheckPort,
+		HealthCheckInterval,
+		HealthCheckTimeout,
+		HealthCheckHealthyThreshold,
+		HealthCheckUnhealthyThreshold,
+		DrainPeriod,
+		SessionAffinityTimeout,
+		OCILoadBalancerType,
+		OCILBInternal,
+		OCILBShapeFlexMin,
+		OCILBShapeFlexMax,
+		OCILBHealthCheckRetries,
+		OCILBHealthCheckInterval,
+		OCILBHealthCheckTimeout,
+		OCILBConnectionIdleTimeout,
+		OCILBBackendProtocol,
+		OCILBSecurityListManagementMode,
+		OCINLBInternal,
+		OCINLBHealthCheckRetries,
+		OCINLBHealthCheckInterval,
+		OCINLBHealthCheckTimeout,
+		OCINLBBackendPolicy,
+		OCINLBIsPreserveSource,
+		OCINLBExternalIPOnly,
+		OCINLBSecurityListManagementMode,
+		OCISecurityRuleManagementMode,
+		OCILBPolicy,
+		OCIIngressIPMode,
+		OCILBConnectionProxyProtocolVersion,
+		OCINLBIsPpv2Enabled,
+		TKELocalOnlyBindNodeWithPod,
+		TKELocalWeightedBalance,
+		TKEInternetChargeType,
+		TKEInternetMaxBandwidthOut,
+		TKELegacyInternetChargeType,
+		TKELegacyInternetMaxBandwidthOut,
+	}
+}
