@@ -50,7 +50,7 @@ func TestProblemsAdd(t *testing.T) {
 	p.Add(nil)
 	p.Add(errors.Join(e1, e2))
 	p.Add(e3)
-	if len(p) != 3 || p[0] != e1 || p[1] != e2 || p[2] != e3 {
+	if len(p) != 3 || p[0] != e1 || p[1] != e2 || p[2] != e3 { //nolint:errorlint // identity, not a match: Add must keep each error itself, not the joined one
 		t.Fatalf("problems %v, want [one two three]", p)
 	}
 }

@@ -187,7 +187,7 @@ func TestBatcherCancellation(t *testing.T) {
 	stayer := b.Add(context.Background(), "b")
 	cancel()
 	if _, _, err := quitter.Result(ctx, "a"); !errors.Is(err, context.Canceled) {
-		t.Errorf("the cancelled waiter: %v, want %v", err, context.Canceled)
+		t.Errorf("the canceled waiter: %v, want %v", err, context.Canceled)
 	}
 	close(f.gate)
 	if v, found, err := stayer.Result(context.Background(), "b"); err != nil || !found || v != "v-b" {

@@ -31,12 +31,15 @@ func TestOpOneTag(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			func() (err error) {
+			run := func() (err error) {
 				ctx, done := op.Start(klog.NewContext(context.Background(), logger))
 				defer done(&err)
 				klog.FromContext(ctx).Info("Creating load balancer")
 				return tc.err
-			}()
+			}
+			if err := run(); !errors.Is(err, tc.err) {
+				t.Fatalf("run returned %v, want %v", err, tc.err)
+			}
 			after, err := Sum("ccmkit_provider_operations_total", labels)
 			if err != nil {
 				t.Fatal(err)

@@ -164,10 +164,6 @@ type Desired interface{ LBSpec() *Spec }
 // Range bounds a value; the zero Range means no bound.
 type Range[T int | time.Duration] struct{ Min, Max T }
 
-func (r Range[T]) contains(v T) bool {
-	return (r.Min == 0 && r.Max == 0) || (v >= r.Min && v <= r.Max)
-}
-
 func (r Range[T]) clamp(v T) T {
 	if r.Min == 0 && r.Max == 0 {
 		return v
