@@ -1,4 +1,5 @@
-// Command demo runs the whole product on one machine: a real kube-apiserver and
+// Command demo runs the whole product on one machine, for Tencent Cloud (the
+// default) or OCI (--cloud oci, oci.go): a real kube-apiserver and
 // etcd, cloudsim seeded with a few Tencent CVM instances, matching Nodes
 // registered the way kubelets with --cloud-provider=external do, and the
 // cloud-controller-manager as its own process with the shipped RBAC. It prints

@@ -160,8 +160,14 @@ var (
 	// drain: true. 0 removes targets at once.
 	//
 	// Providers: all
-	DrainPeriod = Duration{Name: Prefix + "drain-period", Max: time.Hour,
-		DefaultDoc: "the cloud config's lb_drain_period (Tencent) or lbDrainPeriod (OCI), 30s unless set"}
+	//
+	// The default (our choice): long enough for short requests under way to
+	// finish, short enough that a node's replacement is not held up;
+	// Services with long-lived connections raise it. The maximum (our
+	// choice) bounds the cloud config's as well: a node being removed is
+	// rarely kept longer, and a target drained this long carries nothing.
+	DrainPeriod = Duration{Name: Prefix + "drain-period", Max: time.Hour, Default: 30 * time.Second,
+		DefaultDoc: "30s, or the cloud config's lb_drain_period (Tencent) or lbDrainPeriod (OCI)"}
 
 	// SessionAffinityTimeout is how long a client keeps going to the same
 	// target with sessionAffinity: ClientIP. Without it the Service's

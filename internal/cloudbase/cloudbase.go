@@ -1,7 +1,10 @@
-// Package cloudbase is what every provider of this CCM answers the same way
-// in cloudprovider.Interface: the interfaces that InstancesV2 replaced are
-// not implemented, and no cluster ID is required. A provider embeds V2Only
-// and implements the rest.
+// Package cloudbase is what every provider of this CCM answers the same way:
+// in cloudprovider.Interface, the interfaces that InstancesV2 replaced are
+// not implemented and no cluster ID is required (a provider embeds V2Only
+// and implements the rest); and the rules every cloud's lookups follow
+// where a cloud's reads lag its writes (readlag.go: absence is not proof
+// of deletion for a young Node; initage.go; reconciled.go: the end of a
+// Service's last reconcile, which a shared listing must postdate).
 package cloudbase
 
 import cloudprovider "k8s.io/cloud-provider"

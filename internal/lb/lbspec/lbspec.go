@@ -416,17 +416,6 @@ func sessionAffinity(svc *corev1.Service, lim Limits) (SessionAffinity, error) {
 	return SessionAffinity{ClientIP: true, Timeout: timeout}, nil
 }
 
-// DefaultDrainPeriod is the drain period when neither the annotation nor
-// the cloud config sets one: long enough for short requests under way to
-// finish, short enough that a node's replacement is not held up. Services
-// with long-lived connections raise it.
-const DefaultDrainPeriod = 30 * time.Second
-
-// MaxDrainPeriod bounds the drain period, the cloud config's as the
-// annotation's (our choice: a node being removed is rarely kept longer,
-// and a target drained this long carries nothing).
-var MaxDrainPeriod = annotations.DrainPeriod.Max
-
 func drainPeriod(svc *corev1.Service, def time.Duration) (time.Duration, error) {
 	d, err := annotations.DrainPeriod.FromService(svc)
 	switch {

@@ -30,9 +30,9 @@ import (
 	"github.com/oracle/oci-go-sdk/v65/common"
 	"sigs.k8s.io/yaml"
 
+	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/internal/cloudbase"
 	"github.com/ccmkit/ccm/internal/cloudconfig"
-	"github.com/ccmkit/ccm/internal/lb/lbspec"
 	"github.com/ccmkit/ccm/internal/oci/ociauth"
 )
 
@@ -376,7 +376,7 @@ const maxKeyFileSize = 64 << 10
 func Load(r io.Reader) (*Config, error) {
 	l := &loader{}
 	// The defaults of what the file may leave unset.
-	cfg := &Config{InstanceCacheTTL: DefaultInstanceCacheTTL, ReadLagWindow: cloudbase.DefaultReadLagWindow, LBDriftCheckPeriod: DefaultLBDriftCheckPeriod, LBDrainPeriod: lbspec.DefaultDrainPeriod}
+	cfg := &Config{InstanceCacheTTL: DefaultInstanceCacheTTL, ReadLagWindow: cloudbase.DefaultReadLagWindow, LBDriftCheckPeriod: DefaultLBDriftCheckPeriod, LBDrainPeriod: annotations.DrainPeriod.Default}
 	if r == nil {
 		l.Addf("no cloud config: start the CCM with --cloud-config naming a cloud-provider.yaml")
 		return nil, l.Err("oci")
@@ -557,8 +557,8 @@ func (l *loader) validate(cfg *Config) {
 	if cfg.ReadLagWindow < 0 || cfg.ReadLagWindow > cloudbase.MaxReadLagWindow {
 		l.Addf("readLagWindow %q: must be between 0s and %s", cfg.ReadLagWindow, cloudbase.MaxReadLagWindow)
 	}
-	if cfg.LBDrainPeriod > lbspec.MaxDrainPeriod {
-		l.Addf("lbDrainPeriod %q: must be at most %s", cfg.LBDrainPeriod, lbspec.MaxDrainPeriod)
+	if cfg.LBDrainPeriod > annotations.DrainPeriod.Max {
+		l.Addf("lbDrainPeriod %q: must be at most %s", cfg.LBDrainPeriod, annotations.DrainPeriod.Max)
 	}
 	a := &cfg.Auth
 	ip := cfg.InstancePrincipals()

@@ -1,3 +1,11 @@
+// Package ocipreflight is the OCI provider's preflight checks (the
+// cloud-controller-manager's preflight subcommand): the config, the
+// credentials (API key or instance principal), the IAM permissions the
+// CCM's operations need (internal/cloudpolicy/ociiam), the VCN and subnets
+// the config names, and the load balancer quotas, each read with the
+// official SDK. The
+// framework (report, registration, the checks every cloud shares) is
+// internal/preflight.
 package ocipreflight
 
 import (

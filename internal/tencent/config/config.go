@@ -27,9 +27,9 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
 
+	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/internal/cloudbase"
 	"github.com/ccmkit/ccm/internal/cloudconfig"
-	"github.com/ccmkit/ccm/internal/lb/lbspec"
 	"github.com/ccmkit/ccm/internal/tencent/tcapi"
 )
 
@@ -739,10 +739,10 @@ const EnvLBDrainPeriod = envPrefix + "LB_DRAIN_PERIOD"
 
 func (l *loader) lbSettings(file map[string]string, cfg *Config) {
 	drainV := l.plain(file, "lb_drain_period", EnvLBDrainPeriod)
-	cfg.LBDrainPeriod = l.duration(drainV, "lb_drain_period", lbspec.DefaultDrainPeriod, 0,
+	cfg.LBDrainPeriod = l.duration(drainV, "lb_drain_period", annotations.DrainPeriod.Default, 0,
 		`must be a duration like "30s" or "5m" (0s deregisters at once)`)
-	if cfg.LBDrainPeriod > lbspec.MaxDrainPeriod {
-		l.Addf("lb_drain_period %q%s: must be at most %s", drainV.value, drainV.suffix(), lbspec.MaxDrainPeriod)
+	if cfg.LBDrainPeriod > annotations.DrainPeriod.Max {
+		l.Addf("lb_drain_period %q%s: must be at most %s", drainV.value, drainV.suffix(), annotations.DrainPeriod.Max)
 	}
 	period := l.plain(file, "lb_drift_check_period", EnvLBDriftCheckPeriod)
 	cfg.LBDriftCheckPeriod = l.duration(period, "lb_drift_check_period", DefaultLBDriftCheckPeriod, 0,

@@ -15,9 +15,9 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/ccmkit/ccm/internal/annotations"
 	"github.com/ccmkit/ccm/internal/cloudbase"
 	"github.com/ccmkit/ccm/internal/cloudconfig"
-	"github.com/ccmkit/ccm/internal/lb/lbspec"
 	"github.com/ccmkit/ccm/internal/tencent/tcapi"
 )
 
@@ -56,7 +56,7 @@ func TestLoadConfigValid(t *testing.T) {
 		// the defaults Load fills in
 		APIRateLimits: tcapi.Limits{}, InstanceCacheTTL: DefaultInstanceCacheTTL, RouteCacheTTL: DefaultRouteCacheTTL,
 		ReadLagWindow:      cloudbase.DefaultReadLagWindow,
-		LBDriftCheckPeriod: DefaultLBDriftCheckPeriod, LBDeleteRetryAfter: DefaultLBDeleteRetryAfter, LBDrainPeriod: lbspec.DefaultDrainPeriod,
+		LBDriftCheckPeriod: DefaultLBDriftCheckPeriod, LBDeleteRetryAfter: DefaultLBDeleteRetryAfter, LBDrainPeriod: annotations.DrainPeriod.Default,
 		LBDefaults: LBDefaultsCCMKit,
 	}
 	jsonDoc, _ := yaml.YAMLToJSON([]byte(validYAML))
@@ -534,7 +534,7 @@ func TestLBDurationKeys(t *testing.T) {
 		{EnvLBDeleteRetryAfter, "0s", deleteRetryAfter, 0, `lb_delete_retry_after "0s" (from TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_LB_DELETE_RETRY_AFTER): must be a positive duration`},
 		{EnvLBDeleteRetryAfter, "soon", deleteRetryAfter, 0, "must be a positive duration"},
 
-		{EnvLBDrainPeriod, "", drainPeriod, lbspec.DefaultDrainPeriod, ""},
+		{EnvLBDrainPeriod, "", drainPeriod, annotations.DrainPeriod.Default, ""},
 		{EnvLBDrainPeriod, "2m", drainPeriod, 2 * time.Minute, ""},
 		{EnvLBDrainPeriod, "0s", drainPeriod, 0, ""},
 		{EnvLBDrainPeriod, "2h", drainPeriod, 0, `lb_drain_period "2h" (from TENCENTCLOUD_CLOUD_CONTROLLER_MANAGER_LB_DRAIN_PERIOD): must be at most 1h0m0s`},

@@ -1,3 +1,9 @@
+// Package tcpreflight is the Tencent Cloud provider's preflight checks (the
+// cloud-controller-manager's preflight subcommand): the config, the
+// credentials, the CAM permissions the CCM's actions need
+// (internal/cloudpolicy/cam), and the VPC, route table and CLB quotas the
+// config names, each read with the official SDK. The framework (report,
+// registration, the checks every cloud shares) is internal/preflight.
 package tcpreflight
 
 import (

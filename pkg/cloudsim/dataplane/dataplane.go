@@ -1,5 +1,5 @@
 // Package dataplane makes cloudsim's load balancers carry real traffic. It
-// is dialect-neutral: a dialect (Tencent CLB, later OCI LB/NLB) keeps its own
+// is dialect-neutral: a dialect (Tencent CLB, OCI LB and NLB) keeps its own
 // API state and, whenever a load balancer changes, hands the Plane the
 // desired state of that load balancer with Sync. The Plane then
 //

@@ -1,12 +1,12 @@
 // Package tencent is cloudsim's Tencent Cloud API 3.0 dialect: the
 // TC3-HMAC-SHA256 signed JSON-POST protocol that tencentcloud-sdk-go speaks,
 // with the error envelope, dispatch by service (from the credential scope)
-// and X-TC-Action, and the emulated actions (cvm DescribeInstances).
+// and X-TC-Action, and the emulated services: cvm, clb, vpc (route tables,
+// security groups), tke (cluster routes), cam (roles, policies), sts and
+// tag, each registered with Dialect.Register from its own files.
 //
 // Requests are decoded, and answers encoded, with the SDK's own model types
 // and its JSON package, so field names and omission rules match the SDK.
-//
-// More services (clb, vpc, tke) plug in with Dialect.Register.
 package tencent
 
 import (
