@@ -80,7 +80,9 @@ func TestBatcherCalls(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fake{held: map[string]bool{}}
-			b := New(Options[string, string]{Window: 50 * time.Millisecond, MaxKeys: tt.maxKeys, Call: f.call})
+			// A window far longer than the Adds take, even on a starved
+			// machine, so that what merges is decided by the keys alone.
+			b := New(Options[string, string]{Window: 500 * time.Millisecond, MaxKeys: tt.maxKeys, Call: f.call})
 			var calls []*Call[string, string]
 			for _, ks := range tt.callers {
 				calls = append(calls, b.Add(context.Background(), ks...))
@@ -104,16 +106,19 @@ func TestBatcherCalls(t *testing.T) {
 func TestBatcherWindow(t *testing.T) {
 	tests := []struct {
 		name     string
+		window   time.Duration
 		keys     int
 		min, max time.Duration
 	}{
-		{name: "partial batch waits for the window", keys: 2, min: 100 * time.Millisecond, max: 2 * time.Second},
-		{name: "full batch goes at once", keys: 5, max: 80 * time.Millisecond},
+		{name: "partial batch waits for the window", window: 100 * time.Millisecond, keys: 2, min: 100 * time.Millisecond, max: 5 * time.Second},
+		// The window is long, so that "at once" holds with room for a
+		// starved scheduler: anything well under it did not wait for it.
+		{name: "full batch goes at once", window: 30 * time.Second, keys: 5, max: 10 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fake{held: map[string]bool{}}
-			b := New(Options[string, string]{Window: 100 * time.Millisecond, MaxKeys: 5, Call: f.call})
+			b := New(Options[string, string]{Window: tt.window, MaxKeys: 5, Call: f.call})
 			start := time.Now()
 			c := b.Add(context.Background(), keys("k", tt.keys)...)
 			if err := c.Wait(context.Background()); err != nil {
@@ -148,7 +153,7 @@ func TestBatcherResults(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fake{held: map[string]bool{"a": true, "b": true}, err: tt.err}
-			b := New(Options[string, string]{Window: 10 * time.Millisecond, MaxKeys: 10, Call: f.call})
+			b := New(Options[string, string]{Window: 200 * time.Millisecond, MaxKeys: 10, Call: f.call})
 			c := b.Add(context.Background(), tt.key)
 			other := b.Add(context.Background(), "b")
 			v, found, err := c.Result(context.Background(), tt.key)
@@ -181,7 +186,8 @@ func TestBatcherErrorStaysWithItsCall(t *testing.T) {
 // the others, and is made once.
 func TestBatcherCancellation(t *testing.T) {
 	f := &fake{held: map[string]bool{"a": true, "b": true}, gate: make(chan struct{})}
-	b := New(Options[string, string]{Window: 5 * time.Millisecond, MaxKeys: 10, Call: f.call})
+	b := New(Options[string, string]{Window: 200 * time.Millisecond, MaxKeys: 10, Call: f.call})
+	// (a window the two Adds fit in even on a starved machine: one call)
 	ctx, cancel := context.WithCancel(context.Background())
 	quitter := b.Add(ctx, "a") // it opens the batch: its ctx's end must not end the call
 	stayer := b.Add(context.Background(), "b")
@@ -254,7 +260,8 @@ func TestBatcherConcurrent(t *testing.T) {
 	for _, k := range keys("k", n) {
 		f.held[k] = true
 	}
-	b := New(Options[string, string]{Window: 50 * time.Millisecond, MaxKeys: maxKeys, Call: f.call})
+	// The window outlasts the goroutines' start even on a starved machine.
+	b := New(Options[string, string]{Window: 500 * time.Millisecond, MaxKeys: maxKeys, Call: f.call})
 	var wg sync.WaitGroup
 	for _, k := range keys("k", n) {
 		wg.Go(func() {
